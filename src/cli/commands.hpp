@@ -1,0 +1,11 @@
+// Each subcommand registers itself on the CLI11 app; its handler parses options and calls
+// the engine. Exceptions reach main(), the one place that maps them to exit codes.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace optimas::cli {
+
+void add_profile_command(CLI::App& app);
+
+} // namespace optimas::cli

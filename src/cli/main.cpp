@@ -1,0 +1,42 @@
+#include "cli/commands.hpp"
+
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#ifndef OPTIMAS_VERSION
+#define OPTIMAS_VERSION "0.1.0"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace optimas;
+  CLI::App app{"Optimas: profile GPU code, distil the evidence, optimize, and prove it"};
+  app.set_version_flag("--version", OPTIMAS_VERSION);
+  app.require_subcommand(1);
+  bool verbose = false, quiet = false;
+  app.add_flag("-v,--verbose", verbose, "Log debug details to stderr");
+  app.add_flag("-q,--quiet", quiet, "Log only errors to stderr");
+  app.parse_complete_callback([&] {
+    if (verbose) log::set_level(log::Level::debug);
+    if (quiet) log::set_level(log::Level::error);
+  });
+  cli::add_profile_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const UsageError& e) {
+    log::error("{}", e.what());
+    return k_exit_usage;
+  } catch (const Error& e) {
+    log::error("{}", e.what());
+    return k_exit_error;
+  } catch (const std::exception& e) {
+    log::error("internal error: {}", e.what());
+    return k_exit_error;
+  }
+  return k_exit_ok;
+}

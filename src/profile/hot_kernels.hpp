@@ -1,0 +1,33 @@
+// Hot kernels (paper 2.1.1): the smallest set of kernels whose time is >= alpha of the total.
+#pragma once
+
+#include "profile/profile.hpp"
+
+#include <string>
+#include <vector>
+
+namespace optimas::profile {
+
+inline constexpr double k_default_alpha = 0.8;
+
+struct KernelTime {
+  std::string kernel;    // base name with template arguments
+  std::string demangled; // launches aggregate by this: same name and template instance
+  double total_ns = 0;
+  int launches = 0;
+  double share = 0; // of the total time
+  bool hot = false;
+};
+
+struct HotKernels {
+  double alpha = k_default_alpha;
+  double total_ns = 0;
+  std::vector<KernelTime> kernels; // every kernel, by decreasing time
+  std::vector<std::string> hot_names() const;
+  std::vector<std::string> hot_demangled() const;
+};
+
+// Launches without a duration are ignored. Ties in time keep the first launched kernel first.
+HotKernels select_hot_kernels(const std::vector<Launch>& launches, double alpha = k_default_alpha);
+
+} // namespace optimas::profile

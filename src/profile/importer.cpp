@@ -1,0 +1,240 @@
+#include "profile/importer.hpp"
+
+#include "profile/ncu_agent.hpp"
+#include "profile/ncu_page.hpp"
+#include "profile/ncu_readers.hpp"
+
+#include "util/csv.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/process.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace optimas::profile {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::uint64_t file_size(const std::string& path) {
+  std::error_code ec;
+  auto n = fs::file_size(path, ec);
+  return ec ? 0 : n;
+}
+
+// The first record of a source page says its layout: "File Path" (cuda,sass or cuda) or
+// "Kernel Name" (sass). Line-level data makes cuda,sass the most useful.
+int source_page_rank(const std::string& path) {
+  util::CsvReader r(path);
+  while (r.next()) {
+    if (r.size() == 0 || is_ncu_chatter(r)) continue;
+    if (r[0] == "File Path" || r[0] == "Function Name") {
+      // cuda,sass has an "Address" column; cuda alone does not.
+      while (r.next())
+        if (r.size() > 0 && r[0] == "Line No") {
+          for (auto f : r.fields())
+            if (f == "Address") return 3;
+          return 1;
+        }
+      return 1;
+    }
+    return 2;
+  }
+  return 0;
+}
+
+} // namespace
+
+Run read_run(const RunPages& pages) {
+  Run run;
+  auto add_file = [&](const std::string& p) {
+    run.files.push_back(p);
+    run.input_bytes += file_size(p);
+  };
+  if (!pages.details.empty()) {
+    read_details_page(pages.details, run.launches);
+    add_file(pages.details);
+  }
+  if (!pages.raw.empty()) {
+    read_raw_page(pages.raw, run.launches);
+    add_file(pages.raw);
+  }
+  std::sort(run.launches.begin(), run.launches.end(), [](const Launch& a, const Launch& b) { return a.id < b.id; });
+  if (!pages.timing_raw.empty()) {
+    read_raw_page(pages.timing_raw, run.timing);
+    std::sort(run.timing.begin(), run.timing.end(), [](const Launch& a, const Launch& b) { return a.id < b.id; });
+    add_file(pages.timing_raw);
+  }
+  if (!pages.session.empty()) {
+    run.session = read_session_page(pages.session);
+    add_file(pages.session);
+  }
+  if (!pages.source.empty()) {
+    int expected = run.launches.empty() ? -1 : static_cast<int>(run.launches.size());
+    run.sources = read_source_page(pages.source, expected);
+    add_file(pages.source);
+    // The source page has no ID column: its blocks come in result order.
+    if (!run.launches.empty()) {
+      if (run.sources.size() != run.launches.size())
+        log::warn("{}: {} source blocks for {} profiled launches; matching them by kernel name in order",
+                  pages.source, run.sources.size(), run.launches.size());
+      std::size_t li = 0;
+      for (auto& src : run.sources) {
+        while (li < run.launches.size() && run.launches[li].demangled != src.demangled) ++li;
+        if (li == run.launches.size())
+          throw ParseError(pages.source, 0,
+                           fmt::format("source block for \"{}\" matches no remaining launch of the report", src.demangled));
+        src.result_id = run.launches[li++].id;
+      }
+    } else {
+      for (std::size_t i = 0; i < run.sources.size(); ++i) run.sources[i].result_id = static_cast<int>(i);
+    }
+  }
+  return run;
+}
+
+RunPages find_pages(const std::string& folder) {
+  RunPages pages;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(folder)) {
+    if (!e.is_regular_file()) continue;
+    auto ext = e.path().extension().string();
+    if (ext == ".csv" || ext == ".txt") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  int best_source = 0;
+  for (const auto& f : files) {
+    PageKind kind = sniff_page(f);
+    auto take = [&](std::string& slot) {
+      if (!slot.empty()) {
+        log::warn("{}: a second {} page; using {}", f, page_kind_name(kind), slot);
+        return;
+      }
+      slot = f;
+    };
+    switch (kind) {
+    case PageKind::details: take(pages.details); break;
+    case PageKind::raw: take(pages.raw); break;
+    case PageKind::session: take(pages.session); break;
+    case PageKind::source: {
+      int rank = source_page_rank(f);
+      if (rank > best_source) {
+        best_source = rank;
+        pages.source = f;
+      }
+      break;
+    }
+    case PageKind::summary: log::debug("{}: summary page, not needed", f); break;
+    case PageKind::unknown: log::warn("{}: not an Nsight Compute CSV page; ignored", f); break;
+    }
+  }
+  if (pages.details.empty() && pages.raw.empty())
+    throw Error(folder + ": no Nsight Compute details or raw page found (export them with ncu -i REPORT --csv "
+                         "--page details --print-units base --print-metric-name name)");
+  return pages;
+}
+
+namespace {
+
+Profile import_manifest_dir(const std::string& dir) {
+  std::string manifest_path = (fs::path(dir) / "manifest.json").string();
+  Profile profile;
+  try {
+    std::ifstream in(manifest_path);
+    profile.manifest = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ParseError(manifest_path, 0, std::string("not valid JSON: ") + e.what());
+  }
+  const auto& runs = profile.manifest.value("runs", nlohmann::json::array());
+  if (!runs.is_array() || runs.empty()) throw ParseError(manifest_path, 0, "manifest lists no runs");
+  for (const auto& r : runs) {
+    RunPages pages;
+    auto page = [&](const char* key) -> std::string {
+      const auto& p = r.value("pages", nlohmann::json::object());
+      if (!p.contains(key) || p[key].get<std::string>().empty()) return {};
+      return (fs::path(dir) / p[key].get<std::string>()).string();
+    };
+    pages.details = page("details");
+    pages.raw = page("raw");
+    pages.source = page("source");
+    pages.session = page("session");
+    pages.timing_raw = page("timing_raw");
+    Run run = read_run(pages);
+    run.config = r.value("config", "default");
+    run.repeat = r.value("repeat", 0);
+    profile.runs.push_back(std::move(run));
+  }
+  return profile;
+}
+
+Run import_report(const std::string& report, const ImportOptions& options) {
+  auto ncu = util::find_executable(options.ncu);
+  if (!ncu)
+    throw Error(fmt::format("{}: reading a .ncu-rep needs Nsight Compute's ncu on PATH (or --ncu PATH); or export "
+                            "the CSV pages where ncu is and import that folder",
+                            report));
+  std::string dir = options.export_dir;
+  bool temporary = dir.empty();
+  if (temporary) {
+    std::string tmpl = (fs::temp_directory_path() / "optimas-import-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw Error("cannot create a temporary folder for the export");
+    dir = tmpl;
+  }
+  fs::create_directories(dir);
+  RunPages pages = export_pages(*ncu, report, dir, "", true, options.timeout_s);
+  Run run = read_run(pages);
+  run.config = fs::path(report).stem().string();
+  if (temporary) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    run.files = {report};
+  }
+  return run;
+}
+
+} // namespace
+
+Profile import_profile(const std::string& path, const ImportOptions& options) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(path + ": no such file or folder");
+  Profile profile;
+  if (fs::is_directory(path)) {
+    if (fs::exists(fs::path(path) / "manifest.json")) return import_manifest_dir(path);
+    bool has_csv = false;
+    std::vector<std::string> reports;
+    for (const auto& e : fs::directory_iterator(path)) {
+      auto ext = e.path().extension().string();
+      has_csv = has_csv || ext == ".csv";
+      if (ext == ".ncu-rep") reports.push_back(e.path().string());
+    }
+    std::sort(reports.begin(), reports.end());
+    if (has_csv || reports.empty()) {
+      Run run = read_run(find_pages(path));
+      profile.runs.push_back(std::move(run));
+    } else {
+      for (const auto& r : reports) profile.runs.push_back(import_report(r, options));
+    }
+  } else if (fs::path(path).extension() == ".ncu-rep") {
+    profile.runs.push_back(import_report(path, options));
+  } else {
+    // A single exported page.
+    RunPages pages;
+    switch (sniff_page(path)) {
+    case PageKind::details: pages.details = path; break;
+    case PageKind::raw: pages.raw = path; break;
+    default:
+      throw Error(path + ": not an ncu details or raw page, a folder of pages, a profile directory or a .ncu-rep");
+    }
+    profile.runs.push_back(read_run(pages));
+  }
+  profile.manifest = {{"mode", "import"}, {"source", fs::absolute(path).string()}};
+  return profile;
+}
+
+} // namespace optimas::profile

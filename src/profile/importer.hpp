@@ -1,0 +1,34 @@
+// Reading profiles back: a profile directory written by `optimas profile`, a folder of CSV
+// pages a user exported, or a user's .ncu-rep (exported with ncu when it is on PATH).
+#pragma once
+
+#include "profile/profile.hpp"
+
+#include <string>
+
+namespace optimas::profile {
+
+// The exported pages of one ncu report; empty paths are pages that are absent.
+struct RunPages {
+  std::string details;
+  std::string raw;
+  std::string source;
+  std::string session;
+  std::string timing_raw; // raw page of the cheap timing pass (two-pass mode)
+};
+
+// Reads one run's pages into the model; source blocks get the result IDs of the launches.
+Run read_run(const RunPages& pages);
+
+struct ImportOptions {
+  std::string ncu = "ncu";  // used only for .ncu-rep files
+  std::string export_dir;   // where .ncu-rep pages are exported; empty: a temporary folder
+  double timeout_s = 1800;  // per ncu export
+};
+
+Profile import_profile(const std::string& path, const ImportOptions& options = {});
+
+// Finds the pages in a folder of CSV exports by their content, not their names.
+RunPages find_pages(const std::string& folder);
+
+} // namespace optimas::profile

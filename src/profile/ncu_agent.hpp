@@ -1,0 +1,58 @@
+// The profiling agent: builds an application, runs Nsight Compute over each input
+// configuration (a cheap timing pass, then the heavy sections for the hot kernels only, or
+// the paper's single --set full pass) and exports the pages into a profile directory.
+#pragma once
+
+#include "config/app_config.hpp"
+#include "profile/importer.hpp"
+#include "profile/profile.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace optimas::profile {
+
+enum class ProfileMode { two_pass, full };
+
+struct NcuOptions {
+  std::string ncu = "ncu";
+  ProfileMode mode = ProfileMode::two_pass;
+  double alpha = 0.8;                     // hot-kernel time share
+  std::string clock_control = "none";     // ncu --clock-control
+  std::vector<std::string> sections;      // heavy-pass sections; empty: default_sections()
+  std::vector<std::string> metrics;       // extra counters for interaction analysis; empty: default_metrics()
+  std::vector<std::string> configs;       // input configurations to profile; empty: all visible ones
+  int repeats = 1;                        // passes per configuration (more runs for counter analysis)
+  int launch_count = 0;                   // max profiled launches in the heavy pass (0: all)
+  int warp_sampling_interval = -1;        // ncu --warp-sampling-interval (-1: ncu's default)
+  double timeout_s = 1800;                // per ncu invocation; the whole process group is killed
+  bool build = true;                      // run the application's build command first
+};
+
+// Roofline (SpeedOfLight + RooflineChart), PC sampling (SourceCounters + WarpStateStats),
+// occupancy, launch and memory sections.
+std::vector<std::string> default_sections();
+std::vector<std::string> default_metrics();
+
+// Profiles every selected configuration of `app` into `out_dir` and reads the result back.
+// `progress` receives one line per step.
+Profile profile_app(const config::AppConfig& app, const NcuOptions& options, const std::string& out_dir,
+                    const std::function<void(const std::string&)>& progress);
+
+// Exports the pages of an .ncu-rep into `dir` (files named <prefix>details.csv, ...) with
+// LC_ALL=C and base units. Pages ncu cannot produce for the report are left out.
+RunPages export_pages(const std::string& ncu, const std::string& report, const std::string& dir,
+                      const std::string& prefix, bool with_source, double timeout_s);
+
+// "2025.3.1.0", from `ncu --version`; empty when it cannot be run.
+std::string ncu_version(const std::string& ncu);
+
+// The ncu command line of each pass (exposed for --dry-run and tests).
+std::vector<std::string> timing_command(const NcuOptions& o, const std::string& report,
+                                        const std::vector<std::string>& app_argv);
+std::vector<std::string> heavy_command(const NcuOptions& o, const std::string& report,
+                                       const std::vector<std::string>& hot_kernels,
+                                       const std::vector<std::string>& app_argv);
+
+} // namespace optimas::profile

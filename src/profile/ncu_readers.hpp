@@ -1,0 +1,29 @@
+// Streaming readers for the details, raw, source and session pages of Nsight Compute. Each
+// survives the pitfalls in shared/reference/ncu-formats.md and reports bad input as a
+// ParseError naming the file and line.
+#pragma once
+
+#include "profile/profile.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace optimas::profile {
+
+// Adds the details page's launches, metrics (base units) and rule findings to `launches`,
+// merging by result ID with launches already there.
+void read_details_page(const std::string& path, std::vector<Launch>& launches);
+
+// Adds the raw page's launches and metrics to `launches`, merging by result ID.
+void read_raw_page(const std::string& path, std::vector<Launch>& launches);
+
+// Reads a source page (--print-source cuda,sass, sass or cuda) into one KernelSource per
+// profiled launch, in result order. `expected_results` (-1: unknown) helps undo ncu's
+// doubled blocks in the sass view.
+std::vector<KernelSource> read_source_page(const std::string& path, int expected_results = -1);
+
+// Reads the session page's "attribute","value" pairs (ncu version, CUDA version, device, ...).
+std::map<std::string, std::string> read_session_page(const std::string& path);
+
+} // namespace optimas::profile

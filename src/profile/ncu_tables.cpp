@@ -1,0 +1,217 @@
+// The launch tables: details page (one row per metric or rule finding), raw page (one row per
+// launch, one column per metric) and the session page.
+#include "profile/ncu_page.hpp"
+#include "profile/ncu_readers.hpp"
+
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/numbers.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <unordered_map>
+
+namespace optimas::profile {
+
+namespace {
+
+// The identifying columns the details and raw pages share (older ncu versions lack some).
+struct IdColumns {
+  int id, pid, process, kernel, context, stream, block, grid, device, cc;
+
+  explicit IdColumns(const Columns& c)
+      : id(c.find("ID")), pid(c.find("Process ID")), process(c.find("Process Name")), kernel(c.find("Kernel Name")),
+        context(c.find("Context")), stream(c.find("Stream")), block(c.find("Block Size")), grid(c.find("Grid Size")),
+        device(c.find("Device")), cc(c.find("CC")) {}
+
+  int last() const { return std::max({id, pid, process, kernel, context, stream, block, grid, device, cc}); }
+};
+
+std::string_view field(const util::CsvReader& r, int index) {
+  return index < 0 ? std::string_view() : r[static_cast<std::size_t>(index)];
+}
+
+std::int64_t integer_field(const util::CsvReader& r, int index, std::string_view what) {
+  if (index < 0) return 0;
+  auto v = util::parse_number(r[static_cast<std::size_t>(index)]);
+  if (!v || *v != std::floor(*v))
+    r.fail(fmt::format("{} is \"{}\", not an integer", what, r[static_cast<std::size_t>(index)]));
+  return static_cast<std::int64_t>(*v);
+}
+
+// Launches of one page, looked up by result ID; new IDs are appended in page order.
+class LaunchTable {
+public:
+  explicit LaunchTable(std::vector<Launch>& launches) : m_launches(launches) {
+    for (std::size_t i = 0; i < launches.size(); ++i) m_by_id.emplace(launches[i].id, i);
+  }
+
+  Launch& for_row(const util::CsvReader& r, const IdColumns& c) {
+    int id = static_cast<int>(integer_field(r, c.id, "ID"));
+    auto [it, inserted] = m_by_id.emplace(id, m_launches.size());
+    if (!inserted) {
+      Launch& l = m_launches[it->second];
+      if (c.kernel >= 0 && !l.demangled.empty() && l.demangled != field(r, c.kernel))
+        r.fail(fmt::format("result {} is kernel \"{}\" here but \"{}\" elsewhere: are these pages from different "
+                           "reports?",
+                           id, field(r, c.kernel), l.demangled));
+      return l;
+    }
+    Launch& l = m_launches.emplace_back();
+    l.id = id;
+    l.demangled = std::string(field(r, c.kernel));
+    l.kernel = kernel_base_name(l.demangled);
+    l.pid = integer_field(r, c.pid, "Process ID");
+    l.process = std::string(field(r, c.process));
+    l.context = integer_field(r, c.context, "Context");
+    l.stream = integer_field(r, c.stream, "Stream");
+    l.device = static_cast<int>(integer_field(r, c.device, "Device"));
+    l.cc = std::string(field(r, c.cc));
+    if (c.block >= 0) {
+      auto d = util::parse_dim3(field(r, c.block));
+      if (!d) r.fail(fmt::format("Block Size is \"{}\", not \"(x, y, z)\"", field(r, c.block)));
+      l.block = *d;
+    }
+    if (c.grid >= 0) {
+      auto d = util::parse_dim3(field(r, c.grid));
+      if (!d) r.fail(fmt::format("Grid Size is \"{}\", not \"(x, y, z)\"", field(r, c.grid)));
+      l.grid = *d;
+    }
+    return l;
+  }
+
+private:
+  std::vector<Launch>& m_launches;
+  std::unordered_map<int, std::size_t> m_by_id;
+};
+
+Metric make_metric(std::string_view value, std::string_view unit) {
+  Metric m;
+  if (auto v = util::parse_number(value)) {
+    auto base = util::to_base_unit(*v, unit);
+    m.value = base.value;
+    m.unit = std::move(base.unit);
+  } else {
+    m.unit = std::string(unit);
+    m.text = std::string(value);
+  }
+  return m;
+}
+
+void set_duration(Launch& l) {
+  if (const Metric* m = l.metric("gpu__time_duration.sum")) l.duration_ns = m->value;
+}
+
+// Reads records until the page's header (skipping live ncu chatter); false if there is none.
+bool seek_header(util::CsvReader& r) {
+  while (r.next()) {
+    if (r.size() == 0 || is_ncu_chatter(r)) continue;
+    if (r[0] == "ID") return true;
+    r.fail(fmt::format("expected the page header starting with \"ID\", found \"{}\"", r[0]));
+  }
+  return false;
+}
+
+} // namespace
+
+void read_details_page(const std::string& path, std::vector<Launch>& launches) {
+  util::CsvReader r(path);
+  if (!seek_header(r)) throw ParseError(path, 0, "empty file: no details page header");
+  LaunchTable table(launches);
+  for (;;) {
+    // A repeated header starts a new block whose columns may differ.
+    Columns cols(r.fields());
+    IdColumns ids(cols);
+    cols.require(r, "ID", "details");
+    cols.require(r, "Kernel Name", "details");
+    std::size_t name_col = cols.require(r, "Metric Name", "details");
+    std::size_t unit_col = cols.require(r, "Metric Unit", "details");
+    std::size_t value_col = cols.require(r, "Metric Value", "details");
+    int section_col = cols.find("Section Name");
+    int rule_name = cols.find("Rule Name"), rule_type = cols.find("Rule Type"), rule_desc = cols.find("Rule Description");
+    int speedup_type = cols.find("Estimated Speedup Type"), speedup = cols.find("Estimated Speedup");
+    std::size_t needed = std::max<std::size_t>({value_col, unit_col, name_col, static_cast<std::size_t>(ids.last())}) + 1;
+    bool header_again = false;
+    while (r.next()) {
+      if (r.size() == 0 || is_ncu_chatter(r)) continue;
+      if (r[0] == "ID") {
+        header_again = true;
+        break;
+      }
+      if (r.size() < needed)
+        r.fail(fmt::format("row has {} fields but the header needs {} (truncated file?)", r.size(), needed));
+      Launch& l = table.for_row(r, ids);
+      std::string_view name = r[name_col];
+      if (name.empty()) {
+        // A rule finding: no metric, a rule name and its advice.
+        if (rule_name < 0 || field(r, rule_name).empty()) continue;
+        Rule rule;
+        rule.section = std::string(field(r, section_col));
+        rule.name = std::string(field(r, rule_name));
+        rule.type = std::string(field(r, rule_type));
+        rule.description = std::string(field(r, rule_desc));
+        rule.speedup_type = std::string(field(r, speedup_type));
+        if (auto v = util::parse_number(field(r, speedup))) rule.estimated_speedup = *v;
+        l.rules.push_back(std::move(rule));
+        continue;
+      }
+      l.metrics[std::string(name)] = make_metric(r[value_col], r[unit_col]);
+    }
+    if (!header_again) break;
+  }
+  for (auto& l : launches) set_duration(l);
+}
+
+void read_raw_page(const std::string& path, std::vector<Launch>& launches) {
+  util::CsvReader r(path);
+  if (!seek_header(r)) throw ParseError(path, 0, "empty file: no raw page header");
+  LaunchTable table(launches);
+  for (;;) {
+    Columns cols(r.fields());
+    IdColumns ids(cols);
+    cols.require(r, "ID", "raw");
+    cols.require(r, "Kernel Name", "raw");
+    if (cols.find("Metric Name") >= 0) r.fail("this is a details page, not a raw page");
+    // Metric columns are those after the identifying ones.
+    std::size_t first_metric = static_cast<std::size_t>(ids.last()) + 1;
+    std::size_t width = cols.names().size();
+    // Trailing empty header cells (a trailing comma) are not metrics.
+    while (width > first_metric && cols.names()[width - 1].empty()) --width;
+    std::vector<std::string> units(width);
+    bool header_again = false;
+    while (r.next()) {
+      if (r.size() == 0 || is_ncu_chatter(r)) continue;
+      if (r[0] == "ID") {
+        header_again = true;
+        break;
+      }
+      if (r.size() < width)
+        r.fail(fmt::format("row has {} fields but the header has {} (truncated file?)", r.size(), width));
+      if (r[0].empty()) {
+        // The units row.
+        for (std::size_t i = first_metric; i < width; ++i) units[i] = std::string(r[i]);
+        continue;
+      }
+      Launch& l = table.for_row(r, ids);
+      for (std::size_t i = first_metric; i < width; ++i) l.metrics[cols.names()[i]] = make_metric(r[i], units[i]);
+    }
+    if (!header_again) break;
+  }
+  for (auto& l : launches) set_duration(l);
+}
+
+std::map<std::string, std::string> read_session_page(const std::string& path) {
+  util::CsvReader r(path);
+  std::map<std::string, std::string> out;
+  while (r.next()) {
+    if (r.size() < 2 || is_ncu_chatter(r)) continue;
+    std::string_view key = r[0], value = r[1];
+    if (key.empty() || key.find("Attribute") != std::string_view::npos || key == "Process Id") continue;
+    out.emplace(std::string(key), std::string(value));
+  }
+  return out;
+}
+
+} // namespace optimas::profile

@@ -1,0 +1,114 @@
+// The typed profile model every later stage reads: launches with metrics in base units, and
+// per-source-line / per-SASS-instruction warp-stall samples.
+#pragma once
+
+#include "profile/stalls.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace optimas::profile {
+
+inline constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
+
+struct Metric {
+  double value = k_nan; // in the base unit; NaN when ncu printed n/a or text
+  std::string unit;     // base unit ("ns", "byte/second", "%", ...)
+  std::string text;     // the printed value when it is not a number ("NVIDIA H200", "No-CC")
+};
+
+// A finding of one of ncu's own rules (details page rows without a metric).
+struct Rule {
+  std::string section;
+  std::string name;
+  std::string type; // OPT, INF, WRN
+  std::string description;
+  std::string speedup_type; // global, local
+  double estimated_speedup = k_nan;
+};
+
+struct Launch {
+  int id = -1;           // ncu's result ID within its report
+  std::string kernel;    // function name with template arguments: "dloop", "rhs4<0, 1>"
+  std::string demangled; // as ncu prints it: "dloop(int, double *)"
+  std::array<std::int64_t, 3> block{0, 0, 0};
+  std::array<std::int64_t, 3> grid{0, 0, 0};
+  int device = 0;
+  std::string cc;
+  std::int64_t pid = 0;
+  std::string process;
+  std::int64_t context = 0;
+  std::int64_t stream = 0;
+  double duration_ns = k_nan; // gpu__time_duration.sum
+  std::map<std::string, Metric> metrics;
+  std::vector<Rule> rules;
+
+  const Metric* metric(const std::string& name) const;
+  // The metric's value, or NaN when absent or not numeric.
+  double value(const std::string& name) const;
+};
+
+// Samples attributed to one CUDA source line or one SASS instruction.
+struct Samples {
+  std::uint64_t all = 0;        // "Warp Stall Sampling (All Samples)"
+  std::uint64_t not_issued = 0; // "Warp Stall Sampling (Not-issued Samples)"
+  StallCounts stalls{};         // by reason, all samples
+  StallCounts stalls_not_issued{};
+};
+
+struct SourceLine {
+  std::string file;
+  int line = 0;
+  std::string code;
+  Samples samples;
+};
+
+struct SassInstruction {
+  std::uint64_t address = 0;
+  std::string sass;
+  std::string file; // empty when the page had no CUDA correlation
+  int line = 0;     // 0 when unknown
+  Samples samples;
+};
+
+// The source page's data for one profiled launch.
+struct KernelSource {
+  int result_id = -1;
+  std::string kernel;
+  std::string demangled;
+  std::vector<SourceLine> lines;
+  std::vector<SassInstruction> instructions;
+  std::uint64_t total_samples() const;
+};
+
+// What one ncu report (one input configuration, one repeat) holds.
+struct Run {
+  std::string config = "import";
+  int repeat = 0;
+  std::vector<Launch> timing;   // cheap first pass over every launch (two-pass mode); may be empty
+  std::vector<Launch> launches; // profiled launches with their metrics
+  std::vector<KernelSource> sources;
+  std::map<std::string, std::string> session; // session page attributes (ncu version, device, ...)
+  std::vector<std::string> files;              // the pages this run was read from
+  std::uint64_t input_bytes = 0;               // their total size
+
+  // Launches to use for time shares: the timing pass when there is one.
+  const std::vector<Launch>& timed_launches() const { return timing.empty() ? launches : timing; }
+};
+
+struct Profile {
+  nlohmann::json manifest = nlohmann::json::object();
+  std::vector<Run> runs;
+};
+
+// Strips the parameter list and a leading return type: "void rhs4<0, 1>(double *)" -> "rhs4<0, 1>".
+std::string kernel_base_name(std::string_view demangled);
+
+} // namespace optimas::profile

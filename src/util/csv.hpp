@@ -1,0 +1,66 @@
+// A streaming CSV reader for profiler exports: constant memory, quoted fields with embedded
+// newlines and doubled quotes, CRLF, and the physical line number of every record.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace optimas::util {
+
+class CsvReader {
+public:
+  // Reads a file; throws Error when it cannot be opened.
+  explicit CsvReader(const std::string& path);
+  // Reads an in-memory text (tests, captured output); `name` appears in error messages.
+  static CsvReader from_string(std::string content, std::string name);
+
+  CsvReader(CsvReader&&) noexcept;
+  CsvReader& operator=(CsvReader&&) = delete;
+  CsvReader(const CsvReader&) = delete;
+  ~CsvReader();
+
+  // Advances to the next record; false at the end of the input. A blank line is a record
+  // with no fields. Throws ParseError on an unterminated quoted field or bad quoting.
+  bool next();
+
+  // The current record's fields: valid until the next call to next().
+  const std::vector<std::string_view>& fields() const { return m_fields; }
+  std::size_t size() const { return m_fields.size(); }
+  std::string_view operator[](std::size_t i) const { return i < m_fields.size() ? m_fields[i] : std::string_view(); }
+
+  // The 1-based line on which the current record starts.
+  std::size_t line() const { return m_record_line; }
+  const std::string& name() const { return m_name; }
+  // Bytes consumed so far (for progress and throughput figures).
+  std::uint64_t bytes_consumed() const { return m_consumed; }
+
+  // Throws a ParseError naming this file and the current record's line.
+  [[noreturn]] void fail(const std::string& message) const;
+
+private:
+  CsvReader() = default;
+  enum class Parse { complete, need_more, unterminated, bad_quote };
+  Parse parse_record(std::size_t& record_end, std::size_t& newlines);
+  bool refill();
+
+  int m_fd = -1;
+  std::string m_name;
+  std::vector<char> m_buf;
+  std::size_t m_begin = 0; // first unread byte
+  std::size_t m_end = 0;   // one past the last valid byte
+  bool m_eof = false;
+  std::size_t m_next_line = 1;
+  std::size_t m_record_line = 0;
+  std::uint64_t m_consumed = 0;
+  std::vector<std::string_view> m_fields;
+  struct Span {
+    std::size_t begin, end;
+    bool escaped;
+  };
+  std::vector<Span> m_spans;
+};
+
+} // namespace optimas::util

@@ -1,0 +1,41 @@
+// Errors: what callers may handle (Error and its kinds) versus what ends the program.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace optimas {
+
+// Exit codes shared by every subcommand (main() is the only place that maps errors to them).
+inline constexpr int k_exit_ok = 0;
+inline constexpr int k_exit_error = 1;
+inline constexpr int k_exit_usage = 2;
+
+// A failure a caller may handle or report; the message says what and where.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// Input that cannot be read: names the file and the 1-based line.
+class ParseError : public Error {
+public:
+  ParseError(std::string file, std::size_t line, const std::string& what);
+  const std::string& file() const { return m_file; }
+  std::size_t line() const { return m_line; }
+  const std::string& reason() const { return m_reason; }
+
+private:
+  std::string m_file;
+  std::size_t m_line;
+  std::string m_reason;
+};
+
+// Wrong use: a bad option or configuration value.
+class UsageError : public Error {
+public:
+  using Error::Error;
+};
+
+} // namespace optimas

@@ -1,0 +1,141 @@
+#include "util/strings.hpp"
+
+#include "util/error.hpp"
+
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+namespace optimas::util {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == sep) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+std::string shell_quote(std::string_view word) {
+  bool plain = !word.empty();
+  for (char c : word) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("@%+=:,./-_").find(c) != std::string_view::npos)) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return std::string(word);
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+std::string shell_join(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    out += shell_quote(a);
+  }
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, std::string_view content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error("cannot write " + path);
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  if (!out) throw Error("write failed: " + path);
+}
+
+} // namespace optimas::util
+
+#include <ctime>
+
+namespace optimas::util {
+
+std::vector<std::string> split_command(std::string_view command) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    char c = command[i];
+    if (c == '\'') {
+      std::size_t close = command.find('\'', i + 1);
+      if (close == std::string_view::npos) throw Error("unclosed ' in command: " + std::string(command));
+      word.append(command.substr(i + 1, close - i - 1));
+      i = close;
+      in_word = true;
+    } else if (c == '"') {
+      ++i;
+      for (; i < command.size() && command[i] != '"'; ++i) {
+        if (command[i] == '\\' && i + 1 < command.size() && std::string_view("\"\\$`").find(command[i + 1]) != std::string_view::npos)
+          ++i;
+        word += command[i];
+      }
+      if (i >= command.size()) throw Error("unclosed \" in command: " + std::string(command));
+      in_word = true;
+    } else if (c == '\\' && i + 1 < command.size()) {
+      word += command[++i];
+      in_word = true;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(std::move(word));
+  return words;
+}
+
+std::string utc_now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+} // namespace optimas::util

@@ -1,0 +1,32 @@
+// Small string helpers that know nothing of CUDA, profiles or models.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace optimas::util {
+
+std::string_view trim(std::string_view s);
+std::vector<std::string_view> split(std::string_view s, char sep);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+std::string to_lower(std::string_view s);
+bool contains(std::string_view haystack, std::string_view needle);
+// Quotes a word for a POSIX shell so that it survives `sh -c` unchanged.
+std::string shell_quote(std::string_view word);
+std::string shell_join(const std::vector<std::string>& argv);
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, std::string_view content);
+
+} // namespace optimas::util
+
+namespace optimas::util {
+
+// Splits a command line into words the way a POSIX shell would for plain words, '...' and
+// "..." quoting and backslash escapes (no expansion). Throws Error on an unclosed quote.
+std::vector<std::string> split_command(std::string_view command);
+
+// Current time in UTC as "2026-11-29T22:10:00Z".
+std::string utc_now_iso8601();
+
+} // namespace optimas::util
