@@ -50,7 +50,8 @@ PageKind sniff_page(const std::string& path) {
     for (int records = 0; records < 64 && reader.next(); ++records) {
       if (reader.size() == 0 || is_ncu_chatter(reader)) continue;
       std::string_view first = reader[0];
-      if (util::contains(first, "Nsight Compute") || first == "Launch Attribute" || first == "Session Attribute")
+      // The session page opens with ncu's banner; its tables are what identify it.
+      if (first == "Launch Attribute" || first == "Session Attribute" || first == "Device Attribute")
         return PageKind::session;
       if (first == "File Path" || first == "Function Name" || first == "Kernel Name" || first == "Line No" ||
           first == "Address")

@@ -104,21 +104,25 @@ void set_duration(Launch& l) {
   if (const Metric* m = l.metric("gpu__time_duration.sum")) l.duration_ns = m->value;
 }
 
-// Reads records until the page's header (skipping live ncu chatter); false if there is none.
-bool seek_header(util::CsvReader& r) {
+// Reads records until the page's header. A live ncu run prints ==PROF== lines and the
+// program's own output first, so anything before the header is skipped.
+void seek_header(util::CsvReader& r, std::string_view page) {
+  std::string first_seen;
   while (r.next()) {
-    if (r.size() == 0 || is_ncu_chatter(r)) continue;
-    if (r[0] == "ID") return true;
-    r.fail(fmt::format("expected the page header starting with \"ID\", found \"{}\"", r[0]));
+    if (r.size() > 0 && r[0] == "ID") return;
+    if (first_seen.empty() && r.size() > 0 && !is_ncu_chatter(r)) first_seen = std::string(r[0]).substr(0, 60);
   }
-  return false;
+  throw ParseError(r.name(), 0,
+                   first_seen.empty() ? fmt::format("no {} page header (\"ID\",...) found: empty file?", page)
+                                      : fmt::format("no {} page header (\"ID\",...) found; the file starts with \"{}\"",
+                                                    page, first_seen));
 }
 
 } // namespace
 
 void read_details_page(const std::string& path, std::vector<Launch>& launches) {
   util::CsvReader r(path);
-  if (!seek_header(r)) throw ParseError(path, 0, "empty file: no details page header");
+  seek_header(r, "details");
   LaunchTable table(launches);
   for (;;) {
     // A repeated header starts a new block whose columns may differ.
@@ -166,7 +170,7 @@ void read_details_page(const std::string& path, std::vector<Launch>& launches) {
 
 void read_raw_page(const std::string& path, std::vector<Launch>& launches) {
   util::CsvReader r(path);
-  if (!seek_header(r)) throw ParseError(path, 0, "empty file: no raw page header");
+  seek_header(r, "raw");
   LaunchTable table(launches);
   for (;;) {
     Columns cols(r.fields());

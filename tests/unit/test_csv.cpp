@@ -1,0 +1,97 @@
+#include "util/csv.hpp"
+#include "util/error.hpp"
+
+#include "test_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using optimas::ParseError;
+using optimas::util::CsvReader;
+
+namespace {
+
+std::vector<std::vector<std::string>> read_all_records(CsvReader& r, std::vector<std::size_t>* lines = nullptr) {
+  std::vector<std::vector<std::string>> out;
+  while (r.next()) {
+    out.emplace_back(r.fields().begin(), r.fields().end());
+    if (lines) lines->push_back(r.line());
+  }
+  return out;
+}
+
+} // namespace
+
+TEST(Csv, QuotedAndPlainFields) {
+  auto r = CsvReader::from_string("\"a\",\"b,c\",d\n1,\"say \"\"hi\"\"\",\n", "t.csv");
+  auto rows = read_all_records(r);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"a", "b,c", "d"}));
+  // A trailing comma is an empty last field, as ncu's details rows have.
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"1", "say \"hi\"", ""}));
+}
+
+TEST(Csv, LineNumbersCountNewlinesInsideQuotes) {
+  auto r = CsvReader::from_string("x\n\"multi\nline\",2\ny\n", "t.csv");
+  std::vector<std::size_t> lines;
+  auto rows = read_all_records(r, &lines);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1][0], "multi\nline");
+  EXPECT_EQ(lines, (std::vector<std::size_t>{1, 2, 4}));
+}
+
+TEST(Csv, CrLfBlankLinesAndMissingFinalNewline) {
+  auto r = CsvReader::from_string("\"a\",b\r\n\r\nc,\"d\"", "t.csv");
+  auto rows = read_all_records(r);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(rows[1].empty());
+  EXPECT_EQ(rows[2], (std::vector<std::string>{"c", "d"}));
+}
+
+TEST(Csv, UnterminatedQuoteNamesFileAndLine) {
+  auto r = CsvReader::from_string("a,b\nc,\"never closed\n", "trunc.csv");
+  ASSERT_TRUE(r.next());
+  try {
+    r.next();
+    FAIL() << "expected a ParseError";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.file(), "trunc.csv");
+    EXPECT_EQ(e.line(), 2u);
+    EXPECT_NE(std::string(e.what()).find("unterminated"), std::string::npos);
+  }
+}
+
+TEST(Csv, TextAfterClosingQuoteIsAnError) {
+  auto r = CsvReader::from_string("\"a\"x,b\n", "bad.csv");
+  EXPECT_THROW(r.next(), ParseError);
+}
+
+TEST(Csv, RecordsCrossingReadChunksFromAFile) {
+  // Several MB so that records straddle the reader's 1 MB chunks; some fields hold quotes and newlines.
+  optimas::test::TempDir dir;
+  std::string text;
+  const int n = 60000;
+  for (int i = 0; i < n; ++i) {
+    text += "\"" + std::to_string(i) + "\",\"kernel(int, float *)\",\"" + std::string(static_cast<std::size_t>(i % 17), 'x') +
+            "\"\"q\"\"\",\"two\nlines\"," + std::to_string(i * 3) + "\n";
+  }
+  auto path = dir.file("big.csv", text);
+  CsvReader r(path);
+  int count = 0;
+  while (r.next()) {
+    ASSERT_EQ(r.size(), 5u) << "record " << count;
+    ASSERT_EQ(r[0], std::to_string(count));
+    ASSERT_EQ(r[2], std::string(static_cast<std::size_t>(count % 17), 'x') + "\"q\"");
+    ASSERT_EQ(r[3], "two\nlines");
+    ASSERT_EQ(r[4], std::to_string(count * 3));
+    ASSERT_EQ(r.line(), static_cast<std::size_t>(2 * count + 1));
+    ++count;
+  }
+  EXPECT_EQ(count, n);
+  EXPECT_EQ(r.bytes_consumed(), text.size());
+}
+
+TEST(Csv, MissingFileIsAnError) { EXPECT_THROW(CsvReader("/nonexistent/x.csv"), optimas::Error); }

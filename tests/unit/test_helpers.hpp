@@ -1,0 +1,45 @@
+// Shared by the unit tests: temporary folders and files that clean up after themselves.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+namespace optimas::test {
+
+class TempDir {
+public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "optimas-test-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) std::abort();
+    m_path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::filesystem::path& path() const { return m_path; }
+  std::string file(std::string_view name, std::string_view content) const {
+    auto p = m_path / name;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << content;
+    return p.string();
+  }
+
+private:
+  std::filesystem::path m_path;
+};
+
+inline std::string data_path(std::string_view rel) { return std::string(OPTIMAS_TEST_DATA) + "/" + std::string(rel); }
+
+inline std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+} // namespace optimas::test

@@ -1,0 +1,83 @@
+#include "profile/importer.hpp"
+#include "profile/json.hpp"
+#include "util/error.hpp"
+
+#include "test_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+using namespace optimas::profile;
+using optimas::test::data_path;
+using optimas::test::TempDir;
+namespace fs = std::filesystem;
+
+TEST(Importer, FolderOfPagesPicksCudaSassSource) {
+  auto pages = find_pages(data_path("ncu-samples"));
+  EXPECT_EQ(fs::path(pages.details).filename(), "details_base_name.csv");
+  EXPECT_EQ(fs::path(pages.raw).filename(), "raw_base.csv");
+  EXPECT_EQ(fs::path(pages.source).filename(), "src_both.csv");
+  EXPECT_EQ(fs::path(pages.session).filename(), "session.csv");
+}
+
+TEST(Importer, SamplesFolder) {
+  auto prof = import_profile(data_path("ncu-samples"));
+  ASSERT_EQ(prof.runs.size(), 1u);
+  const optimas::profile::Run& run = prof.runs[0];
+  ASSERT_EQ(run.launches.size(), 4u);
+  ASSERT_EQ(run.sources.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(run.sources[i].result_id, run.launches[i].id);
+    EXPECT_EQ(run.sources[i].kernel, run.launches[i].kernel);
+    EXPECT_EQ(static_cast<double>(run.sources[i].total_samples()), run.launches[i].value("smsp__pcsamp_sample_count"));
+  }
+  EXPECT_EQ(run.session.at("display_name"), "NVIDIA H200");
+  auto j = to_json(prof);
+  ASSERT_EQ(j["launches"].size(), 4u);
+  EXPECT_EQ(j["launches"][1]["kernel"], "dloop");
+  EXPECT_EQ(j["launches"][1]["duration_ns"], 353024.0);
+  EXPECT_EQ(j["launches"][3]["duration_ns"], 352960.0);
+  EXPECT_EQ(j["sources"][0]["lines"].size(), 4u);
+  EXPECT_EQ(j["runs"][0]["hot_kernels"]["kernels"][0]["kernel"], "dloop");
+}
+
+TEST(Importer, ManifestDirectoryReadsTheSameData) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "default");
+  for (const char* f : {"details_base_name.csv", "raw_base.csv", "src_both.csv", "session.csv"})
+    fs::copy_file(data_path(std::string("ncu-samples/") + f), dir.path() / "default" / f);
+  dir.file("manifest.json", R"({"runs": [{"config": "default", "repeat": 0, "pages": {
+    "details": "default/details_base_name.csv", "raw": "default/raw_base.csv",
+    "source": "default/src_both.csv", "session": "default/session.csv"}}]})");
+  auto a = import_profile(data_path("ncu-samples"));
+  auto b = import_profile(dir.path().string());
+  ASSERT_EQ(b.runs.size(), 1u);
+  EXPECT_EQ(b.runs[0].config, "default");
+  JsonOptions all{true, true};
+  auto ja = to_json(a, all), jb = to_json(b, all);
+  for (auto* j : {&ja, &jb})
+    for (auto* key : {"launches", "sources"})
+      for (auto& item : (*j)[key]) item.erase("config");
+  EXPECT_EQ(ja["launches"], jb["launches"]);
+  EXPECT_EQ(ja["sources"], jb["sources"]);
+}
+
+TEST(Importer, Errors) {
+  TempDir dir;
+  EXPECT_THROW(import_profile((dir.path() / "missing").string()), optimas::Error);
+  dir.file("notes/readme.txt", "hello\n");
+  EXPECT_THROW(import_profile((dir.path() / "notes").string()), optimas::Error);
+  dir.file("bad/manifest.json", "{ not json");
+  EXPECT_THROW(import_profile((dir.path() / "bad").string()), optimas::ParseError);
+  // A .ncu-rep needs ncu: the message says so instead of failing obscurely.
+  auto rep = dir.file("r.ncu-rep", "binary");
+  ImportOptions o;
+  o.ncu = "/nonexistent/ncu";
+  try {
+    import_profile(rep, o);
+    FAIL();
+  } catch (const optimas::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs Nsight Compute"), std::string::npos);
+  }
+}

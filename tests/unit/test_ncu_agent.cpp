@@ -1,0 +1,59 @@
+#include "profile/ncu_agent.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace optimas::profile;
+
+namespace {
+
+bool has_pair(const std::vector<std::string>& v, const std::string& a, const std::string& b) {
+  for (std::size_t i = 0; i + 1 < v.size(); ++i)
+    if (v[i] == a && v[i + 1] == b) return true;
+  return false;
+}
+
+} // namespace
+
+TEST(NcuAgent, TimingPassIsCheap) {
+  NcuOptions o;
+  auto cmd = timing_command(o, "/p/timing", {"./app", "--n", "4"});
+  EXPECT_TRUE(has_pair(cmd, "--metrics", "gpu__time_duration.sum"));
+  EXPECT_TRUE(has_pair(cmd, "--clock-control", "none"));
+  EXPECT_TRUE(has_pair(cmd, "-o", "/p/timing"));
+  EXPECT_EQ(std::vector<std::string>(cmd.end() - 3, cmd.end()), (std::vector<std::string>{"./app", "--n", "4"}));
+  EXPECT_EQ(std::count(cmd.begin(), cmd.end(), "--section"), 0);
+}
+
+TEST(NcuAgent, HeavyPassSelectsHotKernelsAndSections) {
+  NcuOptions o;
+  o.clock_control = "base";
+  o.launch_count = 5;
+  auto cmd = heavy_command(o, "/p/report", {"triad", "dot<double>", "triad"}, {"./app"});
+  EXPECT_TRUE(has_pair(cmd, "-k", "regex:^(triad|dot)$"));
+  EXPECT_TRUE(has_pair(cmd, "--section", "SpeedOfLight_RooflineChart"));
+  EXPECT_TRUE(has_pair(cmd, "--section", "SourceCounters"));
+  EXPECT_TRUE(has_pair(cmd, "--section", "WarpStateStats"));
+  EXPECT_TRUE(has_pair(cmd, "--import-source", "yes"));
+  EXPECT_TRUE(has_pair(cmd, "--clock-control", "base"));
+  EXPECT_TRUE(has_pair(cmd, "-c", "5"));
+  EXPECT_EQ(cmd.back(), "./app");
+}
+
+TEST(NcuAgent, FullModeIsOneSetFullPass) {
+  NcuOptions o;
+  o.mode = ProfileMode::full;
+  o.metrics = {"dram__bytes.sum"};
+  auto cmd = heavy_command(o, "/p/report", {}, {"./app"});
+  EXPECT_TRUE(has_pair(cmd, "--set", "full"));
+  EXPECT_TRUE(has_pair(cmd, "--metrics", "dram__bytes.sum"));
+  EXPECT_EQ(std::count(cmd.begin(), cmd.end(), "--section"), 0);
+  EXPECT_EQ(std::count(cmd.begin(), cmd.end(), "-k"), 0);
+}
+
+TEST(NcuAgent, KernelNamesAreEscapedForTheRegex) {
+  NcuOptions o;
+  auto cmd = heavy_command(o, "r", {"a.b"}, {"./app"});
+  EXPECT_TRUE(has_pair(cmd, "-k", "regex:^(a\\.b)$"));
+}

@@ -1,0 +1,259 @@
+// The page readers on real H200 exports (tests/data/ncu-samples, facts checked by hand) and
+// on broken input.
+#include "profile/ncu_page.hpp"
+#include "profile/ncu_readers.hpp"
+#include "util/error.hpp"
+
+#include "test_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+using namespace optimas::profile;
+using optimas::ParseError;
+using optimas::test::data_path;
+using optimas::test::read_all;
+using optimas::test::TempDir;
+
+namespace {
+
+std::uint64_t sum(const StallCounts& c) { return std::accumulate(c.begin(), c.end(), std::uint64_t{0}); }
+
+const SourceLine* find_line(const KernelSource& k, int line) {
+  for (const auto& l : k.lines)
+    if (l.line == line) return &l;
+  return nullptr;
+}
+
+} // namespace
+
+TEST(NcuPages, SniffedByContent) {
+  EXPECT_EQ(sniff_page(data_path("ncu-samples/details_base_name.csv")), PageKind::details);
+  EXPECT_EQ(sniff_page(data_path("ncu-samples/raw_base.csv")), PageKind::raw);
+  EXPECT_EQ(sniff_page(data_path("ncu-samples/src_both.csv")), PageKind::source);
+  EXPECT_EQ(sniff_page(data_path("ncu-samples/src_sass.csv")), PageKind::source);
+  EXPECT_EQ(sniff_page(data_path("ncu-samples/session.csv")), PageKind::session);
+  EXPECT_EQ(sniff_page(data_path("ncu-samples/sum_kernel.csv")), PageKind::summary);
+  EXPECT_EQ(sniff_page(data_path("ncu-samples/extra/live_metrics_time.csv")), PageKind::details);
+  EXPECT_EQ(sniff_page(data_path("ncu-samples/extra/k.cu")), PageKind::unknown);
+  EXPECT_EQ(sniff_page(data_path("ncu-samples/extra/locale_test.txt")), PageKind::unknown);
+}
+
+TEST(NcuDetails, LaunchesDurationsAndRules) {
+  std::vector<Launch> launches;
+  read_details_page(data_path("ncu-samples/details_base_name.csv"), launches);
+  ASSERT_EQ(launches.size(), 4u);
+  EXPECT_EQ(launches[0].kernel, "saxpy");
+  EXPECT_EQ(launches[0].demangled, "saxpy(int, float, const float *, float *)");
+  EXPECT_EQ(launches[1].kernel, "dloop");
+  EXPECT_DOUBLE_EQ(launches[0].duration_ns, 62368);
+  EXPECT_DOUBLE_EQ(launches[1].duration_ns, 353024);
+  EXPECT_DOUBLE_EQ(launches[2].duration_ns, 61664);
+  EXPECT_DOUBLE_EQ(launches[3].duration_ns, 352960);
+  EXPECT_EQ(launches[1].block, (std::array<std::int64_t, 3>{256, 1, 1}));
+  EXPECT_EQ(launches[1].grid, (std::array<std::int64_t, 3>{65536, 1, 1}));
+  EXPECT_EQ(launches[1].cc, "9.0");
+  EXPECT_EQ(launches[0].pid, 479);
+  // "3,198,905,421.58" hz in the file.
+  EXPECT_DOUBLE_EQ(launches[0].value("dram__cycles_elapsed.avg.per_second"), 3198905421.58);
+  EXPECT_EQ(launches[0].metric("dram__cycles_elapsed.avg.per_second")->unit, "hz");
+  bool sol = false;
+  for (const auto& r : launches[0].rules) sol = sol || (r.name == "SOLBottleneck" && r.type == "OPT");
+  EXPECT_TRUE(sol);
+}
+
+TEST(NcuDetails, LiveOutputWithProfilerChatterAndFifteenColumns) {
+  std::vector<Launch> launches;
+  read_details_page(data_path("ncu-samples/extra/live_metrics_time.csv"), launches);
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_EQ(launches[0].kernel, "fk");
+  EXPECT_DOUBLE_EQ(launches[0].duration_ns, 95936); // printed "95,936"
+  EXPECT_DOUBLE_EQ(launches[1].duration_ns, 95616);
+  EXPECT_EQ(launches[2].grid, (std::array<std::int64_t, 3>{16384, 1, 1}));
+}
+
+TEST(NcuRaw, MetricsUnitsAndMergeWithDetails) {
+  std::vector<Launch> launches;
+  read_raw_page(data_path("ncu-samples/raw_base.csv"), launches);
+  ASSERT_EQ(launches.size(), 4u);
+  EXPECT_DOUBLE_EQ(launches[3].duration_ns, 352960);
+  EXPECT_EQ(launches[0].metrics.size(), 2227u); // 2,238 columns less 11 identifying ones
+  EXPECT_DOUBLE_EQ(launches[0].value("smsp__pcsamp_sample_count"), 5728);
+  EXPECT_DOUBLE_EQ(launches[1].value("smsp__pcsamp_sample_count"), 33845);
+  const Metric* name = launches[0].metric("device__attribute_display_name");
+  ASSERT_NE(name, nullptr);
+  EXPECT_TRUE(std::isnan(name->value));
+  EXPECT_EQ(name->text, "NVIDIA H200");
+  // Merging the details page into the same launches keeps one launch per result ID.
+  read_details_page(data_path("ncu-samples/details_base_name.csv"), launches);
+  EXPECT_EQ(launches.size(), 4u);
+}
+
+TEST(NcuSource, CudaSassPerLineStalls) {
+  auto blocks = read_source_page(data_path("ncu-samples/src_both.csv"), 4);
+  ASSERT_EQ(blocks.size(), 4u);
+  EXPECT_EQ(blocks[0].kernel, "saxpy");
+  EXPECT_EQ(blocks[1].kernel, "dloop");
+  const SourceLine* l4 = find_line(blocks[0], 4);
+  ASSERT_NE(l4, nullptr);
+  EXPECT_EQ(l4->file, "/tmp/w/k.cu");
+  EXPECT_EQ(l4->code, "if(i<n) y[i]=a*x[i]+y[i];");
+  EXPECT_EQ(l4->samples.all, 5075u);
+  EXPECT_EQ(l4->samples.stalls[static_cast<std::size_t>(Stall::long_scoreboard)], 4613u);
+  EXPECT_EQ(l4->samples.stalls[static_cast<std::size_t>(Stall::wait)], 216u);
+  // Per-kernel totals equal smsp__pcsamp_sample_count of the raw page.
+  const std::uint64_t expected[] = {5728, 33845, 5720, 33847};
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    std::uint64_t lines = 0, instructions = 0;
+    for (const auto& l : blocks[b].lines) {
+      // Every line's stall columns sum to its sample count.
+      EXPECT_EQ(sum(l.samples.stalls), l.samples.all) << "block " << b << " line " << l.line;
+      EXPECT_EQ(sum(l.samples.stalls_not_issued), l.samples.not_issued) << "block " << b << " line " << l.line;
+      lines += l.samples.all;
+    }
+    for (const auto& i : blocks[b].instructions) {
+      EXPECT_EQ(sum(i.samples.stalls), i.samples.all);
+      EXPECT_GT(i.line, 0);
+      instructions += i.samples.all;
+    }
+    EXPECT_EQ(lines, expected[b]);
+    EXPECT_EQ(instructions, expected[b]);
+    EXPECT_EQ(blocks[b].total_samples(), expected[b]);
+  }
+  // Instructions listed twice around "..." rows are kept once.
+  EXPECT_EQ(blocks[0].instructions.size(), 32u);
+}
+
+TEST(NcuSource, SassViewUndoesDoubledBlocks) {
+  auto both = read_source_page(data_path("ncu-samples/src_both.csv"), 4);
+  // Without knowing the result count, identical pairs reveal the doubling.
+  auto sass = read_source_page(data_path("ncu-samples/src_sass.csv"));
+  ASSERT_EQ(sass.size(), 4u);
+  for (std::size_t b = 0; b < 4; ++b) {
+    EXPECT_EQ(sass[b].demangled, both[b].demangled);
+    ASSERT_EQ(sass[b].instructions.size(), both[b].instructions.size());
+    for (std::size_t i = 0; i < sass[b].instructions.size(); ++i) {
+      EXPECT_EQ(sass[b].instructions[i].address, both[b].instructions[i].address);
+      EXPECT_EQ(sass[b].instructions[i].samples.stalls, both[b].instructions[i].samples.stalls);
+      EXPECT_EQ(sass[b].instructions[i].line, 0); // the sass view has no line correlation
+    }
+  }
+}
+
+TEST(NcuSession, Attributes) {
+  auto s = read_session_page(data_path("ncu-samples/session.csv"));
+  EXPECT_EQ(s["display_name"], "NVIDIA H200");
+  EXPECT_EQ(s["CUDA Version"], "13.0");
+  EXPECT_EQ(s["multiprocessor_count"], "132");
+}
+
+// Broken input: every case is an error naming the file and the line, never a crash.
+TEST(NcuBadInput, TruncatedSourcePage) {
+  TempDir dir;
+  std::string text = read_all(data_path("ncu-samples/src_both.csv"));
+  // Cut in the middle of line 17 (a CUDA-line row): the last record lacks fields.
+  std::size_t cut = 0;
+  for (int line = 1; line < 17; ++line) cut = text.find('\n', cut) + 1;
+  cut += 200;
+  auto path = dir.file("trunc.csv", text.substr(0, cut));
+  try {
+    read_source_page(path);
+    FAIL() << "expected a ParseError";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.line(), 17u);
+  }
+}
+
+TEST(NcuBadInput, TruncatedRawPageInsideAQuote) {
+  TempDir dir;
+  std::string text = read_all(data_path("ncu-samples/raw_base.csv"));
+  auto path = dir.file("raw.csv", text.substr(0, text.size() - 5000));
+  try {
+    std::vector<Launch> launches;
+    read_raw_page(path, launches);
+    FAIL() << "expected a ParseError";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.line(), 6u);
+  }
+}
+
+TEST(NcuBadInput, WrongPage) {
+  std::vector<Launch> launches;
+  try {
+    read_details_page(data_path("ncu-samples/raw_base.csv"), launches);
+    FAIL() << "expected a ParseError";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 1u);
+    EXPECT_NE(std::string(e.what()).find("Metric Name"), std::string::npos);
+  }
+  EXPECT_THROW(read_raw_page(data_path("ncu-samples/details_base_name.csv"), launches), ParseError);
+  EXPECT_THROW(read_source_page(data_path("ncu-samples/raw_base.csv")), ParseError);
+}
+
+TEST(NcuBadInput, GarbageValues) {
+  TempDir dir;
+  auto details = dir.file("d.csv",
+                          "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+                          "\"0\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"n/a\"\n"
+                          "\"x1\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"5\"\n");
+  std::vector<Launch> launches;
+  try {
+    read_details_page(details, launches);
+    FAIL() << "expected a ParseError";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 3u);
+    EXPECT_NE(std::string(e.what()).find("ID"), std::string::npos);
+  }
+  auto source = dir.file("s.csv", "\"Kernel Name\",\"k(int)\"\n\"Address\",\"Source\",\"Warp Stall Sampling (All "
+                                  "Samples)\",\"stall_wait\"\n\"0x10\",\"NOP\",\"12\",\"lots\"\n");
+  try {
+    read_source_page(source);
+    FAIL() << "expected a ParseError";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 3u);
+    EXPECT_NE(std::string(e.what()).find("stall_wait"), std::string::npos);
+  }
+  auto binary = dir.file("b.csv", std::string("\x7f" "ELF\x02\x01\x01\0\0\"\0\n", 13));
+  EXPECT_THROW(read_raw_page(binary, launches), ParseError);
+}
+
+TEST(NcuDetails, NaValueIsKeptAsText) {
+  TempDir dir;
+  auto details = dir.file("d.csv",
+                          "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\",\n"
+                          "\"0\",\"void k<2>(int)\",\"sm__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"n/a\",\n"
+                          "\"0\",\"void k<2>(int)\",\"gpu__time_duration.sum\",\"usecond\",\"1.5\",\n");
+  std::vector<Launch> launches;
+  read_details_page(details, launches);
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(launches[0].kernel, "k<2>");
+  EXPECT_DOUBLE_EQ(launches[0].duration_ns, 1500);
+  const Metric* m = launches[0].metric("sm__throughput.avg.pct_of_peak_sustained_elapsed");
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(std::isnan(m->value));
+  EXPECT_EQ(m->text, "n/a");
+}
+
+TEST(NcuDetails, RepeatedHeaderWithDifferentColumns) {
+  TempDir dir;
+  auto details = dir.file("d.csv",
+                          "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+                          "\"0\",\"a()\",\"gpu__time_duration.sum\",\"ns\",\"10\"\n"
+                          "\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+                          "\"1\",\"b()\",\"S\",\"gpu__time_duration.sum\",\"ns\",\"1,000\"\n");
+  std::vector<Launch> launches;
+  read_details_page(details, launches);
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_DOUBLE_EQ(launches[1].duration_ns, 1000);
+}
+
+TEST(KernelNames, BaseName) {
+  EXPECT_EQ(kernel_base_name("dloop(int, double *)"), "dloop");
+  EXPECT_EQ(kernel_base_name("void rhs4_X<0, 1>(double *, int)"), "rhs4_X<0, 1>");
+  EXPECT_EQ(kernel_base_name("void ns::k<float, (int)3>(float const*)"), "ns::k<float, (int)3>");
+  EXPECT_EQ(kernel_base_name("plain"), "plain");
+}
