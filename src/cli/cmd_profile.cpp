@@ -123,7 +123,7 @@ void run_profile(const ProfileArgs& a) {
         std::printf("%s: %s\n", c.name.c_str(),
                     util::shell_join(profile::heavy_command(o, (fs::path(out) / c.name / "report").string(),
                                                             o.mode == profile::ProfileMode::two_pass
-                                                                ? std::vector<std::string>{"<hot kernels>"}
+                                                                ? std::vector<std::string>{"HOT_KERNELS"}
                                                                 : std::vector<std::string>{},
                                                             argv))
                         .c_str());

@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; a bad option is a usage error.
+    return app.exit(e) == 0 ? k_exit_ok : k_exit_usage;
   } catch (const UsageError& e) {
     log::error("{}", e.what());
     return k_exit_usage;

@@ -187,7 +187,7 @@ Run import_report(const std::string& report, const ImportOptions& options) {
     dir = tmpl;
   }
   fs::create_directories(dir);
-  RunPages pages = export_pages(*ncu, report, dir, "", true, options.timeout_s);
+  RunPages pages = export_pages(*ncu, report, dir, "", PageSet::all, options.timeout_s);
   Run run = read_run(pages);
   run.config = fs::path(report).stem().string();
   if (temporary) {

@@ -150,7 +150,7 @@ std::vector<std::string> heavy_command(const NcuOptions& o, const std::string& r
 }
 
 RunPages export_pages(const std::string& ncu, const std::string& report, const std::string& dir,
-                      const std::string& prefix, bool with_source, double timeout_s) {
+                      const std::string& prefix, PageSet set, double timeout_s) {
   RunPages pages;
   struct Page {
     std::string* slot;
@@ -158,12 +158,13 @@ RunPages export_pages(const std::string& ncu, const std::string& report, const s
     std::vector<std::string> args;
     bool required;
   };
-  std::vector<Page> wanted = {
-      {&pages.details, "details", {"--page", "details", "--print-units", "base", "--print-metric-name", "name"}, true},
-      {&pages.raw, "raw", {"--page", "raw", "--print-units", "base"}, true},
-      {&pages.session, "session", {"--page", "session"}, false},
-  };
-  if (with_source) wanted.push_back({&pages.source, "source", {"--page", "source", "--print-source", "cuda,sass"}, false});
+  std::vector<Page> wanted = {{&pages.raw, "raw", {"--page", "raw", "--print-units", "base"}, true}};
+  if (set == PageSet::all) {
+    wanted.push_back(
+        {&pages.details, "details", {"--page", "details", "--print-units", "base", "--print-metric-name", "name"}, true});
+    wanted.push_back({&pages.source, "source", {"--page", "source", "--print-source", "cuda,sass"}, false});
+    wanted.push_back({&pages.session, "session", {"--page", "session"}, false});
+  }
   for (auto& p : wanted) {
     std::string file = prefix + p.name + ".csv";
     std::string path = (fs::path(dir) / file).string();
@@ -213,7 +214,8 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
 
   fs::create_directories(out_dir);
   std::string out_abs = fs::absolute(out_dir).lexically_normal().string();
-  int steps = (o.build ? 1 : 0) + static_cast<int>(configs.size()) * o.repeats;
+  int passes = o.mode == ProfileMode::two_pass ? 2 : 1;
+  int steps = (o.build ? 1 : 0) + static_cast<int>(configs.size()) * o.repeats * passes;
   int step = 0;
   auto say = [&](const std::string& what) { progress(fmt::format("[{}/{}] {}", ++step, steps, what)); };
 
@@ -284,7 +286,7 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
         if (!r.ok())
           throw Error(fmt::format("{}: the timing pass failed ({})\n{}\n{}", run_name, r.describe(), run["timing_command"].get<std::string>(),
                                   log_tail(log_path)));
-        RunPages tp = export_pages(o.ncu, report + ".ncu-rep", run_dir.string(), "timing_", false, o.timeout_s);
+        RunPages tp = export_pages(o.ncu, report + ".ncu-rep", run_dir.string(), "timing_", PageSet::timing, o.timeout_s);
         run["pages"]["timing_raw"] = fs::relative(tp.raw, out_abs).string();
         std::vector<Launch> timed;
         read_raw_page(tp.raw, timed);
@@ -308,7 +310,7 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
       if (!r.ok())
         throw Error(fmt::format("{}: profiling failed ({})\n{}\n{}", run_name, r.describe(), run["ncu_command"].get<std::string>(),
                                 log_tail(log_path)));
-      RunPages pages = export_pages(o.ncu, report + ".ncu-rep", run_dir.string(), "", true, o.timeout_s);
+      RunPages pages = export_pages(o.ncu, report + ".ncu-rep", run_dir.string(), "", PageSet::all, o.timeout_s);
       for (auto [key, path] : {std::pair{"details", pages.details}, {"raw", pages.raw}, {"source", pages.source},
                                {"session", pages.session}})
         if (!path.empty()) run["pages"][key] = fs::relative(path, out_abs).string();

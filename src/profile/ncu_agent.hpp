@@ -40,10 +40,13 @@ std::vector<std::string> default_metrics();
 Profile profile_app(const config::AppConfig& app, const NcuOptions& options, const std::string& out_dir,
                     const std::function<void(const std::string&)>& progress);
 
+// Which pages to export: the timing pass needs only its raw page.
+enum class PageSet { timing, all };
+
 // Exports the pages of an .ncu-rep into `dir` (files named <prefix>details.csv, ...) with
-// LC_ALL=C and base units. Pages ncu cannot produce for the report are left out.
+// LC_ALL=C and base units. Optional pages ncu cannot produce for the report are left out.
 RunPages export_pages(const std::string& ncu, const std::string& report, const std::string& dir,
-                      const std::string& prefix, bool with_source, double timeout_s);
+                      const std::string& prefix, PageSet set, double timeout_s);
 
 // "2025.3.1.0", from `ncu --version`; empty when it cannot be run.
 std::string ncu_version(const std::string& ncu);

@@ -1,1 +1,85 @@
-exit 125
+# The profiling agent end to end with a stand-in ncu: build, timing pass, hot kernels, heavy
+# pass limited to them, exports, manifest, read-back; and failures that keep what was done.
+source "$(dirname "$0")/lib.sh"
+
+S="$OPTIMAS_TEST_DATA/ncu-samples"
+export FAKE_NCU_DATA="$WORK/pages" FAKE_NCU_LOG="$WORK/ncu.log"
+mkdir -p "$FAKE_NCU_DATA/timing" "$FAKE_NCU_DATA/heavy"
+cp "$S/details_base_name.csv" "$FAKE_NCU_DATA/heavy/details.csv"
+cp "$S/raw_base.csv" "$FAKE_NCU_DATA/heavy/raw.csv"
+cp "$S/src_both.csv" "$FAKE_NCU_DATA/heavy/source.csv"
+cp "$S/session.csv" "$FAKE_NCU_DATA/heavy/session.csv"
+# The timing pass's raw page: the same four launches with their durations only.
+{
+  echo '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","gpu__time_duration.sum"'
+  echo '"","","","","","","","","","","","nsecond"'
+  echo '"0","479","k","127.0.0.1","saxpy(int, float, const float *, float *)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","62,368"'
+  echo '"1","479","k","127.0.0.1","dloop(int, double *)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","353,024"'
+  echo '"2","479","k","127.0.0.1","saxpy(int, float, const float *, float *)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","61,664"'
+  echo '"3","479","k","127.0.0.1","dloop(int, double *)","1","7","(256, 1, 1)","(65536, 1, 1)","0","9.0","352,960"'
+} > "$FAKE_NCU_DATA/timing/raw.csv"
+
+# A tiny application: the build makes ./app, which writes its --out file.
+mkdir -p "$WORK/app"
+cat > "$WORK/app/app.in" <<'APP'
+#!/usr/bin/env bash
+while [ $# -gt 0 ]; do case $1 in --n) n=$2; shift 2;; --out) out=$2; shift 2;; --mode) mode=$2; shift 2;; *) shift;; esac; done
+[ "${mode:-ok}" = crash ] && { echo "app: simulated crash" >&2; exit 3; }
+[ "${mode:-ok}" = hang ] && exec sleep 600
+echo "n=$n" > "$out"; echo "kernel_time_ms: 0.4"
+APP
+cat > "$WORK/app/optimas.yml" <<'YML'
+name: tiny
+sources: [app.in]
+build: {command: "cp app.in app && chmod +x app", binary: app}
+run: {command: "./app --n {n} --mode {mode} --out {output}", output: out.txt}
+configs:
+  - {name: small, n: 1, mode: ok}
+  - {name: default, n: 2, mode: ok, default: true}
+  - {name: crash, n: 3, mode: crash}
+  - {name: hang, n: 4, mode: hang}
+  - {name: secret, n: 5, mode: ok, held_out: true}
+YML
+
+P="$WORK/prof"
+"$OPTIMAS" profile "$WORK/app" -i small -i default -o "$P" --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" --json \
+  > "$WORK/profile.json" 2> "$WORK/progress.txt" || fail "profile failed: $(cat "$WORK/progress.txt")"
+grep -q '\[1/5\] build' "$WORK/progress.txt" || fail "progress lines: $(cat "$WORK/progress.txt")"
+grep -q 'hot kernels (80% of 0.830 ms): dloop' "$WORK/progress.txt" || fail "hot kernels line: $(cat "$WORK/progress.txt")"
+[ -x "$WORK/app/app" ] || fail "the build command did not run"
+# Only the hot kernel is asked for in the heavy pass, with the PC-sampling sections and LC_ALL=C exports.
+grep -q -- "-k regex:^(dloop)\$ --import-source yes --clock-control none" "$FAKE_NCU_LOG" || fail "heavy pass: $(cat "$FAKE_NCU_LOG")"
+grep -q -- "--section SourceCounters --section WarpStateStats" "$FAKE_NCU_LOG" || fail "sections"
+grep -q -- "--page source --print-source cuda,sass" "$FAKE_NCU_LOG" || fail "source export"
+M="$P/manifest.json"
+json_check "$M" 'd["ncu"]["version"] == "2025.3.1.0" and d["mode"] == "two-pass"'
+json_check "$M" '[r["config"] for r in d["runs"]] == ["small", "default"]'
+json_check "$M" 'all(len(i["sha256"]) == 64 for i in d["inputs"]) and {i["path"] for i in d["inputs"]} >= {"app.in", "app"}'
+json_check "$M" 'd["runs"][1]["hot_kernels"] == ["dloop"] and "--n 2" in d["runs"][1]["command"]'
+json_check "$M" 'all(set(r["pages"]) == {"details", "raw", "source", "session", "timing_raw"} for r in d["runs"])'
+json_check "$WORK/profile.json" 'len(d["runs"]) == 2 and len(d["launches"]) == 8 and len(d["timing"]) == 8 and len(d["sources"]) == 8'
+[ ! -e "$P/small/program.out" ] || fail "the program's output should not stay in the profile"
+
+# The directory imports back to the same model.
+"$OPTIMAS" profile --import "$P" --json --all-metrics --instructions > "$WORK/import.json"
+"$OPTIMAS" profile --import "$P" --json > "$WORK/import-brief.json"
+python3 - "$WORK/profile.json" "$WORK/import-brief.json" <<'PY' || fail "import differs from the profile run's own output"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+for k in ("runs", "launches", "timing", "sources"):
+    assert a[k] == b[k], k
+PY
+
+# Held-out configurations are not profiled unless asked for.
+"$OPTIMAS" profile "$WORK/app" --dry-run -o "$P" | grep -q secret && fail "held-out config in a default profile"
+
+# A crashing program: a clear error with its log, and the runs already done stay in the manifest.
+expect_fail 1 'crash: profiling failed|crash: the timing pass failed' -- \
+  "$OPTIMAS" profile "$WORK/app" -i small -i crash -o "$WORK/prof2" --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu"
+json_check "$WORK/prof2/manifest.json" '[r["config"] for r in d["runs"]] == ["small"]' "the finished run survives a later failure"
+grep -q 'simulated crash' "$WORK/prof2/crash/timing.log" || fail "the program's stderr is kept in the log"
+
+# A hanging program is killed at the time limit, with everything it started.
+expect_fail 1 'timed out after' -- \
+  "$OPTIMAS" profile "$WORK/app" -i hang -o "$WORK/prof3" --timeout 2 --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu"
+pass "profiling agent with a stand-in ncu"

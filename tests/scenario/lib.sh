@@ -1,0 +1,35 @@
+# Shared by the scenario tests: run the real optimas binary, check what it prints.
+set -euo pipefail
+
+: "${OPTIMAS:?set OPTIMAS to the optimas binary (ctest does)}"
+: "${OPTIMAS_SOURCE_DIR:?set OPTIMAS_SOURCE_DIR to the repository root (ctest does)}"
+: "${OPTIMAS_TEST_DATA:=$OPTIMAS_SOURCE_DIR/tests/data}"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/optimas-scenario-XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 125; }
+pass() { echo "PASS: $*"; }
+
+# json_check FILE PYTHON-EXPRESSION [MESSAGE]: the expression sees the parsed file as `d`.
+json_check() {
+  python3 - "$1" "$2" "${3:-$2}" <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = eval(sys.argv[2], {"d": d})
+if not ok:
+    print("FAIL: " + sys.argv[3], file=sys.stderr)
+    sys.exit(1)
+PY
+}
+
+# expect_fail EXIT-CODE OUTPUT-PATTERN -- COMMAND...: the command fails with that code and says that.
+expect_fail() {
+  local code=$1 pattern=$2
+  shift 3
+  local out rc=0
+  out=$("$@" 2>&1) || rc=$?
+  [ "$rc" -eq "$code" ] || fail "expected exit $code, got $rc from: $*"$'\n'"$out"
+  echo "$out" | grep -qE -- "$pattern" || fail "expected /$pattern/ in the output of: $*"$'\n'"$out"
+}
