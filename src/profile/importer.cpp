@@ -104,8 +104,11 @@ RunPages find_pages(const std::string& folder) {
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(folder)) {
     if (!e.is_regular_file()) continue;
-    auto ext = e.path().extension().string();
-    if (ext == ".csv" || ext == ".txt") files.push_back(e.path().string());
+    std::string name = e.path().filename().string();
+    auto ends = [&](std::string_view suffix) {
+      return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (ends(".csv") || ends(".csv.gz") || ends(".txt")) files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());
   int best_source = 0;
@@ -210,7 +213,7 @@ Profile import_profile(const std::string& path, const ImportOptions& options) {
     std::vector<std::string> reports;
     for (const auto& e : fs::directory_iterator(path)) {
       auto ext = e.path().extension().string();
-      has_csv = has_csv || ext == ".csv";
+      has_csv = has_csv || ext == ".csv" || e.path().string().ends_with(".csv.gz");
       if (ext == ".ncu-rep") reports.push_back(e.path().string());
     }
     std::sort(reports.begin(), reports.end());

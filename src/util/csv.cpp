@@ -2,8 +2,7 @@
 
 #include "util/error.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
+#include <zlib.h>
 
 #include <cerrno>
 #include <cstring>
@@ -15,8 +14,11 @@ constexpr std::size_t k_chunk = 1 << 20;
 }
 
 CsvReader::CsvReader(const std::string& path) : m_name(path) {
-  m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (m_fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+  // zlib reads gzip-compressed pages and plain files alike.
+  errno = 0;
+  m_gz = gzopen(path.c_str(), "rb");
+  if (!m_gz) throw Error(path + ": cannot open: " + std::strerror(errno ? errno : ENOMEM));
+  gzbuffer(static_cast<gzFile>(m_gz), 1 << 17);
   m_buf.resize(k_chunk);
 }
 
@@ -30,13 +32,13 @@ CsvReader CsvReader::from_string(std::string content, std::string name) {
 }
 
 CsvReader::CsvReader(CsvReader&& o) noexcept
-    : m_fd(o.m_fd), m_name(std::move(o.m_name)), m_buf(std::move(o.m_buf)), m_begin(o.m_begin), m_end(o.m_end),
+    : m_gz(o.m_gz), m_name(std::move(o.m_name)), m_buf(std::move(o.m_buf)), m_begin(o.m_begin), m_end(o.m_end),
       m_eof(o.m_eof), m_next_line(o.m_next_line), m_record_line(o.m_record_line), m_consumed(o.m_consumed) {
-  o.m_fd = -1;
+  o.m_gz = nullptr;
 }
 
 CsvReader::~CsvReader() {
-  if (m_fd >= 0) ::close(m_fd);
+  if (m_gz) gzclose(static_cast<gzFile>(m_gz));
 }
 
 void CsvReader::fail(const std::string& message) const { throw ParseError(m_name, m_record_line, message); }
@@ -51,9 +53,12 @@ bool CsvReader::refill() {
   }
   if (m_end == m_buf.size()) m_buf.resize(m_buf.size() * 2);
   for (;;) {
-    ssize_t n = ::read(m_fd, m_buf.data() + m_end, m_buf.size() - m_end);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw ParseError(m_name, m_next_line, std::string("read error: ") + std::strerror(errno));
+    int n = gzread(static_cast<gzFile>(m_gz), m_buf.data() + m_end, static_cast<unsigned>(m_buf.size() - m_end));
+    if (n < 0) {
+      int code = 0;
+      const char* msg = gzerror(static_cast<gzFile>(m_gz), &code);
+      throw ParseError(m_name, m_next_line, std::string("read error: ") + (code == Z_ERRNO ? std::strerror(errno) : msg));
+    }
     if (n == 0) {
       m_eof = true;
       return false;

@@ -12,7 +12,7 @@ namespace optimas::util {
 
 class CsvReader {
 public:
-  // Reads a file; throws Error when it cannot be opened.
+  // Reads a file, plain or gzip-compressed; throws Error when it cannot be opened.
   explicit CsvReader(const std::string& path);
   // Reads an in-memory text (tests, captured output); `name` appears in error messages.
   static CsvReader from_string(std::string content, std::string name);
@@ -46,7 +46,7 @@ private:
   Parse parse_record(std::size_t& record_end, std::size_t& newlines);
   bool refill();
 
-  int m_fd = -1;
+  void* m_gz = nullptr; // gzFile
   std::string m_name;
   std::vector<char> m_buf;
   std::size_t m_begin = 0; // first unread byte

@@ -95,3 +95,26 @@ TEST(Csv, RecordsCrossingReadChunksFromAFile) {
 }
 
 TEST(Csv, MissingFileIsAnError) { EXPECT_THROW(CsvReader("/nonexistent/x.csv"), optimas::Error); }
+
+TEST(Csv, GzipCompressedFile) {
+  // tests/data/h200 stores its pages gzip-compressed; the reader takes them as they are.
+  CsvReader r(optimas::test::data_path("h200/stream/default/raw.csv.gz"));
+  ASSERT_TRUE(r.next());
+  EXPECT_EQ(r[0], "ID");
+  int rows = 0;
+  while (r.next()) ++rows;
+  EXPECT_EQ(rows, 7); // the units row and six launches
+}
+
+TEST(Csv, TruncatedGzipIsAnError) {
+  optimas::test::TempDir dir;
+  std::string gz = optimas::test::read_all(optimas::test::data_path("h200/stream/default/raw.csv.gz"));
+  auto path = dir.file("cut.csv.gz", gz.substr(0, gz.size() / 2));
+  CsvReader r(path);
+  EXPECT_THROW(
+      {
+        while (r.next()) {
+        }
+      },
+      ParseError);
+}

@@ -81,3 +81,43 @@ TEST(Importer, Errors) {
     EXPECT_NE(std::string(e.what()).find("needs Nsight Compute"), std::string::npos);
   }
 }
+
+// The profiles recorded on the H200 by `optimas profile` (tests/data/h200/README.md).
+TEST(ImporterRecorded, StreamDefaultDurationsAndSamples) {
+  auto prof = import_profile(data_path("h200/stream"));
+  ASSERT_EQ(prof.runs.size(), 2u);
+  const auto& run = prof.runs[1];
+  EXPECT_EQ(run.config, "default");
+  ASSERT_EQ(run.launches.size(), 6u);
+  const char* kernels[] = {"copy_kernel", "mul_kernel", "add_kernel", "triad_kernel", "copy_kernel", "mul_kernel"};
+  const double durations[] = {138560, 140000, 185920, 184480, 138784, 138144};
+  const std::uint64_t samples[] = {17207, 17408, 22959, 23327, 17298, 17331};
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(run.launches[i].kernel, kernels[i]);
+    EXPECT_DOUBLE_EQ(run.launches[i].duration_ns, durations[i]);
+    ASSERT_EQ(run.sources[i].result_id, run.launches[i].id);
+    EXPECT_EQ(run.sources[i].total_samples(), samples[i]);
+  }
+  // The timing pass saw every launch: 10 repetitions of 6 kernels plus a warm-up.
+  EXPECT_GT(run.timing.size(), run.launches.size());
+  EXPECT_EQ(prof.manifest["gpu"]["name"], "NVIDIA H200");
+}
+
+TEST(ImporterRecorded, KernelSpanningTwoFiles) {
+  auto prof = import_profile(data_path("h200/gather"));
+  const auto& src = prof.runs[0].sources.at(0);
+  EXPECT_EQ(src.kernel, "xs_lookup_kernel");
+  bool header = false, main_cu = false;
+  for (const auto& l : src.lines) {
+    if (fs::path(l.file).filename() == "lookup.cuh" && l.line == 21) {
+      header = true;
+      EXPECT_EQ(l.samples.all, 8137u);
+      EXPECT_EQ(l.code, "if (grid[mid].energy > e)");
+    }
+    main_cu = main_cu || fs::path(l.file).filename() == "main.cu";
+  }
+  EXPECT_TRUE(header);
+  EXPECT_TRUE(main_cu);
+  EXPECT_EQ(src.total_samples(), 12659u);
+  EXPECT_EQ(prof.runs[0].sources.size(), prof.runs[0].launches.size());
+}
