@@ -68,8 +68,7 @@ void print_summary(const profile::Profile& prof) {
                   s.instructions.size());
       std::vector<const profile::SourceLine*> lines;
       for (const auto& l : s.lines) lines.push_back(&l);
-      std::stable_sort(lines.begin(), lines.end(),
-                       [](auto* a, auto* b) { return a->samples.all > b->samples.all; });
+      std::stable_sort(lines.begin(), lines.end(), [](auto* a, auto* b) { return a->samples.all > b->samples.all; });
       for (std::size_t i = 0; i < std::min<std::size_t>(3, lines.size()); ++i) {
         const auto* l = lines[i];
         if (l->samples.all == 0) break;
@@ -118,8 +117,9 @@ void run_profile(const ProfileArgs& a) {
         if (o.configs.empty() && c.held_out) continue;
         auto argv = util::split_command(app.command_for(c, (fs::path(out) / c.name / "program.out").string()));
         if (o.mode == profile::ProfileMode::two_pass)
-          std::printf("%s: %s\n", c.name.c_str(),
-                      util::shell_join(profile::timing_command(o, (fs::path(out) / c.name / "timing").string(), argv)).c_str());
+          std::printf(
+              "%s: %s\n", c.name.c_str(),
+              util::shell_join(profile::timing_command(o, (fs::path(out) / c.name / "timing").string(), argv)).c_str());
         std::printf("%s: %s\n", c.name.c_str(),
                     util::shell_join(profile::heavy_command(o, (fs::path(out) / c.name / "report").string(),
                                                             o.mode == profile::ProfileMode::two_pass
@@ -160,11 +160,15 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--clock-control", args->clock_control, "ncu --clock-control (none keeps the GPU's clocks)")
       ->check(CLI::IsMember({"none", "base"}))
       ->capture_default_str();
-  cmd->add_option("--section", args->sections, "ncu section for the heavy pass (repeatable; default: roofline, PC "
-                                               "sampling, occupancy, launch, memory)");
+  cmd->add_option("--section", args->sections,
+                  "ncu section for the heavy pass (repeatable; default: roofline, PC "
+                  "sampling, occupancy, launch, memory)");
   cmd->add_option("--metrics", args->metrics, "Comma-separated counters to collect (default: FLOP and byte counts)");
-  cmd->add_option("--repeats", args->repeats, "Passes per input configuration")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("-c,--launch-count", args->launch_count, "Profile at most this many launches in the heavy pass (0: all)")
+  cmd->add_option("--repeats", args->repeats, "Passes per input configuration")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("-c,--launch-count", args->launch_count,
+                  "Profile at most this many launches in the heavy pass (0: all)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--warp-sampling-interval", args->warp_sampling_interval, "ncu --warp-sampling-interval (0..31)")
       ->check(CLI::Range(0, 31));

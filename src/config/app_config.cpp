@@ -27,7 +27,8 @@ public:
     throw ParseError(m_path, at.IsDefined() ? static_cast<std::size_t>(at.Mark().line + 1) : 0, msg);
   }
 
-  template <std::size_t N> void check_keys(const YAML::Node& map, const char* const (&allowed)[N], const char* where) const {
+  template <std::size_t N>
+  void check_keys(const YAML::Node& map, const char* const (&allowed)[N], const char* where) const {
     if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", where));
     for (const auto& kv : map) {
       std::string key = kv.first.as<std::string>();
@@ -123,7 +124,8 @@ AppConfig load_app_config(const std::string& path) {
     if (!s.IsSequence()) rd.fail(s, "\"sources\" must be a list of files");
     for (const auto& f : s) {
       std::string file = f.as<std::string>();
-      if (!fs::exists(fs::path(app.dir) / file)) rd.fail(f, fmt::format("source \"{}\" does not exist in {}", file, app.dir));
+      if (!fs::exists(fs::path(app.dir) / file))
+        rd.fail(f, fmt::format("source \"{}\" does not exist in {}", file, app.dir));
       app.sources.push_back(file);
     }
   }
@@ -142,7 +144,8 @@ AppConfig load_app_config(const std::string& path) {
   if (!app.kernel_time.empty()) {
     try {
       std::regex re(app.kernel_time);
-      if (re.mark_count() < 1) rd.fail(run["kernel_time"], "\"kernel_time\" needs a capture group for the milliseconds");
+      if (re.mark_count() < 1)
+        rd.fail(run["kernel_time"], "\"kernel_time\" needs a capture group for the milliseconds");
     } catch (const std::regex_error& e) {
       rd.fail(run["kernel_time"], fmt::format("\"kernel_time\" is not a valid regex: {}", e.what()));
     }
@@ -171,10 +174,14 @@ AppConfig load_app_config(const std::string& path) {
       std::string key = kv.first.as<std::string>();
       if (!kv.second.IsScalar()) rd.fail(kv.second, fmt::format("config value \"{}\" must be a scalar", key));
       std::string value = kv.second.as<std::string>();
-      if (key == "name") ic.name = value;
-      else if (key == "default") ic.is_default = kv.second.as<bool>();
-      else if (key == "held_out") ic.held_out = kv.second.as<bool>();
-      else ic.params[key] = value;
+      if (key == "name")
+        ic.name = value;
+      else if (key == "default")
+        ic.is_default = kv.second.as<bool>();
+      else if (key == "held_out")
+        ic.held_out = kv.second.as<bool>();
+      else
+        ic.params[key] = value;
     }
     if (ic.name.empty()) rd.fail(c, "config needs a \"name\"");
     if (!names.insert(ic.name).second) rd.fail(c, fmt::format("config name \"{}\" is used twice", ic.name));
@@ -184,7 +191,8 @@ AppConfig load_app_config(const std::string& path) {
     for (const auto& [k, v] : ic.params)
       if (!wanted.count(k))
         rd.fail(c, fmt::format("config \"{}\" sets \"{}\", which run.command does not use (typo?)", ic.name, k));
-    if (ic.is_default && ic.held_out) rd.fail(c, fmt::format("config \"{}\" cannot be both default and held_out", ic.name));
+    if (ic.is_default && ic.held_out)
+      rd.fail(c, fmt::format("config \"{}\" cannot be both default and held_out", ic.name));
     defaults += ic.is_default;
     app.configs.push_back(std::move(ic));
   }

@@ -11,9 +11,9 @@ namespace optimas::config {
 struct InputConfig {
   std::string name;
   bool is_default = false;
-  bool held_out = false; // never shown to a backend; used to validate variants
+  bool held_out = false;                     // never shown to a backend; used to validate variants
   std::map<std::string, std::string> params; // values of the run command's {placeholders}
-  int line = 0; // where it is declared, for messages
+  int line = 0;                              // where it is declared, for messages
 };
 
 struct AppConfig {

@@ -82,14 +82,15 @@ Run read_run(const RunPages& pages) {
     // The source page has no ID column: its blocks come in result order.
     if (!run.launches.empty()) {
       if (run.sources.size() != run.launches.size())
-        log::warn("{}: {} source blocks for {} profiled launches; matching them by kernel name in order",
-                  pages.source, run.sources.size(), run.launches.size());
+        log::warn("{}: {} source blocks for {} profiled launches; matching them by kernel name in order", pages.source,
+                  run.sources.size(), run.launches.size());
       std::size_t li = 0;
       for (auto& src : run.sources) {
         while (li < run.launches.size() && run.launches[li].demangled != src.demangled) ++li;
         if (li == run.launches.size())
-          throw ParseError(pages.source, 0,
-                           fmt::format("source block for \"{}\" matches no remaining launch of the report", src.demangled));
+          throw ParseError(
+              pages.source, 0,
+              fmt::format("source block for \"{}\" matches no remaining launch of the report", src.demangled));
         src.result_id = run.launches[li++].id;
       }
     } else {
@@ -122,9 +123,15 @@ RunPages find_pages(const std::string& folder) {
       slot = f;
     };
     switch (kind) {
-    case PageKind::details: take(pages.details); break;
-    case PageKind::raw: take(pages.raw); break;
-    case PageKind::session: take(pages.session); break;
+    case PageKind::details:
+      take(pages.details);
+      break;
+    case PageKind::raw:
+      take(pages.raw);
+      break;
+    case PageKind::session:
+      take(pages.session);
+      break;
     case PageKind::source: {
       int rank = source_page_rank(f);
       if (rank > best_source) {
@@ -133,8 +140,12 @@ RunPages find_pages(const std::string& folder) {
       }
       break;
     }
-    case PageKind::summary: log::debug("{}: summary page, not needed", f); break;
-    case PageKind::unknown: log::warn("{}: not an Nsight Compute CSV page; ignored", f); break;
+    case PageKind::summary:
+      log::debug("{}: summary page, not needed", f);
+      break;
+    case PageKind::unknown:
+      log::warn("{}: not an Nsight Compute CSV page; ignored", f);
+      break;
     }
   }
   if (pages.details.empty() && pages.raw.empty())
@@ -229,8 +240,12 @@ Profile import_profile(const std::string& path, const ImportOptions& options) {
     // A single exported page.
     RunPages pages;
     switch (sniff_page(path)) {
-    case PageKind::details: pages.details = path; break;
-    case PageKind::raw: pages.raw = path; break;
+    case PageKind::details:
+      pages.details = path;
+      break;
+    case PageKind::raw:
+      pages.raw = path;
+      break;
     default:
       throw Error(path + ": not an ncu details or raw page, a folder of pages, a profile directory or a .ncu-rep");
     }

@@ -21,9 +21,9 @@ struct RunPages {
 Run read_run(const RunPages& pages);
 
 struct ImportOptions {
-  std::string ncu = "ncu";  // used only for .ncu-rep files
-  std::string export_dir;   // where .ncu-rep pages are exported; empty: a temporary folder
-  double timeout_s = 1800;  // per ncu export
+  std::string ncu = "ncu"; // used only for .ncu-rep files
+  std::string export_dir;  // where .ncu-rep pages are exported; empty: a temporary folder
+  double timeout_s = 1800; // per ncu export
 };
 
 Profile import_profile(const std::string& path, const ImportOptions& options = {});

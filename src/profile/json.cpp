@@ -8,7 +8,9 @@ namespace {
 
 using nlohmann::json;
 
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json number(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
 
 json stalls_json(const StallCounts& counts) {
   json out = json::object();
@@ -18,15 +20,26 @@ json stalls_json(const StallCounts& counts) {
 }
 
 json samples_json(const Samples& s) {
-  return {{"samples", s.all}, {"not_issued", s.not_issued}, {"stalls", stalls_json(s.stalls)},
+  return {{"samples", s.all},
+          {"not_issued", s.not_issued},
+          {"stalls", stalls_json(s.stalls)},
           {"stalls_not_issued", stalls_json(s.stalls_not_issued)}};
 }
 
 json launch_json(const Launch& l, std::size_t run, const Run& r, const JsonOptions& o) {
-  json j = {{"run", run},          {"config", r.config},  {"repeat", r.repeat},   {"id", l.id},
-            {"kernel", l.kernel},  {"demangled", l.demangled}, {"block", l.block}, {"grid", l.grid},
-            {"device", l.device},  {"cc", l.cc},          {"duration_ns", number(l.duration_ns)},
-            {"metric_count", l.metrics.size()}, {"rule_count", l.rules.size()}};
+  json j = {{"run", run},
+            {"config", r.config},
+            {"repeat", r.repeat},
+            {"id", l.id},
+            {"kernel", l.kernel},
+            {"demangled", l.demangled},
+            {"block", l.block},
+            {"grid", l.grid},
+            {"device", l.device},
+            {"cc", l.cc},
+            {"duration_ns", number(l.duration_ns)},
+            {"metric_count", l.metrics.size()},
+            {"rule_count", l.rules.size()}};
   if (o.metrics) {
     json m = json::object();
     for (const auto& [name, metric] : l.metrics) {
@@ -37,8 +50,11 @@ json launch_json(const Launch& l, std::size_t run, const Run& r, const JsonOptio
     j["metrics"] = std::move(m);
     json rules = json::array();
     for (const auto& rule : l.rules)
-      rules.push_back({{"section", rule.section}, {"name", rule.name}, {"type", rule.type},
-                       {"description", rule.description}, {"speedup_type", rule.speedup_type},
+      rules.push_back({{"section", rule.section},
+                       {"name", rule.name},
+                       {"type", rule.type},
+                       {"description", rule.description},
+                       {"speedup_type", rule.speedup_type},
                        {"estimated_speedup", number(rule.estimated_speedup)}});
     j["rules"] = std::move(rules);
   }
@@ -50,8 +66,12 @@ json launch_json(const Launch& l, std::size_t run, const Run& r, const JsonOptio
 json to_json(const HotKernels& hot) {
   json kernels = json::array();
   for (const auto& k : hot.kernels)
-    kernels.push_back({{"kernel", k.kernel}, {"demangled", k.demangled}, {"total_ns", k.total_ns},
-                       {"launches", k.launches}, {"share", k.share}, {"hot", k.hot}});
+    kernels.push_back({{"kernel", k.kernel},
+                       {"demangled", k.demangled},
+                       {"total_ns", k.total_ns},
+                       {"launches", k.launches},
+                       {"share", k.share},
+                       {"hot", k.hot}});
   return {{"alpha", hot.alpha}, {"total_ns", hot.total_ns}, {"kernels", kernels}};
 }
 
@@ -77,9 +97,14 @@ json to_json(const Profile& profile, const JsonOptions& o) {
         lj.update(samples_json(l.samples));
         lines.push_back(std::move(lj));
       }
-      json js = {{"run", ri},           {"config", r.config},   {"result_id", s.result_id},
-                 {"kernel", s.kernel},  {"demangled", s.demangled}, {"total_samples", s.total_samples()},
-                 {"instruction_count", s.instructions.size()}, {"lines", std::move(lines)}};
+      json js = {{"run", ri},
+                 {"config", r.config},
+                 {"result_id", s.result_id},
+                 {"kernel", s.kernel},
+                 {"demangled", s.demangled},
+                 {"total_samples", s.total_samples()},
+                 {"instruction_count", s.instructions.size()},
+                 {"lines", std::move(lines)}};
       if (o.instructions) {
         json ins = json::array();
         for (const auto& i : s.instructions) {
@@ -92,8 +117,12 @@ json to_json(const Profile& profile, const JsonOptions& o) {
       sources.push_back(std::move(js));
     }
   }
-  return {{"schema", "optimas.profile/1"}, {"manifest", profile.manifest}, {"runs", runs},
-          {"launches", launches},          {"timing", timing},             {"sources", sources}};
+  return {{"schema", "optimas.profile/1"},
+          {"manifest", profile.manifest},
+          {"runs", runs},
+          {"launches", launches},
+          {"timing", timing},
+          {"sources", sources}};
 }
 
 } // namespace optimas::profile

@@ -20,20 +20,26 @@ namespace optimas::profile {
 namespace fs = std::filesystem;
 
 std::vector<std::string> default_sections() {
-  return {"SpeedOfLight",     "SpeedOfLight_RooflineChart", "SourceCounters",         "WarpStateStats",
-          "Occupancy",        "LaunchStats",                "ComputeWorkloadAnalysis", "MemoryWorkloadAnalysis",
-          "SchedulerStats"};
+  return {"SpeedOfLight", "SpeedOfLight_RooflineChart", "SourceCounters",         "WarpStateStats", "Occupancy",
+          "LaunchStats",  "ComputeWorkloadAnalysis",    "MemoryWorkloadAnalysis", "SchedulerStats"};
 }
 
 std::vector<std::string> default_metrics() {
   // Plain FLOP and byte counts (not part of the sections) for roofline arithmetic intensity.
-  return {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
-          "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
-          "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum", "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
-          "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum", "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
-          "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", "dram__bytes_read.sum",
-          "dram__bytes_write.sum",                               "lts__t_bytes.sum",
-          "l1tex__t_bytes.sum",                                  "smsp__inst_executed.sum",
+  return {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+          "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+          "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+          "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
+          "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
+          "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+          "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum",
+          "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
+          "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
+          "dram__bytes_read.sum",
+          "dram__bytes_write.sum",
+          "lts__t_bytes.sum",
+          "l1tex__t_bytes.sum",
+          "smsp__inst_executed.sum",
           "smsp__pcsamp_sample_count"};
 }
 
@@ -59,8 +65,8 @@ std::string function_name(std::string_view kernel) {
   return std::string(s);
 }
 
-util::ProcessResult run_logged(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log_path,
-                               double timeout_s) {
+util::ProcessResult run_logged(const std::vector<std::string>& argv, const std::string& cwd,
+                               const std::string& log_path, double timeout_s) {
   util::ProcessSpec spec;
   spec.argv = argv;
   spec.cwd = cwd;
@@ -116,8 +122,8 @@ std::string ncu_version(const std::string& ncu) {
 
 std::vector<std::string> timing_command(const NcuOptions& o, const std::string& report,
                                         const std::vector<std::string>& app_argv) {
-  std::vector<std::string> cmd = {o.ncu, "--metrics", "gpu__time_duration.sum", "--clock-control", o.clock_control,
-                                  "-f", "-o", report};
+  std::vector<std::string> cmd = {
+      o.ncu, "--metrics", "gpu__time_duration.sum", "--clock-control", o.clock_control, "-f", "-o", report};
   cmd.insert(cmd.end(), app_argv.begin(), app_argv.end());
   return cmd;
 }
@@ -160,8 +166,10 @@ RunPages export_pages(const std::string& ncu, const std::string& report, const s
   };
   std::vector<Page> wanted = {{&pages.raw, "raw", {"--page", "raw", "--print-units", "base"}, true}};
   if (set == PageSet::all) {
-    wanted.push_back(
-        {&pages.details, "details", {"--page", "details", "--print-units", "base", "--print-metric-name", "name"}, true});
+    wanted.push_back({&pages.details,
+                      "details",
+                      {"--page", "details", "--print-units", "base", "--print-metric-name", "name"},
+                      true});
     wanted.push_back({&pages.source, "source", {"--page", "source", "--print-source", "cuda,sass"}, false});
     wanted.push_back({&pages.session, "session", {"--page", "session"}, false});
   }
@@ -193,9 +201,10 @@ RunPages export_pages(const std::string& ncu, const std::string& report, const s
 Profile profile_app(const config::AppConfig& app, const NcuOptions& options, const std::string& out_dir,
                     const std::function<void(const std::string&)>& progress) {
   auto ncu = util::find_executable(options.ncu);
-  if (!ncu) throw Error(fmt::format("Nsight Compute's ncu was not found (looked for \"{}\" on PATH); install it or "
-                                    "pass --ncu PATH, or import existing reports with --import",
-                                    options.ncu));
+  if (!ncu)
+    throw Error(fmt::format("Nsight Compute's ncu was not found (looked for \"{}\" on PATH); install it or "
+                            "pass --ncu PATH, or import existing reports with --import",
+                            options.ncu));
   NcuOptions o = options;
   o.ncu = *ncu;
   if (o.repeats < 1) throw UsageError("--repeats must be at least 1");
@@ -237,7 +246,8 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
     spec.stdout_path = (fs::path(out_abs) / "build.log").string();
     spec.stderr_to_stdout = true;
     auto r = util::run_process(spec);
-    manifest["build"] = {{"command", app.build_command}, {"exit", r.exit_code}, {"log", "build.log"}, {"wall_s", r.wall_s}};
+    manifest["build"] = {
+        {"command", app.build_command}, {"exit", r.exit_code}, {"log", "build.log"}, {"wall_s", r.wall_s}};
     if (!r.ok())
       throw Error(fmt::format("building {} failed ({}): {}\n{}", app.name, r.describe(), app.build_command,
                               log_tail(spec.stdout_path)));
@@ -272,8 +282,8 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
       std::string program_out = (run_dir / "program.out").string();
       std::string command = app.command_for(*c, program_out);
       std::vector<std::string> app_argv = util::split_command(command);
-      nlohmann::json run = {{"config", c->name}, {"repeat", rep}, {"params", c->params}, {"command", command},
-                            {"dir", run_name}, {"pages", nlohmann::json::object()}};
+      nlohmann::json run = {{"config", c->name},  {"repeat", rep},   {"params", c->params},
+                            {"command", command}, {"dir", run_name}, {"pages", nlohmann::json::object()}};
 
       std::vector<std::string> hot;
       if (o.mode == ProfileMode::two_pass) {
@@ -284,9 +294,10 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
         std::string log_path = (run_dir / "timing.log").string();
         auto r = run_logged(cmd, app.dir, log_path, o.timeout_s);
         if (!r.ok())
-          throw Error(fmt::format("{}: the timing pass failed ({})\n{}\n{}", run_name, r.describe(), run["timing_command"].get<std::string>(),
-                                  log_tail(log_path)));
-        RunPages tp = export_pages(o.ncu, report + ".ncu-rep", run_dir.string(), "timing_", PageSet::timing, o.timeout_s);
+          throw Error(fmt::format("{}: the timing pass failed ({})\n{}\n{}", run_name, r.describe(),
+                                  run["timing_command"].get<std::string>(), log_tail(log_path)));
+        RunPages tp =
+            export_pages(o.ncu, report + ".ncu-rep", run_dir.string(), "timing_", PageSet::timing, o.timeout_s);
         run["pages"]["timing_raw"] = fs::relative(tp.raw, out_abs).string();
         std::vector<Launch> timed;
         read_raw_page(tp.raw, timed);
@@ -308,10 +319,12 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
       run["exit"] = r.exit_code;
       run["wall_s"] = r.wall_s;
       if (!r.ok())
-        throw Error(fmt::format("{}: profiling failed ({})\n{}\n{}", run_name, r.describe(), run["ncu_command"].get<std::string>(),
-                                log_tail(log_path)));
+        throw Error(fmt::format("{}: profiling failed ({})\n{}\n{}", run_name, r.describe(),
+                                run["ncu_command"].get<std::string>(), log_tail(log_path)));
       RunPages pages = export_pages(o.ncu, report + ".ncu-rep", run_dir.string(), "", PageSet::all, o.timeout_s);
-      for (auto [key, path] : {std::pair{"details", pages.details}, {"raw", pages.raw}, {"source", pages.source},
+      for (auto [key, path] : {std::pair{"details", pages.details},
+                               {"raw", pages.raw},
+                               {"source", pages.source},
                                {"session", pages.session}})
         if (!path.empty()) run["pages"][key] = fs::relative(path, out_abs).string();
       run["report"] = fs::relative(report + ".ncu-rep", out_abs).string();

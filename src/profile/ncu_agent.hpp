@@ -18,16 +18,16 @@ enum class ProfileMode { two_pass, full };
 struct NcuOptions {
   std::string ncu = "ncu";
   ProfileMode mode = ProfileMode::two_pass;
-  double alpha = 0.8;                     // hot-kernel time share
-  std::string clock_control = "none";     // ncu --clock-control
-  std::vector<std::string> sections;      // heavy-pass sections; empty: default_sections()
-  std::vector<std::string> metrics;       // extra counters for interaction analysis; empty: default_metrics()
-  std::vector<std::string> configs;       // input configurations to profile; empty: all visible ones
-  int repeats = 1;                        // passes per configuration (more runs for counter analysis)
-  int launch_count = 0;                   // max profiled launches in the heavy pass (0: all)
-  int warp_sampling_interval = -1;        // ncu --warp-sampling-interval (-1: ncu's default)
-  double timeout_s = 1800;                // per ncu invocation; the whole process group is killed
-  bool build = true;                      // run the application's build command first
+  double alpha = 0.8;                 // hot-kernel time share
+  std::string clock_control = "none"; // ncu --clock-control
+  std::vector<std::string> sections;  // heavy-pass sections; empty: default_sections()
+  std::vector<std::string> metrics;   // extra counters for interaction analysis; empty: default_metrics()
+  std::vector<std::string> configs;   // input configurations to profile; empty: all visible ones
+  int repeats = 1;                    // passes per configuration (more runs for counter analysis)
+  int launch_count = 0;               // max profiled launches in the heavy pass (0: all)
+  int warp_sampling_interval = -1;    // ncu --warp-sampling-interval (-1: ncu's default)
+  double timeout_s = 1800;            // per ncu invocation; the whole process group is killed
+  bool build = true;                  // run the application's build command first
 };
 
 // Roofline (SpeedOfLight + RooflineChart), PC sampling (SourceCounters + WarpStateStats),

@@ -9,12 +9,18 @@ namespace optimas::profile {
 
 std::string_view page_kind_name(PageKind kind) {
   switch (kind) {
-  case PageKind::details: return "details";
-  case PageKind::raw: return "raw";
-  case PageKind::source: return "source";
-  case PageKind::session: return "session";
-  case PageKind::summary: return "summary";
-  case PageKind::unknown: break;
+  case PageKind::details:
+    return "details";
+  case PageKind::raw:
+    return "raw";
+  case PageKind::source:
+    return "source";
+  case PageKind::session:
+    return "session";
+  case PageKind::summary:
+    return "summary";
+  case PageKind::unknown:
+    break;
   }
   return "unknown";
 }

@@ -39,16 +39,24 @@ SourceColumns parse_header(const util::CsvReader& r, std::set<std::string>& unkn
   for (std::size_t i = 0; i < c.width; ++i) {
     std::string_view h = r[i];
     int idx = static_cast<int>(i);
-    if (h == "Line No" && c.line_no < 0) c.line_no = idx;
-    else if (h == "Address" && c.address < 0) c.address = idx;
+    if (h == "Line No" && c.line_no < 0)
+      c.line_no = idx;
+    else if (h == "Address" && c.address < 0)
+      c.address = idx;
     else if (h == "Source") {
       // The first "Source" follows "Line No" (CUDA text), the one after "Address" is SASS.
-      if (c.address >= 0 && c.sass < 0) c.sass = idx;
-      else if (c.code < 0) c.code = idx;
-    } else if (h == "Warp Stall Sampling (All Samples)") c.all = idx;
-    else if (h == "Warp Stall Sampling (Not-issued Samples)") c.not_issued = idx;
-    else if (auto s = parse_stall_column(h)) c.stalls.emplace_back(i, *s);
-    else if (h.substr(0, 6) == "stall_") unknown_stalls.insert(std::string(h));
+      if (c.address >= 0 && c.sass < 0)
+        c.sass = idx;
+      else if (c.code < 0)
+        c.code = idx;
+    } else if (h == "Warp Stall Sampling (All Samples)")
+      c.all = idx;
+    else if (h == "Warp Stall Sampling (Not-issued Samples)")
+      c.not_issued = idx;
+    else if (auto s = parse_stall_column(h))
+      c.stalls.emplace_back(i, *s);
+    else if (h.substr(0, 6) == "stall_")
+      unknown_stalls.insert(std::string(h));
   }
   if (c.line_no < 0 && c.address < 0) r.fail("source page header has neither \"Line No\" nor \"Address\"");
   return c;
@@ -71,7 +79,8 @@ Samples read_samples(const util::CsvReader& r, const SourceColumns& c) {
   Samples s;
   if (c.all >= 0) s.all = count_field(r, static_cast<std::size_t>(c.all), names[static_cast<std::size_t>(c.all)]);
   if (c.not_issued >= 0)
-    s.not_issued = count_field(r, static_cast<std::size_t>(c.not_issued), names[static_cast<std::size_t>(c.not_issued)]);
+    s.not_issued =
+        count_field(r, static_cast<std::size_t>(c.not_issued), names[static_cast<std::size_t>(c.not_issued)]);
   for (const auto& [i, col] : c.stalls) {
     std::uint64_t v = count_field(r, i, names[i]);
     auto& target = col.not_issued ? s.stalls_not_issued : s.stalls;
@@ -103,11 +112,13 @@ bool same_block(const KernelSource& a, const KernelSource& b) {
 void undo_doubling(std::vector<KernelSource>& blocks, int expected, const std::string& path) {
   if (blocks.size() < 2 || blocks.size() % 2 != 0) return;
   bool pairs_equal = true;
-  for (std::size_t i = 0; i + 1 < blocks.size() && pairs_equal; i += 2) pairs_equal = same_block(blocks[i], blocks[i + 1]);
+  for (std::size_t i = 0; i + 1 < blocks.size() && pairs_equal; i += 2)
+    pairs_equal = same_block(blocks[i], blocks[i + 1]);
   bool doubled = expected > 0 ? blocks.size() == 2 * static_cast<std::size_t>(expected) : pairs_equal;
   if (!doubled) return;
-  if (!pairs_equal) log::warn("{}: {} blocks for {} results, but pairs differ; keeping every other block", path,
-                              blocks.size(), expected);
+  if (!pairs_equal)
+    log::warn("{}: {} blocks for {} results, but pairs differ; keeping every other block", path, blocks.size(),
+              expected);
   std::vector<KernelSource> kept;
   for (std::size_t i = 0; i < blocks.size(); i += 2) kept.push_back(std::move(blocks[i]));
   blocks = std::move(kept);
@@ -119,8 +130,8 @@ std::vector<KernelSource> read_source_page(const std::string& path, int expected
   util::CsvReader r(path);
   std::vector<KernelSource> blocks;
   std::set<std::string> unknown_stalls;
-  std::string file;                      // current "File Path"
-  std::set<std::string> files_in_block;  // files seen in the current result (cuda,sass layout)
+  std::string file;                     // current "File Path"
+  std::set<std::string> files_in_block; // files seen in the current result (cuda,sass layout)
   std::unordered_set<std::uint64_t> addresses_seen;
   SourceColumns cols;
   bool have_header = false;
@@ -167,7 +178,8 @@ std::vector<KernelSource> read_source_page(const std::string& path, int expected
       have_header = true;
       continue;
     }
-    if (!have_header) r.fail(fmt::format("unexpected record \"{}\" before a source page header (not a source page?)", first));
+    if (!have_header)
+      r.fail(fmt::format("unexpected record \"{}\" before a source page header (not a source page?)", first));
     if (r.size() < cols.width)
       r.fail(fmt::format("row has {} fields but the header has {} (truncated file?)", r.size(), cols.width));
     KernelSource& k = blocks.back();
@@ -189,7 +201,8 @@ std::vector<KernelSource> read_source_page(const std::string& path, int expected
       continue;
     }
     std::uint64_t address = 0;
-    if (!parse_address(addr_field, address)) r.fail(fmt::format("\"Address\" is \"{}\", not a hex address", addr_field));
+    if (!parse_address(addr_field, address))
+      r.fail(fmt::format("\"Address\" is \"{}\", not a hex address", addr_field));
     // The cuda,sass view lists an instruction again after a "..." row: keep the first.
     if (!addresses_seen.insert(address).second) continue;
     SassInstruction& ins = k.instructions.emplace_back();

@@ -134,9 +134,11 @@ void read_details_page(const std::string& path, std::vector<Launch>& launches) {
     std::size_t unit_col = cols.require(r, "Metric Unit", "details");
     std::size_t value_col = cols.require(r, "Metric Value", "details");
     int section_col = cols.find("Section Name");
-    int rule_name = cols.find("Rule Name"), rule_type = cols.find("Rule Type"), rule_desc = cols.find("Rule Description");
+    int rule_name = cols.find("Rule Name"), rule_type = cols.find("Rule Type"),
+        rule_desc = cols.find("Rule Description");
     int speedup_type = cols.find("Estimated Speedup Type"), speedup = cols.find("Estimated Speedup");
-    std::size_t needed = std::max<std::size_t>({value_col, unit_col, name_col, static_cast<std::size_t>(ids.last())}) + 1;
+    std::size_t needed =
+        std::max<std::size_t>({value_col, unit_col, name_col, static_cast<std::size_t>(ids.last())}) + 1;
     bool header_again = false;
     while (r.next()) {
       if (r.size() == 0 || is_ncu_chatter(r)) continue;

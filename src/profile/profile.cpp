@@ -30,7 +30,8 @@ std::string kernel_base_name(std::string_view demangled) {
   if (!s.empty() && s.back() == ')') {
     int depth = 0;
     for (std::size_t i = s.size(); i-- > 0;) {
-      if (s[i] == ')') ++depth;
+      if (s[i] == ')')
+        ++depth;
       else if (s[i] == '(' && --depth == 0) {
         s = s.substr(0, i);
         break;
@@ -41,9 +42,12 @@ std::string kernel_base_name(std::string_view demangled) {
   int depth = 0;
   std::size_t name_start = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '<') ++depth;
-    else if (s[i] == '>') --depth;
-    else if (s[i] == ' ' && depth == 0) name_start = i + 1;
+    if (s[i] == '<')
+      ++depth;
+    else if (s[i] == '>')
+      --depth;
+    else if (s[i] == ' ' && depth == 0)
+      name_start = i + 1;
   }
   return std::string(util::trim(s.substr(name_start)));
 }

@@ -96,8 +96,8 @@ struct Run {
   std::vector<Launch> launches; // profiled launches with their metrics
   std::vector<KernelSource> sources;
   std::map<std::string, std::string> session; // session page attributes (ncu version, device, ...)
-  std::vector<std::string> files;              // the pages this run was read from
-  std::uint64_t input_bytes = 0;               // their total size
+  std::vector<std::string> files;             // the pages this run was read from
+  std::uint64_t input_bytes = 0;              // their total size
 
   // Launches to use for time shares: the timing pass when there is one.
   const std::vector<Launch>& timed_launches() const { return timing.empty() ? launches : timing; }

@@ -38,17 +38,29 @@ constexpr struct {
   std::string_view alias;
   Stall stall;
 } k_aliases[] = {
-    {"dispatch", Stall::dispatch_stall},  {"imc", Stall::imc_miss},           {"lg", Stall::lg_throttle},
-    {"long_sb", Stall::long_scoreboard},  {"math", Stall::math_pipe_throttle}, {"mio", Stall::mio_throttle},
-    {"no_inst", Stall::no_instructions},  {"short_sb", Stall::short_scoreboard}, {"sleep", Stall::sleeping},
-    {"tex", Stall::tex_throttle},         {"gmma", Stall::warpgroup_arrive},   {"warpgroup", Stall::warpgroup_arrive},
+    {"dispatch", Stall::dispatch_stall},
+    {"imc", Stall::imc_miss},
+    {"lg", Stall::lg_throttle},
+    {"long_sb", Stall::long_scoreboard},
+    {"math", Stall::math_pipe_throttle},
+    {"mio", Stall::mio_throttle},
+    {"no_inst", Stall::no_instructions},
+    {"short_sb", Stall::short_scoreboard},
+    {"sleep", Stall::sleeping},
+    {"tex", Stall::tex_throttle},
+    {"gmma", Stall::warpgroup_arrive},
+    {"warpgroup", Stall::warpgroup_arrive},
     {"long_scoreboard", Stall::long_scoreboard},
 };
 
 } // namespace
 
-std::string_view stall_name(Stall s) { return k_names[static_cast<std::size_t>(s)].name; }
-std::string_view stall_label(Stall s) { return k_names[static_cast<std::size_t>(s)].label; }
+std::string_view stall_name(Stall s) {
+  return k_names[static_cast<std::size_t>(s)].name;
+}
+std::string_view stall_label(Stall s) {
+  return k_names[static_cast<std::size_t>(s)].label;
+}
 
 std::optional<Stall> stall_from_name(std::string_view name) {
   if (name.substr(0, 6) == "stall_") name.remove_prefix(6);

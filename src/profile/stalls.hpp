@@ -50,6 +50,8 @@ struct StallColumn {
 std::optional<StallColumn> parse_stall_column(std::string_view header);
 
 // Whether a sample of this reason means the warp could not issue. `selected` means it issued.
-inline bool is_stalled(Stall s) { return s != Stall::selected; }
+inline bool is_stalled(Stall s) {
+  return s != Stall::selected;
+}
 
 } // namespace optimas::profile

@@ -41,7 +41,9 @@ CsvReader::~CsvReader() {
   if (m_gz) gzclose(static_cast<gzFile>(m_gz));
 }
 
-void CsvReader::fail(const std::string& message) const { throw ParseError(m_name, m_record_line, message); }
+void CsvReader::fail(const std::string& message) const {
+  throw ParseError(m_name, m_record_line, message);
+}
 
 bool CsvReader::refill() {
   if (m_eof) return false;
@@ -57,7 +59,8 @@ bool CsvReader::refill() {
     if (n < 0) {
       int code = 0;
       const char* msg = gzerror(static_cast<gzFile>(m_gz), &code);
-      throw ParseError(m_name, m_next_line, std::string("read error: ") + (code == Z_ERRNO ? std::strerror(errno) : msg));
+      throw ParseError(m_name, m_next_line,
+                       std::string("read error: ") + (code == Z_ERRNO ? std::strerror(errno) : msg));
     }
     if (n == 0) {
       m_eof = true;

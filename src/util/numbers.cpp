@@ -71,12 +71,12 @@ constexpr Prefix k_prefixes[] = {{"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"K", 1e3}
 constexpr struct {
   std::string_view unit;
   double to_ns;
-} k_times[] = {{"nsecond", 1.0}, {"ns", 1.0},   {"usecond", 1e3}, {"us", 1e3},
-               {"msecond", 1e6}, {"ms", 1e6},   {"second", 1e9},  {"s", 1e9}};
+} k_times[] = {{"nsecond", 1.0}, {"ns", 1.0}, {"usecond", 1e3}, {"us", 1e3},
+               {"msecond", 1e6}, {"ms", 1e6}, {"second", 1e9},  {"s", 1e9}};
 
 // Base units that take an SI prefix in ncu output.
-constexpr std::string_view k_prefixable[] = {"byte", "hz", "inst", "cycle", "warp", "sector", "request",
-                                             "thread", "block"};
+constexpr std::string_view k_prefixable[] = {"byte",   "hz",      "inst",   "cycle", "warp",
+                                             "sector", "request", "thread", "block"};
 
 } // namespace
 

@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 

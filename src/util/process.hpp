@@ -21,13 +21,13 @@ struct ProcessSpec {
 };
 
 struct ProcessResult {
-  int exit_code = -1;  // valid when exited normally
-  int signal = 0;      // non-zero when killed by a signal
+  int exit_code = -1; // valid when exited normally
+  int signal = 0;     // non-zero when killed by a signal
   bool timed_out = false;
   bool spawn_failed = false;
   double wall_s = 0;
-  std::string out;     // captured stdout (tail kept when huge)
-  std::string err;     // captured stderr (tail kept when huge)
+  std::string out; // captured stdout (tail kept when huge)
+  std::string err; // captured stderr (tail kept when huge)
   bool ok() const { return !timed_out && !spawn_failed && signal == 0 && exit_code == 0; }
   // "exit code 3", "killed by signal 9", "timed out after 5 s", ...
   std::string describe() const;

@@ -48,7 +48,8 @@ bool contains(std::string_view haystack, std::string_view needle) {
 std::string shell_quote(std::string_view word) {
   bool plain = !word.empty();
   for (char c : word) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("@%+=:,./-_").find(c) != std::string_view::npos)) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) ||
+          std::string_view("@%+=:,./-_").find(c) != std::string_view::npos)) {
       plain = false;
       break;
     }
@@ -56,8 +57,10 @@ std::string shell_quote(std::string_view word) {
   if (plain) return std::string(word);
   std::string out = "'";
   for (char c : word) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -107,7 +110,8 @@ std::vector<std::string> split_command(std::string_view command) {
     } else if (c == '"') {
       ++i;
       for (; i < command.size() && command[i] != '"'; ++i) {
-        if (command[i] == '\\' && i + 1 < command.size() && std::string_view("\"\\$`").find(command[i + 1]) != std::string_view::npos)
+        if (command[i] == '\\' && i + 1 < command.size() &&
+            std::string_view("\"\\$`").find(command[i + 1]) != std::string_view::npos)
           ++i;
         word += command[i];
       }

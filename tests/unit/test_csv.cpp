@@ -75,8 +75,9 @@ TEST(Csv, RecordsCrossingReadChunksFromAFile) {
   std::string text;
   const int n = 60000;
   for (int i = 0; i < n; ++i) {
-    text += "\"" + std::to_string(i) + "\",\"kernel(int, float *)\",\"" + std::string(static_cast<std::size_t>(i % 17), 'x') +
-            "\"\"q\"\"\",\"two\nlines\"," + std::to_string(i * 3) + "\n";
+    text += "\"" + std::to_string(i) + "\",\"kernel(int, float *)\",\"" +
+            std::string(static_cast<std::size_t>(i % 17), 'x') + "\"\"q\"\"\",\"two\nlines\"," + std::to_string(i * 3) +
+            "\n";
   }
   auto path = dir.file("big.csv", text);
   CsvReader r(path);
@@ -94,7 +95,9 @@ TEST(Csv, RecordsCrossingReadChunksFromAFile) {
   EXPECT_EQ(r.bytes_consumed(), text.size());
 }
 
-TEST(Csv, MissingFileIsAnError) { EXPECT_THROW(CsvReader("/nonexistent/x.csv"), optimas::Error); }
+TEST(Csv, MissingFileIsAnError) {
+  EXPECT_THROW(CsvReader("/nonexistent/x.csv"), optimas::Error);
+}
 
 TEST(Csv, GzipCompressedFile) {
   // tests/data/h200 stores its pages gzip-compressed; the reader takes them as they are.

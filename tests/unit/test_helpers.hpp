@@ -35,7 +35,9 @@ private:
   std::filesystem::path m_path;
 };
 
-inline std::string data_path(std::string_view rel) { return std::string(OPTIMAS_TEST_DATA) + "/" + std::string(rel); }
+inline std::string data_path(std::string_view rel) {
+  return std::string(OPTIMAS_TEST_DATA) + "/" + std::string(rel);
+}
 
 inline std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

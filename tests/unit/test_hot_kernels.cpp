@@ -19,8 +19,8 @@ Launch launch(const std::string& name, double ns) {
 
 TEST(HotKernels, SmallestSetReachingAlpha) {
   // a: 50, b: 30, c: 15, d: 5 -> a + b = 80% reaches alpha = 0.8 exactly.
-  std::vector<Launch> ls = {launch("c", 10), launch("a", 25), launch("b", 30), launch("a", 25), launch("c", 5),
-                            launch("d", 5)};
+  std::vector<Launch> ls = {launch("c", 10), launch("a", 25), launch("b", 30),
+                            launch("a", 25), launch("c", 5),  launch("d", 5)};
   auto hot = select_hot_kernels(ls, 0.8);
   ASSERT_EQ(hot.kernels.size(), 4u);
   EXPECT_EQ(hot.kernels[0].kernel, "a");

@@ -19,7 +19,9 @@ using optimas::test::TempDir;
 
 namespace {
 
-std::uint64_t sum(const StallCounts& c) { return std::accumulate(c.begin(), c.end(), std::uint64_t{0}); }
+std::uint64_t sum(const StallCounts& c) {
+  return std::accumulate(c.begin(), c.end(), std::uint64_t{0});
+}
 
 const SourceLine* find_line(const KernelSource& k, int line) {
   for (const auto& l : k.lines)
@@ -196,10 +198,10 @@ TEST(NcuBadInput, WrongPage) {
 
 TEST(NcuBadInput, GarbageValues) {
   TempDir dir;
-  auto details = dir.file("d.csv",
-                          "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
-                          "\"0\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"n/a\"\n"
-                          "\"x1\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"5\"\n");
+  auto details = dir.file(
+      "d.csv", "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+               "\"0\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"n/a\"\n"
+               "\"x1\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"5\"\n");
   std::vector<Launch> launches;
   try {
     read_details_page(details, launches);
@@ -217,16 +219,18 @@ TEST(NcuBadInput, GarbageValues) {
     EXPECT_EQ(e.line(), 3u);
     EXPECT_NE(std::string(e.what()).find("stall_wait"), std::string::npos);
   }
-  auto binary = dir.file("b.csv", std::string("\x7f" "ELF\x02\x01\x01\0\0\"\0\n", 13));
+  auto binary = dir.file("b.csv", std::string("\x7f"
+                                              "ELF\x02\x01\x01\0\0\"\0\n",
+                                              13));
   EXPECT_THROW(read_raw_page(binary, launches), ParseError);
 }
 
 TEST(NcuDetails, NaValueIsKeptAsText) {
   TempDir dir;
-  auto details = dir.file("d.csv",
-                          "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\",\n"
-                          "\"0\",\"void k<2>(int)\",\"sm__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"n/a\",\n"
-                          "\"0\",\"void k<2>(int)\",\"gpu__time_duration.sum\",\"usecond\",\"1.5\",\n");
+  auto details =
+      dir.file("d.csv", "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\",\n"
+                        "\"0\",\"void k<2>(int)\",\"sm__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"n/a\",\n"
+                        "\"0\",\"void k<2>(int)\",\"gpu__time_duration.sum\",\"usecond\",\"1.5\",\n");
   std::vector<Launch> launches;
   read_details_page(details, launches);
   ASSERT_EQ(launches.size(), 1u);
@@ -240,11 +244,11 @@ TEST(NcuDetails, NaValueIsKeptAsText) {
 
 TEST(NcuDetails, RepeatedHeaderWithDifferentColumns) {
   TempDir dir;
-  auto details = dir.file("d.csv",
-                          "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
-                          "\"0\",\"a()\",\"gpu__time_duration.sum\",\"ns\",\"10\"\n"
-                          "\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
-                          "\"1\",\"b()\",\"S\",\"gpu__time_duration.sum\",\"ns\",\"1,000\"\n");
+  auto details =
+      dir.file("d.csv", "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+                        "\"0\",\"a()\",\"gpu__time_duration.sum\",\"ns\",\"10\"\n"
+                        "\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+                        "\"1\",\"b()\",\"S\",\"gpu__time_duration.sum\",\"ns\",\"1,000\"\n");
   std::vector<Launch> launches;
   read_details_page(details, launches);
   ASSERT_EQ(launches.size(), 2u);

@@ -7,8 +7,8 @@
 using namespace optimas::util;
 
 TEST(Numbers, LocaleSeparatorsAndPlainValues) {
-  EXPECT_EQ(parse_number("96,096"), 96096.0);   // en_US
-  EXPECT_EQ(parse_number("96096"), 96096.0);    // C
+  EXPECT_EQ(parse_number("96,096"), 96096.0); // en_US
+  EXPECT_EQ(parse_number("96096"), 96096.0);  // C
   EXPECT_EQ(parse_number("3,198,905,421.58"), 3198905421.58);
   EXPECT_EQ(parse_number("0.41"), 0.41);
   EXPECT_EQ(parse_number("-2.5e3"), -2500.0);

@@ -52,7 +52,9 @@ TEST(Process, TimeoutKillsTheWholeProcessGroup) {
   };
   bool gone = dead();
   for (int i = 0; i < 200 && !gone; ++i) {
-    struct timespec ts {0, 10'000'000};
+    struct timespec ts {
+      0, 10'000'000
+    };
     nanosleep(&ts, nullptr);
     gone = dead();
   }
