@@ -6,6 +6,7 @@
 
 namespace optimas::cli {
 
+void add_analyze_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
 
 } // namespace optimas::cli

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
     if (quiet) log::set_level(log::Level::error);
   });
   cli::add_profile_command(app);
+  cli::add_analyze_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -139,7 +139,13 @@ std::vector<KernelSource> read_source_page(const std::string& path, int expected
   std::string line_file; // the CUDA line the following SASS rows belong to
   int line_number = 0;
 
+  std::uint64_t block_start = 0; // bytes consumed when the current block began
+  auto close_block = [&] {
+    if (!blocks.empty()) blocks.back().page_bytes += r.bytes_consumed() - block_start;
+    block_start = r.bytes_consumed();
+  };
   auto start_block = [&](std::string_view demangled) {
+    close_block();
     KernelSource& k = blocks.emplace_back();
     k.demangled = std::string(demangled);
     k.kernel = kernel_base_name(k.demangled);
@@ -214,6 +220,7 @@ std::vector<KernelSource> read_source_page(const std::string& path, int expected
     }
     ins.samples = read_samples(r, cols);
   }
+  close_block();
   for (const auto& s : unknown_stalls) log::warn("{}: unknown stall column \"{}\" ignored", path, s);
   if (sass_layout) undo_doubling(blocks, expected_results, path);
   return blocks;

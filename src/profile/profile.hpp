@@ -85,6 +85,7 @@ struct KernelSource {
   std::string demangled;
   std::vector<SourceLine> lines;
   std::vector<SassInstruction> instructions;
+  std::uint64_t page_bytes = 0; // bytes of the source page this block took (uncompressed)
   std::uint64_t total_samples() const;
 };
 

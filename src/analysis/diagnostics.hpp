@@ -1,0 +1,65 @@
+// The analysis stage: from a profile to citable evidence per hot kernel — roofline (RF),
+// PC-stall saliency (PC) and counter selection (IA) — with stable evidence IDs.
+#pragma once
+
+#include "analysis/counters.hpp"
+#include "analysis/roofline.hpp"
+#include "analysis/saliency.hpp"
+#include "profile/hot_kernels.hpp"
+#include "profile/profile.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace optimas::analysis {
+
+// The three diagnostic sources; the paper's seven subsets are their non-empty combinations.
+enum Source : unsigned { k_pc = 1, k_ia = 2, k_roofline = 4, k_all_sources = 7 };
+
+// "pc,ia,roofline" (any order, also "all", "rf" for roofline) -> bit set; throws UsageError.
+unsigned parse_sources(std::string_view list);
+// "PC+IA+Roofline"
+std::string sources_label(unsigned sources);
+
+struct AnalysisOptions {
+  double alpha = profile::k_default_alpha;
+  double tau_sat = k_default_tau_sat;
+  SaliencyOptions saliency;
+  EompOptions eomp;
+  unsigned sources = k_all_sources;
+  std::string config; // run whose hot kernels, roofline and stalls are analysed; empty: "default" or the first
+};
+
+struct Evidence {
+  std::string id;   // "RF1", "PC3", "IA2"
+  std::string kind; // "roofline", "pc", "ia"
+  std::string kernel;
+  std::string text; // one line a prompt can quote
+};
+
+struct KernelDiagnostics {
+  profile::KernelTime time;
+  std::optional<Roofline> roofline;
+  std::optional<StallSummary> stalls;
+  std::optional<CounterSelection> counters;
+  std::vector<std::string> notes; // what could not be analysed and why
+};
+
+struct Diagnostics {
+  std::string config;
+  AnalysisOptions options;
+  profile::HotKernels hot;
+  std::vector<KernelDiagnostics> kernels; // the hot kernels, by decreasing time
+  std::vector<Evidence> evidence;         // every item, in ID order
+  std::uint64_t raw_bytes = 0;            // profile pages read
+  std::size_t summary_bytes = 0;          // the evidence text
+};
+
+Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& options);
+
+// The readable summary.
+std::string to_text(const Diagnostics& diagnostics);
+
+} // namespace optimas::analysis

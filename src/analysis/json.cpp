@@ -1,0 +1,134 @@
+#include "analysis/json.hpp"
+
+#include "analysis/dictionary.hpp"
+
+#include <cmath>
+
+namespace optimas::analysis {
+
+namespace {
+
+using nlohmann::json;
+
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json throughput_json(const std::vector<Throughput>& ts) {
+  json out = json::array();
+  for (const auto& t : ts)
+    out.push_back({{"name", t.name}, {"achieved", num(t.achieved)}, {"peak", num(t.peak)}, {"rho", num(t.rho)}});
+  return out;
+}
+
+json roofline_json(const Roofline& r) {
+  return {{"id", r.id},
+          {"launches", r.launches},
+          {"duration_ns", num(r.duration_ns)},
+          {"compute", throughput_json(r.compute)},
+          {"memory", throughput_json(r.memory)},
+          {"flops", num(r.flops)},
+          {"intensity", {{"dram", num(r.intensity_dram)}, {"l2", num(r.intensity_l2)}, {"l1", num(r.intensity_l1)}}},
+          {"sm_throughput", num(r.sm_throughput)},
+          {"rho_compute", num(r.rho_compute)},
+          {"rho_memory", num(r.rho_memory)},
+          {"compute_basis", r.compute_basis},
+          {"memory_basis", r.memory_basis},
+          {"compute_saturated", r.compute_saturated},
+          {"memory_saturated", r.memory_saturated},
+          {"class", r.bound},
+          {"summary", r.summary},
+          {"occupancy",
+           {{"achieved_pct", num(r.achieved_occupancy)},
+            {"theoretical_pct", num(r.theoretical_occupancy)},
+            {"limiter", r.occupancy_limiter},
+            {"registers_per_thread", num(r.registers_per_thread)}}},
+          {"issue", {{"per_cycle", num(r.issue_per_cycle)}, {"eligible_warps_per_cycle", num(r.eligible_warps)}}}};
+}
+
+json stalls_json(const StallSummary& s) {
+  const auto& dict = Dictionary::builtin();
+  json lines = json::array();
+  for (const auto& l : s.lines) {
+    json e = {{"id", l.id},
+              {"file", l.file},
+              {"line", l.line},
+              {"code", l.code},
+              {"samples", l.samples},
+              {"stalled", l.stalled},
+              {"kernel_share", l.kernel_share},
+              {"stall", std::string(profile::stall_label(l.dominant))},
+              {"fraction", l.dominant_fraction}};
+    if (const auto* x = dict.stall_explanation(l.dominant)) e["explanation"] = {{"title", x->title}, {"helps", x->helps}};
+    lines.push_back(std::move(e));
+  }
+  json kernel_stalls = json::object();
+  for (const auto& [stall, count] : s.kernel_stalls) kernel_stalls[std::string(profile::stall_label(stall))] = count;
+  return {{"total_samples", s.total_samples}, {"kernel_stalls", kernel_stalls}, {"lines", lines},
+          {"lines_seen", s.lines_seen},       {"lines_below_tau", s.lines_below_tau},
+          {"lines_over_budget", s.lines_over_budget}, {"raw_bytes", s.raw_bytes},
+          {"summary_bytes", s.text.size()},   {"reduction", s.reduction()},
+          {"summary", s.text}};
+}
+
+json counters_json(const CounterSelection& c) {
+  json top = json::array();
+  for (const auto& w : c.top)
+    top.push_back({{"id", w.id},
+                   {"counter", w.counter},
+                   {"description", w.description},
+                   {"importance", w.importance},
+                   {"frequency", w.frequency},
+                   {"mean_weight", w.mean_weight}});
+  return {{"runs", c.runs},
+          {"counters_total", c.counters_total},
+          {"counters_used", c.counters_used},
+          {"dropped", {{"constant", c.dropped_constant}, {"missing", c.dropped_missing}, {"time", c.dropped_time}, {"duplicate", c.dropped_duplicate}}},
+          {"mean_r2", c.mean_r2},
+          {"reliable", c.reliable},
+          {"caveat", c.caveat},
+          {"top", top}};
+}
+
+} // namespace
+
+json to_json(const Diagnostics& d) {
+  json kernels = json::array();
+  for (const auto& kd : d.kernels) {
+    json k = {{"kernel", kd.time.kernel},
+              {"demangled", kd.time.demangled},
+              {"share", kd.time.share},
+              {"total_ns", kd.time.total_ns},
+              {"launches", kd.time.launches},
+              {"roofline", kd.roofline ? roofline_json(*kd.roofline) : json(nullptr)},
+              {"stalls", kd.stalls ? stalls_json(*kd.stalls) : json(nullptr)},
+              {"counters", kd.counters ? counters_json(*kd.counters) : json(nullptr)},
+              {"notes", kd.notes}};
+    kernels.push_back(std::move(k));
+  }
+  json all = json::array();
+  for (const auto& k : d.hot.kernels)
+    all.push_back({{"kernel", k.kernel}, {"demangled", k.demangled}, {"share", k.share}, {"total_ns", k.total_ns},
+                   {"launches", k.launches}, {"hot", k.hot}});
+  json evidence = json::array();
+  for (const auto& e : d.evidence) evidence.push_back({{"id", e.id}, {"kind", e.kind}, {"kernel", e.kernel}, {"text", e.text}});
+  const auto& o = d.options;
+  return {{"schema", "optimas.diagnostics/1"},
+          {"config", d.config},
+          {"sources", sources_label(o.sources)},
+          {"options",
+           {{"alpha", o.alpha},
+            {"tau_sat", o.tau_sat},
+            {"tau_stall", o.saliency.tau},
+            {"max_summary_bytes", o.saliency.max_bytes},
+            {"kappa", o.eomp.kappa},
+            {"pool", o.eomp.pool},
+            {"ensemble", o.eomp.ensemble},
+            {"seed", o.eomp.seed}}},
+          {"total_ns", d.hot.total_ns},
+          {"all_kernels", all},
+          {"kernels", kernels},
+          {"evidence", evidence},
+          {"raw_bytes", d.raw_bytes},
+          {"summary_bytes", d.summary_bytes}};
+}
+
+} // namespace optimas::analysis

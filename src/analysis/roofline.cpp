@@ -1,0 +1,147 @@
+#include "analysis/roofline.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace optimas::analysis {
+
+namespace {
+
+using profile::k_nan;
+
+// Mean of a metric over launches, ignoring launches where it is missing or not a number.
+double mean(const std::vector<const profile::Launch*>& launches, const std::string& name) {
+  double sum = 0;
+  int n = 0;
+  for (const auto* l : launches) {
+    double v = l->value(name);
+    if (std::isfinite(v)) {
+      sum += v;
+      ++n;
+    }
+  }
+  return n ? sum / n : k_nan;
+}
+
+double ratio(double a, double b) { return std::isfinite(a) && std::isfinite(b) && b > 0 ? a / b : k_nan; }
+double clamp01(double v) { return std::isfinite(v) ? std::clamp(v, 0.0, 1.0) : v; }
+double nan_to_zero(double v) { return std::isfinite(v) ? v : 0; }
+
+// FLOP/s of one precision: (add + mul + 2 fma) per elapsed cycle x cycles per second, and the
+// peak from the fma pipe (2 FLOP per fma), as ncu's roofline chart computes them.
+Throughput precision(const std::vector<const profile::Launch*>& ls, const char* name, char p) {
+  auto op = [&](const char* kind) {
+    return mean(ls, fmt::format("smsp__sass_thread_inst_executed_op_{}{}_pred_on.sum.per_cycle_elapsed", p, kind));
+  };
+  double add = op("add"), mul = op("mul"), fma = op("fma");
+  double per_second = mean(ls, "smsp__cycles_elapsed.avg.per_second");
+  Throughput t{name, k_nan, k_nan, k_nan};
+  if (std::isfinite(add) || std::isfinite(mul) || std::isfinite(fma))
+    t.achieved = (nan_to_zero(add) + nan_to_zero(mul) + 2 * nan_to_zero(fma)) * per_second;
+  double peak_fma = mean(ls, fmt::format("sm__sass_thread_inst_executed_op_{}fma_pred_on.sum.peak_sustained", p));
+  t.peak = peak_fma * 2 * mean(ls, "sm__cycles_elapsed.avg.per_second");
+  t.rho = clamp01(ratio(t.achieved, t.peak));
+  return t;
+}
+
+const char* k_limiters[][2] = {{"launch__occupancy_limit_registers", "registers"},
+                               {"launch__occupancy_limit_shared_mem", "shared memory"},
+                               {"launch__occupancy_limit_warps", "warps"},
+                               {"launch__occupancy_limit_blocks", "blocks"},
+                               {"launch__occupancy_limit_barriers", "barriers"}};
+
+} // namespace
+
+std::string roofline_sentence(double rho_compute, double rho_memory, double tau_sat) {
+  auto part = [&](const char* what, double rho) {
+    if (!std::isfinite(rho)) return fmt::format("{} not measured", what);
+    return fmt::format("{} {} ({:.0f}%)", what, rho >= tau_sat ? "saturated" : "underutilized", 100 * rho);
+  };
+  return part("Compute", rho_compute) + ", " + part("memory bandwidth", rho_memory);
+}
+
+Roofline compute_roofline(const std::string& kernel, const std::vector<const profile::Launch*>& ls, double tau_sat) {
+  Roofline r;
+  r.kernel = kernel;
+  r.launches = static_cast<int>(ls.size());
+  r.duration_ns = mean(ls, "gpu__time_duration.sum");
+
+  for (auto [name, p] : {std::pair{"FP64", 'd'}, {"FP32", 'f'}, {"FP16", 'h'}}) {
+    Throughput t = precision(ls, name, p);
+    if (std::isfinite(t.achieved) || std::isfinite(t.peak)) r.compute.push_back(t);
+  }
+  double flops = 0;
+  bool any_flops = false;
+  for (const auto& t : r.compute)
+    if (std::isfinite(t.achieved)) {
+      flops += t.achieved;
+      any_flops = true;
+    }
+  r.flops = any_flops ? flops : k_nan;
+
+  double seconds = r.duration_ns * 1e-9;
+  Throughput dram{"DRAM", mean(ls, "dram__bytes.sum.per_second"), k_nan, k_nan};
+  dram.peak = mean(ls, "dram__bytes.sum.peak_sustained") * mean(ls, "dram__cycles_elapsed.avg.per_second");
+  dram.rho = clamp01(ratio(dram.achieved, dram.peak));
+  if (!std::isfinite(dram.rho)) dram.rho = clamp01(mean(ls, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed") / 100);
+  Throughput l2{"L2", ratio(mean(ls, "lts__t_bytes.sum"), seconds), k_nan,
+                clamp01(mean(ls, "lts__throughput.avg.pct_of_peak_sustained_elapsed") / 100)};
+  Throughput l1{"L1", ratio(mean(ls, "l1tex__t_bytes.sum"), seconds), k_nan,
+                clamp01(mean(ls, "l1tex__throughput.avg.pct_of_peak_sustained_active") / 100)};
+  // Peaks for L2 and L1 follow from ncu's own percentage of peak.
+  l2.peak = ratio(l2.achieved, l2.rho);
+  l1.peak = ratio(l1.achieved, l1.rho);
+  r.memory = {dram, l2, l1};
+  r.intensity_dram = ratio(r.flops, dram.achieved);
+  r.intensity_l2 = ratio(r.flops, l2.achieved);
+  r.intensity_l1 = ratio(r.flops, l1.achieved);
+
+  // rho_compute: the busiest FLOP pipe, or ncu's SM throughput when that is higher (integer
+  // and control-heavy kernels use the SM without floating-point work).
+  r.sm_throughput = clamp01(mean(ls, "sm__throughput.avg.pct_of_peak_sustained_elapsed") / 100);
+  for (const auto& t : r.compute)
+    if (std::isfinite(t.rho) && !(t.rho <= r.rho_compute)) {
+      r.rho_compute = t.rho;
+      r.compute_basis = t.name + " pipe";
+    }
+  if (std::isfinite(r.sm_throughput) && !(r.sm_throughput <= r.rho_compute)) {
+    r.rho_compute = r.sm_throughput;
+    r.compute_basis = "SM throughput";
+  }
+  for (const auto& t : r.memory)
+    if (std::isfinite(t.rho) && !(t.rho <= r.rho_memory)) {
+      r.rho_memory = t.rho;
+      r.memory_basis = t.name;
+    }
+  r.compute_saturated = std::isfinite(r.rho_compute) && r.rho_compute >= tau_sat;
+  r.memory_saturated = std::isfinite(r.rho_memory) && r.rho_memory >= tau_sat;
+  if (r.compute_saturated || r.memory_saturated) {
+    bool compute_higher = nan_to_zero(r.rho_compute) >= nan_to_zero(r.rho_memory);
+    r.bound = (r.compute_saturated && (compute_higher || !r.memory_saturated)) ? "compute-bound" : "memory-bound";
+  } else {
+    r.bound = "latency-bound";
+  }
+  r.summary = roofline_sentence(r.rho_compute, r.rho_memory, tau_sat);
+
+  r.achieved_occupancy = mean(ls, "sm__warps_active.avg.pct_of_peak_sustained_active");
+  r.theoretical_occupancy = mean(ls, "sm__maximum_warps_per_active_cycle_pct");
+  r.eligible_warps = mean(ls, "smsp__warps_eligible.avg.per_cycle_active");
+  r.issue_per_cycle = mean(ls, "smsp__issue_active.avg.per_cycle_active");
+  r.registers_per_thread = mean(ls, "launch__registers_per_thread");
+  double lowest = k_nan;
+  for (const auto& [metric, label] : k_limiters) {
+    double blocks = mean(ls, metric);
+    if (!std::isfinite(blocks)) continue;
+    if (!(blocks >= lowest)) {
+      lowest = blocks;
+      r.occupancy_limiter = label;
+    } else if (blocks == lowest) {
+      r.occupancy_limiter += std::string(", ") + label;
+    }
+  }
+  return r;
+}
+
+} // namespace optimas::analysis

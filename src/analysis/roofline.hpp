@@ -1,0 +1,60 @@
+// Roofline (paper 2.1.2): achieved FLOP/s per precision and bandwidth per memory level against
+// the peaks ncu reports for the same run, utilisation ratios rho, and the occupancy picture.
+#pragma once
+
+#include "profile/profile.hpp"
+
+#include <string>
+#include <vector>
+
+namespace optimas::analysis {
+
+inline constexpr double k_default_tau_sat = 0.70;
+
+struct Throughput {
+  std::string name;   // "FP64", "DRAM", ...
+  double achieved;    // FLOP/s or byte/s; NaN when not measured
+  double peak;        // same unit; NaN when ncu gave no peak
+  double rho;         // achieved / peak in [0, 1]; NaN when unknown
+};
+
+struct Roofline {
+  std::string id; // evidence ID, "RF1"
+  std::string kernel;
+  int launches = 0;
+  double duration_ns = profile::k_nan; // mean over the kernel's launches
+
+  std::vector<Throughput> compute;  // FP64, FP32, FP16 where measured
+  std::vector<Throughput> memory;   // DRAM, L2, L1
+  double flops = profile::k_nan;    // FLOP/s, all precisions
+  double intensity_dram = profile::k_nan; // FLOP per byte at each level
+  double intensity_l2 = profile::k_nan;
+  double intensity_l1 = profile::k_nan;
+  double sm_throughput = profile::k_nan; // ncu's SM speed-of-light, [0, 1]
+
+  double rho_compute = profile::k_nan;
+  double rho_memory = profile::k_nan;
+  std::string compute_basis; // what set rho_compute ("FP64 pipe", "SM throughput")
+  std::string memory_basis;  // what set rho_memory ("DRAM", "L2", "L1")
+  bool compute_saturated = false;
+  bool memory_saturated = false;
+  std::string bound;   // "compute-bound", "memory-bound", "latency-bound"
+  std::string summary; // "Compute underutilized (62%), memory bandwidth saturated (91%)"
+
+  double achieved_occupancy = profile::k_nan;    // % of the maximum warps
+  double theoretical_occupancy = profile::k_nan; // %
+  double eligible_warps = profile::k_nan;        // per cycle per scheduler
+  double issue_per_cycle = profile::k_nan;       // instructions issued per active cycle per scheduler
+  std::string occupancy_limiter;                 // "registers", "shared memory", "warps", "blocks", "barriers"
+  double registers_per_thread = profile::k_nan;
+};
+
+// Computes the roofline of one kernel from its launches (metrics averaged over them).
+// `launches` must all be of that kernel.
+Roofline compute_roofline(const std::string& kernel, const std::vector<const profile::Launch*>& launches,
+                          double tau_sat = k_default_tau_sat);
+
+// "Compute underutilized (62%), memory bandwidth saturated (91%)"
+std::string roofline_sentence(double rho_compute, double rho_memory, double tau_sat);
+
+} // namespace optimas::analysis
