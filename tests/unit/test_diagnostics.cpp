@@ -1,0 +1,76 @@
+#include "analysis/diagnostics.hpp"
+#include "analysis/json.hpp"
+#include "profile/importer.hpp"
+#include "util/error.hpp"
+
+#include "test_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace optimas::analysis;
+using optimas::test::data_path;
+
+TEST(Diagnostics, SevenSubsets) {
+  EXPECT_EQ(sources_label(parse_sources("pc")), "PC");
+  EXPECT_EQ(sources_label(parse_sources("ia")), "IA");
+  EXPECT_EQ(sources_label(parse_sources("roofline")), "Roofline");
+  EXPECT_EQ(sources_label(parse_sources("ia,pc")), "PC+IA");
+  EXPECT_EQ(sources_label(parse_sources("pc, rf")), "PC+Roofline");
+  EXPECT_EQ(sources_label(parse_sources("roofline,ia")), "IA+Roofline");
+  EXPECT_EQ(sources_label(parse_sources("all")), "PC+IA+Roofline");
+  EXPECT_THROW(parse_sources("pc,flops"), optimas::UsageError);
+  EXPECT_THROW(parse_sources(""), optimas::UsageError);
+}
+
+TEST(Diagnostics, SamplesHotKernelAndEvidenceIds) {
+  auto prof = optimas::profile::import_profile(data_path("ncu-samples"));
+  auto d = analyze(prof, {});
+  ASSERT_EQ(d.kernels.size(), 1u);
+  EXPECT_EQ(d.kernels[0].time.kernel, "dloop");
+  EXPECT_FALSE(d.hot.kernels[1].hot); // saxpy is dropped
+  ASSERT_TRUE(d.kernels[0].roofline);
+  EXPECT_EQ(d.kernels[0].roofline->id, "RF1");
+  std::set<std::string> ids;
+  for (const auto& e : d.evidence) EXPECT_TRUE(ids.insert(e.id).second) << "duplicate " << e.id;
+  EXPECT_TRUE(ids.count("RF1"));
+  EXPECT_TRUE(ids.count("PC1"));
+  EXPECT_TRUE(ids.count("IA1"));
+  // Two dloop launches are too few runs for counter selection to mean much, and it says so.
+  ASSERT_TRUE(d.kernels[0].counters);
+  EXPECT_FALSE(d.kernels[0].counters->reliable);
+  EXPECT_NE(to_text(d).find("weak hint"), std::string::npos);
+}
+
+TEST(Diagnostics, SelectedSourcesOnly) {
+  auto prof = optimas::profile::import_profile(data_path("h200/stencil"));
+  AnalysisOptions o;
+  o.sources = k_pc;
+  auto d = analyze(prof, o);
+  for (const auto& e : d.evidence) EXPECT_EQ(e.kind, "pc");
+  for (const auto& k : d.kernels) {
+    EXPECT_FALSE(k.roofline);
+    EXPECT_FALSE(k.counters);
+    EXPECT_TRUE(k.stalls);
+  }
+}
+
+TEST(Diagnostics, StableAcrossRuns) {
+  auto prof = optimas::profile::import_profile(data_path("h200/stream"));
+  auto a = to_json(analyze(prof, {})), b = to_json(analyze(prof, {}));
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a["config"], "default");
+  // Each PC item cites a line of the example's own source.
+  for (const auto& k : a["kernels"])
+    for (const auto& l : k["stalls"]["lines"]) EXPECT_TRUE(l["file"].get<std::string>().ends_with("main.cu"));
+}
+
+TEST(Diagnostics, ConfigSelection) {
+  auto prof = optimas::profile::import_profile(data_path("h200/stream"));
+  AnalysisOptions o;
+  o.config = "small";
+  EXPECT_EQ(analyze(prof, o).config, "small");
+  o.config = "huge";
+  EXPECT_THROW(analyze(prof, o), optimas::UsageError);
+}
