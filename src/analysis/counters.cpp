@@ -73,9 +73,12 @@ CounterSelection select_counters(const CounterMatrix& m, const EompOptions& o) {
       lo = std::min(lo, v);
       hi = std::max(hi, v);
     }
-    if (missing) ++sel.dropped_missing;
-    else if (!(hi - lo > 1e-12 * std::max(1.0, std::fabs(hi)))) ++sel.dropped_constant;
-    else keep.push_back(c);
+    if (missing)
+      ++sel.dropped_missing;
+    else if (!(hi - lo > 1e-12 * std::max(1.0, std::fabs(hi))))
+      ++sel.dropped_constant;
+    else
+      keep.push_back(c);
   }
   sel.counters_used = keep.size();
   if (n < 2 || keep.empty()) {
@@ -87,7 +90,8 @@ CounterSelection select_counters(const CounterMatrix& m, const EompOptions& o) {
   const Eigen::Index rows = static_cast<Eigen::Index>(n), cols = static_cast<Eigen::Index>(keep.size());
   Eigen::MatrixXd d(rows, cols);
   for (Eigen::Index j = 0; j < cols; ++j)
-    for (Eigen::Index i = 0; i < rows; ++i) d(i, j) = m.rows[static_cast<std::size_t>(i)][keep[static_cast<std::size_t>(j)]];
+    for (Eigen::Index i = 0; i < rows; ++i)
+      d(i, j) = m.rows[static_cast<std::size_t>(i)][keep[static_cast<std::size_t>(j)]];
   for (Eigen::Index j = 0; j < cols; ++j) {
     double mu = d.col(j).mean();
     double sd = std::sqrt((d.col(j).array() - mu).square().sum() / static_cast<double>(n));
@@ -99,7 +103,8 @@ CounterSelection select_counters(const CounterMatrix& m, const EompOptions& o) {
     std::vector<Eigen::Index> order(static_cast<std::size_t>(cols));
     std::iota(order.begin(), order.end(), Eigen::Index{0});
     std::stable_sort(order.begin(), order.end(), [&](Eigen::Index x, Eigen::Index y) {
-      return m.counters[keep[static_cast<std::size_t>(x)]].size() < m.counters[keep[static_cast<std::size_t>(y)]].size();
+      return m.counters[keep[static_cast<std::size_t>(x)]].size() <
+             m.counters[keep[static_cast<std::size_t>(y)]].size();
     });
     std::vector<Eigen::Index> unique;
     for (auto j : order) {
@@ -112,8 +117,10 @@ CounterSelection select_counters(const CounterMatrix& m, const EompOptions& o) {
           break;
         }
       }
-      if (dup) ++sel.dropped_duplicate;
-      else unique.push_back(j);
+      if (dup)
+        ++sel.dropped_duplicate;
+      else
+        unique.push_back(j);
     }
     std::sort(unique.begin(), unique.end());
     Eigen::MatrixXd kept(rows, static_cast<Eigen::Index>(unique.size()));
@@ -154,8 +161,9 @@ CounterSelection select_counters(const CounterMatrix& m, const EompOptions& o) {
       std::iota(order.begin(), order.end(), Eigen::Index{0});
       std::size_t available = static_cast<std::size_t>(used) - chosen.size();
       std::size_t top = std::min<std::size_t>(static_cast<std::size_t>(pool), available);
-      std::partial_sort(order.begin(), order.begin() + static_cast<long>(top), order.end(),
-                        [&](Eigen::Index x, Eigen::Index y) { return score(x) > score(y) || (score(x) == score(y) && x < y); });
+      std::partial_sort(
+          order.begin(), order.begin() + static_cast<long>(top), order.end(),
+          [&](Eigen::Index x, Eigen::Index y) { return score(x) > score(y) || (score(x) == score(y) && x < y); });
       std::uniform_int_distribution<std::size_t> draw(0, top - 1);
       chosen.push_back(order[draw(rng)]);
       // Refit least squares on the chosen counters and update the residual.

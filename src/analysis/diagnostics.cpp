@@ -16,11 +16,16 @@ unsigned parse_sources(std::string_view list) {
   unsigned out = 0;
   for (auto part : util::split(list, ',')) {
     std::string p = util::to_lower(util::trim(part));
-    if (p == "pc") out |= k_pc;
-    else if (p == "ia") out |= k_ia;
-    else if (p == "roofline" || p == "rf") out |= k_roofline;
-    else if (p == "all") out |= k_all_sources;
-    else throw UsageError(fmt::format("unknown diagnostic source \"{}\" (use pc, ia, roofline or all)", p));
+    if (p == "pc")
+      out |= k_pc;
+    else if (p == "ia")
+      out |= k_ia;
+    else if (p == "roofline" || p == "rf")
+      out |= k_roofline;
+    else if (p == "all")
+      out |= k_all_sources;
+    else
+      throw UsageError(fmt::format("unknown diagnostic source \"{}\" (use pc, ia, roofline or all)", p));
   }
   if (!out) throw UsageError("no diagnostic source selected (use pc, ia, roofline or all)");
   return out;
@@ -47,7 +52,9 @@ std::string si(double v, const char* unit) {
   return fmt::format("{:.3g} {}{}", v, prefixes[p], unit);
 }
 
-std::string pct(double rho) { return std::isfinite(rho) ? fmt::format("{:.0f}%", 100 * rho) : "n/a"; }
+std::string pct(double rho) {
+  return std::isfinite(rho) ? fmt::format("{:.0f}%", 100 * rho) : "n/a";
+}
 
 std::string roofline_text(const Roofline& r) {
   std::string s = fmt::format("{} ({}).", r.summary, r.bound);
@@ -61,17 +68,18 @@ std::string roofline_text(const Roofline& r) {
     s += fmt::format(" arithmetic intensity {:.3g} FLOP/byte (DRAM);", r.intensity_dram);
   if (std::isfinite(r.achieved_occupancy))
     s += fmt::format(" occupancy {:.0f}% achieved of {:.0f}% theoretical{};", r.achieved_occupancy,
-                     r.theoretical_occupancy, r.occupancy_limiter.empty() ? "" : " (limited by " + r.occupancy_limiter + ")");
+                     r.theoretical_occupancy,
+                     r.occupancy_limiter.empty() ? "" : " (limited by " + r.occupancy_limiter + ")");
   if (std::isfinite(r.issue_per_cycle) && r.issue_per_cycle > 0)
-    s += fmt::format(" one instruction issued every {:.1f} cycles, {:.2f} eligible warps per cycle.", 1 / r.issue_per_cycle,
-                     r.eligible_warps);
+    s += fmt::format(" one instruction issued every {:.1f} cycles, {:.2f} eligible warps per cycle.",
+                     1 / r.issue_per_cycle, r.eligible_warps);
   if (!s.empty() && s.back() == ';') s.back() = '.';
   return s;
 }
 
 std::string counter_text(const CounterWeight& w) {
-  return fmt::format("{} ({}): importance {:.2f}, chosen by {:.0f}% of ensemble members, runtime {} as it grows", w.counter,
-                     w.description, w.importance, 100 * w.frequency, w.mean_weight >= 0 ? "rises" : "falls");
+  return fmt::format("{} ({}): importance {:.2f}, chosen by {:.0f}% of ensemble members, runtime {} as it grows",
+                     w.counter, w.description, w.importance, 100 * w.frequency, w.mean_weight >= 0 ? "rises" : "falls");
 }
 
 const profile::Run& pick_run(const profile::Profile& p, const std::string& wanted) {
@@ -81,7 +89,8 @@ const profile::Run& pick_run(const profile::Profile& p, const std::string& wante
       if (r.config == wanted) return r;
     std::vector<std::string> names;
     for (const auto& r : p.runs) names.push_back(r.config);
-    throw UsageError(fmt::format("no run for input configuration \"{}\" (the profile has: {})", wanted, util::join(names, ", ")));
+    throw UsageError(
+        fmt::format("no run for input configuration \"{}\" (the profile has: {})", wanted, util::join(names, ", ")));
   }
   for (const auto& r : p.runs)
     if (r.config == "default") return r;
@@ -93,7 +102,8 @@ const profile::Run& pick_run(const profile::Profile& p, const std::string& wante
 Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& o) {
   if (!(o.tau_sat > 0 && o.tau_sat <= 1)) throw UsageError("tau_sat must be in (0, 1]");
   if (!(o.saliency.tau > 0 && o.saliency.tau <= 1)) throw UsageError("the stall threshold tau must be in (0, 1]");
-  if (o.eomp.kappa < 1 || o.eomp.ensemble < 1 || o.eomp.pool < 1) throw UsageError("kappa, ensemble and pool must be >= 1");
+  if (o.eomp.kappa < 1 || o.eomp.ensemble < 1 || o.eomp.pool < 1)
+    throw UsageError("kappa, ensemble and pool must be >= 1");
   const auto& dict = Dictionary::builtin();
   Diagnostics d;
   d.options = o;
@@ -132,11 +142,11 @@ Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& o) {
       } else {
         pc += static_cast<int>(s.lines.size());
         for (const auto& l : s.lines)
-          d.evidence.push_back({l.id, "pc", k.kernel,
-                                fmt::format("{}:{} ({:.1f}% of the kernel's samples) {}: {:.0f}% | {}",
-                                            std::filesystem::path(l.file).filename().string(), l.line,
-                                            100 * l.kernel_share, profile::stall_label(l.dominant),
-                                            100 * l.dominant_fraction, l.code)});
+          d.evidence.push_back(
+              {l.id, "pc", k.kernel,
+               fmt::format("{}:{} ({:.1f}% of the kernel's samples) {}: {:.0f}% | {}",
+                           std::filesystem::path(l.file).filename().string(), l.line, 100 * l.kernel_share,
+                           profile::stall_label(l.dominant), 100 * l.dominant_fraction, l.code)});
         kd.stalls = std::move(s);
       }
     }
@@ -171,11 +181,12 @@ std::string to_text(const Diagnostics& d) {
     if (kd.roofline) out += fmt::format("[{}] Roofline: {}\n", kd.roofline->id, roofline_text(*kd.roofline));
     if (kd.stalls) {
       const auto& s = *kd.stalls;
-      out += fmt::format("PC sampling: {} samples over {} lines; {} salient (dominant stall >= {:.0f}%), {} below, {} over "
-                         "the {} B budget; summary {} B from {} of source page ({:.2f}% smaller)\n",
-                         s.total_samples, s.lines_seen, s.lines.size(), 100 * d.options.saliency.tau, s.lines_below_tau,
-                         s.lines_over_budget, d.options.saliency.max_bytes, s.text.size(),
-                         si(static_cast<double>(s.raw_bytes), "B"), 100 * s.reduction());
+      out += fmt::format(
+          "PC sampling: {} samples over {} lines; {} salient (dominant stall >= {:.0f}%), {} below, {} over "
+          "the {} B budget; summary {} B from {} of source page ({:.2f}% smaller)\n",
+          s.total_samples, s.lines_seen, s.lines.size(), 100 * d.options.saliency.tau, s.lines_below_tau,
+          s.lines_over_budget, d.options.saliency.max_bytes, s.text.size(), si(static_cast<double>(s.raw_bytes), "B"),
+          100 * s.reduction());
       for (const auto& e : d.evidence)
         if (e.kind == "pc" && e.kernel == kd.time.kernel) out += fmt::format("[{}] {}\n", e.id, e.text);
       if (!s.lines.empty())
@@ -188,7 +199,8 @@ std::string to_text(const Diagnostics& d) {
       out += fmt::format("Counters (ensemble OMP, kappa {}, {} members, seed {}): {} runs x {} counters (of {}; {} "
                          "constant, {} missing, {} time measures, {} duplicates dropped), mean fit R^2 {:.2f}\n",
                          d.options.eomp.kappa, d.options.eomp.ensemble, d.options.eomp.seed, c.runs, c.counters_used,
-                         c.counters_total, c.dropped_constant, c.dropped_missing, c.dropped_time, c.dropped_duplicate, c.mean_r2);
+                         c.counters_total, c.dropped_constant, c.dropped_missing, c.dropped_time, c.dropped_duplicate,
+                         c.mean_r2);
       for (const auto& w : c.top) out += fmt::format("[{}] {}\n", w.id, counter_text(w));
     }
     for (const auto& n : kd.notes) out += "note: " + n + "\n";

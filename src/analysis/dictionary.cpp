@@ -72,11 +72,13 @@ Dictionary::Dictionary(std::string_view metrics_csv, std::string_view warpsampli
   while (w.next()) {
     if (w.size() < 4) continue;
     auto col = profile::parse_stall_column(w[0]);
-    if (col && !col->not_issued) m_stall_descriptions.emplace(std::string(profile::stall_name(col->stall)), std::string(w[3]));
+    if (col && !col->not_issued)
+      m_stall_descriptions.emplace(std::string(profile::stall_name(col->stall)), std::string(w[3]));
   }
   YAML::Node root = YAML::Load(std::string(explanations_yml));
   if (root["stalls"])
-    for (const auto& kv : root["stalls"]) m_stall_explanations.emplace(kv.first.as<std::string>(), read_explanation(kv.second));
+    for (const auto& kv : root["stalls"])
+      m_stall_explanations.emplace(kv.first.as<std::string>(), read_explanation(kv.second));
   if (root["metrics"])
     for (const auto& kv : root["metrics"])
       m_metric_explanations.emplace(kv.first.as<std::string>(), read_explanation(kv.second));

@@ -10,7 +10,9 @@ namespace {
 
 using nlohmann::json;
 
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json num(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
 
 json throughput_json(const std::vector<Throughput>& ts) {
   json out = json::array();
@@ -57,15 +59,21 @@ json stalls_json(const StallSummary& s) {
               {"kernel_share", l.kernel_share},
               {"stall", std::string(profile::stall_label(l.dominant))},
               {"fraction", l.dominant_fraction}};
-    if (const auto* x = dict.stall_explanation(l.dominant)) e["explanation"] = {{"title", x->title}, {"helps", x->helps}};
+    if (const auto* x = dict.stall_explanation(l.dominant))
+      e["explanation"] = {{"title", x->title}, {"helps", x->helps}};
     lines.push_back(std::move(e));
   }
   json kernel_stalls = json::object();
   for (const auto& [stall, count] : s.kernel_stalls) kernel_stalls[std::string(profile::stall_label(stall))] = count;
-  return {{"total_samples", s.total_samples}, {"kernel_stalls", kernel_stalls}, {"lines", lines},
-          {"lines_seen", s.lines_seen},       {"lines_below_tau", s.lines_below_tau},
-          {"lines_over_budget", s.lines_over_budget}, {"raw_bytes", s.raw_bytes},
-          {"summary_bytes", s.text.size()},   {"reduction", s.reduction()},
+  return {{"total_samples", s.total_samples},
+          {"kernel_stalls", kernel_stalls},
+          {"lines", lines},
+          {"lines_seen", s.lines_seen},
+          {"lines_below_tau", s.lines_below_tau},
+          {"lines_over_budget", s.lines_over_budget},
+          {"raw_bytes", s.raw_bytes},
+          {"summary_bytes", s.text.size()},
+          {"reduction", s.reduction()},
           {"summary", s.text}};
 }
 
@@ -81,7 +89,11 @@ json counters_json(const CounterSelection& c) {
   return {{"runs", c.runs},
           {"counters_total", c.counters_total},
           {"counters_used", c.counters_used},
-          {"dropped", {{"constant", c.dropped_constant}, {"missing", c.dropped_missing}, {"time", c.dropped_time}, {"duplicate", c.dropped_duplicate}}},
+          {"dropped",
+           {{"constant", c.dropped_constant},
+            {"missing", c.dropped_missing},
+            {"time", c.dropped_time},
+            {"duplicate", c.dropped_duplicate}}},
           {"mean_r2", c.mean_r2},
           {"reliable", c.reliable},
           {"caveat", c.caveat},
@@ -106,10 +118,15 @@ json to_json(const Diagnostics& d) {
   }
   json all = json::array();
   for (const auto& k : d.hot.kernels)
-    all.push_back({{"kernel", k.kernel}, {"demangled", k.demangled}, {"share", k.share}, {"total_ns", k.total_ns},
-                   {"launches", k.launches}, {"hot", k.hot}});
+    all.push_back({{"kernel", k.kernel},
+                   {"demangled", k.demangled},
+                   {"share", k.share},
+                   {"total_ns", k.total_ns},
+                   {"launches", k.launches},
+                   {"hot", k.hot}});
   json evidence = json::array();
-  for (const auto& e : d.evidence) evidence.push_back({{"id", e.id}, {"kind", e.kind}, {"kernel", e.kernel}, {"text", e.text}});
+  for (const auto& e : d.evidence)
+    evidence.push_back({{"id", e.id}, {"kind", e.kind}, {"kernel", e.kernel}, {"text", e.text}});
   const auto& o = d.options;
   return {{"schema", "optimas.diagnostics/1"},
           {"config", d.config},

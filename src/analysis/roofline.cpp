@@ -25,9 +25,15 @@ double mean(const std::vector<const profile::Launch*>& launches, const std::stri
   return n ? sum / n : k_nan;
 }
 
-double ratio(double a, double b) { return std::isfinite(a) && std::isfinite(b) && b > 0 ? a / b : k_nan; }
-double clamp01(double v) { return std::isfinite(v) ? std::clamp(v, 0.0, 1.0) : v; }
-double nan_to_zero(double v) { return std::isfinite(v) ? v : 0; }
+double ratio(double a, double b) {
+  return std::isfinite(a) && std::isfinite(b) && b > 0 ? a / b : k_nan;
+}
+double clamp01(double v) {
+  return std::isfinite(v) ? std::clamp(v, 0.0, 1.0) : v;
+}
+double nan_to_zero(double v) {
+  return std::isfinite(v) ? v : 0;
+}
 
 // FLOP/s of one precision: (add + mul + 2 fma) per elapsed cycle x cycles per second, and the
 // peak from the fma pipe (2 FLOP per fma), as ncu's roofline chart computes them.
@@ -85,7 +91,8 @@ Roofline compute_roofline(const std::string& kernel, const std::vector<const pro
   Throughput dram{"DRAM", mean(ls, "dram__bytes.sum.per_second"), k_nan, k_nan};
   dram.peak = mean(ls, "dram__bytes.sum.peak_sustained") * mean(ls, "dram__cycles_elapsed.avg.per_second");
   dram.rho = clamp01(ratio(dram.achieved, dram.peak));
-  if (!std::isfinite(dram.rho)) dram.rho = clamp01(mean(ls, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed") / 100);
+  if (!std::isfinite(dram.rho))
+    dram.rho = clamp01(mean(ls, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed") / 100);
   Throughput l2{"L2", ratio(mean(ls, "lts__t_bytes.sum"), seconds), k_nan,
                 clamp01(mean(ls, "lts__throughput.avg.pct_of_peak_sustained_elapsed") / 100)};
   Throughput l1{"L1", ratio(mean(ls, "l1tex__t_bytes.sum"), seconds), k_nan,

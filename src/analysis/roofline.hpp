@@ -12,10 +12,10 @@ namespace optimas::analysis {
 inline constexpr double k_default_tau_sat = 0.70;
 
 struct Throughput {
-  std::string name;   // "FP64", "DRAM", ...
-  double achieved;    // FLOP/s or byte/s; NaN when not measured
-  double peak;        // same unit; NaN when ncu gave no peak
-  double rho;         // achieved / peak in [0, 1]; NaN when unknown
+  std::string name; // "FP64", "DRAM", ...
+  double achieved;  // FLOP/s or byte/s; NaN when not measured
+  double peak;      // same unit; NaN when ncu gave no peak
+  double rho;       // achieved / peak in [0, 1]; NaN when unknown
 };
 
 struct Roofline {
@@ -24,9 +24,9 @@ struct Roofline {
   int launches = 0;
   double duration_ns = profile::k_nan; // mean over the kernel's launches
 
-  std::vector<Throughput> compute;  // FP64, FP32, FP16 where measured
-  std::vector<Throughput> memory;   // DRAM, L2, L1
-  double flops = profile::k_nan;    // FLOP/s, all precisions
+  std::vector<Throughput> compute;        // FP64, FP32, FP16 where measured
+  std::vector<Throughput> memory;         // DRAM, L2, L1
+  double flops = profile::k_nan;          // FLOP/s, all precisions
   double intensity_dram = profile::k_nan; // FLOP per byte at each level
   double intensity_l2 = profile::k_nan;
   double intensity_l1 = profile::k_nan;

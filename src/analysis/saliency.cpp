@@ -39,7 +39,9 @@ void StallAggregator::add(const profile::KernelSource& block, std::uint64_t page
   }
 }
 
-std::vector<std::string> StallAggregator::kernels() const { return m_order; }
+std::vector<std::string> StallAggregator::kernels() const {
+  return m_order;
+}
 
 StallSummary StallAggregator::summarize(const std::string& kernel, const SaliencyOptions& o,
                                         const std::string& id_prefix, int first_id) const {

@@ -16,9 +16,9 @@ inline constexpr double k_default_tau_stall = 0.30;
 inline constexpr std::size_t k_default_summary_bytes = 6 * 1024;
 
 struct SaliencyOptions {
-  double tau = k_default_tau_stall;                 // dominant stall share of a line's stalled samples
-  std::size_t max_bytes = k_default_summary_bytes;  // summary budget per kernel
-  double min_line_share = 0.005;                    // lines below this share of the kernel are noise
+  double tau = k_default_tau_stall;                // dominant stall share of a line's stalled samples
+  std::size_t max_bytes = k_default_summary_bytes; // summary budget per kernel
+  double min_line_share = 0.005;                   // lines below this share of the kernel are noise
 };
 
 struct SalientLine {
@@ -26,9 +26,9 @@ struct SalientLine {
   std::string file;
   int line = 0;
   std::string code;
-  std::uint64_t samples = 0;  // all samples on the line
-  std::uint64_t stalled = 0;  // samples whose warp could not issue
-  double kernel_share = 0;    // samples / the kernel's samples
+  std::uint64_t samples = 0; // all samples on the line
+  std::uint64_t stalled = 0; // samples whose warp could not issue
+  double kernel_share = 0;   // samples / the kernel's samples
   profile::Stall dominant = profile::Stall::selected;
   double dominant_fraction = 0; // of the line's stalled samples
 };
@@ -37,12 +37,12 @@ struct StallSummary {
   std::string kernel;
   std::uint64_t total_samples = 0;
   std::vector<std::pair<profile::Stall, std::uint64_t>> kernel_stalls; // kernel-wide, by count
-  std::vector<SalientLine> lines;   // kept lines, by decreasing share of the kernel
-  std::size_t lines_seen = 0;       // lines with samples
-  std::size_t lines_below_tau = 0;  // no stall reached tau
-  std::size_t lines_over_budget = 0;// salient but left out to keep the summary small
-  std::uint64_t raw_bytes = 0;      // source-page bytes this came from
-  std::string text;                 // the summary itself
+  std::vector<SalientLine> lines;                                      // kept lines, by decreasing share of the kernel
+  std::size_t lines_seen = 0;                                          // lines with samples
+  std::size_t lines_below_tau = 0;                                     // no stall reached tau
+  std::size_t lines_over_budget = 0;                                   // salient but left out to keep the summary small
+  std::uint64_t raw_bytes = 0;                                         // source-page bytes this came from
+  std::string text;                                                    // the summary itself
   double reduction() const { return raw_bytes ? 1.0 - static_cast<double>(text.size()) / raw_bytes : 0; }
 };
 
@@ -52,8 +52,8 @@ class StallAggregator {
 public:
   void add(const profile::KernelSource& block, std::uint64_t page_bytes = 0);
   std::vector<std::string> kernels() const; // in first-seen order
-  StallSummary summarize(const std::string& kernel, const SaliencyOptions& options,
-                         const std::string& id_prefix = "PC", int first_id = 1) const;
+  StallSummary summarize(const std::string& kernel, const SaliencyOptions& options, const std::string& id_prefix = "PC",
+                         int first_id = 1) const;
 
 private:
   struct Line {

@@ -27,26 +27,32 @@ void run_analyze(AnalyzeArgs a) {
   io.ncu = a.ncu;
   auto prof = profile::import_profile(a.profile, io);
   auto d = analysis::analyze(prof, a.options);
-  if (a.json) std::cout << analysis::to_json(d).dump(2) << "\n";
-  else std::cout << analysis::to_text(d);
+  if (a.json)
+    std::cout << analysis::to_json(d).dump(2) << "\n";
+  else
+    std::cout << analysis::to_text(d);
 }
 
 } // namespace
 
 void add_analyze_command(CLI::App& app) {
   auto a = std::make_shared<AnalyzeArgs>();
-  auto* cmd = app.add_subcommand("analyze", "Hot kernels, roofline, PC-stall saliency and counter selection, with evidence IDs");
-  cmd->add_option("profile", a->profile, "A profile directory, a folder of ncu CSV pages, or a .ncu-rep")->capture_default_str();
+  auto* cmd = app.add_subcommand("analyze",
+                                 "Hot kernels, roofline, PC-stall saliency and counter selection, with evidence IDs");
+  cmd->add_option("profile", a->profile, "A profile directory, a folder of ncu CSV pages, or a .ncu-rep")
+      ->capture_default_str();
   cmd->add_option("--diagnostics", a->diagnostics, "Sources to use: any of pc, ia, roofline (comma-separated) or all")
       ->capture_default_str();
-  cmd->add_option("--config", a->options.config, "Input configuration whose run is analysed (default: \"default\" or the first)");
+  cmd->add_option("--config", a->options.config,
+                  "Input configuration whose run is analysed (default: \"default\" or the first)");
   cmd->add_option("--alpha", a->options.alpha, "Hot kernels: smallest set with at least this share of GPU time")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--tau-sat", a->options.tau_sat, "Roofline: a resource is saturated at this utilisation")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  cmd->add_option("--tau", a->options.saliency.tau, "PC sampling: a line's dominant stall needs this share of its stalls")
+  cmd->add_option("--tau", a->options.saliency.tau,
+                  "PC sampling: a line's dominant stall needs this share of its stalls")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--max-summary-bytes", a->options.saliency.max_bytes, "PC sampling: summary budget per kernel")

@@ -5,6 +5,7 @@
 
 #include "profile/profile.hpp"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -22,6 +23,11 @@ void read_raw_page(const std::string& path, std::vector<Launch>& launches);
 // profiled launch, in result order. `expected_results` (-1: unknown) helps undo ncu's
 // doubled blocks in the sass view.
 std::vector<KernelSource> read_source_page(const std::string& path, int expected_results = -1);
+
+// Streams a source page block by block (one profiled launch each, in result order) without
+// keeping earlier blocks: memory stays bounded by one block. Blocks come as printed: the sass
+// view's doubled blocks are not undone here (read_source_page does that).
+void for_each_source_block(const std::string& path, const std::function<void(KernelSource&&)>& on_block);
 
 // Reads the session page's "attribute","value" pairs (ncu version, CUDA version, device, ...).
 std::map<std::string, std::string> read_session_page(const std::string& path);

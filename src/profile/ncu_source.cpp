@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 #include <unordered_set>
@@ -126,27 +127,31 @@ void undo_doubling(std::vector<KernelSource>& blocks, int expected, const std::s
 
 } // namespace
 
-std::vector<KernelSource> read_source_page(const std::string& path, int expected_results) {
+void for_each_source_block(const std::string& path, const std::function<void(KernelSource&&)>& on_block) {
   util::CsvReader r(path);
-  std::vector<KernelSource> blocks;
   std::set<std::string> unknown_stalls;
   std::string file;                     // current "File Path"
   std::set<std::string> files_in_block; // files seen in the current result (cuda,sass layout)
   std::unordered_set<std::uint64_t> addresses_seen;
   SourceColumns cols;
   bool have_header = false;
-  bool sass_layout = false;
+  bool have_block = false;
+  KernelSource k;
   std::string line_file; // the CUDA line the following SASS rows belong to
   int line_number = 0;
+  std::uint64_t block_start = 0;
 
-  std::uint64_t block_start = 0; // bytes consumed when the current block began
-  auto close_block = [&] {
-    if (!blocks.empty()) blocks.back().page_bytes += r.bytes_consumed() - block_start;
-    block_start = r.bytes_consumed();
+  auto finish_block = [&] {
+    if (!have_block) return;
+    k.page_bytes = r.bytes_consumed() - block_start;
+    on_block(std::move(k));
+    k = KernelSource();
+    have_block = false;
   };
   auto start_block = [&](std::string_view demangled) {
-    close_block();
-    KernelSource& k = blocks.emplace_back();
+    finish_block();
+    block_start = r.bytes_consumed();
+    have_block = true;
     k.demangled = std::string(demangled);
     k.kernel = kernel_base_name(k.demangled);
     files_in_block.clear();
@@ -165,8 +170,7 @@ std::vector<KernelSource> read_source_page(const std::string& path, int expected
     if (first == "Function Name" && r.size() >= 2) {
       // A kernel whose code spans several files repeats its block once per file: same
       // function, a file not yet seen in this result.
-      bool continues = !blocks.empty() && blocks.back().demangled == r[1] && !files_in_block.empty() &&
-                       files_in_block.count(file) == 0;
+      bool continues = have_block && k.demangled == r[1] && !files_in_block.empty() && files_in_block.count(file) == 0;
       if (!continues) start_block(r[1]);
       files_in_block.insert(file);
       have_header = false;
@@ -175,11 +179,10 @@ std::vector<KernelSource> read_source_page(const std::string& path, int expected
     }
     if (first == "Kernel Name" && r.size() >= 2) {
       start_block(r[1]);
-      sass_layout = true;
       continue;
     }
     if (first == "Line No" || first == "Address") {
-      if (blocks.empty()) r.fail("source page header before any \"Function Name\" or \"Kernel Name\" record");
+      if (!have_block) r.fail("source page header before any \"Function Name\" or \"Kernel Name\" record");
       cols = parse_header(r, unknown_stalls);
       have_header = true;
       continue;
@@ -188,7 +191,6 @@ std::vector<KernelSource> read_source_page(const std::string& path, int expected
       r.fail(fmt::format("unexpected record \"{}\" before a source page header (not a source page?)", first));
     if (r.size() < cols.width)
       r.fail(fmt::format("row has {} fields but the header has {} (truncated file?)", r.size(), cols.width));
-    KernelSource& k = blocks.back();
     std::string_view line_field = cols.line_no >= 0 ? r[static_cast<std::size_t>(cols.line_no)] : std::string_view();
     std::string_view addr_field = cols.address >= 0 ? r[static_cast<std::size_t>(cols.address)] : std::string_view();
     if (addr_field == "..." || line_field == "...") continue; // separator between listings
@@ -220,8 +222,15 @@ std::vector<KernelSource> read_source_page(const std::string& path, int expected
     }
     ins.samples = read_samples(r, cols);
   }
-  close_block();
+  finish_block();
   for (const auto& s : unknown_stalls) log::warn("{}: unknown stall column \"{}\" ignored", path, s);
+}
+
+std::vector<KernelSource> read_source_page(const std::string& path, int expected_results) {
+  std::vector<KernelSource> blocks;
+  for_each_source_block(path, [&](KernelSource&& k) { blocks.push_back(std::move(k)); });
+  // Only the sass view (no line numbers anywhere) prints its blocks twice.
+  bool sass_layout = std::all_of(blocks.begin(), blocks.end(), [](const KernelSource& b) { return b.lines.empty(); });
   if (sass_layout) undo_doubling(blocks, expected_results, path);
   return blocks;
 }

@@ -4,6 +4,12 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <cerrno>
 #include <cstring>
 
@@ -11,7 +17,8 @@ namespace optimas::util {
 
 namespace {
 constexpr std::size_t k_chunk = 1 << 20;
-}
+constexpr std::size_t k_padding = 16;
+} // namespace
 
 CsvReader::CsvReader(const std::string& path) : m_name(path) {
   // zlib reads gzip-compressed pages and plain files alike.
@@ -20,6 +27,7 @@ CsvReader::CsvReader(const std::string& path) : m_name(path) {
   if (!m_gz) throw Error(path + ": cannot open: " + std::strerror(errno ? errno : ENOMEM));
   gzbuffer(static_cast<gzFile>(m_gz), 1 << 17);
   m_buf.resize(k_chunk);
+  m_buf[0] = '"'; // sentinel
 }
 
 CsvReader CsvReader::from_string(std::string content, std::string name) {
@@ -27,6 +35,8 @@ CsvReader CsvReader::from_string(std::string content, std::string name) {
   r.m_name = std::move(name);
   r.m_buf.assign(content.begin(), content.end());
   r.m_end = r.m_buf.size();
+  r.m_buf.push_back('"'); // sentinel
+  r.m_buf.resize(r.m_buf.size() + k_padding, '\0');
   r.m_eof = true;
   return r;
 }
@@ -53,9 +63,12 @@ bool CsvReader::refill() {
     m_end -= m_begin;
     m_begin = 0;
   }
-  if (m_end == m_buf.size()) m_buf.resize(m_buf.size() * 2);
+  // One byte past the data always holds a '"' sentinel for the quoted-field scan, and
+  // k_padding bytes after it keep 16-byte loads inside the buffer.
+  if (m_end + 1 + k_padding >= m_buf.size()) m_buf.resize(m_buf.size() * 2);
   for (;;) {
-    int n = gzread(static_cast<gzFile>(m_gz), m_buf.data() + m_end, static_cast<unsigned>(m_buf.size() - m_end));
+    int n = gzread(static_cast<gzFile>(m_gz), m_buf.data() + m_end,
+                   static_cast<unsigned>(m_buf.size() - m_end - 1 - k_padding));
     if (n < 0) {
       int code = 0;
       const char* msg = gzerror(static_cast<gzFile>(m_gz), &code);
@@ -64,73 +77,121 @@ bool CsvReader::refill() {
     }
     if (n == 0) {
       m_eof = true;
+      m_buf[m_end] = '"';
       return false;
     }
     m_end += static_cast<std::size_t>(n);
+    m_buf[m_end] = '"';
     return true;
   }
 }
 
-CsvReader::Parse CsvReader::parse_record(std::size_t& record_end, std::size_t& newlines) {
-  const char* buf = m_buf.data();
-  std::size_t i = m_begin;
-  newlines = 0;
-  m_spans.clear();
+namespace {
+
+// Position of the next '"' at or after j. A '"' sentinel at the end of the data and 16 bytes of
+// padding after it (see refill) make the search safe without bounds checks.
+inline std::size_t find_quote(const char* buf, std::size_t j) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
   for (;;) {
-    if (i < m_end && buf[i] == '"') {
-      // Quoted field: runs to the next quote that is not doubled.
-      std::size_t j = i + 1;
-      bool escaped = false;
-      for (;;) {
-        const char* q = static_cast<const char*>(std::memchr(buf + j, '"', m_end - j));
-        const char* scan_end = q ? q : buf + m_end;
-        for (const char* p = buf + j; p < scan_end; ++p) newlines += (*p == '\n');
-        if (!q) return m_eof ? Parse::unterminated : Parse::need_more;
-        std::size_t k = static_cast<std::size_t>(q - buf);
-        if (k + 1 == m_end && !m_eof) return Parse::need_more; // doubled or closing: not known yet
-        if (k + 1 < m_end && buf[k + 1] == '"') {
-          escaped = true;
-          j = k + 2;
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(buf + j));
+    unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)));
+    if (mask) return j + static_cast<std::size_t>(__builtin_ctz(mask));
+    j += 16;
+  }
+#else
+  while (buf[j] != '"') ++j;
+  return j;
+#endif
+}
+
+} // namespace
+
+CsvReader::Parse CsvReader::parse_record(std::size_t& record_end, std::size_t& newlines) {
+  char* buf = m_buf.data();
+  const std::size_t end = m_end;
+  std::size_t i = m_begin;
+  std::size_t n = 0; // fields found
+  m_escaped.clear();
+  auto push = [&](std::size_t b, std::size_t e) {
+    if (n == m_fields.size()) m_fields.resize(2 * n + 16);
+    m_fields[n++] = std::string_view(buf + b, e - b);
+  };
+  for (;;) {
+    if (i < end && buf[i] == '"') {
+      // Quoted field: runs to the next quote that is not doubled. Fast path first: the
+      // closing quote followed by a separator, as in nearly every field of an ncu page.
+      std::size_t j = find_quote(buf, i + 1);
+      if (j + 1 < end) {
+        char next = buf[j + 1];
+        if (next == ',') {
+          push(i + 1, j);
+          i = j + 2;
           continue;
         }
-        m_spans.push_back({i + 1, k, escaped});
-        i = k + 1;
+        if (next == '\n') {
+          push(i + 1, j);
+          record_end = j + 2;
+          break;
+        }
+      }
+      j = i + 1;
+      bool escaped = false;
+      for (;;) {
+        j = find_quote(buf, j);
+        if (j >= end) return m_eof ? Parse::unterminated : Parse::need_more;
+        if (j + 1 == end && !m_eof) return Parse::need_more; // doubled or closing: not known yet
+        if (j + 1 < end && buf[j + 1] == '"') {
+          escaped = true;
+          j += 2;
+          continue;
+        }
         break;
       }
-      if (i < m_end && buf[i] == '\r') ++i;
+      if (escaped) m_escaped.push_back(n);
+      push(i + 1, j);
+      i = j + 1;
+      if (i < end && buf[i] == '\r') ++i;
     } else {
       std::size_t j = i;
-      while (j < m_end && buf[j] != ',' && buf[j] != '\n') ++j;
-      if (j == m_end && !m_eof) return Parse::need_more;
-      std::size_t end = j;
-      if (end > i && buf[end - 1] == '\r') --end;
-      m_spans.push_back({i, end, false});
+      while (j < end && buf[j] != ',' && buf[j] != '\n') ++j;
+      if (j == end && !m_eof) return Parse::need_more;
+      std::size_t e = j;
+      if (e > i && buf[e - 1] == '\r') --e;
+      push(i, e);
       i = j;
     }
-    if (i == m_end) {
+    if (i == end) {
       if (!m_eof) return Parse::need_more;
       record_end = i;
-      return Parse::complete;
+      break;
     }
     if (buf[i] == ',') {
       ++i;
       continue;
     }
     if (buf[i] == '\n') {
-      ++newlines;
       record_end = i + 1;
-      return Parse::complete;
+      break;
     }
     return Parse::bad_quote;
   }
+  m_field_count = n;
+  // Newlines inside quoted fields are rare: count them once per record with memchr.
+  newlines = 0;
+  for (const char* p = buf + m_begin; (p = static_cast<const char*>(std::memchr(p, '\n', buf + record_end - p))); ++p)
+    ++newlines;
+  return Parse::complete;
 }
 
 bool CsvReader::next() {
-  m_fields.clear();
   std::size_t record_end = 0;
   std::size_t newlines = 0;
   for (;;) {
-    if (m_begin == m_end && !refill()) return false;
+    if (m_begin == m_end && !refill()) {
+      m_fields.clear();
+      return false;
+    }
     Parse p = parse_record(record_end, newlines);
     if (p == Parse::complete) break;
     m_record_line = m_next_line;
@@ -141,23 +202,18 @@ bool CsvReader::next() {
   m_record_line = m_next_line;
   m_next_line += newlines;
   m_consumed += record_end - m_begin;
-  char* buf = m_buf.data();
   // A blank line is a record with no fields.
-  bool blank = m_spans.size() == 1 && m_spans[0].begin == m_spans[0].end && buf[m_begin] != '"';
-  if (!blank) {
-    for (const auto& s : m_spans) {
-      if (!s.escaped) {
-        m_fields.emplace_back(buf + s.begin, s.end - s.begin);
-        continue;
-      }
-      // Collapse doubled quotes in place: the text only shrinks.
-      std::size_t w = s.begin;
-      for (std::size_t r = s.begin; r < s.end; ++r) {
-        buf[w++] = buf[r];
-        if (buf[r] == '"') ++r;
-      }
-      m_fields.emplace_back(buf + s.begin, w - s.begin);
+  bool blank = m_field_count == 1 && m_fields[0].empty() && m_buf[m_begin] != '"';
+  m_fields.resize(blank ? 0 : m_field_count);
+  for (std::size_t f : m_escaped) {
+    // Collapse doubled quotes in place: the text only shrinks.
+    char* text = const_cast<char*>(m_fields[f].data());
+    std::size_t w = 0;
+    for (std::size_t r = 0; r < m_fields[f].size(); ++r) {
+      text[w++] = text[r];
+      if (text[r] == '"') ++r;
     }
+    m_fields[f] = std::string_view(text, w);
   }
   m_begin = record_end;
   return true;

@@ -56,11 +56,8 @@ private:
   std::size_t m_record_line = 0;
   std::uint64_t m_consumed = 0;
   std::vector<std::string_view> m_fields;
-  struct Span {
-    std::size_t begin, end;
-    bool escaped;
-  };
-  std::vector<Span> m_spans;
+  std::size_t m_field_count = 0;
+  std::vector<std::size_t> m_escaped; // fields holding doubled quotes
 };
 
 } // namespace optimas::util

@@ -71,9 +71,9 @@ TEST(Counters, DeterministicForASeed) {
 TEST(Counters, DropsConstantMissingTimeAndDuplicateColumns) {
   auto m = planted(20, 30, 5);
   for (auto& row : m.rows) {
-    row.push_back(42.0);                  // constant
-    row.push_back(row[17] * 2 + 1);       // the same signal as counter_17 (another rollup)
-    row.push_back(7.0);                   // time measure, see below
+    row.push_back(42.0);            // constant
+    row.push_back(row[17] * 2 + 1); // the same signal as counter_17 (another rollup)
+    row.push_back(7.0);             // time measure, see below
   }
   m.counters.push_back("launch__block_size");
   m.counters.push_back("counter_17.avg.longer_name");

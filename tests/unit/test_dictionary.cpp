@@ -43,7 +43,8 @@ TEST(Dictionary, SplitsRollups) {
 }
 
 TEST(Dictionary, BuiltFromGivenTexts) {
-  Dictionary d("\"Metric name\",\"Metric type\",\"Metric unit\",\"Metric description\"\n\"x__y\",\"Counter\",\"byte\",\"bytes of y.\"\n",
+  Dictionary d("\"Metric name\",\"Metric type\",\"Metric unit\",\"Metric "
+               "description\"\n\"x__y\",\"Counter\",\"byte\",\"bytes of y.\"\n",
                "", "stalls:\n  wait:\n    title: T\n    means: M\n    causes: C\n    helps: H\n");
   EXPECT_EQ(d.describe("x__y.sum.per_second"), "bytes of y (sum, per second)");
   ASSERT_NE(d.stall_explanation(Stall::wait), nullptr);

@@ -51,10 +51,18 @@ TEST(Saliency, PlantedDominantStallIsFoundOnItsLine) {
 
 TEST(Saliency, A29PercentStallIsNotKept) {
   StallAggregator agg;
-  agg.add(kernel({line(20, {{Stall::barrier, 29}, {Stall::wait, 15}, {Stall::long_scoreboard, 14}, {Stall::short_scoreboard, 14},
-                            {Stall::mio_throttle, 14}, {Stall::math_pipe_throttle, 14}}),
-                  line(21, {{Stall::barrier, 30}, {Stall::wait, 14}, {Stall::long_scoreboard, 14}, {Stall::short_scoreboard, 14},
-                            {Stall::mio_throttle, 14}, {Stall::math_pipe_throttle, 14}})}));
+  agg.add(kernel({line(20, {{Stall::barrier, 29},
+                            {Stall::wait, 15},
+                            {Stall::long_scoreboard, 14},
+                            {Stall::short_scoreboard, 14},
+                            {Stall::mio_throttle, 14},
+                            {Stall::math_pipe_throttle, 14}}),
+                  line(21, {{Stall::barrier, 30},
+                            {Stall::wait, 14},
+                            {Stall::long_scoreboard, 14},
+                            {Stall::short_scoreboard, 14},
+                            {Stall::mio_throttle, 14},
+                            {Stall::math_pipe_throttle, 14}})}));
   auto s = agg.summarize("k(float *)", {});
   ASSERT_EQ(s.lines.size(), 1u); // exactly 30% on line 21 is kept
   EXPECT_EQ(s.lines[0].line, 21);
