@@ -23,18 +23,21 @@ OPTIMAS=$(command -v optimas) OPTIMAS_SOURCE_DIR=$PWD timeout $(( $(left) > 200 
 log "gpu scenario test exit $?"
 
 # 2. Metric dictionary for plain-language counter names.
+[ -n "${SKIP_METRICS:-}" ] || {
 ncu --query-metrics --csv > "$REC/query-metrics.csv" 2>&1
 ncu --query-metrics --query-metrics-collection warpsampling --csv > "$REC/query-metrics-warpsampling.csv" 2>&1
 ncu --query-metrics-mode suffix --metrics dram__bytes,smsp__pcsamp_warps_issue_stalled_long_scoreboard --csv > "$REC/query-metrics-suffix.csv" 2>&1
 tar czf "$OUT/metrics.tgz" -C "$REC" query-metrics.csv query-metrics-warpsampling.csv query-metrics-suffix.csv environment.txt
+}
 
-# 3. Every example: two-pass profile of two input configurations, a few launches each.
+# 3. Every example: two-pass profile of the input configurations, a few launches each.
+# RECORD_EXAMPLES, RECORD_ARGS and RECORD_BUDGET change what is recorded.
 for ex in ${RECORD_EXAMPLES:-stream accuracy shmem sobol gather stencil}; do
   budget=$(( $(left) - 40 ))
   [ "$budget" -gt 30 ] || { log "no time left for $ex"; continue; }
-  [ "$budget" -gt 150 ] && budget=150
+  [ "$budget" -gt "${RECORD_BUDGET:-150}" ] && budget=${RECORD_BUDGET:-150}
   log "profile $ex (limit ${budget}s)"
-  timeout "$budget" optimas profile "examples/$ex" -i small -i default -c 6 -o "$REC/profiles/$ex" \
+  timeout "$budget" optimas profile "examples/$ex" ${RECORD_ARGS:--i small -i default -c 6} -o "$REC/profiles/$ex" \
     > "$REC/profiles/$ex.summary.txt" 2> "$REC/profiles/$ex.progress.txt"
   log "profile $ex exit $?"
 done
