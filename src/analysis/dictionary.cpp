@@ -70,7 +70,9 @@ Dictionary::Dictionary(std::string_view metrics_csv, std::string_view warpsampli
   }
   auto w = util::CsvReader::from_string(std::string(warpsampling_csv), "warpsampling dictionary");
   while (w.next()) {
-    if (w.size() < 4) continue;
+    if (w.size() < 4 || w[0] == "Metric name") continue;
+    // The warp-sampling counters are metrics too (smsp__pcsamp_warps_issue_stalled_*).
+    m_metrics.emplace(std::string(w[0]), MetricInfo{std::string(w[0]), std::string(w[2]), std::string(w[3])});
     auto col = profile::parse_stall_column(w[0]);
     if (col && !col->not_issued)
       m_stall_descriptions.emplace(std::string(profile::stall_name(col->stall)), std::string(w[3]));

@@ -74,3 +74,23 @@ TEST(Diagnostics, ConfigSelection) {
   o.config = "huge";
   EXPECT_THROW(analyze(prof, o), optimas::UsageError);
 }
+
+// Recorded on the H200 with three input configurations x two repeats (tests/data/h200-repeats).
+TEST(Diagnostics, CounterSelectionOnEnoughRecordedRuns) {
+  auto prof = optimas::profile::import_profile(data_path("h200-repeats/stencil"));
+  ASSERT_EQ(prof.runs.size(), 6u);
+  auto d = analyze(prof, {});
+  ASSERT_EQ(d.kernels.size(), 2u);
+  for (const auto& k : d.kernels) {
+    ASSERT_TRUE(k.counters);
+    EXPECT_EQ(k.counters->runs, 18u) << k.time.kernel;
+    EXPECT_TRUE(k.counters->reliable);
+    EXPECT_TRUE(k.counters->caveat.empty());
+    EXPECT_EQ(k.counters->top.size(), 5u);
+    EXPECT_GT(k.counters->mean_r2, 0.9);
+    for (const auto& w : k.counters->top) {
+      EXPECT_FALSE(is_time_counter(w.counter));
+      EXPECT_NE(w.description, w.counter) << "no plain-language description for " << w.counter;
+    }
+  }
+}
