@@ -1,0 +1,126 @@
+// Model backends: one interface, one registry (registry.cpp). A backend turns a Request into
+// a Response or a typed Failure; the retry policy (retry.hpp) decides from the failure's kind.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace optimas::llm {
+
+// Every way a call can fail, so that policy (retry or not, what to tell the user) lives in one place.
+enum class FailureKind {
+  auth,             // 401/403, missing key: do not retry
+  rate_limit,       // 429: retry after Retry-After or backoff
+  timeout,          // no complete answer in time (stalled connection): retry
+  bad_request,      // 400/404/422: our request is wrong, do not retry
+  server,           // 5xx, truncated or unparseable body: retry
+  schema_violation, // the model answered, but not in the required shape
+  network,          // connection refused, DNS: retry
+  awaiting_reply,   // manual backend: the answer file is not there yet
+};
+std::string_view failure_kind_name(FailureKind kind);
+bool is_retryable(FailureKind kind);
+
+struct Failure {
+  FailureKind kind = FailureKind::server;
+  std::string message;      // says what happened; never contains a secret
+  int http_status = 0;      // 0 when no HTTP status was received
+  double retry_after_s = -1; // from a Retry-After header, when given
+};
+
+struct Usage {
+  std::uint64_t input_tokens = 0;
+  std::uint64_t output_tokens = 0;
+  double cost_usd = 0; // filled from the price table (pricing.hpp); 0 when unknown
+  bool cost_known = false;
+};
+
+struct Request {
+  std::string system;               // role and guardrails
+  std::string prompt;               // the user message
+  nlohmann::json response_schema;   // JSON Schema the reply must follow; null for free text
+  std::string schema_name = "optimas_reply";
+  double temperature = 0.15;
+  int max_tokens = 8192;
+  std::optional<std::int64_t> seed; // where the provider supports one
+  double timeout_s = 300;           // per HTTP attempt
+};
+
+struct Response {
+  std::string text;   // the model's answer (the JSON document when a schema was given)
+  std::string model;  // as the provider reported it
+  Usage usage;
+  std::string raw;    // the provider's response body (secrets redacted)
+  int attempts = 1;
+  bool from_cache = false;
+  double latency_s = 0;
+};
+
+using Result = std::variant<Response, Failure>;
+inline bool ok(const Result& r) { return std::holds_alternative<Response>(r); }
+
+// Settings a backend is made with. Keys never appear here: a backend reads its key from the
+// environment variable named in its spec, at call time.
+struct BackendConfig {
+  std::string provider;  // "openai"
+  std::string model;     // "gpt-5"
+  std::string base_url;  // empty: the provider's default (OLLAMA_HOST for ollama)
+  std::map<std::string, std::string> options; // provider-specific, declared in the spec
+  std::string work_dir;  // where file-based backends (manual) read and write
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0; // "openai/gpt-5"
+  // One attempt, no retries (retry.hpp wraps this).
+  virtual Result complete(const Request& request) = 0;
+};
+
+// A declared option of a backend (Caliper-style spec): help text and config validation come
+// from here.
+struct OptionSpec {
+  std::string name;
+  std::string description;
+  std::string default_value;
+};
+
+struct BackendSpec {
+  std::string name;        // "openai"
+  std::string description; // one line for `optimas backends`
+  std::vector<std::string> key_env; // environment variables holding the key, first found wins
+  std::string default_base_url;
+  std::vector<OptionSpec> options;
+  std::function<std::unique_ptr<Backend>(const BackendConfig&)> make;
+};
+
+// The registry: one line per backend (registry.cpp).
+const std::vector<BackendSpec>& backends();
+const BackendSpec* find_backend(std::string_view provider);
+
+// "openai/gpt-5" -> provider "openai", model "gpt-5"; "manual" -> provider "manual", model "".
+// Throws UsageError for an unknown provider, naming the known ones.
+BackendConfig parse_model(std::string_view spec);
+std::unique_ptr<Backend> make_backend(const BackendConfig& config);
+
+// The first of the spec's key variables that is set, or nullopt.
+std::optional<std::string> api_key(const BackendSpec& spec);
+
+// Factories, one per backend file.
+std::unique_ptr<Backend> make_openai(const BackendConfig& config);            // openai.cpp
+std::unique_ptr<Backend> make_openai_compatible(const BackendConfig& config); // openai.cpp
+std::unique_ptr<Backend> make_gemini(const BackendConfig& config);            // gemini.cpp
+std::unique_ptr<Backend> make_anthropic(const BackendConfig& config);         // anthropic.cpp
+std::unique_ptr<Backend> make_ollama(const BackendConfig& config);            // ollama.cpp
+std::unique_ptr<Backend> make_manual(const BackendConfig& config);            // manual.cpp
+
+} // namespace optimas::llm

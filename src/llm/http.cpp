@@ -1,0 +1,1 @@
+// Placeholder: see llm/backend.hpp. Implemented by the backends work.

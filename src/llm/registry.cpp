@@ -1,0 +1,83 @@
+// The one table of model backends. Adding a backend: one file with its factory, one line here.
+#include "llm/backend.hpp"
+
+#include "util/error.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+namespace optimas::llm {
+
+const std::vector<BackendSpec>& backends() {
+  static const std::vector<BackendSpec> k_backends = {
+      {"openai", "OpenAI Chat Completions with a JSON-schema response format", {"OPENAI_API_KEY"},
+       "https://api.openai.com/v1", {{"organization", "OpenAI-Organization header", ""}}, make_openai},
+      {"openai-compatible", "Any OpenAI-compatible server (vLLM, llama.cpp server, LiteLLM proxy); needs base_url",
+       {"OPENAI_API_KEY"}, "", {}, make_openai_compatible},
+      {"gemini", "Google Gemini generateContent with a response schema", {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+       "https://generativelanguage.googleapis.com/v1beta", {}, make_gemini},
+      {"anthropic", "Anthropic Messages, JSON through forced tool use", {"ANTHROPIC_API_KEY"},
+       "https://api.anthropic.com/v1", {{"anthropic_version", "anthropic-version header", "2023-06-01"}}, make_anthropic},
+      {"ollama", "Ollama /api/chat (stream: false, format schema); honours OLLAMA_HOST", {}, "http://localhost:11434", {},
+       make_ollama},
+      {"manual", "Writes the prompt to a file and reads the answer from a file (a chat window, no API)", {}, "", {},
+       make_manual},
+  };
+  return k_backends;
+}
+
+const BackendSpec* find_backend(std::string_view provider) {
+  for (const auto& b : backends())
+    if (b.name == provider) return &b;
+  return nullptr;
+}
+
+BackendConfig parse_model(std::string_view spec) {
+  BackendConfig c;
+  auto slash = spec.find('/');
+  c.provider = std::string(spec.substr(0, slash));
+  if (slash != std::string_view::npos) c.model = std::string(spec.substr(slash + 1));
+  if (!find_backend(c.provider)) {
+    std::vector<std::string> names;
+    for (const auto& b : backends()) names.push_back(b.name);
+    throw UsageError(fmt::format("unknown model provider \"{}\" in \"{}\" (known: {}); name models provider/model, "
+                                 "e.g. openai/gpt-5",
+                                 c.provider, spec, util::join(names, ", ")));
+  }
+  return c;
+}
+
+std::unique_ptr<Backend> make_backend(const BackendConfig& config) {
+  const BackendSpec* spec = find_backend(config.provider);
+  if (!spec) throw UsageError(fmt::format("unknown model provider \"{}\"", config.provider));
+  return spec->make(config);
+}
+
+std::optional<std::string> api_key(const BackendSpec& spec) {
+  for (const auto& var : spec.key_env)
+    if (const char* v = std::getenv(var.c_str()); v && *v) return std::string(v);
+  return std::nullopt;
+}
+
+std::string_view failure_kind_name(FailureKind kind) {
+  switch (kind) {
+  case FailureKind::auth: return "auth";
+  case FailureKind::rate_limit: return "rate_limit";
+  case FailureKind::timeout: return "timeout";
+  case FailureKind::bad_request: return "bad_request";
+  case FailureKind::server: return "server";
+  case FailureKind::schema_violation: return "schema_violation";
+  case FailureKind::network: return "network";
+  case FailureKind::awaiting_reply: return "awaiting_reply";
+  }
+  return "unknown";
+}
+
+bool is_retryable(FailureKind kind) {
+  return kind == FailureKind::rate_limit || kind == FailureKind::timeout || kind == FailureKind::server ||
+         kind == FailureKind::network;
+}
+
+} // namespace optimas::llm

@@ -1,0 +1,2 @@
+// Tests of llm/openai: written with the backends work.
+#include <gtest/gtest.h>
