@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   });
   cli::add_profile_command(app);
   cli::add_analyze_command(app);
+  cli::add_prompt_command(app);
+  cli::add_backends_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,246 @@
+#include "prompt/reply.hpp"
+
+#include <fmt/format.h>
+
+namespace optimas::embedded {
+std::string_view reply_schema_json();
+}
+
+namespace optimas::prompt {
+
+using nlohmann::json;
+
+const json& reply_schema() {
+  static const json k_schema = json::parse(embedded::reply_schema_json());
+  return k_schema;
+}
+
+namespace {
+
+bool has_type(const json& v, const std::string& type) {
+  if (type == "string") return v.is_string();
+  if (type == "integer") return v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>())));
+  if (type == "number") return v.is_number();
+  if (type == "boolean") return v.is_boolean();
+  if (type == "array") return v.is_array();
+  if (type == "object") return v.is_object();
+  if (type == "null") return v.is_null();
+  return false;
+}
+
+std::string type_name(const json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_string()) return "a string";
+  if (v.is_number()) return "a number";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_array()) return "an array";
+  return "an object";
+}
+
+std::string at(const std::string& path) { return path.empty() ? "reply" : path; }
+
+} // namespace
+
+std::vector<std::string> validate(const json& doc, const json& schema, const std::string& path) {
+  std::vector<std::string> errors;
+  if (schema.contains("type")) {
+    const json& t = schema["type"];
+    bool ok = false;
+    std::string wanted;
+    for (const auto& one : t.is_array() ? t : json::array({t})) {
+      ok = ok || has_type(doc, one.get<std::string>());
+      wanted += (wanted.empty() ? "" : " or ") + one.get<std::string>();
+    }
+    if (!ok) {
+      errors.push_back(fmt::format("{}: expected {}, found {}", at(path), wanted, type_name(doc)));
+      return errors;
+    }
+  }
+  if (schema.contains("enum")) {
+    bool found = false;
+    for (const auto& e : schema["enum"]) found = found || e == doc;
+    if (!found) errors.push_back(fmt::format("{}: {} is not one of {}", at(path), doc.dump(), schema["enum"].dump()));
+  }
+  if (schema.contains("minimum") && doc.is_number() && doc.get<double>() < schema["minimum"].get<double>())
+    errors.push_back(fmt::format("{}: {} is below the minimum {}", at(path), doc.dump(), schema["minimum"].dump()));
+  if (doc.is_object()) {
+    for (const auto& r : schema.value("required", json::array()))
+      if (!doc.contains(r.get<std::string>()))
+        errors.push_back(fmt::format("{}: missing \"{}\"", at(path), r.get<std::string>()));
+    const json props = schema.value("properties", json::object());
+    for (const auto& [key, value] : doc.items()) {
+      std::string sub = path.empty() ? key : path + "." + key;
+      if (props.contains(key)) {
+        auto more = validate(value, props[key], sub);
+        errors.insert(errors.end(), more.begin(), more.end());
+      } else if (schema.contains("additionalProperties") && schema["additionalProperties"] == false) {
+        errors.push_back(fmt::format("{}: unexpected property \"{}\"", at(path), key));
+      }
+    }
+  }
+  if (doc.is_array() && schema.contains("items")) {
+    for (std::size_t i = 0; i < doc.size(); ++i) {
+      auto more = validate(doc[i], schema["items"], fmt::format("{}[{}]", path, i));
+      errors.insert(errors.end(), more.begin(), more.end());
+    }
+  }
+  return errors;
+}
+
+namespace {
+
+std::optional<std::string> opt_string(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return j[key].get<std::string>();
+}
+
+std::vector<std::string> strings(const json& j, const char* key) {
+  std::vector<std::string> out;
+  for (const auto& s : j.value(key, json::array())) out.push_back(s.get<std::string>());
+  return out;
+}
+
+// Checks the schema cannot express: each edit uses exactly one of its two forms.
+void check_edit_forms(const Reply& r, std::vector<std::string>& errors) {
+  for (std::size_t i = 0; i < r.edits.size(); ++i) {
+    const Edit& e = r.edits[i];
+    bool text = e.find.has_value();
+    bool range = e.line_start > 0 || e.line_end > 0;
+    if (text == range)
+      errors.push_back(fmt::format("edits[{}]: give either find/replace or line_start/line_end/new_text, not {}", i,
+                                   text ? "both" : "neither"));
+    if (text && !e.replace) errors.push_back(fmt::format("edits[{}]: find without replace", i));
+    if (text && e.find->empty()) errors.push_back(fmt::format("edits[{}]: find is empty", i));
+    if (range && (e.line_start < 1 || e.line_end < e.line_start))
+      errors.push_back(fmt::format("edits[{}]: line range {}..{} is not valid", i, e.line_start, e.line_end));
+    if (range && !e.new_text) errors.push_back(fmt::format("edits[{}]: a line range needs new_text", i));
+  }
+}
+
+Reply from_json(const json& j) {
+  Reply r;
+  r.summary = j.value("summary", "");
+  for (const auto& e : j.value("edits", json::array())) {
+    Edit x;
+    x.file = e.value("file", "");
+    x.kernel = e.value("kernel", "");
+    x.find = opt_string(e, "find");
+    x.replace = opt_string(e, "replace");
+    if (e.contains("line_start") && e["line_start"].is_number()) x.line_start = e["line_start"].get<int>();
+    if (e.contains("line_end") && e["line_end"].is_number()) x.line_end = e["line_end"].get<int>();
+    x.new_text = opt_string(e, "new_text");
+    x.evidence = strings(e, "evidence");
+    x.rationale = e.value("rationale", "");
+    for (const auto& fx : e.value("expected_effect", json::array()))
+      x.expected_effect.push_back({fx.value("metric", ""), fx.value("direction", "")});
+    r.edits.push_back(std::move(x));
+  }
+  for (const auto& w : j.value("withheld", json::array()))
+    r.withheld.push_back({w.value("suggestion", ""), w.value("reason", ""), strings(w, "evidence")});
+  return r;
+}
+
+// Candidate JSON documents in a reply: the whole text, fenced blocks, the outermost {...}.
+struct Candidate {
+  std::string text;
+  std::string format;
+};
+
+std::vector<Candidate> candidates(std::string_view text) {
+  std::vector<Candidate> out;
+  out.push_back({std::string(text), "json"});
+  for (std::size_t pos = 0; (pos = text.find("```", pos)) != std::string_view::npos;) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) break;
+    std::size_t close = text.find("```", nl);
+    if (close == std::string_view::npos) break;
+    out.push_back({std::string(text.substr(nl + 1, close - nl - 1)), "fenced-json"});
+    pos = close + 3;
+  }
+  std::size_t open = text.find('{');
+  std::size_t last = text.rfind('}');
+  if (open != std::string_view::npos && last != std::string_view::npos && last > open)
+    out.push_back({std::string(text.substr(open, last - open + 1)), "prose+json"});
+  return out;
+}
+
+// The longest fenced code block that is not JSON: a whole source file as the fallback.
+std::optional<std::string> code_block(std::string_view text) {
+  std::optional<std::string> best;
+  for (std::size_t pos = 0; (pos = text.find("```", pos)) != std::string_view::npos;) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) break;
+    std::string lang(text.substr(pos + 3, nl - pos - 3));
+    std::size_t close = text.find("```", nl);
+    if (close == std::string_view::npos) break;
+    std::string body(text.substr(nl + 1, close - nl - 1));
+    if (lang != "json" && body.find("__global__") != std::string::npos && (!best || body.size() > best->size())) best = body;
+    pos = close + 3;
+  }
+  return best;
+}
+
+} // namespace
+
+ParsedReply parse_reply(std::string_view text) {
+  ParsedReply p;
+  p.format = "none";
+  std::vector<std::string> first_errors;
+  for (const auto& c : candidates(text)) {
+    json doc = json::parse(c.text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) continue;
+    auto errors = validate(doc, reply_schema());
+    if (errors.empty()) {
+      Reply r = from_json(doc);
+      check_edit_forms(r, errors);
+      p.reply = std::move(r);
+      p.format = c.format;
+      p.errors = std::move(errors);
+      return p;
+    }
+    if (first_errors.empty()) {
+      first_errors = std::move(errors);
+      p.format = c.format;
+    }
+  }
+  if (!first_errors.empty()) {
+    p.errors = std::move(first_errors);
+    return p;
+  }
+  if (auto code = code_block(text)) {
+    Reply r;
+    r.full_source = std::move(code);
+    p.reply = std::move(r);
+    p.format = "code-block";
+    return p;
+  }
+  p.errors.push_back(text.empty() ? "the reply is empty"
+                                  : "the reply holds no JSON object and no CUDA code block (expected the JSON of "
+                                    "docs/reply.schema.json)");
+  return p;
+}
+
+json to_json(const Reply& r) {
+  json edits = json::array();
+  for (const auto& e : r.edits) {
+    json effects = json::array();
+    for (const auto& fx : e.expected_effect) effects.push_back({{"metric", fx.metric}, {"direction", fx.direction}});
+    auto opt = [](const std::optional<std::string>& s) { return s ? json(*s) : json(nullptr); };
+    edits.push_back({{"file", e.file},
+                     {"kernel", e.kernel},
+                     {"find", opt(e.find)},
+                     {"replace", opt(e.replace)},
+                     {"line_start", e.line_start > 0 ? json(e.line_start) : json(nullptr)},
+                     {"line_end", e.line_end > 0 ? json(e.line_end) : json(nullptr)},
+                     {"new_text", opt(e.new_text)},
+                     {"evidence", e.evidence},
+                     {"rationale", e.rationale},
+                     {"expected_effect", effects}});
+  }
+  json withheld = json::array();
+  for (const auto& w : r.withheld)
+    withheld.push_back({{"suggestion", w.suggestion}, {"reason", w.reason}, {"evidence", w.evidence}});
+  return {{"summary", r.summary}, {"edits", edits}, {"withheld", withheld}};
+}
+
+} // namespace optimas::prompt
