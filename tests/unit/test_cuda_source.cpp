@@ -1,0 +1,86 @@
+#include "cuda/source.hpp"
+
+#include "test_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace optimas::cuda;
+
+namespace {
+
+const char* k_code = R"(#include <cstdio>
+#define N 4 /* a "comment" with __global__ inside */
+// __global__ void commented_out(int* x) {}
+template <typename T, int B>
+__global__ void __launch_bounds__(256, 2) scale(const T* __restrict__ in, T* out, int n) {
+  const char* s = "__global__ void fake() {";
+  int i = blockIdx.x * B + threadIdx.x;
+  if (i < n) out[i] = helper(in[i]);
+}
+
+__device__ inline float helper(float v) { return v * 2.0f; }
+
+__global__ void plain(float* a,
+                      const float* b, int n);
+
+__global__ void plain(float* a,
+                      const float* b, int n) {
+  for (int k = 0; k < n; ++k) { a[k] += b[k]; }
+}
+)";
+
+} // namespace
+
+TEST(CudaSource, FindsKernelsAndDeviceFunctions) {
+  auto f = parse_source("k.cu", k_code);
+  ASSERT_EQ(f.functions.size(), 3u); // scale, helper, plain (the declaration is not a definition)
+  const Function* scale = f.kernel("scale");
+  ASSERT_NE(scale, nullptr);
+  EXPECT_TRUE(scale->is_template);
+  EXPECT_EQ(scale->launch_bounds, "256, 2");
+  EXPECT_EQ(scale->first_line, 4);
+  EXPECT_EQ(scale->body_first_line, 5);
+  EXPECT_EQ(scale->last_line, 9);
+  ASSERT_EQ(scale->parameters.size(), 3u);
+  EXPECT_EQ(scale->parameters[0].name, "in");
+  EXPECT_TRUE(scale->parameters[0].pointer);
+  EXPECT_TRUE(scale->parameters[0].const_pointee);
+  EXPECT_TRUE(scale->parameters[0].restrict_);
+  EXPECT_EQ(scale->parameters[1].name, "out");
+  EXPECT_FALSE(scale->parameters[1].const_pointee);
+  EXPECT_FALSE(scale->parameters[2].pointer);
+  const Function* helper = f.function("helper");
+  ASSERT_NE(helper, nullptr);
+  EXPECT_FALSE(helper->kernel);
+  const Function* plain = f.kernel("plain");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->first_line, 16);
+  EXPECT_EQ(plain->last_line, 19);
+  EXPECT_EQ(plain->signature, "__global__ void plain(float*a,const float*b,int n)");
+  EXPECT_EQ(f.kernel("commented_out"), nullptr);
+  EXPECT_EQ(f.kernel("fake"), nullptr);
+}
+
+TEST(CudaSource, NormalisedSignaturesIgnoreLayout) {
+  EXPECT_EQ(normalise("__global__ void k( float *a ,\n  int n )"), normalise("__global__ void k(float* a, int n)"));
+  EXPECT_NE(normalise("void k(float* a)"), normalise("void k(double* a)"));
+}
+
+TEST(CudaSource, NumberedLines) {
+  auto f = parse_source("k.cu", "a\nb\nc\n");
+  EXPECT_EQ(f.numbered(2, 3), "    2 | b\n    3 | c\n");
+  EXPECT_EQ(f.line_count(), 3);
+}
+
+TEST(CudaSource, EveryExampleKernelIsFound) {
+  // The examples' hot kernels, as recorded on the H200.
+  const std::pair<const char*, const char*> kernels[] = {
+      {"stream/main.cu", "triad_kernel"},    {"accuracy/main.cu", "topk_hits_kernel"}, {"shmem/main.cu", "blur_kernel"},
+      {"sobol/main.cu", "sobol_kernel"},     {"gather/main.cu", "xs_lookup_kernel"},   {"stencil/main.cu", "rhs_kernel"}};
+  for (auto [file, kernel] : kernels) {
+    auto f = load_source(std::string(OPTIMAS_TEST_DATA) + "/../../examples/" + file);
+    EXPECT_NE(f.kernel(kernel), nullptr) << file << ": " << kernel;
+  }
+  auto lookup = load_source(std::string(OPTIMAS_TEST_DATA) + "/../../examples/gather/lookup.cuh");
+  EXPECT_FALSE(lookup.functions.empty());
+}

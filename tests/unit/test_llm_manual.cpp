@@ -1,0 +1,53 @@
+#include "llm/backend.hpp"
+#include "util/error.hpp"
+
+#include "test_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace optimas::llm;
+
+TEST(ManualBackend, WritesThePromptThenReadsTheAnswer) {
+  optimas::test::TempDir dir;
+  BackendConfig c = parse_model("manual");
+  c.work_dir = (dir.path() / "chat").string();
+  auto b = make_backend(c);
+  Request r;
+  r.system = "You are a tuner.";
+  r.prompt = "Optimize k.";
+  auto first = b->complete(r);
+  ASSERT_FALSE(ok(first));
+  const auto& f = std::get<Failure>(first);
+  EXPECT_EQ(f.kind, FailureKind::awaiting_reply);
+  EXPECT_FALSE(is_retryable(f.kind));
+  // The message names both files.
+  std::string prompt_file, reply_file;
+  for (const auto& e : std::filesystem::directory_iterator(c.work_dir)) prompt_file = e.path().string();
+  ASSERT_NE(prompt_file.find("prompt-"), std::string::npos);
+  EXPECT_NE(f.message.find(prompt_file), std::string::npos);
+  reply_file = prompt_file;
+  reply_file.replace(reply_file.find("prompt-"), 7, "reply-");
+  EXPECT_NE(f.message.find(reply_file), std::string::npos);
+  EXPECT_NE(optimas::test::read_all(prompt_file).find("Optimize k."), std::string::npos);
+
+  std::ofstream(reply_file) << "{\"summary\": \"ok\"}";
+  auto second = b->complete(r);
+  ASSERT_TRUE(ok(second));
+  EXPECT_EQ(std::get<Response>(second).text, "{\"summary\": \"ok\"}");
+  // A different prompt is a different pair of files: an old answer is never reused.
+  r.prompt = "Optimize k2.";
+  EXPECT_FALSE(ok(b->complete(r)));
+}
+
+TEST(Registry, ModelNames) {
+  auto c = parse_model("openai/gpt-5");
+  EXPECT_EQ(c.provider, "openai");
+  EXPECT_EQ(c.model, "gpt-5");
+  EXPECT_EQ(parse_model("ollama/llama3.1:70b").model, "llama3.1:70b");
+  EXPECT_THROW(parse_model("openia/gpt-5"), optimas::UsageError);
+  for (const char* name : {"openai", "openai-compatible", "gemini", "anthropic", "ollama", "manual"})
+    EXPECT_NE(find_backend(name), nullptr) << name;
+}

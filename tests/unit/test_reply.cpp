@@ -1,0 +1,96 @@
+#include "prompt/reply.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace optimas::prompt;
+
+namespace {
+
+const char* k_reply = R"JSON({
+  "summary": "Loads stall on long scoreboard; mark inputs read-only.",
+  "edits": [
+    {"file": "main.cu", "kernel": "triad_kernel",
+     "find": "__global__ void triad_kernel(double* a, const double* b, const double* c, double scalar, int n)",
+     "replace": "__global__ void triad_kernel(double* __restrict__ a, const double* __restrict__ b, const double* __restrict__ c, double scalar, int n)",
+     "line_start": null, "line_end": null, "new_text": null,
+     "evidence": ["PC1", "RF1"], "rationale": "No aliasing lets loads be reordered.",
+     "expected_effect": [{"metric": "stall_long_scoreboard", "direction": "decrease"}]},
+    {"file": "main.cu", "kernel": "add_kernel", "find": null, "replace": null,
+     "line_start": 48, "line_end": 48, "new_text": "  if (i < n) c[i] = a[i] + b[i];",
+     "evidence": ["PC5"], "rationale": "Same line.", "expected_effect": []}
+  ],
+  "withheld": [{"suggestion": "Use FMA contraction", "reason": "changes results", "evidence": ["RF1"]}]
+})JSON";
+
+} // namespace
+
+TEST(Reply, PlainJson) {
+  auto p = parse_reply(k_reply);
+  ASSERT_TRUE(p.ok()) << (p.errors.empty() ? "" : p.errors[0]);
+  EXPECT_EQ(p.format, "json");
+  ASSERT_EQ(p.reply->edits.size(), 2u);
+  EXPECT_FALSE(p.reply->edits[0].is_range());
+  EXPECT_EQ(p.reply->edits[0].evidence, (std::vector<std::string>{"PC1", "RF1"}));
+  EXPECT_EQ(p.reply->edits[0].expected_effect[0].direction, "decrease");
+  EXPECT_TRUE(p.reply->edits[1].is_range());
+  EXPECT_EQ(p.reply->edits[1].line_start, 48);
+  EXPECT_EQ(p.reply->withheld[0].reason, "changes results");
+  // Round trip.
+  auto again = parse_reply(to_json(*p.reply).dump());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(to_json(*again.reply), to_json(*p.reply));
+}
+
+TEST(Reply, FencedBlockAfterProse) {
+  std::string text = std::string("Here is my analysis of the kernel.\n\n```json\n") + k_reply + "\n```\nHope it helps.";
+  auto p = parse_reply(text);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p.format, "fenced-json");
+  auto bare = parse_reply(std::string("Sure! ") + k_reply + " Done.");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare.format, "prose+json");
+}
+
+TEST(Reply, SchemaErrorsSayWhatIsWrong) {
+  auto p = parse_reply(R"({"summary": "x", "edits": [{"file": "main.cu", "kernel": "k", "find": "a", "replace": "b",
+    "line_start": null, "line_end": null, "new_text": null, "evidence": "PC1", "rationale": "r",
+    "expected_effect": [{"metric": "m", "direction": "sideways"}]}], "withheld": [], "extra": 1})");
+  EXPECT_FALSE(p.ok());
+  auto has = [&](const std::string& s) {
+    for (const auto& e : p.errors)
+      if (e.find(s) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("edits[0].evidence: expected array, found a string"));
+  EXPECT_TRUE(has("edits[0].expected_effect[0].direction: \"sideways\" is not one of"));
+  EXPECT_TRUE(has("unexpected property \"extra\""));
+}
+
+TEST(Reply, EachEditUsesExactlyOneForm) {
+  auto p = parse_reply(R"({"summary": "", "withheld": [], "edits": [{"file": "f", "kernel": "k", "find": "a", "replace": "b",
+    "line_start": 3, "line_end": 4, "new_text": "x", "evidence": [], "rationale": "", "expected_effect": []}]})");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.errors[0].find("not both"), std::string::npos);
+}
+
+TEST(Reply, CodeBlockFallbackAndGarbage) {
+  auto code = parse_reply("I rewrote it:\n```cuda\n__global__ void k(float* a) { a[0] = 1; }\n```\n");
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(code.format, "code-block");
+  ASSERT_TRUE(code.reply->full_source);
+  EXPECT_NE(code.reply->full_source->find("__global__"), std::string::npos);
+  auto none = parse_reply("I cannot help with that.");
+  EXPECT_FALSE(none.ok());
+  EXPECT_EQ(none.format, "none");
+  EXPECT_FALSE(parse_reply("").ok());
+  auto truncated = parse_reply(std::string(k_reply).substr(0, 300));
+  EXPECT_FALSE(truncated.ok());
+}
+
+TEST(Reply, ValidatorOnTheSchemaItself) {
+  EXPECT_EQ(reply_schema()["required"], (nlohmann::json{"summary", "edits", "withheld"}));
+  EXPECT_TRUE(validate(nlohmann::json{{"summary", ""}, {"edits", nlohmann::json::array()}, {"withheld", nlohmann::json::array()}},
+                       reply_schema())
+                  .empty());
+  EXPECT_EQ(validate(nlohmann::json::array(), reply_schema()).size(), 1u);
+}
