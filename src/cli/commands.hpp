@@ -7,6 +7,7 @@
 namespace optimas::cli {
 
 void add_analyze_command(CLI::App& app);
+void add_ask_command(CLI::App& app);
 void add_backends_command(CLI::App& app);
 void add_prompt_command(CLI::App& app);
 void add_profile_command(CLI::App& app);

@@ -27,11 +27,15 @@ int main(int argc, char** argv) {
   cli::add_analyze_command(app);
   cli::add_prompt_command(app);
   cli::add_backends_command(app);
+  cli::add_ask_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; a bad option is a usage error.
     return app.exit(e) == 0 ? k_exit_ok : k_exit_usage;
+  } catch (const PendingError& e) {
+    log::info("{}", e.what());
+    return k_exit_pending;
   } catch (const UsageError& e) {
     log::error("{}", e.what());
     return k_exit_usage;

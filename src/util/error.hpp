@@ -11,6 +11,7 @@ namespace optimas {
 inline constexpr int k_exit_ok = 0;
 inline constexpr int k_exit_error = 1;
 inline constexpr int k_exit_usage = 2;
+inline constexpr int k_exit_pending = 4; // waiting for something outside (a manual reply)
 
 // A failure a caller may handle or report; the message says what and where.
 class Error : public std::runtime_error {
@@ -30,6 +31,12 @@ private:
   std::string m_file;
   std::size_t m_line;
   std::string m_reason;
+};
+
+// Not a failure: the work waits for something the user must do (the message says what).
+class PendingError : public Error {
+public:
+  using Error::Error;
 };
 
 // Wrong use: a bad option or configuration value.
