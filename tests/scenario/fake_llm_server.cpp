@@ -1,0 +1,60 @@
+// A stand-in for an OpenAI-compatible server (vLLM, llama.cpp server), for scenario tests: it
+// checks requests the way the real API does, answers with a recorded reply, counts requests,
+// and prints "ready PORT" once it listens.
+//   fake_llm_server REPLY_FILE COUNT_FILE [EXPECTED_KEY]
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: fake_llm_server REPLY_FILE COUNT_FILE [EXPECTED_KEY]\n");
+    return 2;
+  }
+  std::ifstream in(argv[1]);
+  std::stringstream reply;
+  reply << in.rdbuf();
+  std::string count_file = argv[2];
+  std::string key = argc > 3 ? argv[3] : "";
+  std::atomic<int> count{0};
+  httplib::Server server;
+  server.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
+    std::ofstream(count_file) << ++count << "\n";
+    if (!key.empty() && req.get_header_value("Authorization") != "Bearer " + key) {
+      res.status = 401;
+      res.set_content(R"({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})",
+                      "application/json");
+      return;
+    }
+    auto body = nlohmann::json::parse(req.body, nullptr, false);
+    if (body.is_discarded() || !body.contains("model") || !body.contains("messages") ||
+        body["response_format"].value("type", "") != "json_schema") {
+      res.status = 400;
+      res.set_content(R"({"error": {"message": "model, messages and a json_schema response_format are required"}})",
+                      "application/json");
+      return;
+    }
+    nlohmann::json answer = {
+        {"id", "chatcmpl-test"},
+        {"object", "chat.completion"},
+        {"model", body["model"]},
+        {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", reply.str()}}}, {"finish_reason", "stop"}}}},
+        {"usage", {{"prompt_tokens", 1234}, {"completion_tokens", 321}, {"total_tokens", 1555}}}};
+    res.set_content(answer.dump(), "application/json");
+  });
+  server.Post("/shutdown", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content("bye", "text/plain");
+    server.stop();
+  });
+  int port = server.bind_to_any_port("127.0.0.1");
+  if (port <= 0) return 1;
+  std::cout << "ready " << port << std::endl;
+  server.listen_after_bind();
+  return 0;
+}
