@@ -1,0 +1,117 @@
+#include "edit/guardrails.hpp"
+
+#include "cuda/source.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace optimas::edit {
+
+std::string comparable_signature(std::string_view signature) {
+  auto tokens = cuda::lex(signature);
+  std::string out;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    std::string_view t = tokens[i].text;
+    if (t == "__restrict__" || t == "__restrict" || t == "const") continue;
+    if (t == "__launch_bounds__" && i + 1 < tokens.size() && tokens[i + 1].text == "(") {
+      int depth = 0;
+      for (++i; i < tokens.size(); ++i) {
+        if (tokens[i].text == "(") ++depth;
+        if (tokens[i].text == ")" && --depth == 0) break;
+      }
+      continue;
+    }
+    if (!out.empty() && (std::isalnum(static_cast<unsigned char>(out.back())) || out.back() == '_') &&
+        (std::isalnum(static_cast<unsigned char>(t.front())) || t.front() == '_'))
+      out += ' ';
+    out += t;
+  }
+  return out;
+}
+
+namespace {
+
+std::string balance_problem(const std::string& text) {
+  int paren = 0, brace = 0, bracket = 0, pp_if = 0;
+  for (const auto& t : cuda::lex(text)) {
+    if (t.kind == cuda::TokenKind::preprocessor) {
+      auto words = cuda::normalise(t.text.substr(1));
+      if (words.rfind("if", 0) == 0) ++pp_if;
+      else if (words.rfind("endif", 0) == 0) --pp_if;
+      continue;
+    }
+    if (t.kind != cuda::TokenKind::punct) continue;
+    switch (t.text[0]) {
+    case '(': ++paren; break;
+    case ')': --paren; break;
+    case '{': ++brace; break;
+    case '}': --brace; break;
+    case '[': ++bracket; break;
+    case ']': --bracket; break;
+    }
+    if (paren < 0 || brace < 0 || bracket < 0) return fmt::format("a closing bracket without its opening one at line {}", t.line);
+  }
+  if (brace) return fmt::format("{} unclosed brace(s)", brace);
+  if (paren) return fmt::format("{} unclosed parenthesis(es)", paren);
+  if (bracket) return fmt::format("{} unclosed square bracket(s)", bracket);
+  if (pp_if) return fmt::format("#if/#endif do not pair up ({} open)", pp_if);
+  return {};
+}
+
+} // namespace
+
+std::vector<Violation> check_guardrails(const Application& app, const GuardrailOptions& o) {
+  std::vector<Violation> out;
+  for (const auto& [file, before_text] : app.original) {
+    const std::string& after_text = app.result.at(file);
+    if (before_text == after_text) continue;
+    auto before = cuda::parse_source(file, before_text);
+    auto after = cuda::parse_source(file, after_text);
+    if (auto why = balance_problem(after_text); !why.empty() && balance_problem(before_text).empty())
+      out.push_back({"balance", file, fmt::format("{}: {} after the edits", file, why)});
+    std::map<std::string, std::vector<const cuda::Function*>> kb, ka;
+    for (const auto& f : before.functions)
+      if (f.kernel) kb[f.name].push_back(&f);
+    for (const auto& f : after.functions)
+      if (f.kernel) ka[f.name].push_back(&f);
+    for (const auto& [name, defs] : kb) {
+      auto it = ka.find(name);
+      if (it == ka.end()) {
+        out.push_back({"kernel_removed", file, fmt::format("{}: kernel {} was removed or renamed", file, name)});
+        continue;
+      }
+      if (it->second.size() > defs.size())
+        out.push_back({"duplicate_kernel", file, fmt::format("{}: kernel {} is defined {} times (was {})", file, name,
+                                                             it->second.size(), defs.size())});
+      for (std::size_t k = 0; k < std::min(defs.size(), it->second.size()); ++k) {
+        auto s0 = comparable_signature(defs[k]->signature), s1 = comparable_signature(it->second[k]->signature);
+        if (s0 != s1)
+          out.push_back({"signature", file, fmt::format("{}: the signature of kernel {} changed: `{}` became `{}`", file, name,
+                                                        defs[k]->signature, it->second[k]->signature)});
+      }
+    }
+    for (const auto& [name, defs] : ka)
+      if (!kb.count(name)) out.push_back({"kernel_added", file, fmt::format("{}: a new kernel {} was added", file, name)});
+  }
+  if (o.scope == Scope::kernel) {
+    // Each applied edit must fall inside a hot kernel or a device function of the same file.
+    for (const auto& oc : app.outcomes) {
+      if (!oc.applied) continue;
+      auto f = cuda::parse_source(oc.file, app.original.at(oc.file));
+      bool inside = false;
+      for (const auto& fn : f.functions) {
+        bool allowed = !fn.kernel || o.hot_kernels.empty() ||
+                       std::find(o.hot_kernels.begin(), o.hot_kernels.end(), fn.name) != o.hot_kernels.end();
+        if (allowed && oc.first_line >= fn.first_line && oc.last_line <= fn.last_line) inside = true;
+      }
+      if (!inside)
+        out.push_back({"scope", oc.file, fmt::format("{}: edit {} (lines {}-{}) is outside the implicated kernels", oc.file,
+                                                     oc.index + 1, oc.first_line, oc.last_line)});
+    }
+  }
+  return out;
+}
+
+} // namespace optimas::edit

@@ -1,0 +1,38 @@
+// Guardrails checked on the edited sources (paper 2.2): each violation is a recorded reason
+// for rejecting the reply, which can be sent back to the backend.
+#pragma once
+
+#include "edit/apply.hpp"
+#include "prompt/reply.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace optimas::edit {
+
+// How far edits may reach.
+enum class Scope {
+  kernel, // inside the hot kernels named by the edits (signature and body) and the device functions they call
+  file,   // anywhere in the application's sources
+};
+
+struct GuardrailOptions {
+  Scope scope = Scope::kernel;
+  std::vector<std::string> hot_kernels; // kernels the evidence implicates
+};
+
+struct Violation {
+  std::string rule;    // "signature", "duplicate_kernel", "kernel_removed", "kernel_added", "scope", "balance"
+  std::string file;
+  std::string message; // says what and where
+};
+
+// Compares original and result. Signatures are compared token by token after dropping the
+// qualifiers callers cannot see (__restrict__, const on pointees, __launch_bounds__(...)).
+std::vector<Violation> check_guardrails(const Application& application, const GuardrailOptions& options);
+
+// The signature as compared by the guardrail.
+std::string comparable_signature(std::string_view signature);
+
+} // namespace optimas::edit

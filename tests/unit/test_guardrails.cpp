@@ -1,0 +1,77 @@
+#include "edit/guardrails.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace optimas;
+
+namespace {
+
+const std::string k_src = "__device__ float twice(float v) { return 2.0f * v; }\n"
+                          "__global__ void hot(float* a, const float* b, int n) {\n"
+                          "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                          "  if (i < n) a[i] = twice(b[i]);\n"
+                          "}\n"
+                          "__global__ void cold(float* a, int n) {\n"
+                          "  if (threadIdx.x < n) a[threadIdx.x] = 0;\n"
+                          "}\n";
+
+std::vector<edit::Violation> check(const prompt::Edit& e, edit::Scope scope = edit::Scope::kernel) {
+  prompt::Reply r;
+  r.edits = {e};
+  auto app = edit::apply_edits({{"k.cu", k_src}}, r, {});
+  EXPECT_EQ(app.applied(), 1u) << app.outcomes[0].reason;
+  return edit::check_guardrails(app, {scope, {"hot"}});
+}
+
+prompt::Edit replace(std::string find, std::string with) {
+  prompt::Edit e;
+  e.file = "k.cu";
+  e.kernel = "hot";
+  e.find = std::move(find);
+  e.replace = std::move(with);
+  return e;
+}
+
+bool has(const std::vector<edit::Violation>& v, const std::string& rule) {
+  for (const auto& x : v)
+    if (x.rule == rule) return true;
+  return false;
+}
+
+} // namespace
+
+TEST(Guardrails, QualifiersCallersCannotSeeAreAllowed) {
+  auto v = check(replace("__global__ void hot(float* a, const float* b, int n)",
+                         "__global__ void __launch_bounds__(256) hot(float* __restrict__ a, const float* __restrict__ b, int n)"));
+  EXPECT_TRUE(v.empty()) << v[0].message;
+  EXPECT_EQ(edit::comparable_signature("__global__ void __launch_bounds__(128, 4) k(const float* __restrict__ x)"),
+            edit::comparable_signature("__global__ void k(float* x)"));
+}
+
+TEST(Guardrails, ChangedSignatureIsRejected) {
+  auto v = check(replace("const float* b, int n)", "const float* b, long n)"));
+  ASSERT_TRUE(has(v, "signature"));
+  EXPECT_NE(v[0].message.find("kernel hot changed"), std::string::npos);
+  EXPECT_TRUE(has(check(replace("hot(float* a,", "hot2(float* a,")), "kernel_removed"));
+}
+
+TEST(Guardrails, DuplicateOrNewKernelIsRejected) {
+  std::string body = "  if (i < n) a[i] = twice(b[i]);\n}\n";
+  auto dup = check(replace(body, body + "__global__ void hot(float* a, const float* b, int n) {\n  a[0] = b[0];\n}\n"));
+  EXPECT_TRUE(has(dup, "duplicate_kernel"));
+  auto added = check(replace(body, body + "__global__ void hot_v2(float* a) { a[0] = 1; }\n"));
+  EXPECT_TRUE(has(added, "kernel_added"));
+}
+
+TEST(Guardrails, EditsOutsideTheImplicatedKernelsAreRejected) {
+  auto cold = check(replace("a[threadIdx.x] = 0;", "a[threadIdx.x] = 1;"));
+  EXPECT_TRUE(has(cold, "scope"));
+  // The device function the hot kernel calls is allowed; so is anything with scope "file".
+  EXPECT_TRUE(check(replace("return 2.0f * v;", "return v + v;")).empty());
+  EXPECT_TRUE(check(replace("a[threadIdx.x] = 0;", "a[threadIdx.x] = 1;"), edit::Scope::file).empty());
+}
+
+TEST(Guardrails, UnbalancedResultIsRejected) {
+  auto v = check(replace("if (i < n) a[i] = twice(b[i]);", "if (i < n) { a[i] = twice(b[i]);"));
+  EXPECT_TRUE(has(v, "balance"));
+}
