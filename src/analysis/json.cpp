@@ -22,6 +22,8 @@ json throughput_json(const std::vector<Throughput>& ts) {
 }
 
 json roofline_json(const Roofline& r) {
+  json limits = json::object();
+  for (const auto& [what, blocks] : r.occupancy_limits) limits[what] = num(blocks);
   return {{"id", r.id},
           {"launches", r.launches},
           {"duration_ns", num(r.duration_ns)},
@@ -42,7 +44,9 @@ json roofline_json(const Roofline& r) {
            {{"achieved_pct", num(r.achieved_occupancy)},
             {"theoretical_pct", num(r.theoretical_occupancy)},
             {"limiter", r.occupancy_limiter},
-            {"registers_per_thread", num(r.registers_per_thread)}}},
+            {"registers_per_thread", num(r.registers_per_thread)},
+            {"block_size", r.block_size},
+            {"blocks_per_sm_limits", limits}}},
           {"issue", {{"per_cycle", num(r.issue_per_cycle)}, {"eligible_warps_per_cycle", num(r.eligible_warps)}}}};
 }
 

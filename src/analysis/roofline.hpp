@@ -46,7 +46,9 @@ struct Roofline {
   double eligible_warps = profile::k_nan;        // per cycle per scheduler
   double issue_per_cycle = profile::k_nan;       // instructions issued per active cycle per scheduler
   std::string occupancy_limiter;                 // "registers", "shared memory", "warps", "blocks", "barriers"
+  std::vector<std::pair<std::string, double>> occupancy_limits; // blocks per SM each resource allows
   double registers_per_thread = profile::k_nan;
+  int block_size = 0; // threads per block of the profiled launches (the largest, if they differ)
 };
 
 // Computes the roofline of one kernel from its launches (metrics averaged over them).

@@ -9,6 +9,7 @@ namespace optimas::cli {
 void add_analyze_command(CLI::App& app);
 void add_ask_command(CLI::App& app);
 void add_backends_command(CLI::App& app);
+void add_optimize_command(CLI::App& app);
 void add_prompt_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
 

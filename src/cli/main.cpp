@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   cli::add_prompt_command(app);
   cli::add_backends_command(app);
   cli::add_ask_command(app);
+  cli::add_optimize_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -53,6 +53,10 @@ struct Request {
   int max_tokens = 8192;
   std::optional<std::int64_t> seed; // where the provider supports one
   double timeout_s = 300;           // per HTTP attempt
+  // Structured inputs for backends that are not language models (builtin): the diagnostics
+  // JSON ("diagnostics"), the sources by file name ("sources") and switches. Models ignore it,
+  // and it is not part of the cache key (the prompt carries the same content as text).
+  nlohmann::json context;
 };
 
 struct Response {
@@ -122,5 +126,6 @@ std::unique_ptr<Backend> make_gemini(const BackendConfig& config);            //
 std::unique_ptr<Backend> make_anthropic(const BackendConfig& config);         // anthropic.cpp
 std::unique_ptr<Backend> make_ollama(const BackendConfig& config);            // ollama.cpp
 std::unique_ptr<Backend> make_manual(const BackendConfig& config);            // manual.cpp
+std::unique_ptr<Backend> make_builtin(const BackendConfig& config);           // builtin.cpp
 
 } // namespace optimas::llm

@@ -24,6 +24,8 @@ const std::vector<BackendSpec>& backends() {
        make_ollama},
       {"manual", "Writes the prompt to a file and reads the answer from a file (a chat window, no API)", {}, "", {},
        make_manual},
+      {"builtin", "Deterministic rule-based optimizer: no model, no network (the default)", {}, "",
+       {{"allow_fp_changes", "also apply rules that can change floating-point results", "false"}}, make_builtin},
   };
   return k_backends;
 }

@@ -1,0 +1,196 @@
+// optimas optimize: from a profile and a backend (builtin by default) to a variant source and
+// its diff, checked by the guardrails — without running anything. --compile builds the variant
+// in its own copy of the application.
+#include "cli/commands.hpp"
+
+#include "analysis/diagnostics.hpp"
+#include "analysis/json.hpp"
+#include "cli/common.hpp"
+#include "edit/apply.hpp"
+#include "edit/guardrails.hpp"
+#include "llm/backend.hpp"
+#include "llm/cache.hpp"
+#include "llm/retry.hpp"
+#include "prompt/builder.hpp"
+#include "prompt/reply.hpp"
+
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/process.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+namespace optimas::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct OptimizeArgs {
+  ProfileInput input;
+  std::string model = "builtin";
+  std::string base_url;
+  std::vector<std::string> options;
+  std::string diagnostics = "pc,ia,roofline";
+  std::string scope = "kernel";
+  std::string out = "optimas-variant";
+  std::string cache_dir = ".optimas/cache";
+  std::string work_dir = "optimas-manual";
+  bool no_cache = false;
+  bool compile = false;
+  bool json = false;
+};
+
+void run_optimize(const OptimizeArgs& a) {
+  auto loaded = load_profile_and_app(a.input);
+  prompt::PromptOptions po;
+  po.sources = analysis::parse_sources(a.diagnostics);
+  auto d = analysis::analyze(loaded.profile, loaded.analysis);
+  if (d.kernels.empty()) throw Error("the profile has no hot kernel to optimize");
+  auto prompts = prompt::build_prompts(loaded.app, d, po);
+  std::map<std::string, std::string> sources;
+  for (const auto& s : loaded.app.sources)
+    sources[fs::path(s).filename().string()] = util::read_file((fs::path(loaded.app.dir) / s).string());
+  std::set<std::string> known;
+  for (const auto& e : d.evidence) known.insert(e.id);
+
+  llm::BackendConfig bc = llm::parse_model(a.model);
+  bc.base_url = a.base_url;
+  bc.work_dir = a.work_dir;
+  for (const auto& kv : a.options) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) throw UsageError("--option takes key=value, got \"" + kv + "\"");
+    bc.options[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  auto backend = llm::make_backend(bc);
+  std::optional<llm::ResponseCache> cache;
+  if (!a.no_cache && bc.provider != "manual" && bc.provider != "builtin") cache.emplace(a.cache_dir);
+
+  // One reply per prompt; their edits are applied together.
+  prompt::Reply merged;
+  std::vector<std::string> reply_texts;
+  for (const auto& p : prompts) {
+    llm::Request req;
+    req.system = p.system;
+    req.prompt = p.user;
+    req.response_schema = prompt::reply_schema();
+    req.context = {{"diagnostics", analysis::to_json(d)}, {"sources", sources}};
+    log::info("asking {} ({}, {} kernel(s))", backend->name(), p.label, p.kernels.size());
+    auto r = llm::complete_cached(*backend, bc, req, cache ? &*cache : nullptr, {});
+    if (!llm::ok(r)) {
+      const auto& f = std::get<llm::Failure>(r);
+      if (f.kind == llm::FailureKind::awaiting_reply) throw PendingError(f.message);
+      throw Error(fmt::format("{} failed ({}): {}", backend->name(), llm::failure_kind_name(f.kind), f.message));
+    }
+    const auto& text = std::get<llm::Response>(r).text;
+    reply_texts.push_back(text);
+    auto parsed = prompt::parse_reply(text);
+    if (!parsed.ok())
+      throw Error(fmt::format("the reply of {} cannot be used:\n  {}", backend->name(), util::join(parsed.errors, "\n  ")));
+    if (parsed.reply->full_source) throw Error("the reply is a whole source file, not structured edits; nothing to apply");
+    for (auto& e : parsed.reply->edits) merged.edits.push_back(std::move(e));
+    for (auto& w : parsed.reply->withheld) merged.withheld.push_back(std::move(w));
+    merged.summary += (merged.summary.empty() ? "" : " ") + parsed.reply->summary;
+  }
+
+  auto app = edit::apply_edits(sources, merged, known);
+  edit::GuardrailOptions go;
+  if (a.scope == "file") go.scope = edit::Scope::file;
+  for (const auto& k : d.kernels) go.hot_kernels.push_back(k.time.kernel.substr(0, k.time.kernel.find('<')));
+  auto violations = edit::check_guardrails(app, go);
+
+  // The variant: a copy of the application folder with the edited sources. The user's tree is
+  // not touched.
+  fs::path out(a.out);
+  fs::path variant = out / "variant";
+  fs::remove_all(variant);
+  fs::create_directories(out);
+  fs::copy(loaded.app.dir, variant, fs::copy_options::recursive);
+  std::string diff;
+  for (const auto& s : loaded.app.sources) {
+    std::string name = fs::path(s).filename().string();
+    util::write_file((variant / s).string(), app.result.at(name));
+    diff += edit::unified_diff(app.original.at(name), app.result.at(name), s);
+  }
+  util::write_file((out / "diff.patch").string(), diff);
+  util::write_file((out / "reply.json").string(), prompt::to_json(merged).dump(2) + "\n");
+
+  nlohmann::json result = {{"backend", backend->name()}, {"edits", merged.edits.size()}, {"applied", app.applied()},
+                           {"not_applied", app.not_applied()}, {"withheld", merged.withheld.size()}};
+  nlohmann::json outcomes = nlohmann::json::array();
+  for (const auto& o : app.outcomes)
+    outcomes.push_back({{"edit", o.index + 1}, {"applied", o.applied}, {"reason", o.reason}, {"file", o.file},
+                        {"lines", {o.first_line, o.last_line}}, {"evidence", merged.edits[o.index].evidence},
+                        {"unknown_evidence", o.unknown_evidence}});
+  nlohmann::json rejected = nlohmann::json::array();
+  for (const auto& v : violations) rejected.push_back({{"rule", v.rule}, {"file", v.file}, {"message", v.message}});
+  result["outcomes"] = outcomes;
+  result["violations"] = rejected;
+  result["accepted"] = violations.empty() && app.applied() > 0;
+  result["variant"] = variant.string();
+
+  if (a.compile && violations.empty()) {
+    util::ProcessSpec spec = util::shell(loaded.app.build_command);
+    spec.cwd = variant.string();
+    spec.timeout_s = loaded.app.timeout_s;
+    spec.stdout_path = (out / "build.log").string();
+    spec.stderr_to_stdout = true;
+    auto r = util::run_process(spec);
+    result["compiled"] = r.ok();
+    result["build"] = {{"command", loaded.app.build_command}, {"result", r.describe()}, {"log", spec.stdout_path}};
+  }
+  util::write_file((out / "result.json").string(), result.dump(2) + "\n");
+
+  if (a.json) {
+    std::cout << result.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("{}: {} edit(s), {} applied, {} not applied, {} withheld\n", backend->name(), merged.edits.size(),
+                             app.applied(), app.not_applied(), merged.withheld.size());
+    for (const auto& o : app.outcomes) {
+      const auto& e = merged.edits[o.index];
+      std::cout << fmt::format("  [{}] {} {} cites {}: {}\n", o.index + 1, o.applied ? "applied" : "NOT applied:", o.applied ? o.file : o.reason,
+                               e.evidence.empty() ? "nothing" : util::join(e.evidence, ","), e.rationale);
+    }
+    for (const auto& w : merged.withheld) std::cout << fmt::format("  withheld: {} ({})\n", w.suggestion, w.reason);
+    for (const auto& v : violations) std::cout << "  REJECTED (" << v.rule << "): " << v.message << "\n";
+    std::cout << diff;
+    if (result.contains("compiled"))
+      std::cout << fmt::format("build: {} ({})\n", result["compiled"].get<bool>() ? "ok" : "FAILED", result["build"]["result"].get<std::string>());
+    std::cout << fmt::format("variant in {} (diff.patch, reply.json, result.json beside it)\n", variant.string());
+  }
+  if (!violations.empty()) throw Error("the reply was rejected by the guardrails (see above)");
+  if (result.contains("compiled") && !result["compiled"].get<bool>())
+    throw Error(fmt::format("the variant does not build; see {}", (out / "build.log").string()));
+}
+
+} // namespace
+
+void add_optimize_command(CLI::App& app) {
+  auto a = std::make_shared<OptimizeArgs>();
+  auto* cmd = app.add_subcommand("optimize", "Produce a variant source and its diff from a profile and a backend (runs nothing)");
+  add_profile_input_options(cmd, a->input);
+  cmd->add_option("-m,--model", a->model, "builtin (default), manual, or provider/model (see optimas backends)")
+      ->envname("OPTIMAS_MODEL")
+      ->capture_default_str();
+  cmd->add_option("--base-url", a->base_url, "Server URL for openai-compatible or ollama")->envname("OPTIMAS_BASE_URL");
+  cmd->add_option("--option", a->options, "Backend option key=value (repeatable)");
+  cmd->add_option("--diagnostics", a->diagnostics, "Evidence given to the backend: any of pc, ia, roofline, or all")
+      ->capture_default_str();
+  cmd->add_option("--scope", a->scope, "Where edits may go: kernel (the implicated kernels) or file")
+      ->check(CLI::IsMember({"kernel", "file"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--out", a->out, "Folder for the variant, its diff and the results")->capture_default_str();
+  cmd->add_option("--cache-dir", a->cache_dir, "Response cache")->envname("OPTIMAS_CACHE_DIR")->capture_default_str();
+  cmd->add_option("--work-dir", a->work_dir, "Manual backend: where prompt and reply files go")->capture_default_str();
+  cmd->add_flag("--no-cache", a->no_cache, "Always call the backend");
+  cmd->add_flag("--compile", a->compile, "Build the variant with the application's build command");
+  cmd->add_flag("--json", a->json, "Print the result as JSON");
+  cmd->callback([a] { run_optimize(*a); });
+}
+
+} // namespace optimas::cli

@@ -1,0 +1,402 @@
+// The builtin backend: a deterministic rule-based optimizer that needs no model. Each rule maps
+// evidence to a source transformation, as an expert would, and answers with the same JSON reply
+// a model gives, so it flows through the same parser, guardrails and metrics. A rule whose
+// evidence is absent stays silent; a rule that fires says why and cites the evidence.
+//
+// Rules (bit-exact unless noted):
+//   restrict  — __restrict__ on pointer parameters (and const on the ones only read) when
+//               memory-dependency stalls dominate and no launch passes one buffer twice;
+//   bounds    — __launch_bounds__(block, blocks) from the profiled block size when registers
+//               limit occupancy;
+//   unroll    — #pragma unroll on constant-trip innermost loops whose lines wait or branch.
+#include "llm/backend.hpp"
+
+#include "cuda/source.hpp"
+#include "prompt/reply.hpp"
+
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace optimas::llm {
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct StallLine {
+  std::string id, file, stall;
+  int line = 0;
+  double fraction = 0;
+};
+
+// The salient PC lines of a kernel, from the diagnostics JSON.
+std::vector<StallLine> stall_lines(const json& kernel) {
+  std::vector<StallLine> out;
+  if (!kernel.contains("stalls") || kernel["stalls"].is_null()) return out;
+  for (const auto& l : kernel["stalls"]["lines"])
+    out.push_back({l["id"], fs::path(l["file"].get<std::string>()).filename().string(), l["stall"], l["line"], l["fraction"]});
+  return out;
+}
+
+bool is_memory_dependency(const std::string& stall) {
+  return stall == "stall_long_scoreboard" || stall == "stall_membar" || stall == "stall_lg_throttle";
+}
+
+// Whether the kernel body writes through a pointer parameter (or lets it escape, which could).
+bool written_in_body(const std::vector<cuda::Token>& body, const std::string& name) {
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    if (body[i].kind != cuda::TokenKind::identifier || body[i].text != name) continue;
+    std::size_t j = i + 1;
+    if (j < body.size() && body[j].text == "[") {
+      int depth = 0;
+      for (; j < body.size(); ++j) {
+        if (body[j].text == "[") ++depth;
+        if (body[j].text == "]" && --depth == 0) break;
+      }
+      ++j;
+    }
+    if (j < body.size()) {
+      std::string_view next = body[j].text;
+      // `p[i] = x`, `p[i] += x`, `p[i]++`: a write (x == y is a comparison, not a write).
+      if (next == "=" && !(j + 1 < body.size() && body[j + 1].text == "=")) return true;
+      if ((next == "+" || next == "-" || next == "*" || next == "/" || next == "|" || next == "&" || next == "^") &&
+          j + 1 < body.size() && (body[j + 1].text == "=" || body[j + 1].text == next))
+        return true;
+    }
+    // Passed to a call, stored in another pointer, or its address taken: assume it may be written.
+    bool subscripted = i + 1 < body.size() && body[i + 1].text == "[";
+    if (!subscripted && !(i > 0 && body[i - 1].text == "*")) return true;
+    if (i > 0 && body[i - 1].text == "*" && j < body.size() && body[j].text == "=") return true;
+  }
+  return false;
+}
+
+// Arguments of every launch of `kernel` in the sources: name<<<...>>>(a, b, ...).
+std::vector<std::vector<std::string>> launch_arguments(const std::map<std::string, std::string>& sources,
+                                                       const std::string& kernel) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& [file, text] : sources) {
+    auto t = cuda::lex(text);
+    for (std::size_t i = 0; i + 3 < t.size(); ++i) {
+      if (t[i].text != kernel || t[i + 1].text != "<" || t[i + 2].text != "<" || t[i + 3].text != "<") continue;
+      std::size_t j = i + 4;
+      while (j + 2 < t.size() && !(t[j].text == ">" && t[j + 1].text == ">" && t[j + 2].text == ">")) ++j;
+      j += 3;
+      if (j >= t.size() || t[j].text != "(") continue;
+      std::vector<std::string> args(1);
+      int depth = 0;
+      for (++j; j < t.size(); ++j) {
+        std::string_view x = t[j].text;
+        if (x == "(" || x == "[" || x == "{") ++depth;
+        if ((x == ")" || x == "]" || x == "}") && depth-- == 0) break;
+        if (x == "," && depth == 0) {
+          args.emplace_back();
+          continue;
+        }
+        args.back() += x;
+      }
+      out.push_back(std::move(args));
+    }
+  }
+  return out;
+}
+
+struct KernelEdits {
+  prompt::Edit signature; // restrict and bounds together: they touch the same text
+  bool signature_changed = false;
+  std::vector<std::string> why;
+  std::vector<prompt::Edit> others;
+  std::vector<prompt::Withheld> withheld;
+};
+
+void add_unique(std::vector<std::string>& v, const std::string& s) {
+  if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+}
+
+} // namespace
+
+namespace {
+
+class BuiltinBackend : public Backend {
+public:
+  explicit BuiltinBackend(const BackendConfig& c) {
+    auto it = c.options.find("allow_fp_changes");
+    m_allow_fp_changes = it != c.options.end() && (it->second == "true" || it->second == "1");
+  }
+
+  std::string name() const override { return "builtin"; }
+
+  Result complete(const Request& request) override {
+    const json& ctx = request.context;
+    if (!ctx.is_object() || !ctx.contains("diagnostics") || !ctx.contains("sources"))
+      return Failure{FailureKind::bad_request,
+                     "the builtin optimizer works from the structured diagnostics and sources, which this request "
+                     "lacks (use optimas optimize or optimas ask)"};
+    std::map<std::string, std::string> sources = ctx["sources"].get<std::map<std::string, std::string>>();
+    std::map<std::string, cuda::SourceFile> parsed;
+    for (const auto& [name, text] : sources) parsed.emplace(name, cuda::parse_source(name, text));
+
+    prompt::Reply reply;
+    std::vector<std::string> summary;
+    for (const auto& k : ctx["diagnostics"]["kernels"]) {
+      std::string name = k["kernel"].get<std::string>();
+      name = name.substr(0, name.find('<'));
+      const cuda::SourceFile* file = nullptr;
+      const cuda::Function* fn = nullptr;
+      for (const auto& [fname, f] : parsed)
+        if (const auto* x = f.kernel(name)) {
+          file = &f;
+          fn = x;
+          break;
+        }
+      if (!fn) continue;
+      KernelEdits ke;
+      rule_restrict(k, *file, *fn, sources, ke);
+      rule_bounds(k, *file, *fn, ke);
+      rule_unroll(k, *file, *fn, ke);
+      if (ke.signature_changed) {
+        ke.signature.rationale = util::join(ke.why, " ");
+        reply.edits.push_back(std::move(ke.signature));
+      }
+      for (auto& e : ke.others) reply.edits.push_back(std::move(e));
+      for (auto& w : ke.withheld) reply.withheld.push_back(std::move(w));
+      if (!ke.why.empty() || !ke.others.empty()) summary.push_back(name);
+    }
+    reply.summary = summary.empty() ? "No rule's evidence is present: no change proposed."
+                                    : "Rule-based edits for " + util::join(summary, ", ") + ", each citing its evidence.";
+    Response out;
+    out.text = prompt::to_json(reply).dump(2);
+    out.model = "builtin";
+    out.raw = out.text;
+    out.usage.cost_known = true;
+    return out;
+  }
+
+private:
+  // The text of the declaration from `__global__`... to the closing ')' of the parameters.
+  static std::string declaration(const cuda::SourceFile& f, const cuda::Function& fn) {
+    std::size_t open = f.text.find('(', f.text.find(fn.name, fn.begin));
+    std::size_t close = fn.body_begin;
+    while (close > open && f.text[close] != ')') --close;
+    return f.text.substr(fn.begin, close + 1 - fn.begin);
+  }
+
+  void start_signature(const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+    if (ke.signature_changed) return;
+    ke.signature.file = fs::path(f.path).filename().string();
+    ke.signature.kernel = fn.name;
+    ke.signature.find = declaration(f, fn);
+    ke.signature.replace = *ke.signature.find;
+    ke.signature_changed = true;
+  }
+
+  void rule_restrict(const json& k, const cuda::SourceFile& f, const cuda::Function& fn,
+                     const std::map<std::string, std::string>& sources, KernelEdits& ke) {
+    std::vector<std::string> evidence;
+    std::string top_stall;
+    double top_fraction = 0;
+    for (const auto& l : stall_lines(k))
+      if (is_memory_dependency(l.stall)) {
+        evidence.push_back(l.id);
+        if (l.fraction > top_fraction) {
+          top_fraction = l.fraction;
+          top_stall = l.stall;
+        }
+      }
+    if (evidence.empty()) return;
+    std::vector<const cuda::Parameter*> pointers;
+    for (const auto& p : fn.parameters)
+      if (p.pointer && !p.restrict_) pointers.push_back(&p);
+    if (pointers.empty()) return;
+    // Aliasing: every launch in the sources must pass distinct buffers to the pointer parameters.
+    auto launches = launch_arguments(sources, fn.name);
+    std::vector<std::size_t> index;
+    for (std::size_t i = 0; i < fn.parameters.size(); ++i)
+      if (fn.parameters[i].pointer) index.push_back(i);
+    bool aliasing = launches.empty();
+    for (const auto& args : launches)
+      for (std::size_t x = 0; x < index.size() && !aliasing; ++x)
+        for (std::size_t y = x + 1; y < index.size() && !aliasing; ++y)
+          if (index[y] < args.size() && args[index[x]] == args[index[y]]) aliasing = true;
+    if (aliasing) {
+      ke.withheld.push_back({fmt::format("__restrict__ on the pointer parameters of {}", fn.name),
+                             launches.empty() ? "no launch of the kernel was found in the sources, so aliasing cannot be ruled out"
+                                              : "a launch passes the same buffer to two pointer parameters",
+                             evidence});
+      return;
+    }
+    // Body tokens, for telling read-only pointers.
+    auto body = cuda::lex(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
+    start_signature(f, fn, ke);
+    std::string& decl = *ke.signature.replace;
+    std::vector<std::string> restricted, constified;
+    // Rewrite the parameter list from the back so that earlier offsets stay valid.
+    auto params_open = decl.find('(', decl.find(fn.name));
+    std::string head = decl.substr(0, params_open + 1);
+    std::string list = decl.substr(params_open + 1, decl.size() - params_open - 2);
+    std::vector<std::string> parts;
+    {
+      int depth = 0;
+      std::string cur;
+      for (char c : list) {
+        if (c == '(' || c == '<' || c == '[') ++depth;
+        if (c == ')' || c == '>' || c == ']') --depth;
+        if (c == ',' && depth == 0) {
+          parts.push_back(cur);
+          cur.clear();
+          continue;
+        }
+        cur += c;
+      }
+      parts.push_back(cur);
+    }
+    for (std::size_t i = 0; i < parts.size() && i < fn.parameters.size(); ++i) {
+      const auto& p = fn.parameters[i];
+      if (!p.pointer || p.restrict_) continue;
+      std::string& part = parts[i];
+      auto star = part.rfind('*');
+      if (star == std::string::npos) continue;
+      part.insert(star + 1, " __restrict__");
+      restricted.push_back(p.name);
+      if (!p.const_pointee && !written_in_body(body, p.name)) {
+        // const goes before the pointee type, after any leading whitespace.
+        std::size_t lead = part.find_first_not_of(" \t\n");
+        part.insert(lead == std::string::npos ? 0 : lead, "const ");
+        constified.push_back(p.name);
+      }
+    }
+    decl = head + util::join(parts, ",") + ")";
+    for (const auto& e : evidence) add_unique(ke.signature.evidence, e);
+    ke.why.push_back(fmt::format(
+        "{}: {} dominate the hot lines ({} {:.0f}%); pointer parameters {} may alias as far as the compiler knows, so "
+        "it must keep loads and stores in order. No launch passes one buffer twice, so __restrict__ is safe{}.",
+        fn.name, top_stall == "stall_membar" ? "memory barriers" : "memory-dependency stalls", top_stall, 100 * top_fraction,
+        util::join(restricted, ", "),
+        constified.empty() ? "" : fmt::format("; {} only read, so they are also const (read-only loads)", util::join(constified, ", "))));
+    ke.signature.expected_effect.push_back({top_stall, "decrease"});
+  }
+
+  void rule_bounds(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+    if (!k.contains("roofline") || k["roofline"].is_null()) return;
+    const json& occ = k["roofline"]["occupancy"];
+    std::string limiter = occ.value("limiter", "");
+    int block = occ.value("block_size", 0);
+    if (limiter.find("registers") == std::string::npos || block <= 0 || !fn.launch_bounds.empty()) return;
+    const json& limits = occ.value("blocks_per_sm_limits", json::object());
+    double reg_blocks = limits.contains("registers") && limits["registers"].is_number() ? limits["registers"].get<double>() : 0;
+    double warp_blocks = limits.contains("warps") && limits["warps"].is_number() ? limits["warps"].get<double>() : 0;
+    if (reg_blocks <= 0) return;
+    // Ask for the blocks per SM the warp limit would allow, at most twice today's.
+    int target = static_cast<int>(std::min(warp_blocks > 0 ? warp_blocks : 2 * reg_blocks, 2 * reg_blocks));
+    if (target <= reg_blocks) return; // registers are not the only limit: nothing to gain
+    start_signature(f, fn, ke);
+    std::string& decl = *ke.signature.replace;
+    auto at = decl.find(fn.name);
+    decl.insert(at, fmt::format("__launch_bounds__({}, {}) ", block, target));
+    std::string rf = k["roofline"]["id"];
+    add_unique(ke.signature.evidence, rf);
+    ke.why.push_back(fmt::format("{}: occupancy is limited by registers ({} blocks of {} threads per SM where warps would "
+                                 "allow {}); __launch_bounds__({}, {}) lets the compiler budget registers for {} blocks.",
+                                 fn.name, reg_blocks, block, warp_blocks, block, target, target));
+    ke.signature.expected_effect.push_back({"sm__warps_active.avg.pct_of_peak_sustained_active", "increase"});
+  }
+
+  void rule_unroll(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+    auto lines = stall_lines(k);
+    std::string file = fs::path(f.path).filename().string();
+    std::string_view text(f.text);
+    auto t = cuda::lex(text.substr(fn.body_begin, fn.end - fn.body_begin));
+    int base_line = fn.body_first_line - 1;
+    // Names that hold compile-time constants: #defines and template parameters.
+    std::set<std::string> constants;
+    for (const auto& tok : cuda::lex(text))
+      if (tok.kind == cuda::TokenKind::preprocessor) {
+        auto words = util::split(cuda::normalise(tok.text.substr(1)), ' ');
+        if (words.size() >= 2 && words[0] == "define") constants.insert(std::string(words[1]));
+      }
+    for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+      if (t[i].text != "for" || t[i + 1].text != "(") continue;
+      // Header: for (int v = N; v < C; ...) with N a literal and C a literal or a known constant.
+      std::size_t close = i + 1;
+      int depth = 0;
+      for (; close < t.size(); ++close) {
+        if (t[close].text == "(") ++depth;
+        if (t[close].text == ")" && --depth == 0) break;
+      }
+      std::vector<std::string_view> h;
+      for (std::size_t x = i + 2; x < close; ++x) h.push_back(t[x].text);
+      bool constant_trip = h.size() >= 9 && h[0] == "int" && h[2] == "=" && std::isdigit(static_cast<unsigned char>(h[3][0])) &&
+                           h[4] == ";" && h[5] == h[1] && (h[6] == "<" || h[6] == "<=") &&
+                           (std::isdigit(static_cast<unsigned char>(h[7][0])) || constants.count(std::string(h[7]))) && h[8] == ";";
+      if (!constant_trip) continue;
+      // Innermost: no other loop in its body.
+      std::size_t body_end = close + 1;
+      if (body_end < t.size() && t[body_end].text == "{") {
+        int d = 0;
+        for (; body_end < t.size(); ++body_end) {
+          if (t[body_end].text == "{") ++d;
+          if (t[body_end].text == "}" && --d == 0) break;
+        }
+      } else {
+        while (body_end < t.size() && t[body_end].text != ";") ++body_end;
+      }
+      bool inner = true;
+      for (std::size_t x = close + 1; x < body_end && x < t.size(); ++x)
+        if (t[x].text == "for" || t[x].text == "while") inner = false;
+      if (!inner) continue;
+      int first = base_line + t[i].line, last = base_line + t[std::min(body_end, t.size() - 1)].line;
+      // Already unrolled?
+      std::size_t line_begin = text.rfind('\n', t[i].offset + fn.body_begin);
+      std::size_t prev_begin = line_begin == std::string_view::npos ? 0 : text.rfind('\n', line_begin - 1);
+      std::string_view prev = text.substr(prev_begin == std::string_view::npos ? 0 : prev_begin + 1,
+                                          line_begin - (prev_begin == std::string_view::npos ? 0 : prev_begin + 1));
+      if (prev.find("#pragma unroll") != std::string_view::npos) continue;
+      std::vector<std::string> evidence;
+      std::string stall;
+      for (const auto& l : lines)
+        if (l.file == file && l.line >= first && l.line <= last &&
+            (l.stall == "stall_wait" || l.stall == "stall_branch_resolving" || l.stall == "stall_no_instructions" ||
+             l.stall == "stall_long_scoreboard")) {
+          evidence.push_back(l.id);
+          if (stall.empty()) stall = l.stall;
+        }
+      if (evidence.empty()) continue;
+      std::size_t start = line_begin == std::string_view::npos ? 0 : line_begin + 1;
+      std::size_t end = text.find('\n', start);
+      std::string line(text.substr(start, end - start));
+      std::string indent = line.substr(0, line.find_first_not_of(" \t"));
+      prompt::Edit e;
+      e.file = file;
+      e.kernel = fn.name;
+      e.line_start = first;
+      e.line_end = first;
+      e.new_text = indent + "#pragma unroll\n" + line;
+      e.evidence = evidence;
+      e.rationale = fmt::format("{}: the loop at line {} has a constant trip count ({} {} {}) and its lines show {}; "
+                                "unrolling removes the loop branch and lets independent iterations overlap. The order of "
+                                "operations is unchanged, so results stay bit-identical.",
+                                fn.name, first, h[5], h[6], h[7], stall);
+      e.expected_effect.push_back({stall, "decrease"});
+      ke.others.push_back(std::move(e));
+      i = close;
+    }
+  }
+
+  // Rules that change floating-point results run only when this is set; none exists yet.
+  bool m_allow_fp_changes = false;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> make_builtin(const BackendConfig& config) { return std::make_unique<BuiltinBackend>(config); }
+
+} // namespace optimas::llm
