@@ -364,8 +364,7 @@ private:
       std::string stall;
       for (const auto& l : lines)
         if (l.file == file && l.line >= first && l.line <= last &&
-            (l.stall == "stall_wait" || l.stall == "stall_branch_resolving" || l.stall == "stall_no_instructions" ||
-             l.stall == "stall_long_scoreboard")) {
+            (l.stall == "stall_wait" || l.stall == "stall_branch_resolving" || l.stall == "stall_no_instructions")) {
           evidence.push_back(l.id);
           if (stall.empty()) stall = l.stall;
         }

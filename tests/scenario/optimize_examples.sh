@@ -1,0 +1,40 @@
+# optimas optimize with the builtin backend on every recorded example: every edit cites
+# evidence and the variant compiles with nvcc; crafted replies that change a signature or
+# duplicate a kernel are rejected with their reason; the user's tree is never touched.
+source "$(dirname "$0")/lib.sh"
+
+NVCC_OK=0
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then NVCC_OK=1; export PATH="$PATH:/usr/local/cuda/bin"; fi
+cp -r "$OPTIMAS_SOURCE_DIR/examples" "$WORK/examples"
+before=$(cd "$WORK/examples" && find . -type f -exec sha256sum {} + | sort | sha256sum)
+for dir in "$OPTIMAS_TEST_DATA"/h200/*/; do
+  ex=$(basename "$dir")
+  args=()
+  [ $NVCC_OK = 1 ] && args+=(--compile)
+  "$OPTIMAS" -q optimize "$dir" --app "$WORK/examples/$ex" -o "$WORK/out-$ex" --json "${args[@]}" > "$WORK/$ex.json" \
+    || fail "$ex: optimize failed: $(cat "$WORK/$ex.json")"
+  json_check "$WORK/$ex.json" 'd["accepted"] and d["applied"] >= 1 and d["not_applied"] == 0' "$ex: accepted edits"
+  json_check "$WORK/$ex.json" 'all(o["evidence"] and not o["unknown_evidence"] for o in d["outcomes"])' "$ex: every edit cites known evidence"
+  [ $NVCC_OK = 1 ] && json_check "$WORK/$ex.json" 'd["compiled"] is True' "$ex: the variant compiles"
+  [ -s "$WORK/out-$ex/diff.patch" ] || fail "$ex: no diff"
+done
+after=$(cd "$WORK/examples" && find . -type f -exec sha256sum {} + | sort | sha256sum)
+[ "$before" = "$after" ] || fail "optimize changed the application's own folder"
+
+# Crafted replies through the manual backend: the guardrails reject them, saying why.
+D="$OPTIMAS_TEST_DATA/h200/stream"
+APP="$WORK/examples/stream"
+cd "$WORK"
+expect_fail 4 'save the whole answer' -- "$OPTIMAS" optimize "$D" --app "$APP" -m manual --work-dir chat -o crafted
+reply=$(ls chat | sed -n 's/^prompt-\(.*\)\.md$/chat\/reply-\1.md/p')
+edit() { # find replace
+  printf '{"summary": "", "withheld": [], "edits": [{"file": "main.cu", "kernel": "triad_kernel", "find": %s, "replace": %s, "line_start": null, "line_end": null, "new_text": null, "evidence": ["PC1"], "rationale": "r", "expected_effect": []}]}' "$1" "$2" > "$reply"
+}
+edit '"double scalar, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i]"' '"float scalar, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i]"'
+expect_fail 1 'REJECTED \(signature\).*triad_kernel changed' -- "$OPTIMAS" optimize "$D" --app "$APP" -m manual --work-dir chat -o crafted
+edit '"__global__ void triad_kernel("' '"__global__ void triad_kernel(double* a, const double* b, const double* c, double scalar, int n) { }\n__global__ void triad_kernel("'
+expect_fail 1 'REJECTED \(duplicate_kernel\)' -- "$OPTIMAS" optimize "$D" --app "$APP" -m manual --work-dir chat -o crafted
+edit '"this text is not in the file"' '"x"'
+"$OPTIMAS" optimize "$D" --app "$APP" -m manual --work-dir chat -o crafted > crafted.txt 2>&1 || true
+grep -q 'NOT applied: the text to find does not occur in main.cu' crafted.txt || fail "a hallucinated edit is recorded: $(cat crafted.txt)"
+pass "optimize on $(ls -d "$OPTIMAS_TEST_DATA"/h200/*/ | wc -l) examples; crafted replies rejected"

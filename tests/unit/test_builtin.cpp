@@ -1,0 +1,107 @@
+// The builtin optimizer's rules: each fires when its evidence is present, stays silent when it
+// is not, and cites what triggered it.
+#include "llm/backend.hpp"
+#include "prompt/reply.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace optimas;
+using nlohmann::json;
+
+namespace {
+
+const char* k_src = R"(#define TAPS 8
+__global__ void fir(float* out, float* in, const float* w, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float acc = 0.0f;
+  for (int t = 0; t < TAPS; t++)
+    acc += w[t] * in[i + t];
+  out[i] = acc;
+}
+int main() {
+  float *a, *b, *c;
+  fir<<<64, 256>>>(a, b, c, 1000);
+  return 0;
+}
+)";
+
+json kernel(json lines, std::string limiter = "warps", json limits = json::object()) {
+  return {{"kernel", "fir"},
+          {"demangled", "fir(float *, float *, const float *, int)"},
+          {"roofline", {{"id", "RF1"}, {"occupancy", {{"limiter", limiter}, {"block_size", 256}, {"blocks_per_sm_limits", limits}}}}},
+          {"stalls", {{"lines", lines}}}};
+}
+
+json line(const char* id, int no, const char* stall, double fraction) {
+  return {{"id", id}, {"file", "/x/fir.cu"}, {"line", no}, {"stall", stall}, {"fraction", fraction}};
+}
+
+prompt::Reply ask(const json& kernels, const char* src = k_src) {
+  auto backend = llm::make_backend(llm::parse_model("builtin"));
+  llm::Request r;
+  r.context = {{"diagnostics", {{"kernels", kernels}}}, {"sources", {{"fir.cu", src}}}};
+  auto result = backend->complete(r);
+  EXPECT_TRUE(llm::ok(result));
+  auto parsed = prompt::parse_reply(std::get<llm::Response>(result).text);
+  EXPECT_TRUE(parsed.ok()) << (parsed.errors.empty() ? "" : parsed.errors[0]);
+  return *parsed.reply;
+}
+
+} // namespace
+
+TEST(Builtin, RestrictAndConstUnderMemoryStalls) {
+  auto r = ask(json::array({kernel(json::array({line("PC1", 7, "stall_long_scoreboard", 0.9)}))}));
+  ASSERT_EQ(r.edits.size(), 1u);
+  const auto& e = r.edits[0];
+  EXPECT_EQ(e.evidence, (std::vector<std::string>{"PC1"}));
+  ASSERT_TRUE(e.replace);
+  // `in` is only read: const and restrict; `out` is written: restrict only; `w` was const already.
+  EXPECT_NE(e.replace->find("float* __restrict__ out"), std::string::npos) << *e.replace;
+  EXPECT_NE(e.replace->find("const float* __restrict__ in"), std::string::npos);
+  EXPECT_NE(e.replace->find("const float* __restrict__ w"), std::string::npos);
+  EXPECT_EQ(e.expected_effect[0].metric, "stall_long_scoreboard");
+  EXPECT_NE(e.rationale.find("No launch passes one buffer twice"), std::string::npos);
+}
+
+TEST(Builtin, RestrictIsWithheldWhenALaunchAliases) {
+  std::string aliased = k_src;
+  aliased.replace(aliased.find("(a, b, c, 1000)"), 15, "(a, a, c, 1000)");
+  auto r = ask(json::array({kernel(json::array({line("PC1", 7, "stall_long_scoreboard", 0.9)}))}), aliased.c_str());
+  EXPECT_TRUE(r.edits.empty());
+  ASSERT_EQ(r.withheld.size(), 1u);
+  EXPECT_NE(r.withheld[0].reason.find("same buffer"), std::string::npos);
+}
+
+TEST(Builtin, UnrollOnAConstantTripLoopThatWaits) {
+  auto r = ask(json::array({kernel(json::array({line("PC2", 7, "stall_wait", 0.6)}))}));
+  ASSERT_EQ(r.edits.size(), 1u);
+  const auto& e = r.edits[0];
+  EXPECT_TRUE(e.is_range());
+  EXPECT_EQ(e.line_start, 6);
+  EXPECT_EQ(*e.new_text, "  #pragma unroll\n  for (int t = 0; t < TAPS; t++)");
+  EXPECT_EQ(e.evidence, (std::vector<std::string>{"PC2"}));
+}
+
+TEST(Builtin, LaunchBoundsWhenRegistersLimitOccupancy) {
+  auto limited = kernel(json::array(), "registers", {{"registers", 2}, {"warps", 8}});
+  auto r = ask(json::array({limited}));
+  ASSERT_EQ(r.edits.size(), 1u);
+  EXPECT_NE(r.edits[0].replace->find("__launch_bounds__(256, 4) fir("), std::string::npos) << *r.edits[0].replace;
+  EXPECT_EQ(r.edits[0].evidence, (std::vector<std::string>{"RF1"}));
+}
+
+TEST(Builtin, SilentWithoutEvidence) {
+  // Compute stalls on a line with no constant-trip loop, occupancy limited by warps.
+  auto r = ask(json::array({kernel(json::array({line("PC1", 8, "stall_math_pipe_throttle", 0.9)}))}));
+  EXPECT_TRUE(r.edits.empty());
+  EXPECT_TRUE(r.withheld.empty());
+  EXPECT_NE(r.summary.find("no change"), std::string::npos);
+}
+
+TEST(Builtin, NeedsStructuredContext) {
+  auto backend = llm::make_backend(llm::parse_model("builtin"));
+  auto result = backend->complete(llm::Request{});
+  ASSERT_FALSE(llm::ok(result));
+  EXPECT_EQ(std::get<llm::Failure>(result).kind, llm::FailureKind::bad_request);
+}
