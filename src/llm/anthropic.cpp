@@ -1,8 +1,113 @@
-// Placeholder until the anthropic backend lands: see llm/backend.hpp.
+// Anthropic Messages. The API has no JSON response format, so a JSON answer is obtained by
+// forcing the model to call one tool whose input_schema is the requested schema: the tool call's
+// input is the answer.
 #include "llm/backend.hpp"
 
-#include "util/error.hpp"
+#include "llm/http.hpp"
+
+#include <fmt/format.h>
 
 namespace optimas::llm {
-std::unique_ptr<Backend> make_anthropic(const BackendConfig&) { throw Error("the anthropic backend is not built yet"); }
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* k_default_version = "2023-06-01";
+
+class AnthropicBackend final : public Backend {
+public:
+  explicit AnthropicBackend(BackendConfig config) : m_config(std::move(config)) {}
+
+  std::string name() const override { return m_config.provider + "/" + m_config.model; }
+
+  Result complete(const Request& request) override {
+    const std::string who = name();
+    auto key = require_api_key("anthropic", who);
+    if (auto* f = std::get_if<Failure>(&key)) return *f;
+    std::string version = k_default_version;
+    if (auto it = m_config.options.find("anthropic_version"); it != m_config.options.end() && !it->second.empty())
+      version = it->second;
+    HttpHeaders headers = {{"x-api-key", std::get<std::string>(key)}, {"anthropic-version", version}};
+    const std::string url = base_url_or_default(m_config.base_url, "anthropic") + "/messages";
+    auto sent = post_json_api(who, url, headers, request_body(request), request.timeout_s,
+                              "check that ANTHROPIC_API_KEY holds a valid key");
+    if (auto* f = std::get_if<Failure>(&sent)) return *f;
+    return read_reply(who, request, std::get<ApiReply>(std::move(sent)));
+  }
+
+private:
+  json request_body(const Request& request) const {
+    json body = {{"model", m_config.model},
+                 {"max_tokens", request.max_tokens},
+                 {"messages", json::array({{{"role", "user"}, {"content", request.prompt}}})},
+                 {"temperature", request.temperature}};
+    if (!request.system.empty()) body["system"] = request.system;
+    if (!request.response_schema.is_null()) {
+      body["tools"] = json::array({{{"name", request.schema_name},
+                                    {"description", "Record the answer. Call this exactly once; its input is the "
+                                                    "complete answer in the required shape."},
+                                    {"input_schema", request.response_schema}}});
+      body["tool_choice"] = {{"type", "tool"}, {"name", request.schema_name}};
+    }
+    return body;
+  }
+
+  Result read_reply(const std::string& who, const Request& request, ApiReply reply) const {
+    try {
+      const json& body = reply.body;
+      std::string stop = body.value("stop_reason", "");
+      // A tool call cut off by max_tokens has a partial input, so it is never taken as the answer.
+      if (stop == "max_tokens")
+        return make_failure(FailureKind::schema_violation, who,
+                            fmt::format("the answer was cut off at max_tokens ({}); raise max_tokens or shorten the "
+                                        "prompt",
+                                        request.max_tokens));
+      if (stop == "refusal")
+        return make_failure(FailureKind::schema_violation, who, "the model refused to answer (stop_reason refusal)");
+
+      const json& content = body.at("content");
+      std::string text;
+      const json* tool_input = nullptr;
+      for (const auto& block : content) {
+        std::string type = block.value("type", "");
+        if (type == "text") text += block.value("text", "");
+        if (type == "tool_use" && !tool_input && block.value("name", "") == request.schema_name)
+          tool_input = &block.at("input");
+      }
+
+      Response r;
+      if (request.response_schema.is_null()) {
+        r.text = text;
+      } else if (!tool_input) {
+        return make_failure(FailureKind::schema_violation, who,
+                            fmt::format("the model did not call the {} tool, so there is no JSON answer; it wrote: "
+                                        "\"{}\"",
+                                        request.schema_name, excerpt(text)));
+      } else {
+        r.text = tool_input->dump(-1, ' ', false, json::error_handler_t::replace);
+      }
+      r.model = body.value("model", m_config.model);
+      if (auto usage = body.find("usage"); usage != body.end() && usage->is_object()) {
+        r.usage.input_tokens = usage->value("input_tokens", std::uint64_t{0});
+        r.usage.output_tokens = usage->value("output_tokens", std::uint64_t{0});
+      }
+      r.raw = std::move(reply.raw);
+      r.latency_s = reply.latency_s;
+      return r;
+    } catch (const json::exception& e) {
+      return make_failure(FailureKind::server, who,
+                          fmt::format("unexpected reply shape ({}): {}", e.what(), excerpt(reply.raw)));
+    }
+  }
+
+  BackendConfig m_config;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> make_anthropic(const BackendConfig& config) {
+  return std::make_unique<AnthropicBackend>(config);
+}
+
 } // namespace optimas::llm

@@ -1,8 +1,114 @@
-// Placeholder until the gemini backend lands: see llm/backend.hpp.
+// Google Gemini generateContent. JSON answers through responseMimeType application/json with
+// responseJsonSchema (plain JSON Schema, unlike the older OpenAPI-subset responseSchema).
 #include "llm/backend.hpp"
 
-#include "util/error.hpp"
+#include "llm/http.hpp"
+
+#include <fmt/format.h>
 
 namespace optimas::llm {
-std::unique_ptr<Backend> make_gemini(const BackendConfig&) { throw Error("the gemini backend is not built yet"); }
+
+using nlohmann::json;
+
+namespace {
+
+class GeminiBackend final : public Backend {
+public:
+  explicit GeminiBackend(BackendConfig config) : m_config(std::move(config)) {
+    // The API names models "models/gemini-2.5-pro"; accept either spelling.
+    if (m_config.model.starts_with("models/")) m_config.model.erase(0, 7);
+  }
+
+  std::string name() const override { return m_config.provider + "/" + m_config.model; }
+
+  Result complete(const Request& request) override {
+    const std::string who = name();
+    auto key = require_api_key("gemini", who);
+    if (auto* f = std::get_if<Failure>(&key)) return *f;
+    HttpHeaders headers = {{"x-goog-api-key", std::get<std::string>(key)}};
+    const std::string url =
+        fmt::format("{}/models/{}:generateContent", base_url_or_default(m_config.base_url, "gemini"), m_config.model);
+    auto sent = post_json_api(who, url, headers, request_body(request), request.timeout_s,
+                              "check that " + key_variable_names("gemini") + " holds a valid key for the Gemini API");
+    if (auto* f = std::get_if<Failure>(&sent)) return *f;
+    return read_reply(who, request, std::get<ApiReply>(std::move(sent)));
+  }
+
+private:
+  json request_body(const Request& request) const {
+    json config = {{"temperature", request.temperature}, {"maxOutputTokens", request.max_tokens}};
+    if (request.seed) config["seed"] = *request.seed;
+    if (!request.response_schema.is_null()) {
+      config["responseMimeType"] = "application/json";
+      config["responseJsonSchema"] = request.response_schema;
+    }
+    json body = {{"contents", json::array({{{"role", "user"}, {"parts", json::array({{{"text", request.prompt}}})}}})},
+                 {"generationConfig", std::move(config)}};
+    if (!request.system.empty()) body["systemInstruction"] = {{"parts", json::array({{{"text", request.system}}})}};
+    return body;
+  }
+
+  Result read_reply(const std::string& who, const Request& request, ApiReply reply) const {
+    try {
+      const json& body = reply.body;
+      auto candidates = body.find("candidates");
+      if (candidates == body.end() || !candidates->is_array() || candidates->empty()) {
+        // A blocked prompt gets no candidate at all, only the reason.
+        std::string reason = "";
+        if (auto fb = body.find("promptFeedback"); fb != body.end() && fb->is_object())
+          reason = fb->value("blockReason", "");
+        if (!reason.empty())
+          return make_failure(FailureKind::schema_violation, who,
+                              fmt::format("the prompt was blocked (blockReason {}); no answer was produced", reason));
+        return make_failure(FailureKind::server, who, "the reply has no candidates: " + excerpt(reply.raw));
+      }
+      const json& candidate = candidates->at(0);
+      std::string finish = candidate.value("finishReason", "STOP");
+      if (finish == "MAX_TOKENS")
+        return make_failure(FailureKind::schema_violation, who,
+                            fmt::format("the answer was cut off at maxOutputTokens ({}; thinking counts too); raise "
+                                        "max_tokens or shorten the prompt",
+                                        request.max_tokens));
+      if (finish != "STOP" && finish != "FINISH_REASON_UNSPECIFIED")
+        return make_failure(FailureKind::schema_violation, who,
+                            fmt::format("the model stopped without a usable answer (finishReason {})", finish));
+
+      Response r;
+      if (auto content = candidate.find("content"); content != candidate.end() && content->contains("parts")) {
+        for (const auto& part : content->at("parts")) {
+          // Thought summaries are not part of the answer.
+          if (part.value("thought", false)) continue;
+          if (auto text = part.find("text"); text != part.end() && text->is_string())
+            r.text += text->get<std::string>();
+        }
+      }
+      if (r.text.empty())
+        return make_failure(FailureKind::schema_violation, who,
+                            "the reply holds no text answer: " + excerpt(reply.raw));
+      if (auto bad = check_json_answer(who, r.text, request.response_schema)) return *bad;
+      r.model = body.value("modelVersion", m_config.model);
+      if (auto usage = body.find("usageMetadata"); usage != body.end() && usage->is_object()) {
+        r.usage.input_tokens = usage->value("promptTokenCount", std::uint64_t{0});
+        // Thinking tokens are billed as output.
+        r.usage.output_tokens = usage->value("candidatesTokenCount", std::uint64_t{0}) +
+                                usage->value("thoughtsTokenCount", std::uint64_t{0});
+      }
+      r.raw = std::move(reply.raw);
+      r.latency_s = reply.latency_s;
+      return r;
+    } catch (const json::exception& e) {
+      return make_failure(FailureKind::server, who,
+                          fmt::format("unexpected reply shape ({}): {}", e.what(), excerpt(reply.raw)));
+    }
+  }
+
+  BackendConfig m_config;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> make_gemini(const BackendConfig& config) {
+  return std::make_unique<GeminiBackend>(config);
+}
+
 } // namespace optimas::llm

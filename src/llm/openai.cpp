@@ -1,9 +1,159 @@
-// Placeholder until the openai backend lands: see llm/backend.hpp.
+// OpenAI Chat Completions, and the same protocol against any OpenAI-compatible server (vLLM,
+// llama.cpp server, LiteLLM). JSON answers through response_format json_schema (strict).
 #include "llm/backend.hpp"
 
-#include "util/error.hpp"
+#include "llm/http.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
 
 namespace optimas::llm {
-std::unique_ptr<Backend> make_openai(const BackendConfig&) { throw Error("the openai backend is not built yet"); }
-std::unique_ptr<Backend> make_openai_compatible(const BackendConfig&) { throw Error("the openai backend is not built yet"); }
+
+using nlohmann::json;
+
+namespace {
+
+// Reasoning models (o-series, GPT-5) accept only the default temperature and answer HTTP 400 to
+// any other value, so for them the setting is left out rather than failing every call.
+bool accepts_temperature(const std::string& model) {
+  bool reasoning =
+      model.starts_with("o1") || model.starts_with("o3") || model.starts_with("o4") || model.starts_with("gpt-5");
+  return !reasoning || model.find("-chat") != std::string::npos;
+}
+
+class OpenAiBackend final : public Backend {
+public:
+  OpenAiBackend(BackendConfig config, bool compatible) : m_config(std::move(config)), m_compatible(compatible) {}
+
+  std::string name() const override { return m_config.provider + "/" + m_config.model; }
+
+  Result complete(const Request& request) override {
+    const std::string who = name();
+    std::string base = base_url();
+    if (base.empty())
+      return make_failure(FailureKind::bad_request, who,
+                          "no base_url: an OpenAI-compatible server needs its address, e.g. base_url "
+                          "http://localhost:8000/v1 (vLLM) or http://localhost:8080/v1 (llama.cpp server) in the "
+                          "model settings");
+
+    HttpHeaders headers;
+    std::string auth_hint;
+    if (auto key = find_key(who, auth_hint); std::holds_alternative<Failure>(key)) {
+      return std::get<Failure>(key);
+    } else if (!std::get<std::string>(key).empty()) {
+      headers["Authorization"] = "Bearer " + std::get<std::string>(key);
+    }
+    if (auto org = m_config.options.find("organization");
+        !m_compatible && org != m_config.options.end() && !org->second.empty())
+      headers["OpenAI-Organization"] = org->second;
+
+    const std::string url = base + "/chat/completions";
+    auto sent = post_json_api(who, url, headers, request_body(request), request.timeout_s, auth_hint);
+    if (auto* f = std::get_if<Failure>(&sent)) return *f;
+    return read_reply(who, request, std::get<ApiReply>(std::move(sent)));
+  }
+
+private:
+  std::string base_url() const {
+    if (!m_compatible) return base_url_or_default(m_config.base_url, "openai");
+    std::string url = m_config.base_url;
+    if (auto it = m_config.options.find("base_url"); url.empty() && it != m_config.options.end()) url = it->second;
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    return url;
+  }
+
+  // The key, "" when none is needed (a local server), or an auth Failure. Sets the hint shown
+  // when the server rejects the key.
+  std::variant<std::string, Failure> find_key(const std::string& who, std::string& auth_hint) const {
+    if (!m_compatible) {
+      auth_hint = "check that OPENAI_API_KEY holds a valid key with access to this model";
+      return require_api_key("openai", who);
+    }
+    auto named = m_config.options.find("api_key_env");
+    if (named != m_config.options.end() && !named->second.empty()) {
+      auth_hint = fmt::format("check that {} holds a key this server accepts", named->second);
+      const char* v = std::getenv(named->second.c_str());
+      if (v && *v) return std::string(v);
+      return make_failure(FailureKind::auth, who,
+                          fmt::format("no API key: the api_key_env option names {}, which is not set (export {}=...)",
+                                      named->second, named->second));
+    }
+    auth_hint = "the server wants a key: set OPENAI_API_KEY, or name another variable with the api_key_env option";
+    const char* v = std::getenv("OPENAI_API_KEY");
+    return std::string(v ? v : "");
+  }
+
+  json request_body(const Request& request) const {
+    json messages = json::array();
+    if (!request.system.empty()) messages.push_back({{"role", "system"}, {"content", request.system}});
+    messages.push_back({{"role", "user"}, {"content", request.prompt}});
+    json body = {{"model", m_config.model}, {"messages", std::move(messages)}};
+    if (m_compatible || accepts_temperature(m_config.model)) body["temperature"] = request.temperature;
+    // OpenAI renamed max_tokens; servers that copy the API (llama.cpp, older vLLM) know only the
+    // old name.
+    body[m_compatible ? "max_tokens" : "max_completion_tokens"] = request.max_tokens;
+    if (request.seed) body["seed"] = *request.seed;
+    if (!request.response_schema.is_null())
+      body["response_format"] = {
+          {"type", "json_schema"},
+          {"json_schema", {{"name", request.schema_name}, {"schema", request.response_schema}, {"strict", true}}}};
+    return body;
+  }
+
+  Result read_reply(const std::string& who, const Request& request, ApiReply reply) const {
+    try {
+      const json& body = reply.body;
+      const auto& choices = body.at("choices");
+      if (!choices.is_array() || choices.empty())
+        return make_failure(FailureKind::server, who, "the reply has no choices: " + excerpt(reply.raw));
+      const json& choice = choices.at(0);
+      const json& message = choice.at("message");
+      if (auto refusal = message.find("refusal"); refusal != message.end() && refusal->is_string())
+        return make_failure(FailureKind::schema_violation, who,
+                            "the model refused to answer: " + excerpt(refusal->get<std::string>()));
+      std::string finish = choice.value("finish_reason", "");
+      if (finish == "length")
+        return make_failure(FailureKind::schema_violation, who,
+                            fmt::format("the answer was cut off at max_tokens ({}); raise max_tokens or shorten the "
+                                        "prompt",
+                                        request.max_tokens));
+      if (finish == "content_filter")
+        return make_failure(FailureKind::schema_violation, who, "the provider's content filter stopped the answer");
+      auto content = message.find("content");
+      if (content == message.end() || !content->is_string())
+        return make_failure(FailureKind::schema_violation, who,
+                            "the reply holds no text answer: " + excerpt(reply.raw));
+
+      Response r;
+      r.text = content->get<std::string>();
+      if (auto bad = check_json_answer(who, r.text, request.response_schema)) return *bad;
+      r.model = body.value("model", m_config.model);
+      if (auto usage = body.find("usage"); usage != body.end() && usage->is_object()) {
+        r.usage.input_tokens = usage->value("prompt_tokens", std::uint64_t{0});
+        r.usage.output_tokens = usage->value("completion_tokens", std::uint64_t{0});
+      }
+      r.raw = std::move(reply.raw);
+      r.latency_s = reply.latency_s;
+      return r;
+    } catch (const json::exception& e) {
+      return make_failure(FailureKind::server, who,
+                          fmt::format("unexpected reply shape ({}): {}", e.what(), excerpt(reply.raw)));
+    }
+  }
+
+  BackendConfig m_config;
+  bool m_compatible;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> make_openai(const BackendConfig& config) {
+  return std::make_unique<OpenAiBackend>(config, false);
+}
+
+std::unique_ptr<Backend> make_openai_compatible(const BackendConfig& config) {
+  return std::make_unique<OpenAiBackend>(config, true);
+}
+
 } // namespace optimas::llm

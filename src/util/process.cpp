@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <cstdlib>
 #include <cstring>
 
@@ -101,6 +102,12 @@ ProcessResult run_process(const ProcessSpec& spec) {
   argv.push_back(nullptr);
   std::string exe = spec.argv.empty() ? std::string() : spec.argv[0];
   if (auto found = find_executable(exe)) exe = *found;
+  // Output files are named relative to our working directory, not the child's.
+  auto absolute = [](const std::string& p) {
+    return p.empty() || p.front() == '/' ? p : (std::filesystem::current_path() / p).string();
+  };
+  const std::string stdout_path = absolute(spec.stdout_path);
+  const std::string stderr_path = absolute(spec.stderr_path);
 
   pid_t pid = ::fork();
   if (pid < 0) {
@@ -122,8 +129,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
     if (capture_out) {
       ::dup2(out_pipe[1], 1);
     } else {
-      int fd = ::open(spec.stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0) die(("cannot write " + spec.stdout_path).c_str());
+      int fd = ::open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0) die(("cannot write " + stdout_path).c_str());
       ::dup2(fd, 1);
     }
     if (spec.stderr_to_stdout) {
@@ -131,8 +138,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
     } else if (capture_err) {
       ::dup2(err_pipe[1], 2);
     } else {
-      int fd = ::open(spec.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0) die(("cannot write " + spec.stderr_path).c_str());
+      int fd = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0) die(("cannot write " + stderr_path).c_str());
       ::dup2(fd, 2);
     }
     ::execve(exe.c_str(), argv.data(), envp.data());

@@ -1,2 +1,551 @@
-// Tests of llm/cache: written with the backends work.
+// Tests of llm/cache (and llm/pricing): replays make no network call, failures are not stored,
+// no key reaches a cache file; the price table and run totals.
+#include "llm/backend.hpp"
+#include "llm/cache.hpp"
+#include "llm/pricing.hpp"
+#include "llm/retry.hpp"
+#include "util/error.hpp"
+
+#include "test_helpers.hpp"
+
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace optimas::llm;
+using nlohmann::json;
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// A recognisable fake key: no message, raw body, log line or cache file may contain it.
+constexpr const char* k_key = "sk-test-SECRET-123456";
+
+class ScopedEnv {
+public:
+  ScopedEnv(std::string name, const char* value) : m_name(std::move(name)) {
+    if (const char* old = std::getenv(m_name.c_str())) m_old = old;
+    if (value)
+      setenv(m_name.c_str(), value, 1);
+    else
+      unsetenv(m_name.c_str());
+  }
+  ~ScopedEnv() {
+    if (m_old)
+      setenv(m_name.c_str(), m_old->c_str(), 1);
+    else
+      unsetenv(m_name.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+  std::string m_name;
+  std::optional<std::string> m_old;
+};
+
+struct Seen {
+  std::string method, path;
+  httplib::Headers headers;
+  json body; // discarded when the request body was not JSON
+  std::string header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+  bool has_header(const std::string& name) const { return headers.count(name) > 0; }
+};
+
+// The provider, played by a cpp-httplib server on 127.0.0.1 and a free port: it records every
+// request and answers with whatever the test set.
+class FakeApi {
+public:
+  using Reply = std::function<void(const httplib::Request&, httplib::Response&)>;
+
+  explicit FakeApi(const std::string& path) {
+    m_svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+      Reply reply;
+      {
+        std::lock_guard lock(m_mutex);
+        m_seen.push_back({req.method, req.path, req.headers, json::parse(req.body, nullptr, false)});
+        reply = m_reply;
+      }
+      if (reply) reply(req, res);
+    });
+    m_port = m_svr.bind_to_any_port("127.0.0.1");
+    if (m_port <= 0) return;
+    m_thread = std::thread([this] { m_svr.listen_after_bind(); });
+    // The socket listens already; waiting until the accept loop runs makes stop() reliable.
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!m_svr.is_running() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  }
+  ~FakeApi() {
+    release();
+    m_svr.stop();
+    if (m_thread.joinable()) m_thread.join();
+  }
+  FakeApi(const FakeApi&) = delete;
+  FakeApi& operator=(const FakeApi&) = delete;
+
+  bool running() const { return m_port > 0 && m_svr.is_running(); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
+  void reply_with(Reply reply) {
+    std::lock_guard lock(m_mutex);
+    m_reply = std::move(reply);
+  }
+  int requests() const {
+    std::lock_guard lock(m_mutex);
+    return static_cast<int>(m_seen.size());
+  }
+  Seen last() const {
+    std::lock_guard lock(m_mutex);
+    return m_seen.empty() ? Seen{} : m_seen.back();
+  }
+
+  // Replies a test can give besides a normal answer.
+  static Reply json_reply(int status, json body, httplib::Headers headers = {}) {
+    return [=](const httplib::Request&, httplib::Response& res) {
+      res.status = status;
+      for (const auto& [k, v] : headers) res.set_header(k, v);
+      res.set_content(body.dump(), "application/json");
+    };
+  }
+  static Reply text_reply(int status, std::string body, std::string type) {
+    return [=](const httplib::Request&, httplib::Response& res) {
+      res.status = status;
+      res.set_content(body, type);
+    };
+  }
+  // Accepts the request and never answers, until the test ends.
+  Reply stalled() {
+    return [this](const httplib::Request&, httplib::Response& res) {
+      std::unique_lock lock(m_stall_mutex);
+      m_stall_cv.wait(lock, [this] { return m_released; });
+      res.set_content("{}", "application/json");
+    };
+  }
+  // Announces the whole body in Content-Length, sends half of it and closes the connection.
+  static Reply truncated(json body) {
+    auto text = std::make_shared<std::string>(body.dump());
+    return [text](const httplib::Request&, httplib::Response& res) {
+      res.set_content_provider(text->size(), "application/json",
+                               [text](std::size_t, std::size_t, httplib::DataSink& sink) {
+                                 sink.write(text->data(), text->size() / 2);
+                                 return false;
+                               });
+    };
+  }
+
+private:
+  void release() {
+    {
+      std::lock_guard lock(m_stall_mutex);
+      m_released = true;
+    }
+    m_stall_cv.notify_all();
+  }
+
+  httplib::Server m_svr;
+  int m_port = 0;
+  std::thread m_thread;
+  mutable std::mutex m_mutex;
+  std::vector<Seen> m_seen;
+  Reply m_reply;
+  std::mutex m_stall_mutex;
+  std::condition_variable m_stall_cv;
+  bool m_released = false;
+};
+
+const json k_schema = json::parse(R"({
+  "type": "object",
+  "properties": {"kernel": {"type": "string"}, "speedup": {"type": "number"}},
+  "required": ["kernel", "speedup"],
+  "additionalProperties": false
+})");
+
+Request sample_request() {
+  Request r;
+  r.system = "You are a CUDA performance engineer. Answer only with the JSON object asked for.";
+  r.prompt = "Kernel stencil3d: 61% of stalls are long_scoreboard on the halo loads. Suggest one change.";
+  r.response_schema = k_schema;
+  r.seed = 7;
+  r.timeout_s = 5;
+  return r;
+}
+
+// Calls through the retry layer, as the program does, with a fake sleep; keeps every text the
+// call produced (messages, raw bodies, log lines) for the no-key check at the end of each test.
+class CallRecorder {
+public:
+  Result call(Backend& backend, const Request& request, int max_attempts = 1) {
+    RetryPolicy policy;
+    policy.max_attempts = max_attempts;
+    policy.seed = 1;
+    testing::internal::CaptureStderr();
+    Result r = complete_with_retry(backend, request, policy, [this](double s) { waits.push_back(s); });
+    texts.push_back(testing::internal::GetCapturedStderr());
+    if (const auto* f = std::get_if<Failure>(&r)) texts.push_back(f->message);
+    if (const auto* answer = std::get_if<Response>(&r)) {
+      texts.push_back(answer->raw);
+      texts.push_back(answer->text);
+    }
+    return r;
+  }
+  void expect_no_key() const {
+    for (const auto& t : texts) EXPECT_EQ(t.find(k_key), std::string::npos) << "the key leaked into: " << t;
+  }
+  std::vector<double> waits;
+  std::vector<std::string> texts;
+};
+
+const Failure& failure_of(const Result& r) {
+  return std::get<Failure>(r);
+}
+const Response& response_of(const Result& r) {
+  return std::get<Response>(r);
+}
+
+} // namespace
+
+namespace {
+
+const std::string k_json_answer = R"({"kernel":"stencil3d","speedup":1.8})";
+
+json chat_answer(const std::string& content) {
+  return {{"id", "chatcmpl-local-1"},
+          {"object", "chat.completion"},
+          {"model", "Qwen/Qwen2.5-Coder-32B-Instruct"},
+          {"choices",
+           {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", content}}}, {"finish_reason", "stop"}}}},
+          {"usage", {{"prompt_tokens", 900}, {"completion_tokens", 40}, {"total_tokens", 940}}}};
+}
+
+BackendConfig config_for(const std::string& url) {
+  BackendConfig c;
+  c.provider = "openai-compatible";
+  c.model = "Qwen/Qwen2.5-Coder-32B-Instruct";
+  c.base_url = url + "/v1";
+  return c;
+}
+
+std::vector<std::filesystem::path> files_under(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> out;
+  if (!std::filesystem::exists(dir)) return out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out.push_back(e.path());
+  return out;
+}
+
+class Cache : public testing::Test {
+protected:
+  void SetUp() override { ASSERT_TRUE(m_api.running()); }
+
+  Result call(Backend& backend, const BackendConfig& config, const Request& request, ResponseCache* cache,
+              int max_attempts = 1) {
+    RetryPolicy policy;
+    policy.max_attempts = max_attempts;
+    policy.seed = 1;
+    testing::internal::CaptureStderr();
+    Result r = complete_cached(backend, config, request, cache, policy, [](double) {});
+    m_logs += testing::internal::GetCapturedStderr();
+    return r;
+  }
+
+  ScopedEnv m_key{"OPENAI_API_KEY", k_key};
+  FakeApi m_api{"/v1/chat/completions"};
+  optimas::test::TempDir m_dir;
+  std::string m_logs;
+};
+
+} // namespace
+
+TEST_F(Cache, AReplayMakesNoNetworkCall) {
+  m_api.reply_with(FakeApi::json_reply(200, chat_answer(k_json_answer)));
+  auto config = config_for(m_api.url());
+  auto backend = make_backend(config);
+  ResponseCache cache(m_dir.path() / "responses");
+
+  Result first = call(*backend, config, sample_request(), &cache);
+  ASSERT_TRUE(ok(first)) << failure_of(first).message;
+  EXPECT_FALSE(response_of(first).from_cache);
+  EXPECT_EQ(m_api.requests(), 1);
+
+  Result again = call(*backend, config, sample_request(), &cache);
+  ASSERT_TRUE(ok(again));
+  EXPECT_EQ(m_api.requests(), 1) << "the replay must not reach the server";
+  const Response& replay = response_of(again);
+  EXPECT_TRUE(replay.from_cache);
+  EXPECT_EQ(replay.text, response_of(first).text);
+  EXPECT_EQ(replay.model, "Qwen/Qwen2.5-Coder-32B-Instruct");
+  EXPECT_EQ(replay.usage.input_tokens, 900u);
+  EXPECT_EQ(replay.usage.output_tokens, 40u);
+  EXPECT_EQ(replay.raw, response_of(first).raw);
+
+  Request other = sample_request();
+  other.prompt += " Consider register pressure too.";
+  ASSERT_TRUE(ok(call(*backend, config, other, &cache)));
+  EXPECT_EQ(m_api.requests(), 2) << "another prompt is another entry";
+
+  ASSERT_TRUE(ok(call(*backend, config, sample_request(), nullptr)));
+  EXPECT_EQ(m_api.requests(), 3) << "no cache (--no-cache) always calls";
+}
+
+TEST_F(Cache, EntriesLieUnderTheirKeyPrefixAndNoTemporaryFileRemains) {
+  m_api.reply_with(FakeApi::json_reply(200, chat_answer(k_json_answer)));
+  auto config = config_for(m_api.url());
+  auto backend = make_backend(config);
+  ResponseCache cache(m_dir.path());
+  ASSERT_TRUE(ok(call(*backend, config, sample_request(), &cache)));
+
+  std::string key = ResponseCache::key(config, sample_request());
+  ASSERT_EQ(key.size(), 64u);
+  auto expected = m_dir.path() / key.substr(0, 2) / (key + ".json");
+  EXPECT_EQ(cache.path_for(key), expected);
+  auto files = files_under(m_dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0], expected);
+  json entry = json::parse(optimas::test::read_all(expected.string()));
+  EXPECT_EQ(entry.at("key"), key);
+  EXPECT_EQ(entry.at("response").at("text"), k_json_answer);
+}
+
+TEST_F(Cache, FailuresAreNotStored) {
+  m_api.reply_with(FakeApi::json_reply(500, {{"error", {{"message", "internal error"}}}}));
+  auto config = config_for(m_api.url());
+  auto backend = make_backend(config);
+  ResponseCache cache(m_dir.path());
+  Result r = call(*backend, config, sample_request(), &cache, 2);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(m_api.requests(), 2);
+  EXPECT_TRUE(files_under(m_dir.path()).empty());
+  call(*backend, config, sample_request(), &cache, 1);
+  EXPECT_EQ(m_api.requests(), 3) << "a failure is asked again";
+}
+
+TEST_F(Cache, NoKeyInAnyCacheFile) {
+  // The model repeats the key it saw in its prompt (as a careless prompt might carry it).
+  m_api.reply_with(FakeApi::json_reply(200, chat_answer(std::string(R"({"kernel":")") + k_key + R"(","speedup":1})")));
+  auto config = config_for(m_api.url());
+  auto backend = make_backend(config);
+  ResponseCache cache(m_dir.path());
+  Request request = sample_request();
+  request.prompt += std::string(" env: OPENAI_API_KEY=") + k_key;
+  Result r = call(*backend, config, request, &cache);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  auto files = files_under(m_dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  std::string stored = optimas::test::read_all(files[0].string());
+  EXPECT_EQ(stored.find(k_key), std::string::npos) << stored;
+  EXPECT_NE(stored.find("[REDACTED]"), std::string::npos);
+  EXPECT_EQ(response_of(r).raw.find(k_key), std::string::npos);
+  EXPECT_EQ(m_logs.find(k_key), std::string::npos);
+}
+
+TEST_F(Cache, ADamagedEntryIsAMissAndIsReplaced) {
+  m_api.reply_with(FakeApi::json_reply(200, chat_answer(k_json_answer)));
+  auto config = config_for(m_api.url());
+  auto backend = make_backend(config);
+  ResponseCache cache(m_dir.path());
+  std::string key = ResponseCache::key(config, sample_request());
+  std::filesystem::create_directories(cache.path_for(key).parent_path());
+  std::ofstream(cache.path_for(key)) << "{\"format\": 1, \"key\": \"" << key << "\", \"respo";
+
+  EXPECT_FALSE(cache.get(key).has_value());
+  Result r = call(*backend, config, sample_request(), &cache);
+  ASSERT_TRUE(ok(r));
+  EXPECT_EQ(m_api.requests(), 1);
+  EXPECT_NE(m_logs.find("damaged"), std::string::npos) << m_logs;
+  ASSERT_TRUE(cache.get(key).has_value()) << "the fresh answer replaced the damaged entry";
+  EXPECT_EQ(cache.get(key)->text, k_json_answer);
+}
+
+TEST_F(Cache, GetAndPutRoundTripAndRejectNonKeys) {
+  ResponseCache cache(m_dir.path());
+  Response r;
+  r.text = k_json_answer;
+  r.model = "gpt-5-2025-08-07";
+  r.usage.input_tokens = 10;
+  r.usage.output_tokens = 20;
+  r.raw = "{}";
+  r.attempts = 3;
+  r.latency_s = 1.25;
+  std::string key = std::string(64, 'a');
+  EXPECT_FALSE(cache.get(key).has_value());
+  ASSERT_FALSE(cache.put(key, r).has_value());
+  auto back = cache.get(key);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->text, r.text);
+  EXPECT_EQ(back->model, r.model);
+  EXPECT_EQ(back->usage.input_tokens, 10u);
+  EXPECT_EQ(back->usage.output_tokens, 20u);
+  EXPECT_EQ(back->attempts, 3);
+  EXPECT_EQ(back->latency_s, 1.25);
+  EXPECT_TRUE(back->from_cache);
+
+  EXPECT_TRUE(cache.put("../../etc/passwd", r).has_value()) << "only hex keys name files";
+  EXPECT_FALSE(cache.get("../../etc/passwd").has_value());
+}
+
+TEST(CacheKey, EveryInputThatShapesTheAnswerChangesTheKey) {
+  BackendConfig config;
+  config.provider = "openai";
+  config.model = "gpt-5";
+  const Request request = sample_request();
+  const std::string base = ResponseCache::key(config, request);
+  EXPECT_EQ(ResponseCache::key(config, request), base) << "stable";
+
+  auto differs = [&](BackendConfig c, Request r, const char* what) {
+    EXPECT_NE(ResponseCache::key(c, r), base) << what;
+  };
+  BackendConfig c = config;
+  c.provider = "openai-compatible";
+  differs(c, request, "provider");
+  c = config;
+  c.model = "gpt-5-mini";
+  differs(c, request, "model");
+  c = config;
+  c.base_url = "https://proxy.example/v1";
+  differs(c, request, "base_url");
+  Request r = request;
+  r.temperature = 0.2;
+  differs(config, r, "temperature");
+  r = request;
+  r.max_tokens = 4096;
+  differs(config, r, "max_tokens");
+  r = request;
+  r.seed = 8;
+  differs(config, r, "seed");
+  r = request;
+  r.seed.reset();
+  differs(config, r, "no seed");
+  r = request;
+  r.schema_name = "other";
+  differs(config, r, "schema name");
+  r = request;
+  r.response_schema["required"] = json::array({"kernel"});
+  differs(config, r, "schema");
+  r = request;
+  r.system += " Be brief.";
+  differs(config, r, "system prompt");
+  r = request;
+  r.prompt += ".";
+  differs(config, r, "prompt");
+
+  r = request;
+  r.timeout_s = 1;
+  EXPECT_EQ(ResponseCache::key(config, r), base) << "the timeout does not shape the answer";
+  c = config;
+  c.base_url = "https://api.openai.com/v1/";
+  EXPECT_EQ(ResponseCache::key(c, request), base) << "the default base URL, spelled out, is the same server";
+}
+
+// --- Pricing (llm/pricing): kept here, next to the replays whose cost it must not count ---
+
+TEST(Pricing, TheBuiltInTableLoadsAndPricesKnownModels) {
+  const PriceTable& table = PriceTable::builtin();
+  auto gpt5 = table.find("openai", "gpt-5");
+  ASSERT_TRUE(gpt5.has_value());
+  EXPECT_GT(gpt5->output_per_mtok, gpt5->input_per_mtok);
+  EXPECT_TRUE(table.find("anthropic", "claude-sonnet-4-5").has_value());
+  EXPECT_TRUE(table.find("gemini", "gemini-2.5-pro").has_value());
+  EXPECT_FALSE(table.find("openai", "gpt-unknown").has_value());
+  EXPECT_FALSE(table.find("manual", "").has_value());
+
+  auto local = table.find("ollama", "any-model:7b");
+  ASSERT_TRUE(local.has_value()) << "local providers cost nothing";
+  EXPECT_EQ(local->input_per_mtok, 0);
+  EXPECT_EQ(local->output_per_mtok, 0);
+  EXPECT_TRUE(table.find("openai-compatible", "whatever").has_value());
+}
+
+TEST(Pricing, PriceFillsCostFromTokens) {
+  PriceTable table = PriceTable::from_yaml("openai:\n  models:\n    gpt-5: {input: 1.25, output: 10}\n", "t.yml");
+  Usage u;
+  u.input_tokens = 2'000'000;
+  u.output_tokens = 500'000;
+  price(u, "openai", "gpt-5", table);
+  EXPECT_TRUE(u.cost_known);
+  EXPECT_DOUBLE_EQ(u.cost_usd, 2 * 1.25 + 0.5 * 10);
+
+  Usage unknown;
+  unknown.input_tokens = 10;
+  price(unknown, "openai", "gpt-7", table);
+  EXPECT_FALSE(unknown.cost_known);
+  EXPECT_EQ(unknown.cost_usd, 0);
+}
+
+TEST(Pricing, AUserFileOverridesEntryByEntry) {
+  PriceTable table = PriceTable::builtin();
+  auto mini_before = table.find("openai", "gpt-5-mini");
+  ASSERT_TRUE(mini_before.has_value());
+  table.merge(PriceTable::from_yaml(R"(
+openai:
+  models:
+    gpt-5: {input: 1.0, output: 8.0}
+    my-finetune: {input: 3, output: 12}
+anthropic:
+  default: {input: 3, output: 15}
+)",
+                                    "user.yml"));
+  EXPECT_EQ(table.find("openai", "gpt-5")->input_per_mtok, 1.0);
+  EXPECT_EQ(table.find("openai", "my-finetune")->output_per_mtok, 12);
+  EXPECT_EQ(table.find("openai", "gpt-5-mini")->input_per_mtok, mini_before->input_per_mtok) << "kept";
+  EXPECT_EQ(table.find("anthropic", "claude-future-9")->output_per_mtok, 15) << "provider default";
+
+  optimas::test::TempDir dir;
+  auto path = dir.file("prices.yml", "gemini:\n  models:\n    gemini-2.5-pro: {input: 2.5, output: 15}\n");
+  EXPECT_EQ(PriceTable::with_overrides(path).find("gemini", "gemini-2.5-pro")->input_per_mtok, 2.5);
+}
+
+TEST(Pricing, MistakesNameTheFileAndLine) {
+  auto fails_at = [](const std::string& text, std::size_t line, const std::string& words) {
+    try {
+      PriceTable::from_yaml(text, "my-prices.yml");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const optimas::ParseError& e) {
+      EXPECT_EQ(e.file(), "my-prices.yml");
+      EXPECT_EQ(e.line(), line) << e.what();
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  fails_at("openai:\n  models:\n    gpt-5: {input: 1.25}\n", 3, "needs both");
+  fails_at("openai:\n  models:\n    gpt-5: {input: -1, output: 2}\n", 3, "negative");
+  fails_at("openai:\n  models:\n    gpt-5: {input: cheap, output: 2}\n", 3, "not a number");
+  fails_at("openai:\n  model:\n    gpt-5: {input: 1, output: 2}\n", 2, "unknown field \"model\"");
+  fails_at("openai:\n  models:\n    gpt-5: {input: 1, outptu: 2}\n", 3, "unknown field \"outptu\"");
+  fails_at("openai: [1, 2\n", 2, "");
+}
+
+TEST(Pricing, RunTotalsSumCallsAndCountReplaysApart) {
+  UsageTotals totals;
+  Response a;
+  a.usage = {1000, 100, 0.5, true};
+  Response b;
+  b.usage = {2000, 200, 1.0, true};
+  Response replay = a;
+  replay.from_cache = true;
+  totals.add(a);
+  totals.add(b);
+  totals.add(replay);
+  EXPECT_EQ(totals.calls, 2);
+  EXPECT_EQ(totals.cached_calls, 1);
+  EXPECT_EQ(totals.input_tokens, 3000u);
+  EXPECT_EQ(totals.output_tokens, 300u);
+  EXPECT_DOUBLE_EQ(totals.cost_usd, 1.5);
+  EXPECT_TRUE(totals.cost_known);
+  totals.add(Usage{5, 5, 0, false});
+  EXPECT_FALSE(totals.cost_known) << "one unknown price makes the total a lower bound";
+}

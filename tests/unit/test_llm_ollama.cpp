@@ -1,2 +1,449 @@
-// Tests of llm/ollama: written with the backends work.
+// Tests of llm/ollama: the ollama backend against a local stand-in for /api/chat.
+#include "llm/backend.hpp"
+#include "llm/retry.hpp"
+
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace optimas::llm;
+using nlohmann::json;
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// A recognisable fake key: no message, raw body, log line or cache file may contain it.
+constexpr const char* k_key = "sk-test-SECRET-123456";
+
+class ScopedEnv {
+public:
+  ScopedEnv(std::string name, const char* value) : m_name(std::move(name)) {
+    if (const char* old = std::getenv(m_name.c_str())) m_old = old;
+    if (value)
+      setenv(m_name.c_str(), value, 1);
+    else
+      unsetenv(m_name.c_str());
+  }
+  ~ScopedEnv() {
+    if (m_old)
+      setenv(m_name.c_str(), m_old->c_str(), 1);
+    else
+      unsetenv(m_name.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+  std::string m_name;
+  std::optional<std::string> m_old;
+};
+
+struct Seen {
+  std::string method, path;
+  httplib::Headers headers;
+  json body; // discarded when the request body was not JSON
+  std::string header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+  bool has_header(const std::string& name) const { return headers.count(name) > 0; }
+};
+
+// The provider, played by a cpp-httplib server on 127.0.0.1 and a free port: it records every
+// request and answers with whatever the test set.
+class FakeApi {
+public:
+  using Reply = std::function<void(const httplib::Request&, httplib::Response&)>;
+
+  explicit FakeApi(const std::string& path) {
+    m_svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+      Reply reply;
+      {
+        std::lock_guard lock(m_mutex);
+        m_seen.push_back({req.method, req.path, req.headers, json::parse(req.body, nullptr, false)});
+        reply = m_reply;
+      }
+      if (reply) reply(req, res);
+    });
+    m_port = m_svr.bind_to_any_port("127.0.0.1");
+    if (m_port <= 0) return;
+    m_thread = std::thread([this] { m_svr.listen_after_bind(); });
+    // The socket listens already; waiting until the accept loop runs makes stop() reliable.
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!m_svr.is_running() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  }
+  ~FakeApi() {
+    release();
+    m_svr.stop();
+    if (m_thread.joinable()) m_thread.join();
+  }
+  FakeApi(const FakeApi&) = delete;
+  FakeApi& operator=(const FakeApi&) = delete;
+
+  bool running() const { return m_port > 0 && m_svr.is_running(); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
+  void reply_with(Reply reply) {
+    std::lock_guard lock(m_mutex);
+    m_reply = std::move(reply);
+  }
+  int requests() const {
+    std::lock_guard lock(m_mutex);
+    return static_cast<int>(m_seen.size());
+  }
+  Seen last() const {
+    std::lock_guard lock(m_mutex);
+    return m_seen.empty() ? Seen{} : m_seen.back();
+  }
+
+  // Replies a test can give besides a normal answer.
+  static Reply json_reply(int status, json body, httplib::Headers headers = {}) {
+    return [=](const httplib::Request&, httplib::Response& res) {
+      res.status = status;
+      for (const auto& [k, v] : headers) res.set_header(k, v);
+      res.set_content(body.dump(), "application/json");
+    };
+  }
+  static Reply text_reply(int status, std::string body, std::string type) {
+    return [=](const httplib::Request&, httplib::Response& res) {
+      res.status = status;
+      res.set_content(body, type);
+    };
+  }
+  // Accepts the request and never answers, until the test ends.
+  Reply stalled() {
+    return [this](const httplib::Request&, httplib::Response& res) {
+      std::unique_lock lock(m_stall_mutex);
+      m_stall_cv.wait(lock, [this] { return m_released; });
+      res.set_content("{}", "application/json");
+    };
+  }
+  // Announces the whole body in Content-Length, sends half of it and closes the connection.
+  static Reply truncated(json body) {
+    auto text = std::make_shared<std::string>(body.dump());
+    return [text](const httplib::Request&, httplib::Response& res) {
+      res.set_content_provider(text->size(), "application/json",
+                               [text](std::size_t, std::size_t, httplib::DataSink& sink) {
+                                 sink.write(text->data(), text->size() / 2);
+                                 return false;
+                               });
+    };
+  }
+
+private:
+  void release() {
+    {
+      std::lock_guard lock(m_stall_mutex);
+      m_released = true;
+    }
+    m_stall_cv.notify_all();
+  }
+
+  httplib::Server m_svr;
+  int m_port = 0;
+  std::thread m_thread;
+  mutable std::mutex m_mutex;
+  std::vector<Seen> m_seen;
+  Reply m_reply;
+  std::mutex m_stall_mutex;
+  std::condition_variable m_stall_cv;
+  bool m_released = false;
+};
+
+const json k_schema = json::parse(R"({
+  "type": "object",
+  "properties": {"kernel": {"type": "string"}, "speedup": {"type": "number"}},
+  "required": ["kernel", "speedup"],
+  "additionalProperties": false
+})");
+
+Request sample_request() {
+  Request r;
+  r.system = "You are a CUDA performance engineer. Answer only with the JSON object asked for.";
+  r.prompt = "Kernel stencil3d: 61% of stalls are long_scoreboard on the halo loads. Suggest one change.";
+  r.response_schema = k_schema;
+  r.seed = 7;
+  r.timeout_s = 5;
+  return r;
+}
+
+// Calls through the retry layer, as the program does, with a fake sleep; keeps every text the
+// call produced (messages, raw bodies, log lines) for the no-key check at the end of each test.
+class CallRecorder {
+public:
+  Result call(Backend& backend, const Request& request, int max_attempts = 1) {
+    RetryPolicy policy;
+    policy.max_attempts = max_attempts;
+    policy.seed = 1;
+    testing::internal::CaptureStderr();
+    Result r = complete_with_retry(backend, request, policy, [this](double s) { waits.push_back(s); });
+    texts.push_back(testing::internal::GetCapturedStderr());
+    if (const auto* f = std::get_if<Failure>(&r)) texts.push_back(f->message);
+    if (const auto* answer = std::get_if<Response>(&r)) {
+      texts.push_back(answer->raw);
+      texts.push_back(answer->text);
+    }
+    return r;
+  }
+  void expect_no_key() const {
+    for (const auto& t : texts) EXPECT_EQ(t.find(k_key), std::string::npos) << "the key leaked into: " << t;
+  }
+  std::vector<double> waits;
+  std::vector<std::string> texts;
+};
+
+const Failure& failure_of(const Result& r) {
+  return std::get<Failure>(r);
+}
+const Response& response_of(const Result& r) {
+  return std::get<Response>(r);
+}
+
+} // namespace
+
+namespace {
+
+const std::string k_json_answer = R"({"kernel":"stencil3d","speedup":1.8})";
+
+// What Ollama answers to /api/chat with stream: false.
+json ollama_answer(const std::string& content, const std::string& done_reason = "stop") {
+  return {{"model", "qwen2.5-coder:32b"},
+          {"created_at", "2025-09-30T12:04:11.52331Z"},
+          {"message", {{"role", "assistant"}, {"content", content}}},
+          {"done_reason", done_reason},
+          {"done", true},
+          {"total_duration", 5191566416},
+          {"load_duration", 2154458},
+          {"prompt_eval_count", 312},
+          {"prompt_eval_duration", 383809000},
+          {"eval_count", 29},
+          {"eval_duration", 4799921000}};
+}
+
+// Ollama's own checks: a model and stream: false for one JSON object (else it streams lines).
+FakeApi::Reply ollama_like(json answer) {
+  return [answer](const httplib::Request& req, httplib::Response& res) {
+    json body = json::parse(req.body, nullptr, false);
+    if (body.is_discarded() || !body.contains("model")) {
+      res.status = 400;
+      res.set_content(R"({"error":"model is required"})", "application/json");
+      return;
+    }
+    if (body.value("stream", true)) {
+      res.set_content(answer.dump() + "\n" + answer.dump() + "\n", "application/x-ndjson");
+      return;
+    }
+    res.set_content(answer.dump(), "application/json");
+  };
+}
+
+class Ollama : public testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_TRUE(m_api.running());
+    m_config.provider = "ollama";
+    m_config.model = "qwen2.5-coder:32b";
+  }
+  void TearDown() override { m_calls.expect_no_key(); }
+
+  // A key in the environment must not leak through the keyless backend either.
+  ScopedEnv m_key{"OLLAMA_API_KEY", k_key};
+  ScopedEnv m_host{"OLLAMA_HOST", nullptr};
+  FakeApi m_api{"/api/chat"};
+  BackendConfig m_config;
+  CallRecorder m_calls;
+};
+
+} // namespace
+
+TEST_F(Ollama, SendsApiChatAndReadsTheAnswer) {
+  m_api.reply_with(ollama_like(ollama_answer(k_json_answer)));
+  m_config.base_url = m_api.url();
+  auto backend = make_ollama(m_config);
+  EXPECT_EQ(backend->name(), "ollama/qwen2.5-coder:32b");
+  Result r = m_calls.call(*backend, sample_request());
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  const Response& answer = response_of(r);
+  EXPECT_EQ(answer.text, k_json_answer);
+  EXPECT_EQ(answer.model, "qwen2.5-coder:32b");
+  EXPECT_EQ(answer.usage.input_tokens, 312u);
+  EXPECT_EQ(answer.usage.output_tokens, 29u);
+  EXPECT_NE(answer.raw.find("2025-09-30T12:04:11.52331Z"), std::string::npos);
+
+  Seen seen = m_api.last();
+  EXPECT_EQ(seen.method, "POST");
+  EXPECT_EQ(seen.path, "/api/chat");
+  EXPECT_FALSE(seen.has_header("Authorization"));
+  const json& body = seen.body;
+  ASSERT_FALSE(body.is_discarded());
+  EXPECT_EQ(body.at("model"), "qwen2.5-coder:32b");
+  EXPECT_EQ(body.at("stream"), false);
+  EXPECT_EQ(body.at("messages"), (json::array({{{"role", "system"}, {"content", sample_request().system}},
+                                               {{"role", "user"}, {"content", sample_request().prompt}}})));
+  EXPECT_EQ(body.at("format"), k_schema);
+  EXPECT_EQ(body.at("options").at("temperature"), 0.15);
+  EXPECT_EQ(body.at("options").at("num_predict"), 8192);
+  EXPECT_EQ(body.at("options").at("seed"), 7);
+}
+
+TEST_F(Ollama, AKeyInTheAnswerIsRedactedFromTheRawBody) {
+  m_api.reply_with(ollama_like(ollama_answer(std::string("The environment holds OLLAMA_API_KEY=") + k_key)));
+  m_config.base_url = m_api.url();
+  Request request = sample_request();
+  request.response_schema = nullptr;
+  Result r = make_ollama(m_config)->complete(request); // not through m_calls: the answer text holds the key
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  EXPECT_EQ(response_of(r).raw.find(k_key), std::string::npos) << response_of(r).raw;
+  EXPECT_NE(response_of(r).raw.find("OLLAMA_API_KEY=[REDACTED]"), std::string::npos) << response_of(r).raw;
+}
+
+TEST_F(Ollama, OllamaHostWithoutSchemeIsHonoured) {
+  m_api.reply_with(ollama_like(ollama_answer(k_json_answer)));
+  std::string host_port = m_api.url().substr(std::string("http://").size()); // "127.0.0.1:PORT"
+  ScopedEnv host("OLLAMA_HOST", host_port.c_str());
+  auto backend = make_ollama(m_config); // no base_url: OLLAMA_HOST decides
+  Result r = m_calls.call(*backend, sample_request());
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  EXPECT_EQ(m_api.requests(), 1);
+
+  ScopedEnv with_scheme("OLLAMA_HOST", (m_api.url() + "/").c_str());
+  ASSERT_TRUE(ok(m_calls.call(*make_ollama(m_config), sample_request())));
+  EXPECT_EQ(m_api.requests(), 2);
+}
+
+TEST_F(Ollama, WithoutASchemaThereIsNoFormat) {
+  m_api.reply_with(ollama_like(ollama_answer("Stage the halo in shared memory.")));
+  m_config.base_url = m_api.url();
+  Request request = sample_request();
+  request.response_schema = nullptr;
+  Result r = m_calls.call(*make_ollama(m_config), request);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  EXPECT_EQ(response_of(r).text, "Stage the halo in shared memory.");
+  EXPECT_FALSE(m_api.last().body.contains("format"));
+}
+
+TEST_F(Ollama, AnUnknownModelSaysToPullIt) {
+  m_api.reply_with(
+      FakeApi::json_reply(404, {{"error", "model \"qwen2.5-coder:32b\" not found, try pulling it first"}}));
+  m_config.base_url = m_api.url();
+  Result r = m_calls.call(*make_ollama(m_config), sample_request(), 5);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::bad_request);
+  EXPECT_EQ(m_api.requests(), 1);
+  EXPECT_NE(failure_of(r).message.find("not found, try pulling it first"), std::string::npos) << failure_of(r).message;
+  EXPECT_NE(failure_of(r).message.find("ollama pull qwen2.5-coder:32b"), std::string::npos) << failure_of(r).message;
+}
+
+TEST_F(Ollama, AProxyDenyingAccessIsAnAuthFailure) {
+  m_api.reply_with(FakeApi::text_reply(401, "Unauthorized", "text/plain"));
+  m_config.base_url = m_api.url();
+  Result r = m_calls.call(*make_ollama(m_config), sample_request(), 5);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::auth);
+  EXPECT_EQ(m_api.requests(), 1);
+}
+
+TEST_F(Ollama, RateLimitsFromAProxyWaitForRetryAfter) {
+  int calls = 0;
+  m_api.reply_with([&calls](const httplib::Request& req, httplib::Response& res) {
+    if (++calls == 1) {
+      FakeApi::json_reply(429, {{"error", "too many requests"}}, {{"Retry-After", "2"}})(req, res);
+      return;
+    }
+    ollama_like(ollama_answer(k_json_answer))(req, res);
+  });
+  m_config.base_url = m_api.url();
+  Result r = m_calls.call(*make_ollama(m_config), sample_request(), 5);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  EXPECT_EQ(m_calls.waits, (std::vector<double>{2}));
+}
+
+TEST_F(Ollama, ServerErrorsAreRetried) {
+  m_api.reply_with(FakeApi::json_reply(500, {{"error", "llama runner process has terminated: signal: killed"}}));
+  m_config.base_url = m_api.url();
+  Result r = m_calls.call(*make_ollama(m_config), sample_request(), 2);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::server);
+  EXPECT_EQ(m_api.requests(), 2);
+  EXPECT_NE(failure_of(r).message.find("llama runner process has terminated"), std::string::npos)
+      << failure_of(r).message;
+}
+
+TEST_F(Ollama, AStalledConnectionTimesOut) {
+  m_api.reply_with(m_api.stalled());
+  m_config.base_url = m_api.url();
+  Request request = sample_request();
+  request.timeout_s = 0.5;
+  Result r = m_calls.call(*make_ollama(m_config), request);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::timeout);
+}
+
+TEST_F(Ollama, ATruncatedBodyIsAServerFailure) {
+  m_api.reply_with(FakeApi::truncated(ollama_answer(k_json_answer)));
+  m_config.base_url = m_api.url();
+  Result r = m_calls.call(*make_ollama(m_config), sample_request());
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::server);
+}
+
+TEST_F(Ollama, ABodyThatIsNotJsonIsAServerFailure) {
+  m_api.reply_with(FakeApi::text_reply(200, "{\"model\":\"qwen2.5-coder:32b\",\"message\":{", "application/json"));
+  m_config.base_url = m_api.url();
+  Result r = m_calls.call(*make_ollama(m_config), sample_request());
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::server);
+}
+
+TEST_F(Ollama, AnAnswerThatIsNotJsonViolatesTheSchema) {
+  m_api.reply_with(ollama_like(ollama_answer("I think the kernel is memory bound.")));
+  m_config.base_url = m_api.url();
+  Result r = m_calls.call(*make_ollama(m_config), sample_request(), 5);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::schema_violation);
+  EXPECT_EQ(m_api.requests(), 1);
+}
+
+TEST_F(Ollama, AnAnswerCutAtNumPredictViolatesTheSchema) {
+  m_api.reply_with(ollama_like(ollama_answer(R"({"kernel":"sten)", "length")));
+  m_config.base_url = m_api.url();
+  Result r = m_calls.call(*make_ollama(m_config), sample_request());
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::schema_violation);
+  EXPECT_NE(failure_of(r).message.find("num_predict (8192)"), std::string::npos) << failure_of(r).message;
+}
+
+TEST_F(Ollama, NoServerIsANetworkFailureWithAHint) {
+  // A socket bound but not listening: connecting to its port is refused, and nothing else can
+  // take the port while the test holds it.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  m_config.base_url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  Result r = m_calls.call(*make_ollama(m_config), sample_request());
+  ::close(fd);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::network);
+  EXPECT_NE(failure_of(r).message.find("ollama serve"), std::string::npos) << failure_of(r).message;
+}

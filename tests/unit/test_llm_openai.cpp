@@ -1,2 +1,573 @@
-// Tests of llm/openai: written with the backends work.
+// Tests of llm/openai: the openai and openai-compatible backends against a local stand-in for
+// the Chat Completions API.
+#include "llm/backend.hpp"
+#include "llm/retry.hpp"
+
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace optimas::llm;
+using nlohmann::json;
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// A recognisable fake key: no message, raw body, log line or cache file may contain it.
+constexpr const char* k_key = "sk-test-SECRET-123456";
+
+class ScopedEnv {
+public:
+  ScopedEnv(std::string name, const char* value) : m_name(std::move(name)) {
+    if (const char* old = std::getenv(m_name.c_str())) m_old = old;
+    if (value)
+      setenv(m_name.c_str(), value, 1);
+    else
+      unsetenv(m_name.c_str());
+  }
+  ~ScopedEnv() {
+    if (m_old)
+      setenv(m_name.c_str(), m_old->c_str(), 1);
+    else
+      unsetenv(m_name.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+  std::string m_name;
+  std::optional<std::string> m_old;
+};
+
+struct Seen {
+  std::string method, path;
+  httplib::Headers headers;
+  json body; // discarded when the request body was not JSON
+  std::string header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+  bool has_header(const std::string& name) const { return headers.count(name) > 0; }
+};
+
+// The provider, played by a cpp-httplib server on 127.0.0.1 and a free port: it records every
+// request and answers with whatever the test set.
+class FakeApi {
+public:
+  using Reply = std::function<void(const httplib::Request&, httplib::Response&)>;
+
+  explicit FakeApi(const std::string& path) {
+    m_svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+      Reply reply;
+      {
+        std::lock_guard lock(m_mutex);
+        m_seen.push_back({req.method, req.path, req.headers, json::parse(req.body, nullptr, false)});
+        reply = m_reply;
+      }
+      if (reply) reply(req, res);
+    });
+    m_port = m_svr.bind_to_any_port("127.0.0.1");
+    if (m_port <= 0) return;
+    m_thread = std::thread([this] { m_svr.listen_after_bind(); });
+    // The socket listens already; waiting until the accept loop runs makes stop() reliable.
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!m_svr.is_running() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  }
+  ~FakeApi() {
+    release();
+    m_svr.stop();
+    if (m_thread.joinable()) m_thread.join();
+  }
+  FakeApi(const FakeApi&) = delete;
+  FakeApi& operator=(const FakeApi&) = delete;
+
+  bool running() const { return m_port > 0 && m_svr.is_running(); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
+  void reply_with(Reply reply) {
+    std::lock_guard lock(m_mutex);
+    m_reply = std::move(reply);
+  }
+  int requests() const {
+    std::lock_guard lock(m_mutex);
+    return static_cast<int>(m_seen.size());
+  }
+  Seen last() const {
+    std::lock_guard lock(m_mutex);
+    return m_seen.empty() ? Seen{} : m_seen.back();
+  }
+
+  // Replies a test can give besides a normal answer.
+  static Reply json_reply(int status, json body, httplib::Headers headers = {}) {
+    return [=](const httplib::Request&, httplib::Response& res) {
+      res.status = status;
+      for (const auto& [k, v] : headers) res.set_header(k, v);
+      res.set_content(body.dump(), "application/json");
+    };
+  }
+  static Reply text_reply(int status, std::string body, std::string type) {
+    return [=](const httplib::Request&, httplib::Response& res) {
+      res.status = status;
+      res.set_content(body, type);
+    };
+  }
+  // Accepts the request and never answers, until the test ends.
+  Reply stalled() {
+    return [this](const httplib::Request&, httplib::Response& res) {
+      std::unique_lock lock(m_stall_mutex);
+      m_stall_cv.wait(lock, [this] { return m_released; });
+      res.set_content("{}", "application/json");
+    };
+  }
+  // Announces the whole body in Content-Length, sends half of it and closes the connection.
+  static Reply truncated(json body) {
+    auto text = std::make_shared<std::string>(body.dump());
+    return [text](const httplib::Request&, httplib::Response& res) {
+      res.set_content_provider(text->size(), "application/json",
+                               [text](std::size_t, std::size_t, httplib::DataSink& sink) {
+                                 sink.write(text->data(), text->size() / 2);
+                                 return false;
+                               });
+    };
+  }
+
+private:
+  void release() {
+    {
+      std::lock_guard lock(m_stall_mutex);
+      m_released = true;
+    }
+    m_stall_cv.notify_all();
+  }
+
+  httplib::Server m_svr;
+  int m_port = 0;
+  std::thread m_thread;
+  mutable std::mutex m_mutex;
+  std::vector<Seen> m_seen;
+  Reply m_reply;
+  std::mutex m_stall_mutex;
+  std::condition_variable m_stall_cv;
+  bool m_released = false;
+};
+
+const json k_schema = json::parse(R"({
+  "type": "object",
+  "properties": {"kernel": {"type": "string"}, "speedup": {"type": "number"}},
+  "required": ["kernel", "speedup"],
+  "additionalProperties": false
+})");
+
+Request sample_request() {
+  Request r;
+  r.system = "You are a CUDA performance engineer. Answer only with the JSON object asked for.";
+  r.prompt = "Kernel stencil3d: 61% of stalls are long_scoreboard on the halo loads. Suggest one change.";
+  r.response_schema = k_schema;
+  r.seed = 7;
+  r.timeout_s = 5;
+  return r;
+}
+
+// Calls through the retry layer, as the program does, with a fake sleep; keeps every text the
+// call produced (messages, raw bodies, log lines) for the no-key check at the end of each test.
+class CallRecorder {
+public:
+  Result call(Backend& backend, const Request& request, int max_attempts = 1) {
+    RetryPolicy policy;
+    policy.max_attempts = max_attempts;
+    policy.seed = 1;
+    testing::internal::CaptureStderr();
+    Result r = complete_with_retry(backend, request, policy, [this](double s) { waits.push_back(s); });
+    texts.push_back(testing::internal::GetCapturedStderr());
+    if (const auto* f = std::get_if<Failure>(&r)) texts.push_back(f->message);
+    if (const auto* answer = std::get_if<Response>(&r)) {
+      texts.push_back(answer->raw);
+      texts.push_back(answer->text);
+    }
+    return r;
+  }
+  void expect_no_key() const {
+    for (const auto& t : texts) EXPECT_EQ(t.find(k_key), std::string::npos) << "the key leaked into: " << t;
+  }
+  std::vector<double> waits;
+  std::vector<std::string> texts;
+};
+
+const Failure& failure_of(const Result& r) {
+  return std::get<Failure>(r);
+}
+const Response& response_of(const Result& r) {
+  return std::get<Response>(r);
+}
+
+} // namespace
+
+namespace {
+
+// What api.openai.com answers to a chat completion with a JSON-schema response format.
+json openai_answer(const std::string& content, const std::string& finish = "stop") {
+  return {{"id", "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG"},
+          {"object", "chat.completion"},
+          {"created", 1741570283},
+          {"model", "gpt-4.1-2025-04-14"},
+          {"choices",
+           {{{"index", 0},
+             {"message",
+              {{"role", "assistant"}, {"content", content}, {"refusal", nullptr}, {"annotations", json::array()}}},
+             {"logprobs", nullptr},
+             {"finish_reason", finish}}}},
+          {"usage",
+           {{"prompt_tokens", 1117},
+            {"completion_tokens", 46},
+            {"total_tokens", 1163},
+            {"prompt_tokens_details", {{"cached_tokens", 0}, {"audio_tokens", 0}}},
+            {"completion_tokens_details", {{"reasoning_tokens", 0}, {"audio_tokens", 0}}}}},
+          {"service_tier", "default"},
+          {"system_fingerprint", "fp_b8a3f5b9d3"}};
+}
+
+const std::string k_json_answer = R"({"kernel":"stencil3d","speedup":1.8})";
+
+// The API's own checks: a Bearer key, a model and messages; else the errors it really sends.
+FakeApi::Reply openai_like(const std::string& content) {
+  return [content](const httplib::Request& req, httplib::Response& res) {
+    if (req.get_header_value("Authorization") != std::string("Bearer ") + k_key) {
+      res.status = 401;
+      res.set_content(json{{"error",
+                            {{"message", "Incorrect API key provided: " + req.get_header_value("Authorization")},
+                             {"type", "invalid_request_error"},
+                             {"param", nullptr},
+                             {"code", "invalid_api_key"}}}}
+                          .dump(),
+                      "application/json");
+      return;
+    }
+    json body = json::parse(req.body, nullptr, false);
+    if (body.is_discarded() || !body.contains("model") || !body.contains("messages")) {
+      res.status = 400;
+      res.set_content(R"({"error":{"message":"you must provide a model parameter","type":"invalid_request_error"}})",
+                      "application/json");
+      return;
+    }
+    res.set_content(openai_answer(content).dump(), "application/json");
+  };
+}
+
+BackendConfig openai_config(const FakeApi& api, const std::string& model = "gpt-4.1") {
+  BackendConfig c;
+  c.provider = "openai";
+  c.model = model;
+  c.base_url = api.url() + "/v1";
+  return c;
+}
+
+class OpenAi : public testing::Test {
+protected:
+  void SetUp() override { ASSERT_TRUE(m_api.running()); }
+  void TearDown() override { m_calls.expect_no_key(); }
+
+  ScopedEnv m_key{"OPENAI_API_KEY", k_key};
+  FakeApi m_api{"/v1/chat/completions"};
+  CallRecorder m_calls;
+};
+
+} // namespace
+
+TEST_F(OpenAi, SendsTheChatCompletionsRequestAndReadsTheAnswer) {
+  m_api.reply_with(openai_like(k_json_answer));
+  auto config = openai_config(m_api);
+  config.options["organization"] = "org-optimas";
+  auto backend = make_openai(config);
+  EXPECT_EQ(backend->name(), "openai/gpt-4.1");
+
+  Result r = m_calls.call(*backend, sample_request());
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  const Response& answer = response_of(r);
+  EXPECT_EQ(answer.text, k_json_answer);
+  EXPECT_EQ(answer.model, "gpt-4.1-2025-04-14");
+  EXPECT_EQ(answer.usage.input_tokens, 1117u);
+  EXPECT_EQ(answer.usage.output_tokens, 46u);
+  EXPECT_NE(answer.raw.find("chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG"), std::string::npos);
+  EXPECT_EQ(answer.attempts, 1);
+  EXPECT_FALSE(answer.from_cache);
+  EXPECT_GT(answer.latency_s, 0);
+
+  Seen seen = m_api.last();
+  EXPECT_EQ(seen.method, "POST");
+  EXPECT_EQ(seen.path, "/v1/chat/completions");
+  EXPECT_EQ(seen.header("Authorization"), std::string("Bearer ") + k_key);
+  EXPECT_EQ(seen.header("OpenAI-Organization"), "org-optimas");
+  EXPECT_EQ(seen.header("Content-Type"), "application/json");
+  const json& body = seen.body;
+  ASSERT_FALSE(body.is_discarded());
+  EXPECT_EQ(body.at("model"), "gpt-4.1");
+  ASSERT_EQ(body.at("messages").size(), 2u);
+  EXPECT_EQ(body["messages"][0], (json{{"role", "system"}, {"content", sample_request().system}}));
+  EXPECT_EQ(body["messages"][1], (json{{"role", "user"}, {"content", sample_request().prompt}}));
+  EXPECT_EQ(body.at("temperature"), 0.15);
+  EXPECT_EQ(body.at("max_completion_tokens"), 8192);
+  EXPECT_FALSE(body.contains("max_tokens")) << "deprecated on OpenAI";
+  EXPECT_EQ(body.at("seed"), 7);
+  const json& format = body.at("response_format");
+  EXPECT_EQ(format.at("type"), "json_schema");
+  EXPECT_EQ(format.at("json_schema").at("name"), "optimas_reply");
+  EXPECT_EQ(format.at("json_schema").at("schema"), k_schema);
+  EXPECT_EQ(format.at("json_schema").at("strict"), true);
+}
+
+TEST_F(OpenAi, ReasoningModelsAreSentNoTemperature) {
+  m_api.reply_with(openai_like(k_json_answer));
+  auto backend = make_openai(openai_config(m_api, "gpt-5"));
+  ASSERT_TRUE(ok(m_calls.call(*backend, sample_request())));
+  EXPECT_FALSE(m_api.last().body.contains("temperature")) << "gpt-5 answers HTTP 400 to temperature 0.15";
+  EXPECT_EQ(m_api.last().body.at("max_completion_tokens"), 8192);
+}
+
+TEST_F(OpenAi, WithoutASchemaTheAnswerIsPlainText) {
+  m_api.reply_with(openai_like("Use shared memory for the halo."));
+  auto backend = make_openai(openai_config(m_api));
+  Request request = sample_request();
+  request.response_schema = nullptr;
+  request.seed.reset();
+  Result r = m_calls.call(*backend, request);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  EXPECT_EQ(response_of(r).text, "Use shared memory for the halo.");
+  EXPECT_FALSE(m_api.last().body.contains("response_format"));
+  EXPECT_FALSE(m_api.last().body.contains("seed"));
+}
+
+TEST_F(OpenAi, AMissingKeyIsAnAuthFailureNamingTheVariable) {
+  ScopedEnv no_key("OPENAI_API_KEY", nullptr);
+  auto backend = make_openai(openai_config(m_api));
+  Result r = m_calls.call(*backend, sample_request(), 5);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::auth);
+  EXPECT_NE(failure_of(r).message.find("OPENAI_API_KEY"), std::string::npos) << failure_of(r).message;
+  EXPECT_EQ(m_api.requests(), 0) << "no request without a key";
+}
+
+TEST_F(OpenAi, ARejectedKeyIsAnAuthFailureThatIsNotRetriedAndNeverShown) {
+  ScopedEnv wrong_key("OPENAI_API_KEY", "sk-test-WRONG-654321");
+  m_api.reply_with(openai_like(k_json_answer)); // echoes the key it got, as the real API does in part
+  auto backend = make_openai(openai_config(m_api));
+  Result r = m_calls.call(*backend, sample_request(), 5);
+  ASSERT_FALSE(ok(r));
+  const Failure& f = failure_of(r);
+  EXPECT_EQ(f.kind, FailureKind::auth);
+  EXPECT_EQ(f.http_status, 401);
+  EXPECT_EQ(m_api.requests(), 1);
+  EXPECT_TRUE(m_calls.waits.empty());
+  EXPECT_NE(f.message.find("Incorrect API key provided"), std::string::npos) << f.message;
+  EXPECT_EQ(f.message.find("sk-test-WRONG-654321"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("[REDACTED]"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("check that OPENAI_API_KEY"), std::string::npos) << f.message;
+}
+
+TEST_F(OpenAi, RateLimitsWaitForRetryAfterThenSucceed) {
+  int calls = 0;
+  m_api.reply_with([&calls](const httplib::Request& req, httplib::Response& res) {
+    if (++calls <= 2) {
+      FakeApi::json_reply(429,
+                          {{"error",
+                            {{"message", "Rate limit reached for gpt-4.1 on tokens per min (TPM): Limit 30000"},
+                             {"type", "tokens"},
+                             {"code", "rate_limit_exceeded"}}}},
+                          {{"Retry-After", "3"}})(req, res);
+      return;
+    }
+    openai_like(k_json_answer)(req, res);
+  });
+  auto backend = make_openai(openai_config(m_api));
+  Result r = m_calls.call(*backend, sample_request(), 5);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  EXPECT_EQ(response_of(r).attempts, 3);
+  EXPECT_EQ(m_api.requests(), 3);
+  EXPECT_EQ(m_calls.waits, (std::vector<double>{3, 3}));
+}
+
+TEST_F(OpenAi, ServerErrorsAreRetriedThenReported) {
+  m_api.reply_with(FakeApi::json_reply(
+      500,
+      {{"error", {{"message", "The server had an error while processing your request."}, {"type", "server_error"}}}}));
+  auto backend = make_openai(openai_config(m_api));
+  Result r = m_calls.call(*backend, sample_request(), 3);
+  ASSERT_FALSE(ok(r));
+  const Failure& f = failure_of(r);
+  EXPECT_EQ(f.kind, FailureKind::server);
+  EXPECT_EQ(f.http_status, 500);
+  EXPECT_EQ(m_api.requests(), 3);
+  EXPECT_EQ(m_calls.waits.size(), 2u);
+  EXPECT_TRUE(f.message.starts_with("openai/gpt-4.1: HTTP 500 from POST " + m_api.url() + "/v1/chat/completions"))
+      << f.message;
+  EXPECT_NE(f.message.find("The server had an error"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("gave up after 3 attempts"), std::string::npos) << f.message;
+}
+
+TEST_F(OpenAi, AStalledConnectionTimesOutAndIsRetried) {
+  m_api.reply_with(m_api.stalled());
+  auto backend = make_openai(openai_config(m_api));
+  Request request = sample_request();
+  request.timeout_s = 0.5;
+  Result r = m_calls.call(*backend, request, 2);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::timeout);
+  EXPECT_EQ(m_api.requests(), 2);
+  EXPECT_EQ(m_calls.waits.size(), 1u);
+  EXPECT_NE(failure_of(r).message.find("0.5 s"), std::string::npos) << failure_of(r).message;
+}
+
+TEST_F(OpenAi, ATruncatedBodyIsAServerFailure) {
+  m_api.reply_with(FakeApi::truncated(openai_answer(k_json_answer)));
+  auto backend = make_openai(openai_config(m_api));
+  Result r = m_calls.call(*backend, sample_request(), 2);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::server);
+  EXPECT_EQ(m_api.requests(), 2) << "retried";
+}
+
+TEST_F(OpenAi, ABodyThatIsNotJsonIsAServerFailure) {
+  m_api.reply_with(
+      FakeApi::text_reply(200, R"({"id":"chatcmpl-1","choices":[{"message":{"content":"{\"ker)", "application/json"));
+  auto backend = make_openai(openai_config(m_api));
+  Result r = m_calls.call(*backend, sample_request());
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::server);
+  EXPECT_NE(failure_of(r).message.find("not JSON"), std::string::npos) << failure_of(r).message;
+}
+
+TEST_F(OpenAi, AnHtmlErrorPageIsAServerFailure) {
+  m_api.reply_with(FakeApi::text_reply(502, "<html><head><title>502 Bad Gateway</title></head></html>", "text/html"));
+  auto backend = make_openai(openai_config(m_api));
+  Result r = m_calls.call(*backend, sample_request());
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::server);
+  EXPECT_NE(failure_of(r).message.find("502 Bad Gateway"), std::string::npos) << failure_of(r).message;
+}
+
+TEST_F(OpenAi, AnAnswerThatIsNotJsonViolatesTheSchema) {
+  m_api.reply_with(openai_like("Sure! The kernel is stencil3d and it could be 1.8x faster."));
+  auto backend = make_openai(openai_config(m_api));
+  Result r = m_calls.call(*backend, sample_request(), 5);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::schema_violation);
+  EXPECT_EQ(m_api.requests(), 1) << "not retried";
+  EXPECT_NE(failure_of(r).message.find("Sure! The kernel"), std::string::npos) << failure_of(r).message;
+}
+
+TEST_F(OpenAi, ARefusalViolatesTheSchema) {
+  json answer = openai_answer("");
+  answer["choices"][0]["message"]["content"] = nullptr;
+  answer["choices"][0]["message"]["refusal"] = "I'm sorry, I cannot help with that request.";
+  m_api.reply_with(FakeApi::json_reply(200, answer));
+  auto backend = make_openai(openai_config(m_api));
+  Result r = m_calls.call(*backend, sample_request());
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::schema_violation);
+  EXPECT_NE(failure_of(r).message.find("refused"), std::string::npos) << failure_of(r).message;
+  EXPECT_NE(failure_of(r).message.find("I cannot help"), std::string::npos) << failure_of(r).message;
+}
+
+TEST_F(OpenAi, AnAnswerCutAtMaxTokensViolatesTheSchema) {
+  m_api.reply_with(FakeApi::json_reply(200, openai_answer(R"({"kernel":"sten)", "length")));
+  auto backend = make_openai(openai_config(m_api));
+  Result r = m_calls.call(*backend, sample_request());
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::schema_violation);
+  EXPECT_NE(failure_of(r).message.find("max_tokens (8192)"), std::string::npos) << failure_of(r).message;
+}
+
+TEST_F(OpenAi, AnUnknownModelIsABadRequest) {
+  m_api.reply_with(
+      FakeApi::json_reply(404, {{"error",
+                                 {{"message", "The model `gpt-99` does not exist or you do not have access to it."},
+                                  {"type", "invalid_request_error"},
+                                  {"code", "model_not_found"}}}}));
+  auto backend = make_openai(openai_config(m_api, "gpt-99"));
+  Result r = m_calls.call(*backend, sample_request(), 5);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::bad_request);
+  EXPECT_EQ(m_api.requests(), 1);
+  EXPECT_NE(failure_of(r).message.find("gpt-99` does not exist"), std::string::npos) << failure_of(r).message;
+  EXPECT_NE(failure_of(r).message.find("check the model name"), std::string::npos) << failure_of(r).message;
+}
+
+// --- openai-compatible: the same protocol against a server of the user's (vLLM, llama.cpp) ---
+
+namespace {
+
+BackendConfig compatible_config(const FakeApi& api) {
+  BackendConfig c;
+  c.provider = "openai-compatible";
+  c.model = "Qwen/Qwen2.5-Coder-32B-Instruct";
+  c.base_url = api.url() + "/v1/";
+  return c;
+}
+
+} // namespace
+
+TEST_F(OpenAi, CompatibleNeedsABaseUrlAndSaysHowToSetIt) {
+  BackendConfig c = compatible_config(m_api);
+  c.base_url.clear();
+  auto backend = make_openai_compatible(c);
+  Result r = m_calls.call(*backend, sample_request(), 5);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::bad_request);
+  EXPECT_NE(failure_of(r).message.find("base_url"), std::string::npos) << failure_of(r).message;
+  EXPECT_NE(failure_of(r).message.find("http://localhost:8000/v1"), std::string::npos) << failure_of(r).message;
+  EXPECT_EQ(m_api.requests(), 0);
+}
+
+TEST_F(OpenAi, CompatibleWorksWithoutAKey) {
+  ScopedEnv no_key("OPENAI_API_KEY", nullptr);
+  m_api.reply_with(FakeApi::json_reply(200, openai_answer(k_json_answer)));
+  auto backend = make_openai_compatible(compatible_config(m_api));
+  Result r = m_calls.call(*backend, sample_request());
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  EXPECT_EQ(response_of(r).text, k_json_answer);
+  Seen seen = m_api.last();
+  EXPECT_EQ(seen.path, "/v1/chat/completions") << "a trailing / on base_url is dropped";
+  EXPECT_FALSE(seen.has_header("Authorization"));
+  EXPECT_EQ(seen.body.at("model"), "Qwen/Qwen2.5-Coder-32B-Instruct");
+  EXPECT_EQ(seen.body.at("temperature"), 0.15);
+  EXPECT_EQ(seen.body.at("max_tokens"), 8192) << "the name every compatible server knows";
+  EXPECT_EQ(seen.body.at("response_format").at("json_schema").at("schema"), k_schema);
+}
+
+TEST_F(OpenAi, CompatibleSendsOpenAiKeyOrTheNamedVariable) {
+  m_api.reply_with(FakeApi::json_reply(200, openai_answer(k_json_answer)));
+  auto backend = make_openai_compatible(compatible_config(m_api));
+  ASSERT_TRUE(ok(m_calls.call(*backend, sample_request())));
+  EXPECT_EQ(m_api.last().header("Authorization"), std::string("Bearer ") + k_key);
+
+  ScopedEnv proxy_key("OPTIMAS_TEST_PROXY_KEY", "litellm-test-key-777");
+  BackendConfig c = compatible_config(m_api);
+  c.base_url.clear();
+  c.options["base_url"] = m_api.url() + "/v1";
+  c.options["api_key_env"] = "OPTIMAS_TEST_PROXY_KEY";
+  auto proxied = make_openai_compatible(c);
+  ASSERT_TRUE(ok(m_calls.call(*proxied, sample_request())));
+  EXPECT_EQ(m_api.last().header("Authorization"), "Bearer litellm-test-key-777");
+}
+
+TEST_F(OpenAi, CompatibleWithANamedButUnsetVariableIsAnAuthFailure) {
+  ScopedEnv unset("OPTIMAS_TEST_UNSET_KEY", nullptr);
+  BackendConfig c = compatible_config(m_api);
+  c.options["api_key_env"] = "OPTIMAS_TEST_UNSET_KEY";
+  auto backend = make_openai_compatible(c);
+  Result r = m_calls.call(*backend, sample_request());
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::auth);
+  EXPECT_NE(failure_of(r).message.find("OPTIMAS_TEST_UNSET_KEY"), std::string::npos) << failure_of(r).message;
+  EXPECT_EQ(m_api.requests(), 0);
+}

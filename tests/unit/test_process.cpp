@@ -6,6 +6,7 @@
 
 #include <signal.h>
 
+#include <filesystem>
 #include <fstream>
 
 using namespace optimas::util;
@@ -77,4 +78,18 @@ TEST(Process, OutputToFile) {
   auto r = run_process(spec);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(optimas::test::read_all(spec.stdout_path), "a,b\noops\n");
+}
+
+TEST(Process, RelativeOutputPathIsOursNotTheChilds) {
+  optimas::test::TempDir dir;
+  auto here = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  std::filesystem::create_directories("work");
+  ProcessSpec spec = shell("echo built");
+  spec.cwd = "work";
+  spec.stdout_path = "build.log"; // relative to the caller's directory
+  auto r = run_process(spec);
+  std::filesystem::current_path(here);
+  ASSERT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(optimas::test::read_all((dir.path() / "build.log").string()), "built\n");
 }
