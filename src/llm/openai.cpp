@@ -79,9 +79,11 @@ private:
                           fmt::format("no API key: the api_key_env option names {}, which is not set (export {}=...)",
                                       named->second, named->second));
     }
-    auth_hint = "the server wants a key: set OPENAI_API_KEY, or name another variable with the api_key_env option";
-    const char* v = std::getenv("OPENAI_API_KEY");
-    return std::string(v ? v : "");
+    // No key unless the user names its variable: an OpenAI key must not go to whatever server
+    // base_url points at (a proxy, a colleague's vLLM).
+    auth_hint = "the server wants a key: name the variable that holds it with the api_key_env option "
+                "(--option api_key_env=VAR)";
+    return std::string();
   }
 
   json request_body(const Request& request) const {

@@ -22,7 +22,7 @@ read -r word port < "$WORK/ready"
 cd "$WORK"
 export OPENAI_API_KEY="$KEY"
 ask() { "$OPTIMAS" -q ask "$D" --app "$APP" -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" \
-          --cache-dir cache --out out --json "$@"; }
+          --option api_key_env=OPENAI_API_KEY --cache-dir cache --out out --json "$@"; }
 ask > first.json || fail "first ask: $(cat first.json)"
 json_check first.json 'd["results"][0]["from_cache"] is False and d["results"][0]["errors"] == []'
 json_check first.json 'd["results"][0]["reply"]["edits"][0]["kernel"] == "triad_kernel"'
@@ -40,7 +40,12 @@ ask --no-cache > third.json
 
 # A wrong key: an auth failure that names the problem, without the key.
 OPENAI_API_KEY="sk-wrong-SECRET-0000000" "$OPTIMAS" ask "$D" --app "$APP" -m openai-compatible/test-model \
-  --base-url "http://127.0.0.1:$port/v1" --no-cache > wrong.txt 2>&1 && fail "a wrong key must fail"
+  --base-url "http://127.0.0.1:$port/v1" --option api_key_env=OPENAI_API_KEY --no-cache > wrong.txt 2>&1 \
+  && fail "a wrong key must fail"
+# Without api_key_env no key is sent at all, so the server refuses.
+"$OPTIMAS" ask "$D" --app "$APP" -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --no-cache \
+  > nokey.txt 2>&1 && fail "an unnamed key must not be sent"
+grep -q 'api_key_env' nokey.txt || fail "the auth failure says how to name the key: $(cat nokey.txt)"
 grep -q 'auth' wrong.txt || fail "auth failure: $(cat wrong.txt)"
 grep -q 'sk-wrong-SECRET' wrong.txt && fail "the key leaked into an error message"
 if grep -rq "$KEY" cache out first.json second.json third.json wrong.txt; then fail "the API key reached a file"; fi
