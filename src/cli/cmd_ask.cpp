@@ -30,9 +30,7 @@ namespace {
 
 struct AskArgs {
   ProfileInput input;
-  std::string model = "manual";
-  std::string base_url;
-  std::vector<std::string> options; // key=value
+  BackendChoice backend;
   std::string diagnostics = "pc,ia,roofline";
   bool code_only = false;
   std::string template_path;
@@ -42,9 +40,6 @@ struct AskArgs {
   std::int64_t seed = -1;
   double timeout_s = 300;
   int attempts = 5;
-  bool no_cache = false;
-  std::string cache_dir = ".optimas/cache";
-  std::string work_dir = "optimas-manual";
   std::string prices;
   std::string out;
   bool json = false;
@@ -62,17 +57,10 @@ void run_ask(const AskArgs& a) {
   std::set<std::string> known_ids;
   for (const auto& e : diagnostics.evidence) known_ids.insert(e.id);
 
-  llm::BackendConfig bc = llm::parse_model(a.model);
-  bc.base_url = a.base_url;
-  bc.work_dir = a.work_dir;
-  for (const auto& kv : a.options) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos) throw UsageError("--option takes key=value, got \"" + kv + "\"");
-    bc.options[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  llm::BackendConfig bc = backend_config(a.backend);
   auto backend = llm::make_backend(bc);
   std::optional<llm::ResponseCache> cache;
-  if (!a.no_cache && bc.provider != "manual") cache.emplace(a.cache_dir);
+  if (cached(a.backend, bc)) cache.emplace(a.backend.cache_dir);
   llm::PriceTable prices = a.prices.empty() ? llm::PriceTable::builtin() : llm::PriceTable::with_overrides(a.prices);
   llm::RetryPolicy policy;
   policy.max_attempts = a.attempts;
@@ -90,6 +78,7 @@ void run_ask(const AskArgs& a) {
     req.max_tokens = a.max_tokens;
     if (a.seed >= 0) req.seed = a.seed;
     req.timeout_s = a.timeout_s;
+    req.context = structured_context(diagnostics, loaded.app);
     log::info("[{}/{}] {}: asking {} ({}, ~{} tokens)", i + 1, prompts.size(), p.label, backend->name(),
               prompt::prompt_kind(po), p.tokens());
     llm::Result r = llm::complete_cached(*backend, bc, req, cache ? &*cache : nullptr, policy);
@@ -97,7 +86,9 @@ void run_ask(const AskArgs& a) {
     if (!llm::ok(r)) {
       const auto& f = std::get<llm::Failure>(r);
       if (f.kind == llm::FailureKind::awaiting_reply) throw PendingError(f.message);
-      entry["failure"] = {{"kind", std::string(llm::failure_kind_name(f.kind))}, {"message", f.message}, {"http_status", f.http_status}};
+      entry["failure"] = {{"kind", std::string(llm::failure_kind_name(f.kind))},
+                          {"message", f.message},
+                          {"http_status", f.http_status}};
       log::error("{}: {} failure: {}", p.label, llm::failure_kind_name(f.kind), f.message);
       all_ok = false;
       results.push_back(entry);
@@ -114,9 +105,10 @@ void run_ask(const AskArgs& a) {
           if (!known_ids.count(id)) unknown.push_back(id);
     entry["attempts"] = response.attempts;
     entry["from_cache"] = response.from_cache;
-    entry["usage"] = {{"input_tokens", response.usage.input_tokens},
-                      {"output_tokens", response.usage.output_tokens},
-                      {"cost_usd", response.usage.cost_known ? nlohmann::json(response.usage.cost_usd) : nlohmann::json(nullptr)}};
+    entry["usage"] = {
+        {"input_tokens", response.usage.input_tokens},
+        {"output_tokens", response.usage.output_tokens},
+        {"cost_usd", response.usage.cost_known ? nlohmann::json(response.usage.cost_usd) : nlohmann::json(nullptr)}};
     entry["format"] = parsed.format;
     entry["errors"] = parsed.errors;
     entry["unknown_evidence_ids"] = unknown;
@@ -133,8 +125,8 @@ void run_ask(const AskArgs& a) {
     if (!a.json) {
       std::cout << fmt::format("prompt {}/{} ({}): {} answered{} in {} attempt(s); {} in / {} out tokens{}\n", i + 1,
                                prompts.size(), p.label, response.model.empty() ? backend->name() : response.model,
-                               response.from_cache ? " from the cache" : "", response.attempts, response.usage.input_tokens,
-                               response.usage.output_tokens,
+                               response.from_cache ? " from the cache" : "", response.attempts,
+                               response.usage.input_tokens, response.usage.output_tokens,
                                response.usage.cost_known ? fmt::format(", ${:.4f}", response.usage.cost_usd) : "");
       if (!parsed.ok()) {
         std::cout << fmt::format("  the reply does not follow the schema ({}):\n", parsed.format);
@@ -142,29 +134,32 @@ void run_ask(const AskArgs& a) {
       } else if (parsed.reply->full_source) {
         std::cout << "  the reply is a whole source file in a code block (no structured edits)\n";
       } else {
-        std::cout << fmt::format("  {} edit(s), {} withheld: {}\n", parsed.reply->edits.size(), parsed.reply->withheld.size(),
-                                 parsed.reply->summary);
+        std::cout << fmt::format("  {} edit(s), {} withheld: {}\n", parsed.reply->edits.size(),
+                                 parsed.reply->withheld.size(), parsed.reply->summary);
         for (std::size_t k = 0; k < parsed.reply->edits.size(); ++k) {
           const auto& e = parsed.reply->edits[k];
           std::cout << fmt::format("  [{}] {} {} {} cites {}: {}\n", k + 1, e.file, e.kernel,
                                    e.is_range() ? fmt::format("lines {}-{}", e.line_start, e.line_end) : "find/replace",
                                    e.evidence.empty() ? "nothing" : util::join(e.evidence, ","), e.rationale);
         }
-        for (const auto& w : parsed.reply->withheld) std::cout << fmt::format("  withheld: {} ({})\n", w.suggestion, w.reason);
+        for (const auto& w : parsed.reply->withheld)
+          std::cout << fmt::format("  withheld: {} ({})\n", w.suggestion, w.reason);
         if (!unknown.empty()) std::cout << "  cites unknown evidence IDs: " << util::join(unknown, ", ") << "\n";
       }
     }
     results.push_back(std::move(entry));
   }
-  nlohmann::json summary = {{"calls", totals.calls},
-                            {"cached_calls", totals.cached_calls},
-                            {"input_tokens", totals.input_tokens},
-                            {"output_tokens", totals.output_tokens},
-                            {"cost_usd", totals.cost_known ? nlohmann::json(totals.cost_usd) : nlohmann::json(nullptr)}};
-  if (a.json) std::cout << nlohmann::json{{"results", results}, {"totals", summary}}.dump(2) << "\n";
+  nlohmann::json summary = {
+      {"calls", totals.calls},
+      {"cached_calls", totals.cached_calls},
+      {"input_tokens", totals.input_tokens},
+      {"output_tokens", totals.output_tokens},
+      {"cost_usd", totals.cost_known ? nlohmann::json(totals.cost_usd) : nlohmann::json(nullptr)}};
+  if (a.json)
+    std::cout << nlohmann::json{{"results", results}, {"totals", summary}}.dump(2) << "\n";
   else
-    std::cout << fmt::format("total: {} call(s), {} from the cache, {} in / {} out tokens{}\n", totals.calls, totals.cached_calls,
-                             totals.input_tokens, totals.output_tokens,
+    std::cout << fmt::format("total: {} call(s), {} from the cache, {} in / {} out tokens{}\n", totals.calls,
+                             totals.cached_calls, totals.input_tokens, totals.output_tokens,
                              totals.cost_known ? fmt::format(", ${:.4f}", totals.cost_usd) : ", cost unknown");
   if (!all_ok) throw Error("not every reply could be used (see above); nothing was applied");
 }
@@ -175,12 +170,9 @@ void add_ask_command(CLI::App& app) {
   auto a = std::make_shared<AskArgs>();
   auto* cmd = app.add_subcommand("ask", "Ask a backend for evidence-citing edits and check its reply");
   add_profile_input_options(cmd, a->input);
-  cmd->add_option("-m,--model", a->model, "provider/model, e.g. openai/gpt-5, ollama/llama3.1:70b, manual (see optimas backends)")
-      ->envname("OPTIMAS_MODEL")
+  add_backend_options(cmd, a->backend);
+  cmd->add_option("--diagnostics", a->diagnostics, "Evidence to include: any of pc, ia, roofline, or all")
       ->capture_default_str();
-  cmd->add_option("--base-url", a->base_url, "Server URL (openai-compatible, ollama, or a proxy)")->envname("OPTIMAS_BASE_URL");
-  cmd->add_option("--option", a->options, "Backend option key=value (repeatable; see optimas backends)");
-  cmd->add_option("--diagnostics", a->diagnostics, "Evidence to include: any of pc, ia, roofline, or all")->capture_default_str();
   cmd->add_flag("--code-only", a->code_only, "The baseline prompt without diagnostics");
   cmd->add_option("--template", a->template_path, "A prompt template file")->check(CLI::ExistingFile);
   cmd->add_option("--token-budget", a->token_budget, "Split prompts larger than this")->capture_default_str();
@@ -188,11 +180,9 @@ void add_ask_command(CLI::App& app) {
   cmd->add_option("--max-tokens", a->max_tokens, "Longest answer, in tokens")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Sampling seed, where the provider supports one");
   cmd->add_option("--timeout", a->timeout_s, "Seconds per HTTP attempt")->capture_default_str();
-  cmd->add_option("--attempts", a->attempts, "Attempts per call (retries on 429, 5xx, timeouts)")->check(CLI::PositiveNumber)
+  cmd->add_option("--attempts", a->attempts, "Attempts per call (retries on 429, 5xx, timeouts)")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_flag("--no-cache", a->no_cache, "Always call the backend (answers are still not written to the cache)");
-  cmd->add_option("--cache-dir", a->cache_dir, "Response cache")->envname("OPTIMAS_CACHE_DIR")->capture_default_str();
-  cmd->add_option("--work-dir", a->work_dir, "Manual backend: where prompt and reply files go")->capture_default_str();
   cmd->add_option("--prices", a->prices, "A price table (YAML) overriding the built-in one")->check(CLI::ExistingFile);
   cmd->add_option("--out", a->out, "Write each prompt, reply and result into this folder");
   cmd->add_flag("--json", a->json, "Print the results as JSON");

@@ -33,15 +33,10 @@ namespace {
 
 struct OptimizeArgs {
   ProfileInput input;
-  std::string model = "builtin";
-  std::string base_url;
-  std::vector<std::string> options;
+  BackendChoice backend;
   std::string diagnostics = "pc,ia,roofline";
   std::string scope = "kernel";
   std::string out = "optimas-variant";
-  std::string cache_dir = ".optimas/cache";
-  std::string work_dir = "optimas-manual";
-  bool no_cache = false;
   bool compile = false;
   bool json = false;
 };
@@ -59,17 +54,10 @@ void run_optimize(const OptimizeArgs& a) {
   std::set<std::string> known;
   for (const auto& e : d.evidence) known.insert(e.id);
 
-  llm::BackendConfig bc = llm::parse_model(a.model);
-  bc.base_url = a.base_url;
-  bc.work_dir = a.work_dir;
-  for (const auto& kv : a.options) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos) throw UsageError("--option takes key=value, got \"" + kv + "\"");
-    bc.options[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  llm::BackendConfig bc = backend_config(a.backend);
   auto backend = llm::make_backend(bc);
   std::optional<llm::ResponseCache> cache;
-  if (!a.no_cache && bc.provider != "manual" && bc.provider != "builtin") cache.emplace(a.cache_dir);
+  if (cached(a.backend, bc)) cache.emplace(a.backend.cache_dir);
 
   // One reply per prompt; their edits are applied together.
   prompt::Reply merged;
@@ -79,7 +67,7 @@ void run_optimize(const OptimizeArgs& a) {
     req.system = p.system;
     req.prompt = p.user;
     req.response_schema = prompt::reply_schema();
-    req.context = {{"diagnostics", analysis::to_json(d)}, {"sources", sources}};
+    req.context = structured_context(d, loaded.app);
     log::info("asking {} ({}, {} kernel(s))", backend->name(), p.label, p.kernels.size());
     auto r = llm::complete_cached(*backend, bc, req, cache ? &*cache : nullptr, {});
     if (!llm::ok(r)) {
@@ -91,8 +79,10 @@ void run_optimize(const OptimizeArgs& a) {
     reply_texts.push_back(text);
     auto parsed = prompt::parse_reply(text);
     if (!parsed.ok())
-      throw Error(fmt::format("the reply of {} cannot be used:\n  {}", backend->name(), util::join(parsed.errors, "\n  ")));
-    if (parsed.reply->full_source) throw Error("the reply is a whole source file, not structured edits; nothing to apply");
+      throw Error(
+          fmt::format("the reply of {} cannot be used:\n  {}", backend->name(), util::join(parsed.errors, "\n  ")));
+    if (parsed.reply->full_source)
+      throw Error("the reply is a whole source file, not structured edits; nothing to apply");
     for (auto& e : parsed.reply->edits) merged.edits.push_back(std::move(e));
     for (auto& w : parsed.reply->withheld) merged.withheld.push_back(std::move(w));
     merged.summary += (merged.summary.empty() ? "" : " ") + parsed.reply->summary;
@@ -120,12 +110,19 @@ void run_optimize(const OptimizeArgs& a) {
   util::write_file((out / "diff.patch").string(), diff);
   util::write_file((out / "reply.json").string(), prompt::to_json(merged).dump(2) + "\n");
 
-  nlohmann::json result = {{"backend", backend->name()}, {"edits", merged.edits.size()}, {"applied", app.applied()},
-                           {"not_applied", app.not_applied()}, {"withheld", merged.withheld.size()}};
+  nlohmann::json result = {{"backend", backend->name()},
+                           {"edits", merged.edits.size()},
+                           {"applied", app.applied()},
+                           {"not_applied", app.not_applied()},
+                           {"withheld", merged.withheld.size()}};
   nlohmann::json outcomes = nlohmann::json::array();
   for (const auto& o : app.outcomes)
-    outcomes.push_back({{"edit", o.index + 1}, {"applied", o.applied}, {"reason", o.reason}, {"file", o.file},
-                        {"lines", {o.first_line, o.last_line}}, {"evidence", merged.edits[o.index].evidence},
+    outcomes.push_back({{"edit", o.index + 1},
+                        {"applied", o.applied},
+                        {"reason", o.reason},
+                        {"file", o.file},
+                        {"lines", {o.first_line, o.last_line}},
+                        {"evidence", merged.edits[o.index].evidence},
                         {"unknown_evidence", o.unknown_evidence}});
   nlohmann::json rejected = nlohmann::json::array();
   for (const auto& v : violations) rejected.push_back({{"rule", v.rule}, {"file", v.file}, {"message", v.message}});
@@ -149,18 +146,20 @@ void run_optimize(const OptimizeArgs& a) {
   if (a.json) {
     std::cout << result.dump(2) << "\n";
   } else {
-    std::cout << fmt::format("{}: {} edit(s), {} applied, {} not applied, {} withheld\n", backend->name(), merged.edits.size(),
-                             app.applied(), app.not_applied(), merged.withheld.size());
+    std::cout << fmt::format("{}: {} edit(s), {} applied, {} not applied, {} withheld\n", backend->name(),
+                             merged.edits.size(), app.applied(), app.not_applied(), merged.withheld.size());
     for (const auto& o : app.outcomes) {
       const auto& e = merged.edits[o.index];
-      std::cout << fmt::format("  [{}] {} {} cites {}: {}\n", o.index + 1, o.applied ? "applied" : "NOT applied:", o.applied ? o.file : o.reason,
+      std::cout << fmt::format("  [{}] {} {} cites {}: {}\n", o.index + 1,
+                               o.applied ? "applied" : "NOT applied:", o.applied ? o.file : o.reason,
                                e.evidence.empty() ? "nothing" : util::join(e.evidence, ","), e.rationale);
     }
     for (const auto& w : merged.withheld) std::cout << fmt::format("  withheld: {} ({})\n", w.suggestion, w.reason);
     for (const auto& v : violations) std::cout << "  REJECTED (" << v.rule << "): " << v.message << "\n";
     std::cout << diff;
     if (result.contains("compiled"))
-      std::cout << fmt::format("build: {} ({})\n", result["compiled"].get<bool>() ? "ok" : "FAILED", result["build"]["result"].get<std::string>());
+      std::cout << fmt::format("build: {} ({})\n", result["compiled"].get<bool>() ? "ok" : "FAILED",
+                               result["build"]["result"].get<std::string>());
     std::cout << fmt::format("variant in {} (diff.patch, reply.json, result.json beside it)\n", variant.string());
   }
   if (!violations.empty()) throw Error("the reply was rejected by the guardrails (see above)");
@@ -172,22 +171,16 @@ void run_optimize(const OptimizeArgs& a) {
 
 void add_optimize_command(CLI::App& app) {
   auto a = std::make_shared<OptimizeArgs>();
-  auto* cmd = app.add_subcommand("optimize", "Produce a variant source and its diff from a profile and a backend (runs nothing)");
+  auto* cmd = app.add_subcommand("optimize",
+                                 "Produce a variant source and its diff from a profile and a backend (runs nothing)");
   add_profile_input_options(cmd, a->input);
-  cmd->add_option("-m,--model", a->model, "builtin (default), manual, or provider/model (see optimas backends)")
-      ->envname("OPTIMAS_MODEL")
-      ->capture_default_str();
-  cmd->add_option("--base-url", a->base_url, "Server URL for openai-compatible or ollama")->envname("OPTIMAS_BASE_URL");
-  cmd->add_option("--option", a->options, "Backend option key=value (repeatable)");
+  add_backend_options(cmd, a->backend);
   cmd->add_option("--diagnostics", a->diagnostics, "Evidence given to the backend: any of pc, ia, roofline, or all")
       ->capture_default_str();
   cmd->add_option("--scope", a->scope, "Where edits may go: kernel (the implicated kernels) or file")
       ->check(CLI::IsMember({"kernel", "file"}))
       ->capture_default_str();
   cmd->add_option("-o,--out", a->out, "Folder for the variant, its diff and the results")->capture_default_str();
-  cmd->add_option("--cache-dir", a->cache_dir, "Response cache")->envname("OPTIMAS_CACHE_DIR")->capture_default_str();
-  cmd->add_option("--work-dir", a->work_dir, "Manual backend: where prompt and reply files go")->capture_default_str();
-  cmd->add_flag("--no-cache", a->no_cache, "Always call the backend");
   cmd->add_flag("--compile", a->compile, "Build the variant with the application's build command");
   cmd->add_flag("--json", a->json, "Print the result as JSON");
   cmd->callback([a] { run_optimize(*a); });

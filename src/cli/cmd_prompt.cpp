@@ -75,10 +75,13 @@ void add_prompt_command(CLI::App& app) {
   auto a = std::make_shared<PromptArgs>();
   auto* cmd = app.add_subcommand("prompt", "Build the prompt(s) for a profiled application");
   add_profile_input_options(cmd, a->input);
-  cmd->add_option("--diagnostics", a->diagnostics, "Evidence to include: any of pc, ia, roofline, or all")->capture_default_str();
+  cmd->add_option("--diagnostics", a->diagnostics, "Evidence to include: any of pc, ia, roofline, or all")
+      ->capture_default_str();
   cmd->add_flag("--code-only", a->code_only, "The baseline: the kernels without diagnostics");
-  cmd->add_option("--template", a->template_path, "A prompt template file (default: the built-in one)")->check(CLI::ExistingFile);
-  cmd->add_option("--token-budget", a->token_budget, "Split prompts larger than this many tokens (about 4 characters each)")
+  cmd->add_option("--template", a->template_path, "A prompt template file (default: the built-in one)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--token-budget", a->token_budget,
+                  "Split prompts larger than this many tokens (about 4 characters each)")
       ->capture_default_str();
   cmd->add_option("--out", a->out, "Also write each prompt's system and user parts into this folder");
   cmd->add_flag("--json", a->json, "Print the prompts as JSON");

@@ -1,7 +1,9 @@
 #include "cli/common.hpp"
 
+#include "analysis/json.hpp"
 #include "profile/importer.hpp"
 #include "util/error.hpp"
+#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -12,9 +14,11 @@ namespace optimas::cli {
 namespace fs = std::filesystem;
 
 void add_profile_input_options(CLI::App* cmd, ProfileInput& in) {
-  cmd->add_option("profile", in.profile, "A profile directory, a folder of ncu CSV pages, or a .ncu-rep")->capture_default_str();
+  cmd->add_option("profile", in.profile, "A profile directory, a folder of ncu CSV pages, or a .ncu-rep")
+      ->capture_default_str();
   cmd->add_option("--app", in.app, "The application's optimas.yml or its folder (default: the one the profile names)");
-  cmd->add_option("--config", in.config, "Input configuration whose run is analysed (default: \"default\" or the first)");
+  cmd->add_option("--config", in.config,
+                  "Input configuration whose run is analysed (default: \"default\" or the first)");
   cmd->add_option("--ncu", in.ncu, "The ncu executable (for .ncu-rep input)")->envname("OPTIMAS_NCU");
 }
 
@@ -28,8 +32,9 @@ Loaded load_profile_and_app(const ProfileInput& in) {
     // The profile directory remembers where the application was; it may have moved since.
     std::string recorded = l.profile.manifest.value("app", nlohmann::json::object()).value("config_file", "");
     if (recorded.empty() || !fs::exists(recorded))
-      throw UsageError(fmt::format("{}: which application is this? Pass --app with its optimas.yml or folder{}", in.profile,
-                                   recorded.empty() ? "" : fmt::format(" (the profile names {}, which is not here)", recorded)));
+      throw UsageError(
+          fmt::format("{}: which application is this? Pass --app with its optimas.yml or folder{}", in.profile,
+                      recorded.empty() ? "" : fmt::format(" (the profile names {}, which is not here)", recorded)));
     app = recorded;
   }
   fs::path p(app);
@@ -37,6 +42,54 @@ Loaded load_profile_and_app(const ProfileInput& in) {
   l.app = config::load_app_config(p.string());
   l.analysis.config = in.config;
   return l;
+}
+
+void add_backend_options(CLI::App* cmd, BackendChoice& b) {
+  cmd->add_option("-m,--model", b.model,
+                  "provider/model (openai/gpt-5, ollama/llama3.1:70b), manual or builtin; see optimas backends")
+      ->envname("OPTIMAS_MODEL")
+      ->capture_default_str();
+  cmd->add_option("--base-url", b.base_url, "Server URL (openai-compatible, ollama, or a proxy)")
+      ->envname("OPTIMAS_BASE_URL");
+  cmd->add_option("--option", b.options, "Backend option key=value (repeatable; see optimas backends)");
+  cmd->add_option("--cache-dir", b.cache_dir, "Response cache")->envname("OPTIMAS_CACHE_DIR")->capture_default_str();
+  cmd->add_option("--work-dir", b.work_dir, "Manual backend: where prompt and reply files go")->capture_default_str();
+  cmd->add_flag("--no-cache", b.no_cache, "Always call the backend");
+}
+
+llm::BackendConfig backend_config(const BackendChoice& b) {
+  llm::BackendConfig c = llm::parse_model(b.model);
+  c.base_url = b.base_url;
+  c.work_dir = b.work_dir;
+  const llm::BackendSpec* spec = llm::find_backend(c.provider);
+  for (const auto& kv : b.options) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) throw UsageError("--option takes key=value, got \"" + kv + "\"");
+    std::string key = kv.substr(0, eq);
+    bool known = false;
+    std::vector<std::string> names;
+    for (const auto& o : spec->options) {
+      known = known || o.name == key;
+      names.push_back(o.name);
+    }
+    if (!known)
+      throw UsageError(fmt::format("the {} backend has no option \"{}\" (its options: {})", c.provider, key,
+                                   names.empty() ? "none" : util::join(names, ", ")));
+    c.options[key] = kv.substr(eq + 1);
+  }
+  return c;
+}
+
+nlohmann::json structured_context(const analysis::Diagnostics& d, const config::AppConfig& app) {
+  std::map<std::string, std::string> sources;
+  for (const auto& s : app.sources)
+    sources[fs::path(s).filename().string()] = util::read_file((fs::path(app.dir) / s).string());
+  return {{"diagnostics", analysis::to_json(d)}, {"sources", sources}};
+}
+
+bool cached(const BackendChoice& b, const llm::BackendConfig& c) {
+  // The manual backend keeps its own files; the builtin one is deterministic and instant.
+  return !b.no_cache && c.provider != "manual" && c.provider != "builtin";
 }
 
 } // namespace optimas::cli

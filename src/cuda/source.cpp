@@ -10,8 +10,12 @@ namespace optimas::cuda {
 
 namespace {
 
-bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 
 } // namespace
 
@@ -63,7 +67,8 @@ std::vector<Token> lex(std::string_view s) {
       ++i;
       while (i < s.size() && s[i] != q && s[i] != '\n') i += (s[i] == '\\') ? 2 : 1;
       i = std::min(s.size(), i + 1);
-      out.push_back({q == '"' ? TokenKind::string : TokenKind::character, s.substr(start, i - start), start, start_line});
+      out.push_back(
+          {q == '"' ? TokenKind::string : TokenKind::character, s.substr(start, i - start), start, start_line});
       continue;
     }
     if (ident_start(c)) {
@@ -71,8 +76,10 @@ std::vector<Token> lex(std::string_view s) {
       out.push_back({TokenKind::identifier, s.substr(start, i - start), start, start_line});
       continue;
     }
-    if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
-      while (i < s.size() && (ident_char(s[i]) || s[i] == '.' || ((s[i] == '+' || s[i] == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E'))))
+    if (std::isdigit(static_cast<unsigned char>(c)) ||
+        (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
+      while (i < s.size() && (ident_char(s[i]) || s[i] == '.' ||
+                              ((s[i] == '+' || s[i] == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E'))))
         ++i;
       out.push_back({TokenKind::number, s.substr(start, i - start), start, start_line});
       continue;
@@ -119,8 +126,10 @@ std::size_t matching(const std::vector<Token>& t, std::size_t open) {
   int depth = 0;
   for (std::size_t i = open; i < t.size(); ++i) {
     if (t[i].kind != TokenKind::punct) continue;
-    if (t[i].text[0] == o) ++depth;
-    else if (t[i].text[0] == c && --depth == 0) return i;
+    if (t[i].text[0] == o)
+      ++depth;
+    else if (t[i].text[0] == c && --depth == 0)
+      return i;
   }
   return t.size();
 }
@@ -173,8 +182,10 @@ SourceFile parse_source(std::string path, std::string text) {
       int depth = 0;
       std::size_t j = start - 1;
       for (;; --j) {
-        if (t[j].text == ">") ++depth;
-        else if (t[j].text == "<" && --depth == 0) break;
+        if (t[j].text == ">")
+          ++depth;
+        else if (t[j].text == "<" && --depth == 0)
+          break;
         if (j == 0) break;
       }
       if (j > 0 && t[j - 1].text == "template") {
@@ -232,8 +243,10 @@ SourceFile parse_source(std::string path, std::string text) {
     int depth = 0;
     for (std::size_t k = open + 1; k <= close; ++k) {
       std::string_view x = t[k].text;
-      if (x == "(" || x == "<" || x == "[") ++depth;
-      else if ((x == ")" || x == ">" || x == "]") && k != close) --depth;
+      if (x == "(" || x == "<" || x == "[")
+        ++depth;
+      else if ((x == ")" || x == ">" || x == "]") && k != close)
+        --depth;
       if ((x == "," && depth == 0) || k == close) {
         if (k > pb) fn.parameters.push_back(parse_parameter(t, pb, k));
         pb = k + 1;
@@ -245,7 +258,9 @@ SourceFile parse_source(std::string path, std::string text) {
   return f;
 }
 
-SourceFile load_source(const std::string& path) { return parse_source(path, util::read_file(path)); }
+SourceFile load_source(const std::string& path) {
+  return parse_source(path, util::read_file(path));
+}
 
 const Function* SourceFile::kernel(std::string_view n) const {
   for (const auto& f : functions)

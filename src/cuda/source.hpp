@@ -22,8 +22,8 @@ struct Token {
 std::vector<Token> lex(std::string_view source);
 
 struct Parameter {
-  std::string type;   // "const float *__restrict__"
-  std::string name;   // "x"
+  std::string type; // "const float *__restrict__"
+  std::string name; // "x"
   bool pointer = false;
   bool const_pointee = false; // const T* (the data is read-only through it)
   bool restrict_ = false;
@@ -31,14 +31,14 @@ struct Parameter {
 
 struct Function {
   std::string name;
-  bool kernel = false;            // __global__ (else __device__)
+  bool kernel = false; // __global__ (else __device__)
   bool is_template = false;
-  std::string launch_bounds;      // the arguments of __launch_bounds__, if any
+  std::string launch_bounds; // the arguments of __launch_bounds__, if any
   std::vector<Parameter> parameters;
-  std::string signature;          // from `template`/qualifiers to the closing ')', whitespace-normalised
-  int first_line = 0;             // the declaration's first line (template header included)
-  int body_first_line = 0;        // line of '{'
-  int last_line = 0;              // line of the closing '}'
+  std::string signature;   // from `template`/qualifiers to the closing ')', whitespace-normalised
+  int first_line = 0;      // the declaration's first line (template header included)
+  int body_first_line = 0; // line of '{'
+  int last_line = 0;       // line of the closing '}'
   std::size_t begin = 0, body_begin = 0, end = 0; // offsets: declaration, '{', one past '}'
 };
 

@@ -9,13 +9,15 @@
 namespace optimas::edit {
 
 std::size_t Application::applied() const {
-  return static_cast<std::size_t>(std::count_if(outcomes.begin(), outcomes.end(), [](const EditOutcome& o) { return o.applied; }));
+  return static_cast<std::size_t>(
+      std::count_if(outcomes.begin(), outcomes.end(), [](const EditOutcome& o) { return o.applied; }));
 }
 
 namespace {
 
 int line_of(const std::string& text, std::size_t offset) {
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(std::min(offset, text.size())), '\n'));
+  return 1 + static_cast<int>(
+                 std::count(text.begin(), text.begin() + static_cast<long>(std::min(offset, text.size())), '\n'));
 }
 
 // Offset of the start of 1-based `line`, or npos past the end.
@@ -74,8 +76,10 @@ Application apply_edits(const std::map<std::string, std::string>& sources, const
     if (e.is_range()) {
       std::size_t b = line_start(text, e.line_start);
       std::size_t end_line = line_start(text, e.line_end + 1);
-      if (b == std::string::npos || e.line_end < e.line_start || (end_line == std::string::npos && line_start(text, e.line_end) == std::string::npos)) {
-        fail(fmt::format("line range {}..{} is outside {} ({} lines)", e.line_start, e.line_end, it->first, line_of(text, text.size())));
+      if (b == std::string::npos || e.line_end < e.line_start ||
+          (end_line == std::string::npos && line_start(text, e.line_end) == std::string::npos)) {
+        fail(fmt::format("line range {}..{} is outside {} ({} lines)", e.line_start, e.line_end, it->first,
+                         line_of(text, text.size())));
         continue;
       }
       span.begin = b;
@@ -128,7 +132,8 @@ std::string unified_diff(const std::string& before, const std::string& after, co
   // Longest common subsequence table (sources are small: a few thousand lines at most).
   std::vector<std::vector<std::uint32_t>> lcs(n + 1, std::vector<std::uint32_t>(m + 1, 0));
   for (std::size_t i = n; i-- > 0;)
-    for (std::size_t j = m; j-- > 0;) lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+    for (std::size_t j = m; j-- > 0;)
+      lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
   struct Op {
     char kind; // ' ', '-', '+'
     std::size_t ai, bi;
@@ -136,9 +141,12 @@ std::string unified_diff(const std::string& before, const std::string& after, co
   std::vector<Op> ops;
   std::size_t i = 0, j = 0;
   while (i < n || j < m) {
-    if (i < n && j < m && a[i] == b[j]) ops.push_back({' ', i++, j++});
-    else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) ops.push_back({'-', i++, j}); // removals first
-    else ops.push_back({'+', i, j++});
+    if (i < n && j < m && a[i] == b[j])
+      ops.push_back({' ', i++, j++});
+    else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]))
+      ops.push_back({'-', i++, j}); // removals first
+    else
+      ops.push_back({'+', i, j++});
   }
   std::string out;
   const std::size_t context = 3;
@@ -154,8 +162,10 @@ std::string unified_diff(const std::string& before, const std::string& after, co
     std::size_t end = k;
     std::size_t last_change = k;
     while (end < ops.size()) {
-      if (ops[end].kind != ' ') last_change = end;
-      else if (end - last_change > 2 * context) break;
+      if (ops[end].kind != ' ')
+        last_change = end;
+      else if (end - last_change > 2 * context)
+        break;
       ++end;
     }
     end = std::min(ops.size(), last_change + context + 1);
@@ -170,7 +180,8 @@ std::string unified_diff(const std::string& before, const std::string& after, co
       body += '\n';
     }
     if (out.empty()) out = fmt::format("--- a/{}\n+++ b/{}\n", name, name);
-    out += fmt::format("@@ -{},{} +{},{} @@\n", a_len ? a_start + 1 : a_start, a_len, b_len ? b_start + 1 : b_start, b_len);
+    out += fmt::format("@@ -{},{} +{},{} @@\n", a_len ? a_start + 1 : a_start, a_len, b_len ? b_start + 1 : b_start,
+                       b_len);
     out += body;
     k = end;
   }

@@ -13,11 +13,11 @@
 namespace optimas::edit {
 
 struct EditOutcome {
-  std::size_t index = 0;   // position in the reply's edits
+  std::size_t index = 0; // position in the reply's edits
   bool applied = false;
-  std::string reason;      // why it was not applied
-  std::string file;        // the file it targets (file name as in the prompt)
-  int first_line = 0;      // lines of the original it replaces
+  std::string reason; // why it was not applied
+  std::string file;   // the file it targets (file name as in the prompt)
+  int first_line = 0; // lines of the original it replaces
   int last_line = 0;
   std::vector<std::string> unknown_evidence; // cited IDs the prompt did not have
 };

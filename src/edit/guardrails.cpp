@@ -38,20 +38,35 @@ std::string balance_problem(const std::string& text) {
   for (const auto& t : cuda::lex(text)) {
     if (t.kind == cuda::TokenKind::preprocessor) {
       auto words = cuda::normalise(t.text.substr(1));
-      if (words.rfind("if", 0) == 0) ++pp_if;
-      else if (words.rfind("endif", 0) == 0) --pp_if;
+      if (words.rfind("if", 0) == 0)
+        ++pp_if;
+      else if (words.rfind("endif", 0) == 0)
+        --pp_if;
       continue;
     }
     if (t.kind != cuda::TokenKind::punct) continue;
     switch (t.text[0]) {
-    case '(': ++paren; break;
-    case ')': --paren; break;
-    case '{': ++brace; break;
-    case '}': --brace; break;
-    case '[': ++bracket; break;
-    case ']': --bracket; break;
+    case '(':
+      ++paren;
+      break;
+    case ')':
+      --paren;
+      break;
+    case '{':
+      ++brace;
+      break;
+    case '}':
+      --brace;
+      break;
+    case '[':
+      ++bracket;
+      break;
+    case ']':
+      --bracket;
+      break;
     }
-    if (paren < 0 || brace < 0 || bracket < 0) return fmt::format("a closing bracket without its opening one at line {}", t.line);
+    if (paren < 0 || brace < 0 || bracket < 0)
+      return fmt::format("a closing bracket without its opening one at line {}", t.line);
   }
   if (brace) return fmt::format("{} unclosed brace(s)", brace);
   if (paren) return fmt::format("{} unclosed parenthesis(es)", paren);
@@ -83,17 +98,20 @@ std::vector<Violation> check_guardrails(const Application& app, const GuardrailO
         continue;
       }
       if (it->second.size() > defs.size())
-        out.push_back({"duplicate_kernel", file, fmt::format("{}: kernel {} is defined {} times (was {})", file, name,
-                                                             it->second.size(), defs.size())});
+        out.push_back(
+            {"duplicate_kernel", file,
+             fmt::format("{}: kernel {} is defined {} times (was {})", file, name, it->second.size(), defs.size())});
       for (std::size_t k = 0; k < std::min(defs.size(), it->second.size()); ++k) {
         auto s0 = comparable_signature(defs[k]->signature), s1 = comparable_signature(it->second[k]->signature);
         if (s0 != s1)
-          out.push_back({"signature", file, fmt::format("{}: the signature of kernel {} changed: `{}` became `{}`", file, name,
-                                                        defs[k]->signature, it->second[k]->signature)});
+          out.push_back({"signature", file,
+                         fmt::format("{}: the signature of kernel {} changed: `{}` became `{}`", file, name,
+                                     defs[k]->signature, it->second[k]->signature)});
       }
     }
     for (const auto& [name, defs] : ka)
-      if (!kb.count(name)) out.push_back({"kernel_added", file, fmt::format("{}: a new kernel {} was added", file, name)});
+      if (!kb.count(name))
+        out.push_back({"kernel_added", file, fmt::format("{}: a new kernel {} was added", file, name)});
   }
   if (o.scope == Scope::kernel) {
     // Each applied edit must fall inside a hot kernel or a device function of the same file.
@@ -107,8 +125,9 @@ std::vector<Violation> check_guardrails(const Application& app, const GuardrailO
         if (allowed && oc.first_line >= fn.first_line && oc.last_line <= fn.last_line) inside = true;
       }
       if (!inside)
-        out.push_back({"scope", oc.file, fmt::format("{}: edit {} (lines {}-{}) is outside the implicated kernels", oc.file,
-                                                     oc.index + 1, oc.first_line, oc.last_line)});
+        out.push_back({"scope", oc.file,
+                       fmt::format("{}: edit {} (lines {}-{}) is outside the implicated kernels", oc.file, oc.index + 1,
+                                   oc.first_line, oc.last_line)});
     }
   }
   return out;

@@ -23,7 +23,7 @@ struct GuardrailOptions {
 };
 
 struct Violation {
-  std::string rule;    // "signature", "duplicate_kernel", "kernel_removed", "kernel_added", "scope", "balance"
+  std::string rule; // "signature", "duplicate_kernel", "kernel_removed", "kernel_added", "scope", "balance"
   std::string file;
   std::string message; // says what and where
 };

@@ -32,8 +32,8 @@ bool is_retryable(FailureKind kind);
 
 struct Failure {
   FailureKind kind = FailureKind::server;
-  std::string message;      // says what happened; never contains a secret
-  int http_status = 0;      // 0 when no HTTP status was received
+  std::string message;       // says what happened; never contains a secret
+  int http_status = 0;       // 0 when no HTTP status was received
   double retry_after_s = -1; // from a Retry-After header, when given
 };
 
@@ -45,9 +45,9 @@ struct Usage {
 };
 
 struct Request {
-  std::string system;               // role and guardrails
-  std::string prompt;               // the user message
-  nlohmann::json response_schema;   // JSON Schema the reply must follow; null for free text
+  std::string system;             // role and guardrails
+  std::string prompt;             // the user message
+  nlohmann::json response_schema; // JSON Schema the reply must follow; null for free text
   std::string schema_name = "optimas_reply";
   double temperature = 0.15;
   int max_tokens = 8192;
@@ -60,26 +60,28 @@ struct Request {
 };
 
 struct Response {
-  std::string text;   // the model's answer (the JSON document when a schema was given)
-  std::string model;  // as the provider reported it
+  std::string text;  // the model's answer (the JSON document when a schema was given)
+  std::string model; // as the provider reported it
   Usage usage;
-  std::string raw;    // the provider's response body (secrets redacted)
+  std::string raw; // the provider's response body (secrets redacted)
   int attempts = 1;
   bool from_cache = false;
   double latency_s = 0;
 };
 
 using Result = std::variant<Response, Failure>;
-inline bool ok(const Result& r) { return std::holds_alternative<Response>(r); }
+inline bool ok(const Result& r) {
+  return std::holds_alternative<Response>(r);
+}
 
 // Settings a backend is made with. Keys never appear here: a backend reads its key from the
 // environment variable named in its spec, at call time.
 struct BackendConfig {
-  std::string provider;  // "openai"
-  std::string model;     // "gpt-5"
-  std::string base_url;  // empty: the provider's default (OLLAMA_HOST for ollama)
+  std::string provider;                       // "openai"
+  std::string model;                          // "gpt-5"
+  std::string base_url;                       // empty: the provider's default (OLLAMA_HOST for ollama)
   std::map<std::string, std::string> options; // provider-specific, declared in the spec
-  std::string work_dir;  // where file-based backends (manual) read and write
+  std::string work_dir;                       // where file-based backends (manual) read and write
 };
 
 class Backend {
@@ -99,8 +101,8 @@ struct OptionSpec {
 };
 
 struct BackendSpec {
-  std::string name;        // "openai"
-  std::string description; // one line for `optimas backends`
+  std::string name;                 // "openai"
+  std::string description;          // one line for `optimas backends`
   std::vector<std::string> key_env; // environment variables holding the key, first found wins
   std::string default_base_url;
   std::vector<OptionSpec> options;

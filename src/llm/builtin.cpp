@@ -43,7 +43,8 @@ std::vector<StallLine> stall_lines(const json& kernel) {
   std::vector<StallLine> out;
   if (!kernel.contains("stalls") || kernel["stalls"].is_null()) return out;
   for (const auto& l : kernel["stalls"]["lines"])
-    out.push_back({l["id"], fs::path(l["file"].get<std::string>()).filename().string(), l["stall"], l["line"], l["fraction"]});
+    out.push_back(
+        {l["id"], fs::path(l["file"].get<std::string>()).filename().string(), l["stall"], l["line"], l["fraction"]});
   return out;
 }
 
@@ -171,8 +172,9 @@ public:
       for (auto& w : ke.withheld) reply.withheld.push_back(std::move(w));
       if (!ke.why.empty() || !ke.others.empty()) summary.push_back(name);
     }
-    reply.summary = summary.empty() ? "No rule's evidence is present: no change proposed."
-                                    : "Rule-based edits for " + util::join(summary, ", ") + ", each citing its evidence.";
+    reply.summary = summary.empty()
+                        ? "No rule's evidence is present: no change proposed."
+                        : "Rule-based edits for " + util::join(summary, ", ") + ", each citing its evidence.";
     Response out;
     out.text = prompt::to_json(reply).dump(2);
     out.model = "builtin";
@@ -229,8 +231,9 @@ private:
           if (index[y] < args.size() && args[index[x]] == args[index[y]]) aliasing = true;
     if (aliasing) {
       ke.withheld.push_back({fmt::format("__restrict__ on the pointer parameters of {}", fn.name),
-                             launches.empty() ? "no launch of the kernel was found in the sources, so aliasing cannot be ruled out"
-                                              : "a launch passes the same buffer to two pointer parameters",
+                             launches.empty()
+                                 ? "no launch of the kernel was found in the sources, so aliasing cannot be ruled out"
+                                 : "a launch passes the same buffer to two pointer parameters",
                              evidence});
       return;
     }
@@ -279,9 +282,11 @@ private:
     ke.why.push_back(fmt::format(
         "{}: {} dominate the hot lines ({} {:.0f}%); pointer parameters {} may alias as far as the compiler knows, so "
         "it must keep loads and stores in order. No launch passes one buffer twice, so __restrict__ is safe{}.",
-        fn.name, top_stall == "stall_membar" ? "memory barriers" : "memory-dependency stalls", top_stall, 100 * top_fraction,
-        util::join(restricted, ", "),
-        constified.empty() ? "" : fmt::format("; {} only read, so they are also const (read-only loads)", util::join(constified, ", "))));
+        fn.name, top_stall == "stall_membar" ? "memory barriers" : "memory-dependency stalls", top_stall,
+        100 * top_fraction, util::join(restricted, ", "),
+        constified.empty()
+            ? ""
+            : fmt::format("; {} only read, so they are also const (read-only loads)", util::join(constified, ", "))));
     ke.signature.expected_effect.push_back({top_stall, "decrease"});
   }
 
@@ -292,7 +297,8 @@ private:
     int block = occ.value("block_size", 0);
     if (limiter.find("registers") == std::string::npos || block <= 0 || !fn.launch_bounds.empty()) return;
     const json& limits = occ.value("blocks_per_sm_limits", json::object());
-    double reg_blocks = limits.contains("registers") && limits["registers"].is_number() ? limits["registers"].get<double>() : 0;
+    double reg_blocks =
+        limits.contains("registers") && limits["registers"].is_number() ? limits["registers"].get<double>() : 0;
     double warp_blocks = limits.contains("warps") && limits["warps"].is_number() ? limits["warps"].get<double>() : 0;
     if (reg_blocks <= 0) return;
     // Ask for the blocks per SM the warp limit would allow, at most twice today's.
@@ -304,9 +310,10 @@ private:
     decl.insert(at, fmt::format("__launch_bounds__({}, {}) ", block, target));
     std::string rf = k["roofline"]["id"];
     add_unique(ke.signature.evidence, rf);
-    ke.why.push_back(fmt::format("{}: occupancy is limited by registers ({} blocks of {} threads per SM where warps would "
-                                 "allow {}); __launch_bounds__({}, {}) lets the compiler budget registers for {} blocks.",
-                                 fn.name, reg_blocks, block, warp_blocks, block, target, target));
+    ke.why.push_back(
+        fmt::format("{}: occupancy is limited by registers ({} blocks of {} threads per SM where warps would "
+                    "allow {}); __launch_bounds__({}, {}) lets the compiler budget registers for {} blocks.",
+                    fn.name, reg_blocks, block, warp_blocks, block, target, target));
     ke.signature.expected_effect.push_back({"sm__warps_active.avg.pct_of_peak_sustained_active", "increase"});
   }
 
@@ -334,9 +341,10 @@ private:
       }
       std::vector<std::string_view> h;
       for (std::size_t x = i + 2; x < close; ++x) h.push_back(t[x].text);
-      bool constant_trip = h.size() >= 9 && h[0] == "int" && h[2] == "=" && std::isdigit(static_cast<unsigned char>(h[3][0])) &&
-                           h[4] == ";" && h[5] == h[1] && (h[6] == "<" || h[6] == "<=") &&
-                           (std::isdigit(static_cast<unsigned char>(h[7][0])) || constants.count(std::string(h[7]))) && h[8] == ";";
+      bool constant_trip =
+          h.size() >= 9 && h[0] == "int" && h[2] == "=" && std::isdigit(static_cast<unsigned char>(h[3][0])) &&
+          h[4] == ";" && h[5] == h[1] && (h[6] == "<" || h[6] == "<=") &&
+          (std::isdigit(static_cast<unsigned char>(h[7][0])) || constants.count(std::string(h[7]))) && h[8] == ";";
       if (!constant_trip) continue;
       // Innermost: no other loop in its body.
       std::size_t body_end = close + 1;
@@ -380,10 +388,11 @@ private:
       e.line_end = first;
       e.new_text = indent + "#pragma unroll\n" + line;
       e.evidence = evidence;
-      e.rationale = fmt::format("{}: the loop at line {} has a constant trip count ({} {} {}) and its lines show {}; "
-                                "unrolling removes the loop branch and lets independent iterations overlap. The order of "
-                                "operations is unchanged, so results stay bit-identical.",
-                                fn.name, first, h[5], h[6], h[7], stall);
+      e.rationale =
+          fmt::format("{}: the loop at line {} has a constant trip count ({} {} {}) and its lines show {}; "
+                      "unrolling removes the loop branch and lets independent iterations overlap. The order of "
+                      "operations is unchanged, so results stay bit-identical.",
+                      fn.name, first, h[5], h[6], h[7], stall);
       e.expected_effect.push_back({stall, "decrease"});
       ke.others.push_back(std::move(e));
       i = close;
@@ -396,6 +405,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Backend> make_builtin(const BackendConfig& config) { return std::make_unique<BuiltinBackend>(config); }
+std::unique_ptr<Backend> make_builtin(const BackendConfig& config) {
+  return std::make_unique<BuiltinBackend>(config);
+}
 
 } // namespace optimas::llm

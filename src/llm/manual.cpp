@@ -51,6 +51,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Backend> make_manual(const BackendConfig& config) { return std::make_unique<ManualBackend>(config); }
+std::unique_ptr<Backend> make_manual(const BackendConfig& config) {
+  return std::make_unique<ManualBackend>(config);
+}
 
 } // namespace optimas::llm

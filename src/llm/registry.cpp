@@ -12,23 +12,49 @@ namespace optimas::llm {
 
 const std::vector<BackendSpec>& backends() {
   static const std::vector<BackendSpec> k_backends = {
-      {"openai", "OpenAI Chat Completions with a JSON-schema response format", {"OPENAI_API_KEY"},
-       "https://api.openai.com/v1", {{"organization", "OpenAI-Organization header", ""}}, make_openai},
-      {"openai-compatible", "Any OpenAI-compatible server (vLLM, llama.cpp server, LiteLLM proxy); needs base_url",
-       {}, "",
+      {"openai",
+       "OpenAI Chat Completions with a JSON-schema response format",
+       {"OPENAI_API_KEY"},
+       "https://api.openai.com/v1",
+       {{"organization", "OpenAI-Organization header", ""}},
+       make_openai},
+      {"openai-compatible",
+       "Any OpenAI-compatible server (vLLM, llama.cpp server, LiteLLM proxy); needs base_url",
+       {},
+       "",
        {{"base_url", "the server's URL, e.g. http://localhost:8000/v1 (or --base-url)", ""},
         {"api_key_env", "environment variable holding the server's key; without it no key is sent", ""}},
        make_openai_compatible},
-      {"gemini", "Google Gemini generateContent with a response schema", {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
-       "https://generativelanguage.googleapis.com/v1beta", {}, make_gemini},
-      {"anthropic", "Anthropic Messages, JSON through forced tool use", {"ANTHROPIC_API_KEY"},
-       "https://api.anthropic.com/v1", {{"anthropic_version", "anthropic-version header", "2023-06-01"}}, make_anthropic},
-      {"ollama", "Ollama /api/chat (stream: false, format schema); honours OLLAMA_HOST", {}, "http://localhost:11434", {},
+      {"gemini",
+       "Google Gemini generateContent with a response schema",
+       {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+       "https://generativelanguage.googleapis.com/v1beta",
+       {},
+       make_gemini},
+      {"anthropic",
+       "Anthropic Messages, JSON through forced tool use",
+       {"ANTHROPIC_API_KEY"},
+       "https://api.anthropic.com/v1",
+       {{"anthropic_version", "anthropic-version header", "2023-06-01"}},
+       make_anthropic},
+      {"ollama",
+       "Ollama /api/chat (stream: false, format schema); honours OLLAMA_HOST",
+       {},
+       "http://localhost:11434",
+       {},
        make_ollama},
-      {"manual", "Writes the prompt to a file and reads the answer from a file (a chat window, no API)", {}, "", {},
+      {"manual",
+       "Writes the prompt to a file and reads the answer from a file (a chat window, no API)",
+       {},
+       "",
+       {},
        make_manual},
-      {"builtin", "Deterministic rule-based optimizer: no model, no network (the default)", {}, "",
-       {{"allow_fp_changes", "also apply rules that can change floating-point results", "false"}}, make_builtin},
+      {"builtin",
+       "Deterministic rule-based optimizer: no model, no network (the default)",
+       {},
+       "",
+       {{"allow_fp_changes", "also apply rules that can change floating-point results", "false"}},
+       make_builtin},
   };
   return k_backends;
 }
@@ -68,14 +94,22 @@ std::optional<std::string> api_key(const BackendSpec& spec) {
 
 std::string_view failure_kind_name(FailureKind kind) {
   switch (kind) {
-  case FailureKind::auth: return "auth";
-  case FailureKind::rate_limit: return "rate_limit";
-  case FailureKind::timeout: return "timeout";
-  case FailureKind::bad_request: return "bad_request";
-  case FailureKind::server: return "server";
-  case FailureKind::schema_violation: return "schema_violation";
-  case FailureKind::network: return "network";
-  case FailureKind::awaiting_reply: return "awaiting_reply";
+  case FailureKind::auth:
+    return "auth";
+  case FailureKind::rate_limit:
+    return "rate_limit";
+  case FailureKind::timeout:
+    return "timeout";
+  case FailureKind::bad_request:
+    return "bad_request";
+  case FailureKind::server:
+    return "server";
+  case FailureKind::schema_violation:
+    return "schema_violation";
+  case FailureKind::network:
+    return "network";
+  case FailureKind::awaiting_reply:
+    return "awaiting_reply";
   }
   return "unknown";
 }

@@ -21,7 +21,9 @@ namespace optimas::prompt {
 
 namespace fs = std::filesystem;
 
-std::string default_template() { return std::string(embedded::prompt_template_md()); }
+std::string default_template() {
+  return std::string(embedded::prompt_template_md());
+}
 
 std::string prompt_kind(const PromptOptions& o) {
   return o.code_only ? "code only" : analysis::sources_label(o.sources);
@@ -67,9 +69,10 @@ KernelCode kernel_code(const std::vector<cuda::SourceFile>& files, const std::st
       }
     }
     for (const auto& [file, fn] : shown) {
-      out.text += fmt::format("{} lines {}-{}{}:\n```cuda\n{}```\n", fs::path(file->path).filename().string(), fn->first_line,
-                              fn->last_line, fn->kernel ? "" : fmt::format(" (__device__ {}, called by {})", fn->name, base),
-                              file->numbered(fn->first_line, fn->last_line));
+      out.text +=
+          fmt::format("{} lines {}-{}{}:\n```cuda\n{}```\n", fs::path(file->path).filename().string(), fn->first_line,
+                      fn->last_line, fn->kernel ? "" : fmt::format(" (__device__ {}, called by {})", fn->name, base),
+                      file->numbered(fn->first_line, fn->last_line));
     }
     return out;
   }
@@ -89,11 +92,13 @@ std::string fill(std::string text, const std::map<std::string, std::string>& val
 
 } // namespace
 
-std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::Diagnostics& d, const PromptOptions& o) {
+std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::Diagnostics& d,
+                                  const PromptOptions& o) {
   std::string tmpl = o.template_text.empty() ? default_template() : o.template_text;
   const std::string k_split = "=== USER ===";
   auto split = tmpl.find(k_split);
-  if (split == std::string::npos) throw UsageError("the prompt template needs a line \"=== USER ===\" between the system and user parts");
+  if (split == std::string::npos)
+    throw UsageError("the prompt template needs a line \"=== USER ===\" between the system and user parts");
   std::string system_tmpl = std::string(util::trim(tmpl.substr(0, split))) + "\n";
   std::string user_tmpl = std::string(util::trim(tmpl.substr(split + k_split.size()))) + "\n";
 
@@ -134,26 +139,31 @@ std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::
       diag = "None: this is the code-only baseline. Evidence arrays may be empty.\n";
     } else {
       for (const Unit* u : us) {
-        const char* what = u->source == analysis::k_roofline ? "Roofline" : u->source == analysis::k_pc ? "PC sampling (hot source lines and their dominant stall)" : "Hardware counters that explain runtime across runs (ensemble OMP)";
+        const char* what = u->source == analysis::k_roofline ? "Roofline"
+                           : u->source == analysis::k_pc
+                               ? "PC sampling (hot source lines and their dominant stall)"
+                               : "Hardware counters that explain runtime across runs (ensemble OMP)";
         diag += fmt::format("{} — {}:\n", d.kernels[u->kernel].time.kernel, what);
         for (const auto* e : u->items) {
           diag += fmt::format("[{}] {}\n", e->id, e->text);
           p.evidence_ids.push_back(e->id);
         }
-        if (u->source == analysis::k_ia && d.kernels[u->kernel].counters && !d.kernels[u->kernel].counters->caveat.empty())
+        if (u->source == analysis::k_ia && d.kernels[u->kernel].counters &&
+            !d.kernels[u->kernel].counters->caveat.empty())
           diag += "(Caveat: " + d.kernels[u->kernel].counters->caveat + ")\n";
         diag += "\n";
       }
       if (diag.empty()) diag = "No evidence of the selected kinds was found for these kernels.\n";
     }
-    std::map<std::string, std::string> values = {{"gpu", o.gpu},
-                                                 {"app", app.name},
-                                                 {"description", app.description.empty() ? "(no description)" : app.description},
-                                                 {"kernel_summary", summary},
-                                                 {"kernels", kernel_text},
-                                                 {"sources_label", o.code_only ? "none: code-only baseline" : prompt_kind(o)},
-                                                 {"diagnostics", diag},
-                                                 {"schema", reply_schema().dump(2)}};
+    std::map<std::string, std::string> values = {
+        {"gpu", o.gpu},
+        {"app", app.name},
+        {"description", app.description.empty() ? "(no description)" : app.description},
+        {"kernel_summary", summary},
+        {"kernels", kernel_text},
+        {"sources_label", o.code_only ? "none: code-only baseline" : prompt_kind(o)},
+        {"diagnostics", diag},
+        {"schema", reply_schema().dump(2)}};
     p.system = fill(system_tmpl, values);
     p.user = fill(user_tmpl, values);
     return p;
@@ -178,15 +188,16 @@ std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::
     Prompt p = render(d.kernels[ki].time.kernel, {ki}, mine);
     if (p.tokens() <= o.token_budget || mine.size() <= 1) {
       if (p.tokens() > o.token_budget)
-        log::warn("the prompt for {} needs about {} tokens, over the budget of {}", d.kernels[ki].time.kernel, p.tokens(),
-                  o.token_budget);
+        log::warn("the prompt for {} needs about {} tokens, over the budget of {}", d.kernels[ki].time.kernel,
+                  p.tokens(), o.token_budget);
       out.push_back(std::move(p));
       continue;
     }
     for (const auto* u : mine) {
       std::string label = fmt::format("{} / {}", d.kernels[ki].time.kernel, analysis::sources_label(u->source));
       Prompt q = render(label, {ki}, {u});
-      if (q.tokens() > o.token_budget) log::warn("the prompt \"{}\" needs about {} tokens, over the budget of {}", label, q.tokens(), o.token_budget);
+      if (q.tokens() > o.token_budget)
+        log::warn("the prompt \"{}\" needs about {} tokens, over the budget of {}", label, q.tokens(), o.token_budget);
       out.push_back(std::move(q));
     }
   }

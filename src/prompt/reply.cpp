@@ -19,7 +19,9 @@ namespace {
 
 bool has_type(const json& v, const std::string& type) {
   if (type == "string") return v.is_string();
-  if (type == "integer") return v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>())));
+  if (type == "integer")
+    return v.is_number_integer() ||
+           (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>())));
   if (type == "number") return v.is_number();
   if (type == "boolean") return v.is_boolean();
   if (type == "array") return v.is_array();
@@ -37,7 +39,9 @@ std::string type_name(const json& v) {
   return "an object";
 }
 
-std::string at(const std::string& path) { return path.empty() ? "reply" : path; }
+std::string at(const std::string& path) {
+  return path.empty() ? "reply" : path;
+}
 
 } // namespace
 
@@ -174,7 +178,8 @@ std::optional<std::string> code_block(std::string_view text) {
     std::size_t close = text.find("```", nl);
     if (close == std::string_view::npos) break;
     std::string body(text.substr(nl + 1, close - nl - 1));
-    if (lang != "json" && body.find("__global__") != std::string::npos && (!best || body.size() > best->size())) best = body;
+    if (lang != "json" && body.find("__global__") != std::string::npos && (!best || body.size() > best->size()))
+      best = body;
     pos = close + 3;
   }
   return best;

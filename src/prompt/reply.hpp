@@ -58,7 +58,8 @@ const nlohmann::json& reply_schema();
 
 // Validates a JSON document against a schema (the subset our schemas use: type, enum,
 // required, properties, additionalProperties, items, minimum). Returns the errors.
-std::vector<std::string> validate(const nlohmann::json& doc, const nlohmann::json& schema, const std::string& path = "");
+std::vector<std::string> validate(const nlohmann::json& doc, const nlohmann::json& schema,
+                                  const std::string& path = "");
 
 ParsedReply parse_reply(std::string_view text);
 

@@ -11,9 +11,9 @@
 
 #include <cerrno>
 #include <chrono>
-#include <filesystem>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 extern char** environ;
 

@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
         {"id", "chatcmpl-test"},
         {"object", "chat.completion"},
         {"model", body["model"]},
-        {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", reply.str()}}}, {"finish_reason", "stop"}}}},
+        {"choices",
+         {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", reply.str()}}}, {"finish_reason", "stop"}}}},
         {"usage", {{"prompt_tokens", 1234}, {"completion_tokens", 321}, {"total_tokens", 1555}}}};
     res.set_content(answer.dump(), "application/json");
   });

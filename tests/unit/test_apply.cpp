@@ -6,7 +6,7 @@ using namespace optimas;
 
 namespace {
 
-const std::string k_src = "#include <cstdio>\n"                                     // 1
+const std::string k_src = "#include <cstdio>\n"                                    // 1
                           "__global__ void k(float* a, const float* b, int n) {\n" // 2
                           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"     // 3
                           "  if (i < n) a[i] = b[i] * 2.0f;\n"                     // 4
@@ -50,16 +50,17 @@ TEST(Apply, FindReplaceAndRangeAgainstTheOriginalLines) {
   EXPECT_EQ(app.original["main.cu"], k_src); // the original is untouched
   auto diff = edit::unified_diff(k_src, out, "main.cu");
   EXPECT_NE(diff.find("--- a/main.cu\n+++ b/main.cu\n@@ -1,6 +1,6 @@\n"), std::string::npos) << diff;
-  EXPECT_NE(diff.find("-  if (i < n) a[i] = b[i] * 2.0f;\n+  if (i < n) a[i] = __ldg(&b[i]) * 2.0f;\n"), std::string::npos);
+  EXPECT_NE(diff.find("-  if (i < n) a[i] = b[i] * 2.0f;\n+  if (i < n) a[i] = __ldg(&b[i]) * 2.0f;\n"),
+            std::string::npos);
 }
 
 TEST(Apply, ClaimedEditsThatCannotBeAppliedAreRecorded) {
   prompt::Reply r;
-  r.edits = {find_edit("a[i] = c[i]", "x"),           // never occurs: a hallucinated edit
-             find_edit("i", "j"),                      // occurs many times
-             range_edit(40, 41, "x"),                  // outside the file
-             find_edit("int n", "int m"),              // fine
-             range_edit(2, 2, "__global__ void k() {"),// overlaps the previous edit
+  r.edits = {find_edit("a[i] = c[i]", "x"),             // never occurs: a hallucinated edit
+             find_edit("i", "j"),                       // occurs many times
+             range_edit(40, 41, "x"),                   // outside the file
+             find_edit("int n", "int m"),               // fine
+             range_edit(2, 2, "__global__ void k() {"), // overlaps the previous edit
              find_edit("return 0", "return 1")};
   r.edits[5].file = "other.cu";
   r.edits[3].evidence = {"PC9"};
@@ -85,4 +86,6 @@ TEST(Apply, PathsMatchByFileName) {
   EXPECT_EQ(app.applied(), 1u);
 }
 
-TEST(Apply, DiffOfIdenticalTextsIsEmpty) { EXPECT_EQ(edit::unified_diff(k_src, k_src, "main.cu"), ""); }
+TEST(Apply, DiffOfIdenticalTextsIsEmpty) {
+  EXPECT_EQ(edit::unified_diff(k_src, k_src, "main.cu"), "");
+}

@@ -27,10 +27,12 @@ int main() {
 )";
 
 json kernel(json lines, std::string limiter = "warps", json limits = json::object()) {
-  return {{"kernel", "fir"},
-          {"demangled", "fir(float *, float *, const float *, int)"},
-          {"roofline", {{"id", "RF1"}, {"occupancy", {{"limiter", limiter}, {"block_size", 256}, {"blocks_per_sm_limits", limits}}}}},
-          {"stalls", {{"lines", lines}}}};
+  return {
+      {"kernel", "fir"},
+      {"demangled", "fir(float *, float *, const float *, int)"},
+      {"roofline",
+       {{"id", "RF1"}, {"occupancy", {{"limiter", limiter}, {"block_size", 256}, {"blocks_per_sm_limits", limits}}}}},
+      {"stalls", {{"lines", lines}}}};
 }
 
 json line(const char* id, int no, const char* stall, double fraction) {

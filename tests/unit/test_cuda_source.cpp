@@ -75,8 +75,8 @@ TEST(CudaSource, NumberedLines) {
 TEST(CudaSource, EveryExampleKernelIsFound) {
   // The examples' hot kernels, as recorded on the H200.
   const std::pair<const char*, const char*> kernels[] = {
-      {"stream/main.cu", "triad_kernel"},    {"accuracy/main.cu", "topk_hits_kernel"}, {"shmem/main.cu", "blur_kernel"},
-      {"sobol/main.cu", "sobol_kernel"},     {"gather/main.cu", "xs_lookup_kernel"},   {"stencil/main.cu", "rhs_kernel"}};
+      {"stream/main.cu", "triad_kernel"}, {"accuracy/main.cu", "topk_hits_kernel"}, {"shmem/main.cu", "blur_kernel"},
+      {"sobol/main.cu", "sobol_kernel"},  {"gather/main.cu", "xs_lookup_kernel"},   {"stencil/main.cu", "rhs_kernel"}};
   for (auto [file, kernel] : kernels) {
     auto f = load_source(std::string(OPTIMAS_TEST_DATA) + "/../../examples/" + file);
     EXPECT_NE(f.kernel(kernel), nullptr) << file << ": " << kernel;

@@ -41,8 +41,9 @@ bool has(const std::vector<edit::Violation>& v, const std::string& rule) {
 } // namespace
 
 TEST(Guardrails, QualifiersCallersCannotSeeAreAllowed) {
-  auto v = check(replace("__global__ void hot(float* a, const float* b, int n)",
-                         "__global__ void __launch_bounds__(256) hot(float* __restrict__ a, const float* __restrict__ b, int n)"));
+  auto v = check(
+      replace("__global__ void hot(float* a, const float* b, int n)",
+              "__global__ void __launch_bounds__(256) hot(float* __restrict__ a, const float* __restrict__ b, int n)"));
   EXPECT_TRUE(v.empty()) << v[0].message;
   EXPECT_EQ(edit::comparable_signature("__global__ void __launch_bounds__(128, 4) k(const float* __restrict__ x)"),
             edit::comparable_signature("__global__ void k(float* x)"));

@@ -25,7 +25,9 @@ Fixture load(const std::string& example) {
   return f;
 }
 
-bool contains(const std::string& s, const std::string& x) { return s.find(x) != std::string::npos; }
+bool contains(const std::string& s, const std::string& x) {
+  return s.find(x) != std::string::npos;
+}
 
 } // namespace
 

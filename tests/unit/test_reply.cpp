@@ -67,7 +67,8 @@ TEST(Reply, SchemaErrorsSayWhatIsWrong) {
 }
 
 TEST(Reply, EachEditUsesExactlyOneForm) {
-  auto p = parse_reply(R"({"summary": "", "withheld": [], "edits": [{"file": "f", "kernel": "k", "find": "a", "replace": "b",
+  auto p =
+      parse_reply(R"({"summary": "", "withheld": [], "edits": [{"file": "f", "kernel": "k", "find": "a", "replace": "b",
     "line_start": 3, "line_end": 4, "new_text": "x", "evidence": [], "rationale": "", "expected_effect": []}]})");
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.errors[0].find("not both"), std::string::npos);
@@ -89,8 +90,10 @@ TEST(Reply, CodeBlockFallbackAndGarbage) {
 
 TEST(Reply, ValidatorOnTheSchemaItself) {
   EXPECT_EQ(reply_schema()["required"], (nlohmann::json{"summary", "edits", "withheld"}));
-  EXPECT_TRUE(validate(nlohmann::json{{"summary", ""}, {"edits", nlohmann::json::array()}, {"withheld", nlohmann::json::array()}},
-                       reply_schema())
-                  .empty());
+  EXPECT_TRUE(
+      validate(
+          nlohmann::json{{"summary", ""}, {"edits", nlohmann::json::array()}, {"withheld", nlohmann::json::array()}},
+          reply_schema())
+          .empty());
   EXPECT_EQ(validate(nlohmann::json::array(), reply_schema()).size(), 1u);
 }
