@@ -8,7 +8,10 @@
 //               memory-dependency stalls dominate and no launch passes one buffer twice;
 //   bounds    — __launch_bounds__(block, blocks) from the profiled block size when registers
 //               limit occupancy;
-//   unroll    — #pragma unroll on constant-trip innermost loops whose lines wait or branch.
+//   unroll    — #pragma unroll on constant-trip innermost loops whose lines wait or branch;
+//   hoist     — a loop condition's invariant, expensive bound (a load, a division, a call)
+//               computed once before the loop, when the loop header line stalls and the loop
+//               writes no memory the bound could read.
 #include "llm/backend.hpp"
 
 #include "cuda/source.hpp"
@@ -164,6 +167,7 @@ public:
       rule_restrict(k, *file, *fn, sources, ke);
       rule_bounds(k, *file, *fn, ke);
       rule_unroll(k, *file, *fn, ke);
+      rule_hoist(k, *file, *fn, ke);
       if (ke.signature_changed) {
         ke.signature.rationale = util::join(ke.why, " ");
         reply.edits.push_back(std::move(ke.signature));
@@ -393,6 +397,135 @@ private:
                       "unrolling removes the loop branch and lets independent iterations overlap. The order of "
                       "operations is unchanged, so results stay bit-identical.",
                       fn.name, first, h[5], h[6], h[7], stall);
+      e.expected_effect.push_back({stall, "decrease"});
+      ke.others.push_back(std::move(e));
+      i = close;
+    }
+  }
+
+  void rule_hoist(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+    std::string file = fs::path(f.path).filename().string();
+    std::string_view text(f.text);
+    auto t = cuda::lex(text.substr(fn.body_begin, fn.end - fn.body_begin));
+    int base_line = fn.body_first_line - 1;
+    std::size_t base = fn.body_begin;
+    std::set<std::string> const_params, other_pointers, local_arrays;
+    for (const auto& p : fn.parameters)
+      if (p.pointer) (p.const_pointee ? const_params : other_pointers).insert(p.name);
+    // Local arrays (`T name[N];`) live in registers or local memory: writes to them are safe.
+    for (std::size_t i = 1; i + 1 < t.size(); ++i)
+      if (t[i].kind == cuda::TokenKind::identifier && t[i + 1].text == "[" &&
+          t[i - 1].kind == cuda::TokenKind::identifier && t[i - 1].text != "return")
+        local_arrays.insert(std::string(t[i].text));
+    // Local pointer declarations (`T* p =`, at the start of a statement): writes through them
+    // could reach anything, so a loop using one is not touched.
+    for (std::size_t i = 2; i + 1 < t.size(); ++i) {
+      bool statement_start = i < 3 || t[i - 3].text == ";" || t[i - 3].text == "{" || t[i - 3].text == "}" ||
+                             t[i - 3].text == "const" || t[i - 3].text == "(";
+      if (t[i].kind == cuda::TokenKind::identifier && t[i - 1].text == "*" &&
+          t[i - 2].kind == cuda::TokenKind::identifier && statement_start &&
+          (t[i + 1].text == "=" || t[i + 1].text == ";" || t[i + 1].text == ","))
+        other_pointers.insert(std::string(t[i].text));
+    }
+    auto lines = stall_lines(k);
+    for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+      if (t[i].text != "for" || t[i + 1].text != "(") continue;
+      std::size_t close = i + 1, semi1 = 0, semi2 = 0;
+      int depth = 0;
+      for (; close < t.size(); ++close) {
+        if (t[close].text == "(") ++depth;
+        if (t[close].text == ")" && --depth == 0) break;
+        if (t[close].text == ";" && depth == 1) (semi1 ? semi2 : semi1) = close;
+      }
+      if (close >= t.size() || !semi1 || !semi2) continue;
+      // cond: v OP E
+      std::size_t c0 = semi1 + 1;
+      if (c0 + 2 >= semi2 || t[c0].kind != cuda::TokenKind::identifier) continue;
+      std::string v(t[c0].text);
+      std::size_t e0 = c0 + 1;
+      std::string op(t[e0].text);
+      if (op == "<" || op == ">" || op == "!") {
+        if (t[e0 + 1].text == "=") ++e0;
+      } else {
+        continue;
+      }
+      if (op == "!" && t[e0].text != "=") continue;
+      ++e0;
+      std::size_t e1 = semi2; // E = tokens [e0, e1)
+      bool expensive = false, invariant = true;
+      std::set<std::string> used;
+      for (std::size_t x = e0; x < e1; ++x) {
+        std::string_view w = t[x].text;
+        if (w == "/" || w == "%" || w == "[") expensive = true;
+        if (t[x].kind != cuda::TokenKind::identifier) continue;
+        if (x + 1 < e1 && t[x + 1].text == "(") {
+          expensive = true; // a call: __ffs, sqrt, ...
+          continue;
+        }
+        if (w == v) invariant = false;
+        used.insert(std::string(w));
+        if (x + 1 < e1 && t[x + 1].text == "[" && !const_params.count(std::string(w))) invariant = false;
+      }
+      if (!expensive || !invariant) continue;
+      // The loop: its increment and body must not change what E reads, nor write memory.
+      std::size_t body_end = close + 1;
+      if (body_end < t.size() && t[body_end].text == "{") {
+        int d = 0;
+        for (; body_end < t.size(); ++body_end) {
+          if (t[body_end].text == "{") ++d;
+          if (t[body_end].text == "}" && --d == 0) break;
+        }
+      } else {
+        while (body_end < t.size() && t[body_end].text != ";") ++body_end;
+      }
+      bool safe = true;
+      for (std::size_t x = semi2 + 1; x < body_end && x < t.size() && safe; ++x) {
+        std::string w(t[x].text);
+        if (t[x].kind != cuda::TokenKind::identifier) continue;
+        std::string_view next = x + 1 < t.size() ? t[x + 1].text : "";
+        std::string_view after = x + 2 < t.size() ? t[x + 2].text : "";
+        bool assigned =
+            (next == "=" && after != "=") ||
+            ((next == "+" || next == "-" || next == "*" || next == "/") && (after == "=" || after == next)) ||
+            (x > 0 && (t[x - 1].text == "&" || (t[x - 1].text == "+" && x > 1 && t[x - 2].text == "+")));
+        if (used.count(w) && assigned) safe = false;
+        // Memory writes or escapes through anything but a local array.
+        if (other_pointers.count(w)) safe = false;
+        if (next == "[" && !local_arrays.count(w) && !const_params.count(w)) safe = false;
+      }
+      if (!safe) continue;
+      int line = base_line + t[i].line;
+      std::vector<std::string> evidence;
+      std::string stall;
+      for (const auto& l : lines)
+        if (l.file == file && l.line == line) {
+          evidence.push_back(l.id);
+          stall = l.stall;
+        }
+      if (evidence.empty()) continue;
+      std::size_t e_begin = base + t[e0].offset, e_end = base + t[e1 - 1].offset + t[e1 - 1].text.size();
+      std::string expr(text.substr(e_begin, e_end - e_begin));
+      std::size_t line_begin = text.rfind('\n', base + t[i].offset);
+      line_begin = line_begin == std::string_view::npos ? 0 : line_begin + 1;
+      std::size_t line_end = text.find('\n', line_begin);
+      std::string src(text.substr(line_begin, line_end - line_begin));
+      if (src.find(expr) == std::string::npos || src.find(expr) != src.rfind(expr)) continue;
+      std::string bound = v + "_bound";
+      std::string indent = src.substr(0, src.find_first_not_of(" \t"));
+      std::string new_line = src;
+      new_line.replace(new_line.find(expr), expr.size(), bound);
+      prompt::Edit e;
+      e.file = file;
+      e.kernel = fn.name;
+      e.line_start = line;
+      e.line_end = line;
+      e.new_text = fmt::format("{}const auto {} = {};\n{}", indent, bound, expr, new_line);
+      e.evidence = evidence;
+      e.rationale =
+          fmt::format("{}: the loop condition at line {} evaluates `{}` on every iteration and the line shows {}; "
+                      "nothing in the loop changes it or writes memory it reads, so it is computed once before "
+                      "the loop. Same value, same comparison: results stay bit-identical.",
+                      fn.name, line, expr, stall);
       e.expected_effect.push_back({stall, "decrease"});
       ke.others.push_back(std::move(e));
       i = close;

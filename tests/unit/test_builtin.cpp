@@ -26,9 +26,9 @@ int main() {
 }
 )";
 
-json kernel(json lines, std::string limiter = "warps", json limits = json::object()) {
+json kernel(json lines, std::string limiter = "warps", json limits = json::object(), std::string name = "fir") {
   return {
-      {"kernel", "fir"},
+      {"kernel", name},
       {"demangled", "fir(float *, float *, const float *, int)"},
       {"roofline",
        {{"id", "RF1"}, {"occupancy", {{"limiter", limiter}, {"block_size", 256}, {"blocks_per_sm_limits", limits}}}}},
@@ -106,4 +106,44 @@ TEST(Builtin, NeedsStructuredContext) {
   auto result = backend->complete(llm::Request{});
   ASSERT_FALSE(llm::ok(result));
   EXPECT_EQ(std::get<llm::Failure>(result).kind, llm::FailureKind::bad_request);
+}
+
+namespace {
+
+const char* k_loop = R"(__global__ void walk(const int* start, const float* v, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float acc[2];
+  acc[0] = 0.0f;
+  for (int j = start[i]; j < start[i + 1]; j++) {
+    acc[0] += v[j];
+  }
+  out[i] = acc[0];
+}
+int main() { return 0; }
+)";
+
+} // namespace
+
+TEST(Builtin, HoistsAnInvariantLoadFromALoopCondition) {
+  auto r = ask(json::array({kernel(json::array({line("PC4", 5, "stall_long_scoreboard", 0.7)}), "warps", {}, "walk")}),
+               k_loop);
+  // The restrict rule sees no launch to rule out aliasing and withholds; the hoist applies.
+  ASSERT_EQ(r.edits.size(), 1u);
+  const auto& e = r.edits[0];
+  EXPECT_EQ(e.line_start, 5);
+  EXPECT_EQ(*e.new_text, "  const auto j_bound = start[i + 1];\n  for (int j = start[i]; j < j_bound; j++) {");
+  EXPECT_EQ(e.evidence, (std::vector<std::string>{"PC4"}));
+}
+
+TEST(Builtin, NoHoistWhenTheLoopWritesMemory) {
+  std::string writes = k_loop;
+  writes.replace(writes.find("acc[0] += v[j];"), 15, "out[j] += v[j];");
+  auto r = ask(json::array({kernel(json::array({line("PC4", 5, "stall_long_scoreboard", 0.7)}), "warps", {}, "walk")}),
+               writes.c_str());
+  EXPECT_TRUE(r.edits.empty());
+  // Without evidence on the loop line, nothing either.
+  auto quiet =
+      ask(json::array({kernel(json::array({line("PC4", 6, "stall_math_pipe_throttle", 0.7)}), "warps", {}, "walk")}),
+          k_loop);
+  EXPECT_TRUE(quiet.edits.empty());
 }
