@@ -11,7 +11,11 @@
 //   unroll    — #pragma unroll on constant-trip innermost loops whose lines wait or branch;
 //   hoist     — a loop condition's invariant, expensive bound (a load, a division, a call)
 //               computed once before the loop, when the loop header line stalls and the loop
-//               writes no memory the bound could read.
+//               writes no memory the bound could read;
+//   reciprocal — (changes results) division by a floating-point kernel parameter on a hot line
+//               inside a loop becomes a multiplication by its reciprocal, computed once. It is
+//               applied only with allow_fp_changes; otherwise it is listed as withheld, since
+//               outputs are compared bit for bit.
 #include "llm/backend.hpp"
 
 #include "cuda/source.hpp"
@@ -168,6 +172,7 @@ public:
       rule_bounds(k, *file, *fn, ke);
       rule_unroll(k, *file, *fn, ke);
       rule_hoist(k, *file, *fn, ke);
+      rule_reciprocal(k, *file, *fn, ke);
       if (ke.signature_changed) {
         ke.signature.rationale = util::join(ke.why, " ");
         reply.edits.push_back(std::move(ke.signature));
@@ -532,7 +537,102 @@ private:
     }
   }
 
-  // Rules that change floating-point results run only when this is set; none exists yet.
+  void rule_reciprocal(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+    std::string file = fs::path(f.path).filename().string();
+    std::map<std::string, std::string> fp_params; // name -> "1.0f" or "1.0"
+    for (const auto& p : fn.parameters)
+      if (!p.pointer && (p.type == "float" || p.type == "const float"))
+        fp_params[p.name] = "1.0f";
+      else if (!p.pointer && (p.type == "double" || p.type == "const double"))
+        fp_params[p.name] = "1.0";
+    if (fp_params.empty()) return;
+    std::string_view text(f.text);
+    auto t = cuda::lex(text.substr(fn.body_begin, fn.end - fn.body_begin));
+    int base_line = fn.body_first_line - 1;
+    // Lines inside loops of the kernel body.
+    std::set<int> loop_lines;
+    for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+      if (t[i].text != "for" && t[i].text != "while") continue;
+      std::size_t j = i + 1;
+      int depth = 0;
+      for (; j < t.size(); ++j) {
+        if (t[j].text == "(") ++depth;
+        if (t[j].text == ")" && --depth == 0) break;
+      }
+      std::size_t end = j + 1;
+      if (end < t.size() && t[end].text == "{") {
+        int d = 0;
+        for (; end < t.size(); ++end) {
+          if (t[end].text == "{") ++d;
+          if (t[end].text == "}" && --d == 0) break;
+        }
+      } else {
+        while (end < t.size() && t[end].text != ";") ++end;
+      }
+      for (int l = t[i].line; l <= t[std::min(end, t.size() - 1)].line; ++l) loop_lines.insert(base_line + l);
+    }
+    for (const auto& l : stall_lines(k)) {
+      if (l.file != file || !loop_lines.count(l.line)) continue;
+      for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+        if (base_line + t[i].line != l.line || t[i].text != "/" || !fp_params.count(std::string(t[i + 1].text)))
+          continue;
+        std::string divisor(t[i + 1].text);
+        if (i + 2 < t.size() && (t[i + 2].text == "[" || t[i + 2].text == "(" || t[i + 2].text == ".")) continue;
+        std::string suggestion =
+            fmt::format("{}: multiply by a reciprocal of {} computed once instead of dividing on line {}", fn.name,
+                        divisor, l.line);
+        if (!m_allow_fp_changes) {
+          ke.withheld.push_back(
+              {suggestion,
+               "x * (1/y) can differ from x / y in the last bit and outputs are compared bit for bit; "
+               "run with --option allow_fp_changes=true to apply it",
+               {l.id}});
+          return;
+        }
+        std::size_t line_begin = text.rfind('\n', fn.body_begin + t[i].offset) + 1;
+        std::size_t line_end = text.find('\n', line_begin);
+        std::string src(text.substr(line_begin, line_end - line_begin));
+        std::string from = "/ " + divisor, alt = "/" + divisor;
+        std::string inv = divisor + "_inv";
+        std::string out = src;
+        for (const auto& pattern : {from, alt})
+          for (std::size_t pos; (pos = out.find(pattern)) != std::string::npos;)
+            out.replace(pos, pattern.size(), "* " + inv);
+        std::string decl_text = "  const auto " + inv + " = " + fp_params[divisor] + " / " + divisor + ";";
+        prompt::Edit e;
+        e.file = file;
+        e.kernel = fn.name;
+        e.line_start = l.line;
+        e.line_end = l.line;
+        e.new_text = out;
+        e.evidence = {l.id};
+        e.rationale = suggestion + " (changes floating-point results; allowed by allow_fp_changes).";
+        e.expected_effect.push_back({l.stall, "decrease"});
+        // The reciprocal is computed once, as the body's first statement.
+        int decl_line = fn.body_first_line + 1;
+        if (decl_line == l.line) {
+          e.new_text = decl_text + "\n" + out;
+        } else {
+          std::size_t b = 0;
+          for (int n = 1; n < decl_line; ++n) b = text.find('\n', b) + 1;
+          prompt::Edit decl;
+          decl.file = file;
+          decl.kernel = fn.name;
+          decl.line_start = decl_line;
+          decl.line_end = decl_line;
+          decl.new_text = decl_text + "\n" + std::string(text.substr(b, text.find('\n', b) - b));
+          decl.evidence = {l.id};
+          decl.rationale = fmt::format("{}: the reciprocal of {} for the edit of line {}, computed once per thread.",
+                                       fn.name, divisor, l.line);
+          ke.others.push_back(std::move(decl));
+        }
+        ke.others.push_back(std::move(e));
+        return;
+      }
+    }
+  }
+
+  // Rules that change floating-point results run only when this is set.
   bool m_allow_fp_changes = false;
 };
 

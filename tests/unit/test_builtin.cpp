@@ -147,3 +147,43 @@ TEST(Builtin, NoHoistWhenTheLoopWritesMemory) {
           k_loop);
   EXPECT_TRUE(quiet.edits.empty());
 }
+
+namespace {
+
+const char* k_scale = R"(__global__ void norm(float* out, const float* in, float scale, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  for (int k = i; k < n; k += blockDim.x * gridDim.x)
+    out[k] = in[k] / scale;
+}
+int main() { return 0; }
+)";
+
+prompt::Reply ask_with(const json& kernels, const char* src, bool allow_fp) {
+  auto config = llm::parse_model("builtin");
+  if (allow_fp) config.options["allow_fp_changes"] = "true";
+  auto backend = llm::make_backend(config);
+  llm::Request r;
+  r.context = {{"diagnostics", {{"kernels", kernels}}}, {"sources", {{"norm.cu", src}}}};
+  auto parsed = prompt::parse_reply(std::get<llm::Response>(backend->complete(r)).text);
+  EXPECT_TRUE(parsed.ok());
+  return *parsed.reply;
+}
+
+} // namespace
+
+TEST(Builtin, ResultChangingRuleIsWithheldUnlessAllowed) {
+  json lines = json::array({json{
+      {"id", "PC3"}, {"file", "norm.cu"}, {"line", 4}, {"stall", "stall_math_pipe_throttle"}, {"fraction", 0.6}}});
+  json k = kernel(lines, "warps", {}, "norm");
+  auto strict = ask_with(json::array({k}), k_scale, false);
+  EXPECT_TRUE(strict.edits.empty());
+  ASSERT_EQ(strict.withheld.size(), 1u);
+  EXPECT_NE(strict.withheld[0].reason.find("bit for bit"), std::string::npos);
+  EXPECT_EQ(strict.withheld[0].evidence, (std::vector<std::string>{"PC3"}));
+
+  auto allowed = ask_with(json::array({k}), k_scale, true);
+  ASSERT_EQ(allowed.edits.size(), 2u);
+  EXPECT_EQ(*allowed.edits[0].new_text,
+            "  const auto scale_inv = 1.0f / scale;\n  int i = blockIdx.x * blockDim.x + threadIdx.x;");
+  EXPECT_EQ(*allowed.edits[1].new_text, "    out[k] = in[k] * scale_inv;");
+}
