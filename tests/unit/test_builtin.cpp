@@ -1,7 +1,11 @@
 // The builtin optimizer's rules: each fires when its evidence is present, stays silent when it
 // is not, and cites what triggered it.
+#include "edit/apply.hpp"
 #include "llm/backend.hpp"
 #include "prompt/reply.hpp"
+#include "util/process.hpp"
+
+#include "test_helpers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -186,4 +190,36 @@ TEST(Builtin, ResultChangingRuleIsWithheldUnlessAllowed) {
   EXPECT_EQ(*allowed.edits[0].new_text,
             "  const auto scale_inv = 1.0f / scale;\n  int i = blockIdx.x * blockDim.x + threadIdx.x;");
   EXPECT_EQ(*allowed.edits[1].new_text, "    out[k] = in[k] * scale_inv;");
+}
+
+// Every rule's output is valid CUDA: applied to its fixture, it compiles with nvcc (no GPU
+// needed; skipped where CUDA is not installed).
+TEST(Builtin, RuleOutputsCompileWithNvcc) {
+  std::string nvcc = "/usr/local/cuda/bin/nvcc";
+  if (auto found = optimas::util::find_executable("nvcc")) nvcc = *found;
+  if (!optimas::util::find_executable(nvcc)) GTEST_SKIP() << "nvcc not found";
+  optimas::test::TempDir dir;
+  json pc_fir = json::array({line("PC1", 7, "stall_long_scoreboard", 0.9), line("PC2", 6, "stall_wait", 0.6)});
+  json bounded = kernel(pc_fir, "registers", {{"registers", 2}, {"warps", 8}});
+  json walk = kernel(json::array({line("PC4", 5, "stall_long_scoreboard", 0.7)}), "warps", {}, "walk");
+  json lines = json::array({json{
+      {"id", "PC3"}, {"file", "norm.cu"}, {"line", 4}, {"stall", "stall_math_pipe_throttle"}, {"fraction", 0.6}}});
+  struct Case {
+    std::string name, source;
+    prompt::Reply reply;
+  } cases[] = {{"fir.cu", k_src, ask(json::array({bounded}))},
+               {"fir.cu", k_loop, ask(json::array({walk}), k_loop)},
+               {"norm.cu", k_scale, ask_with(json::array({kernel(lines, "warps", {}, "norm")}), k_scale, true)}};
+  int n = 0;
+  for (auto& c : cases) {
+    ASSERT_FALSE(c.reply.edits.empty()) << c.name;
+    auto app = edit::apply_edits({{c.name, c.source}}, c.reply, {});
+    ASSERT_EQ(app.not_applied(), 0u) << c.name << ": " << app.outcomes[0].reason;
+    auto path = dir.file(std::to_string(n++) + "_" + c.name, app.result[c.name]);
+    optimas::util::ProcessSpec spec;
+    spec.argv = {nvcc, "-arch=sm_90", "-c", path, "-o", path + ".o"};
+    spec.timeout_s = 120;
+    auto r = optimas::util::run_process(spec);
+    EXPECT_TRUE(r.ok()) << c.name << ":\n" << app.result[c.name] << "\n" << r.err;
+  }
 }
