@@ -130,6 +130,35 @@ void add_unique(std::vector<std::string>& v, const std::string& s) {
   if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
 }
 
+// The extent of a loop starting at token `at` (`for` or `while`): its header's closing ')' and
+// the last token of its body (the matching '}' or the ';' of a single statement).
+struct LoopExtent {
+  std::size_t close = 0;
+  std::size_t body_end = 0;
+};
+
+LoopExtent loop_extent(const std::vector<cuda::Token>& t, std::size_t at) {
+  LoopExtent e;
+  int depth = 0;
+  for (e.close = at + 1; e.close < t.size(); ++e.close) {
+    if (t[e.close].text == "(") ++depth;
+    if (t[e.close].text == ")" && --depth == 0) break;
+  }
+  e.body_end = e.close + 1;
+  if (e.body_end < t.size() && t[e.body_end].text == "{") {
+    int d = 0;
+    for (; e.body_end < t.size(); ++e.body_end) {
+      if (t[e.body_end].text == "{") ++d;
+      if (t[e.body_end].text == "}" && --d == 0) break;
+    }
+  } else {
+    while (e.body_end < t.size() && t[e.body_end].text != ";") ++e.body_end;
+  }
+  e.close = std::min(e.close, t.size() - 1);
+  e.body_end = std::min(e.body_end, t.size() - 1);
+  return e;
+}
+
 } // namespace
 
 namespace {
@@ -342,12 +371,7 @@ private:
     for (std::size_t i = 0; i + 1 < t.size(); ++i) {
       if (t[i].text != "for" || t[i + 1].text != "(") continue;
       // Header: for (int v = N; v < C; ...) with N a literal and C a literal or a known constant.
-      std::size_t close = i + 1;
-      int depth = 0;
-      for (; close < t.size(); ++close) {
-        if (t[close].text == "(") ++depth;
-        if (t[close].text == ")" && --depth == 0) break;
-      }
+      auto [close, body_end] = loop_extent(t, i);
       std::vector<std::string_view> h;
       for (std::size_t x = i + 2; x < close; ++x) h.push_back(t[x].text);
       bool constant_trip =
@@ -356,21 +380,11 @@ private:
           (std::isdigit(static_cast<unsigned char>(h[7][0])) || constants.count(std::string(h[7]))) && h[8] == ";";
       if (!constant_trip) continue;
       // Innermost: no other loop in its body.
-      std::size_t body_end = close + 1;
-      if (body_end < t.size() && t[body_end].text == "{") {
-        int d = 0;
-        for (; body_end < t.size(); ++body_end) {
-          if (t[body_end].text == "{") ++d;
-          if (t[body_end].text == "}" && --d == 0) break;
-        }
-      } else {
-        while (body_end < t.size() && t[body_end].text != ";") ++body_end;
-      }
       bool inner = true;
       for (std::size_t x = close + 1; x < body_end && x < t.size(); ++x)
         if (t[x].text == "for" || t[x].text == "while") inner = false;
       if (!inner) continue;
-      int first = base_line + t[i].line, last = base_line + t[std::min(body_end, t.size() - 1)].line;
+      int first = base_line + t[i].line, last = base_line + t[body_end].line;
       // Already unrolled?
       std::size_t line_begin = text.rfind('\n', t[i].offset + fn.body_begin);
       std::size_t prev_begin = line_begin == std::string_view::npos ? 0 : text.rfind('\n', line_begin - 1);
@@ -435,14 +449,15 @@ private:
     auto lines = stall_lines(k);
     for (std::size_t i = 0; i + 1 < t.size(); ++i) {
       if (t[i].text != "for" || t[i + 1].text != "(") continue;
-      std::size_t close = i + 1, semi1 = 0, semi2 = 0;
+      auto [close, body_end] = loop_extent(t, i);
+      std::size_t semi1 = 0, semi2 = 0;
       int depth = 0;
-      for (; close < t.size(); ++close) {
-        if (t[close].text == "(") ++depth;
-        if (t[close].text == ")" && --depth == 0) break;
-        if (t[close].text == ";" && depth == 1) (semi1 ? semi2 : semi1) = close;
+      for (std::size_t x = i + 1; x < close; ++x) {
+        if (t[x].text == "(") ++depth;
+        if (t[x].text == ")") --depth;
+        if (t[x].text == ";" && depth == 1) (semi1 ? semi2 : semi1) = x;
       }
-      if (close >= t.size() || !semi1 || !semi2) continue;
+      if (!semi1 || !semi2) continue;
       // cond: v OP E
       std::size_t c0 = semi1 + 1;
       if (c0 + 2 >= semi2 || t[c0].kind != cuda::TokenKind::identifier) continue;
@@ -473,16 +488,6 @@ private:
       }
       if (!expensive || !invariant) continue;
       // The loop: its increment and body must not change what E reads, nor write memory.
-      std::size_t body_end = close + 1;
-      if (body_end < t.size() && t[body_end].text == "{") {
-        int d = 0;
-        for (; body_end < t.size(); ++body_end) {
-          if (t[body_end].text == "{") ++d;
-          if (t[body_end].text == "}" && --d == 0) break;
-        }
-      } else {
-        while (body_end < t.size() && t[body_end].text != ";") ++body_end;
-      }
       bool safe = true;
       for (std::size_t x = semi2 + 1; x < body_end && x < t.size() && safe; ++x) {
         std::string w(t[x].text);
@@ -553,23 +558,8 @@ private:
     std::set<int> loop_lines;
     for (std::size_t i = 0; i + 1 < t.size(); ++i) {
       if (t[i].text != "for" && t[i].text != "while") continue;
-      std::size_t j = i + 1;
-      int depth = 0;
-      for (; j < t.size(); ++j) {
-        if (t[j].text == "(") ++depth;
-        if (t[j].text == ")" && --depth == 0) break;
-      }
-      std::size_t end = j + 1;
-      if (end < t.size() && t[end].text == "{") {
-        int d = 0;
-        for (; end < t.size(); ++end) {
-          if (t[end].text == "{") ++d;
-          if (t[end].text == "}" && --d == 0) break;
-        }
-      } else {
-        while (end < t.size() && t[end].text != ";") ++end;
-      }
-      for (int l = t[i].line; l <= t[std::min(end, t.size() - 1)].line; ++l) loop_lines.insert(base_line + l);
+      auto extent = loop_extent(t, i);
+      for (int l = t[i].line; l <= t[extent.body_end].line; ++l) loop_lines.insert(base_line + l);
     }
     for (const auto& l : stall_lines(k)) {
       if (l.file != file || !loop_lines.count(l.line)) continue;
