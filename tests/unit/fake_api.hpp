@@ -7,6 +7,8 @@
 #include "llm/backend.hpp"
 #include "llm/retry.hpp"
 
+#include "test_helpers.hpp"
+
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -32,28 +34,7 @@ using namespace std::chrono_literals;
 // A recognisable fake key: no message, raw body, log line or cache file may contain it.
 constexpr const char* k_key = "sk-test-SECRET-123456";
 
-class ScopedEnv {
-public:
-  ScopedEnv(std::string name, const char* value) : m_name(std::move(name)) {
-    if (const char* old = std::getenv(m_name.c_str())) m_old = old;
-    if (value)
-      setenv(m_name.c_str(), value, 1);
-    else
-      unsetenv(m_name.c_str());
-  }
-  ~ScopedEnv() {
-    if (m_old)
-      setenv(m_name.c_str(), m_old->c_str(), 1);
-    else
-      unsetenv(m_name.c_str());
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-  std::string m_name;
-  std::optional<std::string> m_old;
-};
+using optimas::test::ScopedEnv;
 
 struct Seen {
   std::string method, path;

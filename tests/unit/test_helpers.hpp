@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,30 @@ public:
 
 private:
   std::filesystem::path m_path;
+};
+
+// Sets (or, with nullptr, unsets) an environment variable for the scope, then restores it.
+class ScopedEnv {
+public:
+  ScopedEnv(std::string name, const char* value) : m_name(std::move(name)) {
+    if (const char* old = std::getenv(m_name.c_str())) m_old = old;
+    if (value)
+      setenv(m_name.c_str(), value, 1);
+    else
+      unsetenv(m_name.c_str());
+  }
+  ~ScopedEnv() {
+    if (m_old)
+      setenv(m_name.c_str(), m_old->c_str(), 1);
+    else
+      unsetenv(m_name.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+  std::string m_name;
+  std::optional<std::string> m_old;
 };
 
 inline std::string data_path(std::string_view rel) {

@@ -3,6 +3,8 @@
 #include "llm/http.hpp"
 #include "llm/secrets.hpp"
 
+#include "test_helpers.hpp"
+
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -67,26 +69,7 @@ private:
   bool m_released = false;
 };
 
-class ScopedEnv {
-public:
-  ScopedEnv(std::string name, const char* value) : m_name(std::move(name)) {
-    if (const char* old = std::getenv(m_name.c_str())) m_old = old;
-    if (value)
-      setenv(m_name.c_str(), value, 1);
-    else
-      unsetenv(m_name.c_str());
-  }
-  ~ScopedEnv() {
-    if (m_old)
-      setenv(m_name.c_str(), m_old->c_str(), 1);
-    else
-      unsetenv(m_name.c_str());
-  }
-
-private:
-  std::string m_name;
-  std::optional<std::string> m_old;
-};
+using optimas::test::ScopedEnv;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -1,6 +1,8 @@
 // Tests of llm/secrets: key values never survive redact().
 #include "llm/secrets.hpp"
 
+#include "test_helpers.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,26 +13,7 @@ using optimas::llm::redact;
 
 namespace {
 
-class ScopedEnv {
-public:
-  ScopedEnv(std::string name, const char* value) : m_name(std::move(name)) {
-    if (const char* old = std::getenv(m_name.c_str())) m_old = old;
-    if (value)
-      setenv(m_name.c_str(), value, 1);
-    else
-      unsetenv(m_name.c_str());
-  }
-  ~ScopedEnv() {
-    if (m_old)
-      setenv(m_name.c_str(), m_old->c_str(), 1);
-    else
-      unsetenv(m_name.c_str());
-  }
-
-private:
-  std::string m_name;
-  std::optional<std::string> m_old;
-};
+using optimas::test::ScopedEnv;
 
 } // namespace
 
