@@ -31,10 +31,7 @@ namespace {
 struct AskArgs {
   ProfileInput input;
   BackendChoice backend;
-  std::string diagnostics = "pc,ia,roofline";
-  bool code_only = false;
-  std::string template_path;
-  std::size_t token_budget = 32000;
+  PromptChoice prompt;
   double temperature = 0.15;
   int max_tokens = 8192;
   std::int64_t seed = -1;
@@ -46,14 +43,11 @@ struct AskArgs {
 };
 
 void run_ask(const AskArgs& a) {
-  auto loaded = load_profile_and_app(a.input);
-  prompt::PromptOptions po;
-  po.code_only = a.code_only;
-  po.sources = analysis::parse_sources(a.diagnostics);
-  po.token_budget = a.token_budget;
-  if (!a.template_path.empty()) po.template_text = util::read_file(a.template_path);
-  auto diagnostics = analysis::analyze(loaded.profile, loaded.analysis);
-  auto prompts = prompt::build_prompts(loaded.app, diagnostics, po);
+  auto prepared = prepare_prompts(a.input, a.prompt);
+  const auto& po = prepared.options;
+  const auto& prompts = prepared.prompts;
+  const auto& diagnostics = prepared.diagnostics;
+  const auto context = structured_context(diagnostics, read_sources(prepared.loaded.app));
   std::set<std::string> known_ids;
   for (const auto& e : diagnostics.evidence) known_ids.insert(e.id);
 
@@ -78,7 +72,7 @@ void run_ask(const AskArgs& a) {
     req.max_tokens = a.max_tokens;
     if (a.seed >= 0) req.seed = a.seed;
     req.timeout_s = a.timeout_s;
-    req.context = structured_context(diagnostics, loaded.app);
+    req.context = context;
     log::info("[{}/{}] {}: asking {} ({}, ~{} tokens)", i + 1, prompts.size(), p.label, backend->name(),
               prompt::prompt_kind(po), p.tokens());
     llm::Result r = llm::complete_cached(*backend, bc, req, cache ? &*cache : nullptr, policy);
@@ -171,11 +165,7 @@ void add_ask_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("ask", "Ask a backend for evidence-citing edits and check its reply");
   add_profile_input_options(cmd, a->input);
   add_backend_options(cmd, a->backend);
-  cmd->add_option("--diagnostics", a->diagnostics, "Evidence to include: any of pc, ia, roofline, or all")
-      ->capture_default_str();
-  cmd->add_flag("--code-only", a->code_only, "The baseline prompt without diagnostics");
-  cmd->add_option("--template", a->template_path, "A prompt template file")->check(CLI::ExistingFile);
-  cmd->add_option("--token-budget", a->token_budget, "Split prompts larger than this")->capture_default_str();
+  add_prompt_options(cmd, a->prompt);
   cmd->add_option("--temperature", a->temperature, "Sampling temperature")->capture_default_str();
   cmd->add_option("--max-tokens", a->max_tokens, "Longest answer, in tokens")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Sampling seed, where the provider supports one");

@@ -34,7 +34,7 @@ namespace {
 struct OptimizeArgs {
   ProfileInput input;
   BackendChoice backend;
-  std::string diagnostics = "pc,ia,roofline";
+  PromptChoice prompt;
   std::string scope = "kernel";
   std::string out = "optimas-variant";
   bool compile = false;
@@ -42,15 +42,13 @@ struct OptimizeArgs {
 };
 
 void run_optimize(const OptimizeArgs& a) {
-  auto loaded = load_profile_and_app(a.input);
-  prompt::PromptOptions po;
-  po.sources = analysis::parse_sources(a.diagnostics);
-  auto d = analysis::analyze(loaded.profile, loaded.analysis);
+  auto prepared = prepare_prompts(a.input, a.prompt);
+  const auto& loaded = prepared.loaded;
+  const auto& d = prepared.diagnostics;
+  const auto& prompts = prepared.prompts;
   if (d.kernels.empty()) throw Error("the profile has no hot kernel to optimize");
-  auto prompts = prompt::build_prompts(loaded.app, d, po);
-  std::map<std::string, std::string> sources;
-  for (const auto& s : loaded.app.sources)
-    sources[fs::path(s).filename().string()] = util::read_file((fs::path(loaded.app.dir) / s).string());
+  const auto sources = read_sources(loaded.app);
+  const auto context = structured_context(d, sources);
   std::set<std::string> known;
   for (const auto& e : d.evidence) known.insert(e.id);
 
@@ -67,7 +65,7 @@ void run_optimize(const OptimizeArgs& a) {
     req.system = p.system;
     req.prompt = p.user;
     req.response_schema = prompt::reply_schema();
-    req.context = structured_context(d, loaded.app);
+    req.context = context;
     log::info("asking {} ({}, {} kernel(s))", backend->name(), p.label, p.kernels.size());
     auto r = llm::complete_cached(*backend, bc, req, cache ? &*cache : nullptr, {});
     if (!llm::ok(r)) {
@@ -175,8 +173,7 @@ void add_optimize_command(CLI::App& app) {
                                  "Produce a variant source and its diff from a profile and a backend (runs nothing)");
   add_profile_input_options(cmd, a->input);
   add_backend_options(cmd, a->backend);
-  cmd->add_option("--diagnostics", a->diagnostics, "Evidence given to the backend: any of pc, ia, roofline, or all")
-      ->capture_default_str();
+  add_prompt_options(cmd, a->prompt);
   cmd->add_option("--scope", a->scope, "Where edits may go: kernel (the implicated kernels) or file")
       ->check(CLI::IsMember({"kernel", "file"}))
       ->capture_default_str();

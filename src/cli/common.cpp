@@ -80,11 +80,38 @@ llm::BackendConfig backend_config(const BackendChoice& b) {
   return c;
 }
 
-nlohmann::json structured_context(const analysis::Diagnostics& d, const config::AppConfig& app) {
+std::map<std::string, std::string> read_sources(const config::AppConfig& app) {
   std::map<std::string, std::string> sources;
   for (const auto& s : app.sources)
     sources[fs::path(s).filename().string()] = util::read_file((fs::path(app.dir) / s).string());
+  return sources;
+}
+
+nlohmann::json structured_context(const analysis::Diagnostics& d, const std::map<std::string, std::string>& sources) {
   return {{"diagnostics", analysis::to_json(d)}, {"sources", sources}};
+}
+
+void add_prompt_options(CLI::App* cmd, PromptChoice& c) {
+  cmd->add_option("--diagnostics", c.diagnostics, "Evidence to include: any of pc, ia, roofline, or all")
+      ->capture_default_str();
+  cmd->add_flag("--code-only", c.code_only, "The baseline: the kernels without diagnostics");
+  cmd->add_option("--template", c.template_path, "A prompt template file (default: the built-in one)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--token-budget", c.token_budget,
+                  "Split prompts larger than this many tokens (about 4 characters each)")
+      ->capture_default_str();
+}
+
+Prepared prepare_prompts(const ProfileInput& input, const PromptChoice& c) {
+  Prepared p;
+  p.loaded = load_profile_and_app(input);
+  p.options.code_only = c.code_only;
+  p.options.sources = analysis::parse_sources(c.diagnostics);
+  p.options.token_budget = c.token_budget;
+  if (!c.template_path.empty()) p.options.template_text = util::read_file(c.template_path);
+  p.diagnostics = analysis::analyze(p.loaded.profile, p.loaded.analysis);
+  p.prompts = prompt::build_prompts(p.loaded.app, p.diagnostics, p.options);
+  return p;
 }
 
 bool cached(const BackendChoice& b, const llm::BackendConfig& c) {

@@ -5,6 +5,7 @@
 #include "config/app_config.hpp"
 #include "llm/backend.hpp"
 #include "profile/profile.hpp"
+#include "prompt/builder.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -30,6 +31,29 @@ struct Loaded {
 // Imports the profile, finds and loads the application's optimas.yml.
 Loaded load_profile_and_app(const ProfileInput& input);
 
+// Which prompt to build: the diagnostic subset or the baseline, the template, the budget.
+struct PromptChoice {
+  std::string diagnostics = "pc,ia,roofline";
+  bool code_only = false;
+  std::string template_path;
+  std::size_t token_budget = 32000;
+};
+
+void add_prompt_options(CLI::App* cmd, PromptChoice& choice);
+
+// A profiled application, its diagnostics and the prompts built from them.
+struct Prepared {
+  Loaded loaded;
+  analysis::Diagnostics diagnostics;
+  prompt::PromptOptions options;
+  std::vector<prompt::Prompt> prompts;
+};
+
+Prepared prepare_prompts(const ProfileInput& input, const PromptChoice& choice);
+
+// The application's sources by file name (as prompts and edits name them).
+std::map<std::string, std::string> read_sources(const config::AppConfig& app);
+
 // Which backend to call and how.
 struct BackendChoice {
   std::string model = "builtin"; // the default needs no model and no network
@@ -43,7 +67,8 @@ struct BackendChoice {
 void add_backend_options(CLI::App* cmd, BackendChoice& choice);
 llm::BackendConfig backend_config(const BackendChoice& choice);
 // The structured inputs the builtin backend works from (Request::context).
-nlohmann::json structured_context(const analysis::Diagnostics& diagnostics, const config::AppConfig& app);
+nlohmann::json structured_context(const analysis::Diagnostics& diagnostics,
+                                  const std::map<std::string, std::string>& sources);
 
 // Whether answers of this backend go through the response cache.
 bool cached(const BackendChoice& choice, const llm::BackendConfig& config);
