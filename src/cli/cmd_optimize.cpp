@@ -11,6 +11,7 @@
 #include "llm/backend.hpp"
 #include "llm/cache.hpp"
 #include "llm/retry.hpp"
+#include "loop/propose.hpp"
 #include "prompt/builder.hpp"
 #include "prompt/reply.hpp"
 
@@ -48,9 +49,8 @@ void run_optimize(const OptimizeArgs& a) {
   const auto& prompts = prepared.prompts;
   if (d.kernels.empty()) throw Error("the profile has no hot kernel to optimize");
   const auto sources = read_sources(loaded.app);
-  const auto context = structured_context(d, sources);
-  std::set<std::string> known;
-  for (const auto& e : d.evidence) known.insert(e.id);
+  std::map<std::string, std::string> paths;
+  for (const auto& f : loaded.app.sources) paths[fs::path(f).filename().string()] = f;
 
   llm::BackendConfig bc = backend_config(a.backend);
   auto backend = llm::make_backend(bc);
@@ -58,39 +58,16 @@ void run_optimize(const OptimizeArgs& a) {
   if (cached(a.backend, bc)) cache.emplace(a.backend.cache_dir);
 
   // One reply per prompt; their edits are applied together.
-  prompt::Reply merged;
-  std::vector<std::string> reply_texts;
-  for (const auto& p : prompts) {
-    llm::Request req;
-    req.system = p.system;
-    req.prompt = p.user;
-    req.response_schema = prompt::reply_schema();
-    req.context = context;
-    log::info("asking {} ({}, {} kernel(s))", backend->name(), p.label, p.kernels.size());
-    auto r = llm::complete_cached(*backend, bc, req, cache ? &*cache : nullptr, {});
-    if (!llm::ok(r)) {
-      const auto& f = std::get<llm::Failure>(r);
-      if (f.kind == llm::FailureKind::awaiting_reply) throw PendingError(f.message);
-      throw Error(fmt::format("{} failed ({}): {}", backend->name(), llm::failure_kind_name(f.kind), f.message));
-    }
-    const auto& text = std::get<llm::Response>(r).text;
-    reply_texts.push_back(text);
-    auto parsed = prompt::parse_reply(text);
-    if (!parsed.ok())
-      throw Error(
-          fmt::format("the reply of {} cannot be used:\n  {}", backend->name(), util::join(parsed.errors, "\n  ")));
-    if (parsed.reply->full_source)
-      throw Error("the reply is a whole source file, not structured edits; nothing to apply");
-    for (auto& e : parsed.reply->edits) merged.edits.push_back(std::move(e));
-    for (auto& w : parsed.reply->withheld) merged.withheld.push_back(std::move(w));
-    merged.summary += (merged.summary.empty() ? "" : " ") + parsed.reply->summary;
-  }
-
-  auto app = edit::apply_edits(sources, merged, known);
-  edit::GuardrailOptions go;
-  if (a.scope == "file") go.scope = edit::Scope::file;
-  for (const auto& k : d.kernels) go.hot_kernels.push_back(k.time.kernel.substr(0, k.time.kernel.find('<')));
-  auto violations = edit::check_guardrails(app, go);
+  auto asked = loop::ask_backend(prompts, "", structured_context(d, sources), *backend, bc, cache ? &*cache : nullptr);
+  auto proposal = loop::make_proposal(asked.replies, d, sources, paths,
+                                      a.scope == "file" ? edit::Scope::file : edit::Scope::kernel);
+  if (!proposal.parse_errors.empty())
+    throw Error(fmt::format("the reply of {} cannot be used:\n  {}", backend->name(),
+                            util::join(proposal.parse_errors, "\n  ")));
+  const auto& merged = proposal.reply;
+  const auto& app = proposal.application;
+  const auto& violations = proposal.violations;
+  const std::string& diff = proposal.diff;
 
   // The variant: a copy of the application folder with the edited sources. The user's tree is
   // not touched.
@@ -99,12 +76,8 @@ void run_optimize(const OptimizeArgs& a) {
   fs::remove_all(variant);
   fs::create_directories(out);
   fs::copy(loaded.app.dir, variant, fs::copy_options::recursive);
-  std::string diff;
-  for (const auto& s : loaded.app.sources) {
-    std::string name = fs::path(s).filename().string();
-    util::write_file((variant / s).string(), app.result.at(name));
-    diff += edit::unified_diff(app.original.at(name), app.result.at(name), s);
-  }
+  for (const auto& s : loaded.app.sources)
+    util::write_file((variant / s).string(), app.result.at(fs::path(s).filename().string()));
   util::write_file((out / "diff.patch").string(), diff);
   util::write_file((out / "reply.json").string(), prompt::to_json(merged).dump(2) + "\n");
 
@@ -113,18 +86,9 @@ void run_optimize(const OptimizeArgs& a) {
                            {"applied", app.applied()},
                            {"not_applied", app.not_applied()},
                            {"withheld", merged.withheld.size()}};
-  nlohmann::json outcomes = nlohmann::json::array();
-  for (const auto& o : app.outcomes)
-    outcomes.push_back({{"edit", o.index + 1},
-                        {"applied", o.applied},
-                        {"reason", o.reason},
-                        {"file", o.file},
-                        {"lines", {o.first_line, o.last_line}},
-                        {"evidence", merged.edits[o.index].evidence},
-                        {"unknown_evidence", o.unknown_evidence}});
   nlohmann::json rejected = nlohmann::json::array();
   for (const auto& v : violations) rejected.push_back({{"rule", v.rule}, {"file", v.file}, {"message", v.message}});
-  result["outcomes"] = outcomes;
+  result["outcomes"] = loop::outcomes_json(proposal);
   result["violations"] = rejected;
   result["accepted"] = violations.empty() && app.applied() > 0;
   result["variant"] = variant.string();

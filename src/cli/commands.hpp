@@ -6,11 +6,18 @@
 
 namespace optimas::cli {
 
+// The exit code a command asks for when it finishes without an exception (k_exit_ok unless set).
+int& command_exit_code();
+
 void add_analyze_command(CLI::App& app);
+void add_apply_command(CLI::App& app);
+void add_corpus_command(CLI::App& app);
 void add_ask_command(CLI::App& app);
 void add_backends_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 void add_prompt_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_runs_command(CLI::App& app);
 
 } // namespace optimas::cli

@@ -29,6 +29,10 @@ int main(int argc, char** argv) {
   cli::add_backends_command(app);
   cli::add_ask_command(app);
   cli::add_optimize_command(app);
+  cli::add_run_command(app);
+  cli::add_runs_command(app);
+  cli::add_apply_command(app);
+  cli::add_corpus_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -47,5 +51,10 @@ int main(int argc, char** argv) {
     log::error("internal error: {}", e.what());
     return k_exit_error;
   }
-  return k_exit_ok;
+  return cli::command_exit_code();
+}
+
+int& optimas::cli::command_exit_code() {
+  static int code = optimas::k_exit_ok;
+  return code;
 }

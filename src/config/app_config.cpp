@@ -15,9 +15,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* k_top_keys[] = {"name", "description", "sources", "build", "run", "configs"};
+constexpr const char* k_top_keys[] = {"name", "description", "sources", "build", "run", "configs", "optimize",
+                                      "measure", "validate"};
+constexpr const char* k_optimize_keys[] = {"backend", "options", "diagnostics", "scope", "iterations", "retries"};
+constexpr const char* k_measure_keys[] = {"runs", "warmup", "timing", "configs", "confidence", "significance"};
+constexpr const char* k_validate_keys[] = {"tolerance", "fresh_seeds", "configs"};
 constexpr const char* k_build_keys[] = {"command", "binary"};
-constexpr const char* k_run_keys[] = {"command", "output", "kernel_time", "timeout_s"};
+constexpr const char* k_run_keys[] = {"command", "output", "kernel_time", "timeout_s", "seed", "needs_gpu"};
 
 class Reader {
 public:
@@ -50,6 +54,28 @@ public:
     }
     if (!n.IsScalar()) fail(n, fmt::format("\"{}\" must be a string", key));
     return n.as<std::string>();
+  }
+
+  template <typename T> T scalar(const YAML::Node& n, const char* what) const {
+    if (!n.IsScalar()) fail(n, fmt::format("\"{}\" must be a single value", what));
+    try {
+      return n.as<T>();
+    } catch (const YAML::Exception&) {
+      fail(n, fmt::format("\"{}\" has the wrong type (\"{}\")", what, n.Scalar()));
+    }
+  }
+
+  int count(const YAML::Node& n, const char* what, int min) const {
+    int v = scalar<int>(n, what);
+    if (v < min) fail(n, fmt::format("\"{}\" must be at least {}", what, min));
+    return v;
+  }
+
+  std::vector<std::string> names(const YAML::Node& n, const char* what) const {
+    if (!n.IsSequence()) fail(n, fmt::format("\"{}\" must be a list", what));
+    std::vector<std::string> out;
+    for (const auto& x : n) out.push_back(scalar<std::string>(x, what));
+    return out;
   }
 
 private:
@@ -159,6 +185,68 @@ AppConfig load_app_config(const std::string& path) {
     if (!(app.timeout_s > 0)) rd.fail(t, "\"timeout_s\" must be positive");
   }
 
+  if (YAML::Node seed = run["seed"]) app.seed_param = rd.scalar<std::string>(seed, "seed");
+  else if (placeholders(app.run_command).count("seed")) app.seed_param = "seed";
+  if (!app.seed_param.empty() && !placeholders(app.run_command).count(app.seed_param))
+    rd.fail(run["seed"], fmt::format("run.command has no {{{}}} placeholder for the seed", app.seed_param));
+  if (YAML::Node g = run["needs_gpu"]) app.needs_gpu = rd.scalar<bool>(g, "needs_gpu");
+
+  if (YAML::Node o = root["optimize"]) {
+    rd.check_keys(o, k_optimize_keys, "optimize");
+    auto& s = app.optimize;
+    if (o["backend"]) s.backend = rd.scalar<std::string>(o["backend"], "backend");
+    if (YAML::Node opts = o["options"]) {
+      if (!opts.IsMap()) rd.fail(opts, "\"options\" must be a mapping of backend options");
+      for (const auto& kv : opts) s.options[kv.first.as<std::string>()] = rd.scalar<std::string>(kv.second, "options");
+    }
+    if (o["diagnostics"]) s.diagnostics = rd.scalar<std::string>(o["diagnostics"], "diagnostics");
+    if (o["scope"]) {
+      s.scope = rd.scalar<std::string>(o["scope"], "scope");
+      if (s.scope != "kernel" && s.scope != "file") rd.fail(o["scope"], "\"scope\" is kernel or file");
+    }
+    if (o["iterations"]) s.iterations = rd.count(o["iterations"], "iterations", 1);
+    if (o["retries"]) s.retries = rd.count(o["retries"], "retries", 0);
+  }
+  if (YAML::Node m = root["measure"]) {
+    rd.check_keys(m, k_measure_keys, "measure");
+    auto& s = app.measure;
+    if (m["runs"]) s.runs = rd.count(m["runs"], "runs", 2);
+    if (m["warmup"]) s.warmup = rd.count(m["warmup"], "warmup", 0);
+    if (m["timing"]) {
+      s.timing = rd.scalar<std::string>(m["timing"], "timing");
+      if (s.timing != "auto" && s.timing != "kernel_time" && s.timing != "wall")
+        rd.fail(m["timing"], "\"timing\" is auto, kernel_time or wall");
+      if (s.timing == "kernel_time" && app.kernel_time.empty())
+        rd.fail(m["timing"], "timing: kernel_time needs run.kernel_time (the pattern of the printed time)");
+    }
+    if (m["configs"]) s.configs = rd.names(m["configs"], "configs");
+    if (m["confidence"]) s.confidence = rd.scalar<double>(m["confidence"], "confidence");
+    if (m["significance"]) s.significance = rd.scalar<double>(m["significance"], "significance");
+    if (!(s.confidence > 0 && s.confidence < 1)) rd.fail(m["confidence"], "\"confidence\" must lie between 0 and 1");
+    if (!(s.significance > 0 && s.significance < 1))
+      rd.fail(m["significance"], "\"significance\" must lie between 0 and 1");
+  }
+  if (YAML::Node v = root["validate"]) {
+    rd.check_keys(v, k_validate_keys, "validate");
+    auto& s = app.validate;
+    if (YAML::Node t = v["tolerance"]) {
+      if (t.IsScalar()) {
+        s.tolerance = t.as<std::string>();
+        if (s.tolerance != "exact") rd.fail(t, "\"tolerance\" is exact or a mapping such as {rel: 1e-12}");
+      } else if (t.IsMap() && t.size() == 1) {
+        s.tolerance = t.begin()->first.as<std::string>();
+        if (s.tolerance != "abs" && s.tolerance != "rel" && s.tolerance != "ulp")
+          rd.fail(t, fmt::format("unknown tolerance \"{}\" (abs, rel or ulp)", s.tolerance));
+        s.tolerance_value = rd.scalar<double>(t.begin()->second, "tolerance");
+        if (!(s.tolerance_value >= 0)) rd.fail(t, "the tolerance must not be negative");
+      } else {
+        rd.fail(t, "\"tolerance\" is exact or one of {abs: X}, {rel: X}, {ulp: N}");
+      }
+    }
+    if (v["fresh_seeds"]) s.fresh_seeds = rd.count(v["fresh_seeds"], "fresh_seeds", 0);
+    if (v["configs"]) s.configs = rd.names(v["configs"], "configs");
+  }
+
   YAML::Node configs = root["configs"];
   if (!configs || !configs.IsSequence() || configs.size() == 0)
     rd.fail(configs ? configs : root, "optimas.yml needs \"configs\": a non-empty list of input configurations");
@@ -207,6 +295,13 @@ AppConfig load_app_config(const std::string& path) {
   bool any_visible = false;
   for (const auto& c : app.configs) any_visible = any_visible || !c.held_out;
   if (!any_visible) rd.fail(configs, "every config is held_out: at least one must be visible");
+  auto check_names = [&](const std::vector<std::string>& list, const char* section) {
+    for (const auto& n : list)
+      if (!app.find(n))
+        rd.fail(root[section]["configs"], fmt::format("{}.configs names \"{}\", which is not a config", section, n));
+  };
+  check_names(app.measure.configs, "measure");
+  check_names(app.validate.configs, "validate");
   return app;
 }
 

@@ -16,6 +16,33 @@ struct InputConfig {
   int line = 0;                              // where it is declared, for messages
 };
 
+// How `optimas run` works on this application (optimas.yml sections optimize, measure,
+// validate); the command line overrides each key.
+struct OptimizeSettings {
+  std::string backend = "builtin";
+  std::map<std::string, std::string> options; // backend options (key -> value)
+  std::string diagnostics = "pc,ia,roofline";
+  std::string scope = "kernel";
+  int iterations = 1; // rounds of profile -> edit -> evaluate, each from the best variant so far
+  int retries = 3;    // further attempts after a build failure or a guardrail rejection
+};
+
+struct MeasureSettings {
+  int runs = 5;   // timed runs of baseline and variant each, interleaved
+  int warmup = 1; // untimed runs of each first
+  std::string timing = "auto"; // kernel_time (the program's printed time), wall, or auto: kernel_time when configured
+  std::vector<std::string> configs; // empty: every configuration
+  double confidence = 0.95;
+  double significance = 0.05;
+};
+
+struct ValidateSettings {
+  std::string tolerance = "exact"; // exact, abs, rel or ulp
+  double tolerance_value = 0;
+  int fresh_seeds = 1;              // extra runs per configuration with seeds nobody has seen
+  std::vector<std::string> configs; // empty: every configuration (held-out ones included)
+};
+
 struct AppConfig {
   std::string path; // the optimas.yml file
   std::string dir;  // its folder: build and run happen there
@@ -28,7 +55,12 @@ struct AppConfig {
   std::string output;      // file the program writes, compared byte for byte
   std::string kernel_time; // regex, group 1 = milliseconds
   double timeout_s = 600;
+  std::string seed_param; // the placeholder holding the program's seed; empty: it takes none
+  bool needs_gpu = true;  // false for host programs (tests), which can run anywhere
   std::vector<InputConfig> configs;
+  OptimizeSettings optimize;
+  MeasureSettings measure;
+  ValidateSettings validate;
 
   const InputConfig& default_config() const;
   const InputConfig* find(const std::string& name) const;

@@ -11,6 +11,7 @@ namespace optimas {
 inline constexpr int k_exit_ok = 0;
 inline constexpr int k_exit_error = 1;
 inline constexpr int k_exit_usage = 2;
+inline constexpr int k_exit_no_improvement = 3; // finished, but no variant was shown to be faster
 inline constexpr int k_exit_pending = 4; // waiting for something outside (a manual reply)
 
 // A failure a caller may handle or report; the message says what and where.

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -123,6 +124,19 @@ ProcessResult run_process(const ProcessSpec& spec) {
       (void)!::write(exec_pipe[1], msg.data(), msg.size());
       ::_exit(127);
     };
+    auto limit = [&](int resource, std::uint64_t value, const char* what) {
+      if (value == 0) return;
+      rlimit rl{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+      if (::setrlimit(resource, &rl) != 0) die(what);
+    };
+    limit(RLIMIT_FSIZE, spec.limits.file_bytes, "cannot limit file size");
+    limit(RLIMIT_AS, spec.limits.address_space, "cannot limit address space");
+    limit(RLIMIT_CPU, spec.limits.cpu_s, "cannot limit CPU time");
+    limit(RLIMIT_NOFILE, spec.limits.open_files, "cannot limit open files");
+    if (!spec.limits.core_dumps) {
+      rlimit none{0, 0};
+      ::setrlimit(RLIMIT_CORE, &none);
+    }
     if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) die(("cannot enter " + spec.cwd).c_str());
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);

@@ -2,12 +2,23 @@
 // group is killed, so a hanging program cannot outlive the call.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace optimas::util {
+
+// Limits applied in the child before exec (0: unchanged). A limit caps what one runaway
+// program can do to the machine; exceeding it ends the program with a signal or an error.
+struct ResourceLimits {
+  std::uint64_t file_bytes = 0;    // RLIMIT_FSIZE: largest file it may write
+  std::uint64_t address_space = 0; // RLIMIT_AS (CUDA reserves huge virtual ranges: leave 0 for GPU programs)
+  std::uint64_t cpu_s = 0;         // RLIMIT_CPU
+  std::uint64_t open_files = 0;    // RLIMIT_NOFILE
+  bool core_dumps = true;          // false: RLIMIT_CORE 0
+};
 
 struct ProcessSpec {
   std::vector<std::string> argv;          // argv[0] is looked up on PATH
@@ -18,6 +29,7 @@ struct ProcessSpec {
   std::string stdout_path;                // empty: capture into ProcessResult::out
   std::string stderr_path;                // empty: capture into ProcessResult::err
   bool stderr_to_stdout = false;
+  ResourceLimits limits;
 };
 
 struct ProcessResult {

@@ -1,0 +1,198 @@
+#include "evaluate/sandbox.hpp"
+
+#include "util/error.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <set>
+
+extern char** environ;
+
+namespace optimas::evaluate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::uint64_t k_gib = 1ull << 30;
+
+bool looks_secret(const std::string& name) {
+  std::string upper;
+  for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const char* word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"})
+    if (upper.find(word) != std::string::npos) return true;
+  return false;
+}
+
+std::string stderr_log(const std::string& log_path) {
+  std::string base = log_path;
+  if (base.size() > 4 && base.compare(base.size() - 4, 4, ".log") == 0) base.resize(base.size() - 4);
+  return base + ".stderr.log";
+}
+
+std::string last_lines(const std::string& text, std::size_t lines) {
+  std::size_t pos = text.size();
+  if (pos && text[pos - 1] == '\n') --pos;
+  for (std::size_t n = 0; n < lines && pos > 0; ++n) {
+    std::size_t nl = text.rfind('\n', pos - 1);
+    if (nl == std::string::npos) return text;
+    pos = nl;
+  }
+  return text.substr(pos == 0 ? 0 : pos + 1);
+}
+
+std::string last_line(const std::string& text) {
+  std::string out(util::trim(last_lines(text, 1)));
+  return out.size() > 200 ? out.substr(0, 200) + "..." : out;
+}
+
+} // namespace
+
+std::vector<std::string> secret_variables() {
+  std::vector<std::string> out;
+  for (char** e = environ; *e; ++e) {
+    std::string entry(*e);
+    std::string name = entry.substr(0, entry.find('='));
+    if (looks_secret(name)) out.push_back(name);
+  }
+  return out;
+}
+
+Sandbox sandbox_for(const config::AppConfig& app) {
+  Sandbox s;
+  s.timeout_s = app.timeout_s;
+  s.limits.core_dumps = false;
+  s.limits.file_bytes = 16 * k_gib;
+  if (!app.needs_gpu) s.limits.address_space = 64 * k_gib;
+  s.unset_env = secret_variables();
+  return s;
+}
+
+void copy_application(const config::AppConfig& app, const std::string& to) {
+  std::set<std::string> skip = {".git", ".optimas", "runs", "optimas-profile", "optimas-variant", "optimas-manual"};
+  if (!app.binary.empty()) skip.insert(fs::path(app.binary).lexically_normal().string());
+  if (!app.output.empty()) skip.insert(fs::path(app.output).lexically_normal().string());
+  fs::create_directories(to);
+  const fs::path from(app.dir);
+  for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator(); ++it) {
+    fs::path rel = fs::relative(it->path(), from);
+    if (skip.count(rel.string()) || it->path().filename() == ".git") {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    fs::path target = fs::path(to) / rel;
+    if (it->is_directory()) fs::create_directories(target);
+    else if (it->is_regular_file()) fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing);
+  }
+}
+
+std::string BuildResult::tail(std::size_t lines) const {
+  if (log.empty() || !fs::exists(log)) return {};
+  return last_lines(util::read_file(log), lines);
+}
+
+BuildResult build_in(const config::AppConfig& app, const std::string& dir, const std::string& log_path,
+                     const Sandbox& sandbox) {
+  util::ProcessSpec spec = util::shell(app.build_command);
+  spec.cwd = dir;
+  spec.timeout_s = sandbox.timeout_s;
+  spec.limits = sandbox.limits;
+  spec.unset_env = sandbox.unset_env;
+  spec.stdout_path = log_path;
+  spec.stderr_to_stdout = true;
+  auto r = util::run_process(spec);
+  BuildResult b;
+  b.ok = r.ok();
+  b.result = r.describe();
+  b.log = log_path;
+  b.wall_s = r.wall_s;
+  if (b.ok && !app.binary.empty() && !fs::exists(fs::path(dir) / app.binary)) {
+    b.ok = false;
+    b.result = fmt::format("the build succeeded but made no {}", app.binary);
+  }
+  return b;
+}
+
+std::optional<double> parse_kernel_time(const std::string& pattern, const std::string& text) {
+  if (pattern.empty()) return std::nullopt;
+  std::regex re(pattern);
+  std::optional<double> total;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
+    char* end = nullptr;
+    std::string group = (*it)[1].str();
+    double v = std::strtod(group.c_str(), &end);
+    if (end == group.c_str()) continue;
+    total = total.value_or(0) + v;
+  }
+  return total;
+}
+
+Execution execute_in(const config::AppConfig& app, const std::string& dir, const config::InputConfig& config,
+                     const std::string& output_path, const std::string& log_path, const Sandbox& sandbox) {
+  const bool via_placeholder = app.run_command.find("{output}") != std::string::npos;
+  fs::remove(output_path);
+  if (!app.output.empty() && !via_placeholder) fs::remove(fs::path(dir) / app.output);
+  util::ProcessSpec spec = util::shell(app.command_for(config, util::shell_quote(output_path)));
+  spec.cwd = dir;
+  spec.timeout_s = sandbox.timeout_s;
+  spec.limits = sandbox.limits;
+  spec.unset_env = sandbox.unset_env;
+  spec.stdout_path = log_path;
+  spec.stderr_path = stderr_log(log_path);
+  auto r = util::run_process(spec);
+
+  Execution e;
+  e.wall_s = r.wall_s;
+  e.output = output_path;
+  std::string out = fs::exists(log_path) ? util::read_file(log_path) : std::string();
+  if (!r.ok()) {
+    std::string err = fs::exists(spec.stderr_path) ? util::read_file(spec.stderr_path) : std::string();
+    std::string last = last_line(err.empty() ? out : err);
+    e.failure = r.describe() + (last.empty() ? "" : ": " + last);
+    return e;
+  }
+  e.kernel_ms = parse_kernel_time(app.kernel_time, out);
+  if (!app.kernel_time.empty() && !e.kernel_ms) {
+    e.failure = fmt::format("the program printed no kernel time matching '{}'", app.kernel_time);
+    return e;
+  }
+  if (!via_placeholder) {
+    if (!app.output.empty()) {
+      fs::path produced = fs::path(dir) / app.output;
+      if (!fs::exists(produced)) {
+        e.failure = fmt::format("the program wrote no {}", app.output);
+        return e;
+      }
+      fs::rename(produced, output_path);
+    } else {
+      // The output is stdout, less the lines that carry the (varying) time.
+      std::string kept;
+      std::regex re(app.kernel_time.empty() ? std::string("$^") : app.kernel_time);
+      for (auto line : util::split(out, '\n'))
+        if (!std::regex_search(line.begin(), line.end(), re)) kept += std::string(line) + "\n";
+      util::write_file(output_path, kept);
+    }
+  } else if (!fs::exists(output_path)) {
+    e.failure = "the program wrote no output file";
+    return e;
+  }
+  e.ok = true;
+  return e;
+}
+
+bool gpu_present() {
+  auto smi = util::find_executable("nvidia-smi");
+  if (!smi) return false;
+  util::ProcessSpec spec;
+  spec.argv = {*smi, "-L"};
+  spec.timeout_s = 30;
+  auto r = util::run_process(spec);
+  return r.ok() && r.out.find("GPU ") != std::string::npos;
+}
+
+} // namespace optimas::evaluate

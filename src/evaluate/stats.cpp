@@ -1,0 +1,172 @@
+#include "evaluate/stats.hpp"
+
+#include "util/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+namespace optimas::evaluate {
+
+namespace {
+
+constexpr std::size_t k_exact_limit = 20; // C(20, 10) = 184756 rank assignments at most
+
+// Mid-ranks (1-based) of the pooled values, ties sharing their average rank.
+std::vector<double> pooled_ranks(const std::vector<double>& pooled) {
+  std::vector<std::size_t> order(pooled.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return pooled[x] < pooled[y]; });
+  std::vector<double> ranks(pooled.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && pooled[order[j + 1]] == pooled[order[i]]) ++j;
+    double rank = (static_cast<double>(i + j) + 2.0) / 2.0;
+    for (std::size_t k = i; k <= j; ++k) ranks[order[k]] = rank;
+    i = j + 1;
+  }
+  return ranks;
+}
+
+// Every way of choosing which `k` of the ranks belong to the first sample: the rank sum's
+// distance from its mean at least as large as observed, counted.
+double exact_p(const std::vector<double>& ranks, std::size_t k, double observed) {
+  const std::size_t n = ranks.size();
+  const double mean = static_cast<double>(k) * static_cast<double>(n + 1) / 2.0;
+  const double distance = std::abs(observed - mean) - 1e-9;
+  std::vector<std::size_t> pick(k);
+  std::iota(pick.begin(), pick.end(), 0);
+  std::uint64_t total = 0, extreme = 0;
+  while (true) {
+    double sum = 0;
+    for (std::size_t i : pick) sum += ranks[i];
+    ++total;
+    if (std::abs(sum - mean) >= distance) ++extreme;
+    // Next combination in lexicographic order.
+    std::size_t i = k;
+    while (i > 0 && pick[i - 1] == n - k + i - 1) --i;
+    if (i == 0) break;
+    ++pick[i - 1];
+    for (std::size_t j = i; j < k; ++j) pick[j] = pick[j - 1] + 1;
+  }
+  return static_cast<double>(extreme) / static_cast<double>(total);
+}
+
+double normal_p(const std::vector<double>& ranks, const std::vector<double>& pooled, std::size_t k, double observed) {
+  const double n = static_cast<double>(ranks.size());
+  const double n1 = static_cast<double>(k), n2 = n - n1;
+  const double mean = n1 * (n + 1) / 2.0;
+  // Tie correction: sum over tie groups of t^3 - t.
+  std::vector<double> sorted = pooled;
+  std::sort(sorted.begin(), sorted.end());
+  double ties = 0;
+  for (std::size_t i = 0; i < sorted.size();) {
+    std::size_t j = i;
+    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+    double t = static_cast<double>(j - i);
+    ties += t * t * t - t;
+    i = j;
+  }
+  double variance = n1 * n2 / 12.0 * ((n + 1) - ties / (n * (n - 1)));
+  if (variance <= 0) return 1.0;
+  double z = (std::abs(observed - mean) - 0.5) / std::sqrt(variance); // continuity correction
+  if (z < 0) z = 0;
+  return std::erfc(z / std::sqrt(2.0));
+}
+
+} // namespace
+
+std::string verdict_name(Verdict v) {
+  switch (v) {
+  case Verdict::faster: return "faster";
+  case Verdict::slower: return "slower";
+  case Verdict::no_change: return "no significant change";
+  }
+  return "no significant change";
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) throw Error("median of no values");
+  std::sort(values.begin(), values.end());
+  std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+}
+
+double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.empty() || b.empty()) return 1.0;
+  std::vector<double> pooled = a;
+  pooled.insert(pooled.end(), b.begin(), b.end());
+  std::vector<double> ranks = pooled_ranks(pooled);
+  double observed = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) observed += ranks[i];
+  if (pooled.size() <= k_exact_limit) return exact_p(ranks, a.size(), observed);
+  return normal_p(ranks, pooled, a.size(), observed);
+}
+
+Comparison compare(const std::vector<double>& base, const std::vector<double>& variant, const StatsOptions& options) {
+  if (base.empty() || variant.empty()) throw Error("cannot compare timings: a side has no samples");
+  Comparison c;
+  c.n_base = base.size();
+  c.n_variant = variant.size();
+  c.base_median = median(base);
+  c.variant_median = median(variant);
+  c.speedup = c.variant_median > 0 ? c.base_median / c.variant_median : 1.0;
+
+  // Percentile bootstrap: resample each side with replacement, take the ratio of medians.
+  std::mt19937_64 rng(options.seed);
+  std::uniform_int_distribution<std::size_t> pick_base(0, base.size() - 1), pick_variant(0, variant.size() - 1);
+  std::vector<double> ratios;
+  ratios.reserve(static_cast<std::size_t>(options.resamples));
+  std::vector<double> rb(base.size()), rv(variant.size());
+  for (int r = 0; r < options.resamples; ++r) {
+    for (auto& x : rb) x = base[pick_base(rng)];
+    for (auto& x : rv) x = variant[pick_variant(rng)];
+    double mv = median(rv);
+    if (mv > 0) ratios.push_back(median(rb) / mv);
+  }
+  if (!ratios.empty()) {
+    std::sort(ratios.begin(), ratios.end());
+    double tail = (1.0 - options.confidence) / 2.0;
+    auto at = [&](double q) {
+      double pos = q * static_cast<double>(ratios.size() - 1);
+      std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+      std::size_t hi = std::min(lo + 1, ratios.size() - 1);
+      return ratios[lo] + (pos - static_cast<double>(lo)) * (ratios[hi] - ratios[lo]);
+    };
+    c.ci_low = at(tail);
+    c.ci_high = at(1.0 - tail);
+  }
+  c.p_value = mann_whitney_p(base, variant);
+  bool significant = c.p_value < options.significance;
+  if (significant && c.ci_low > 1.0) c.verdict = Verdict::faster;
+  else if (significant && c.ci_high < 1.0) c.verdict = Verdict::slower;
+  return c;
+}
+
+Interval median_difference_interval(const std::vector<double>& base, const std::vector<double>& variant,
+                                    const StatsOptions& options) {
+  if (base.empty() || variant.empty()) throw Error("cannot compare timings: a side has no samples");
+  std::mt19937_64 rng(options.seed);
+  std::uniform_int_distribution<std::size_t> pick_base(0, base.size() - 1), pick_variant(0, variant.size() - 1);
+  std::vector<double> diffs(static_cast<std::size_t>(std::max(options.resamples, 1)));
+  std::vector<double> rb(base.size()), rv(variant.size());
+  for (auto& d : diffs) {
+    for (auto& x : rb) x = base[pick_base(rng)];
+    for (auto& x : rv) x = variant[pick_variant(rng)];
+    d = median(rb) - median(rv);
+  }
+  std::sort(diffs.begin(), diffs.end());
+  double tail = (1.0 - options.confidence) / 2.0;
+  auto at = [&](double q) { return diffs[static_cast<std::size_t>(std::lround(q * static_cast<double>(diffs.size() - 1)))]; };
+  return {at(tail), at(1.0 - tail)};
+}
+
+double geometric_mean(const std::vector<double>& values) {
+  if (values.empty()) return 1.0;
+  double s = 0;
+  for (double v : values) s += std::log(v);
+  return std::exp(s / static_cast<double>(values.size()));
+}
+
+} // namespace optimas::evaluate

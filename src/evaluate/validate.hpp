@@ -1,0 +1,43 @@
+// Correctness of a variant: its outputs compared with the baseline's, byte for byte by default,
+// on every input configuration (held-out ones included) and on fresh seeds.
+#pragma once
+
+#include "config/app_config.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace optimas::evaluate {
+
+struct Tolerance {
+  enum class Mode { exact, absolute, relative, ulp } mode = Mode::exact;
+  double value = 0;
+};
+
+// From optimas.yml's validate.tolerance ("exact", "abs", "rel", "ulp").
+Tolerance tolerance_from(const config::ValidateSettings& settings);
+std::string describe(const Tolerance& t); // "byte for byte", "relative 1e-12", ...
+
+struct OutputComparison {
+  bool equal = false;
+  std::string detail; // where they first differ, when they do
+};
+
+// Exact: byte for byte. Otherwise both files are read as whitespace-separated tokens; tokens that
+// parse as numbers (hex floats too) must agree within the tolerance, others must be identical.
+OutputComparison compare_outputs(const std::string& expected, const std::string& actual, const Tolerance& tolerance);
+
+// One run a variant must pass: a configuration, maybe with a seed nobody has seen.
+struct Check {
+  std::string config;
+  std::string label; // "default", "heldout", "default+seed 184467"
+  bool held_out = false;
+  config::InputConfig input; // the parameters to run with
+};
+
+// The checks for a variant: each selected configuration as declared, then `fresh_seeds` more runs
+// of each with seeds derived from `salt` (the run id and variant), where the program takes a seed.
+std::vector<Check> validation_checks(const config::AppConfig& app, const std::string& salt);
+
+} // namespace optimas::evaluate

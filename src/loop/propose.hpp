@@ -1,0 +1,58 @@
+// From prompts to a checked proposal: ask the backend (once per prompt), parse the replies,
+// apply their edits to copies of the sources and check the guardrails. Used by `optimas
+// optimize` (one shot) and by the closed loop (with retries and feedback).
+#pragma once
+
+#include "analysis/diagnostics.hpp"
+#include "edit/apply.hpp"
+#include "edit/guardrails.hpp"
+#include "llm/backend.hpp"
+#include "llm/cache.hpp"
+#include "prompt/builder.hpp"
+#include "prompt/reply.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace optimas::loop {
+
+struct Asked {
+  std::vector<std::string> replies; // one raw text per prompt
+  llm::Usage usage;
+  std::string model; // as the provider reported it
+};
+
+// Sends every prompt (with `feedback` appended when retrying). Throws PendingError while a
+// manual reply is missing, Error naming the backend and the failure kind otherwise.
+Asked ask_backend(const std::vector<prompt::Prompt>& prompts, const std::string& feedback,
+                  const nlohmann::json& context, llm::Backend& backend, const llm::BackendConfig& config,
+                  llm::ResponseCache* cache);
+
+// The user message of a prompt on a retry: the prompt, then why the last reply was rejected.
+std::string with_feedback(const std::string& user, const std::string& feedback);
+
+struct Proposal {
+  std::vector<std::string> parse_errors; // non-empty: a reply could not be used
+  prompt::Reply reply;                   // the replies' edits and withheld suggestions, merged
+  edit::Application application;
+  std::vector<edit::Violation> violations;
+  std::string diff; // unified, over every source file
+  bool usable() const { return parse_errors.empty() && violations.empty() && application.applied() > 0; }
+  // Why the proposal cannot be built, in words a backend can act on (empty when usable).
+  std::string feedback() const;
+};
+
+// `sources`: file name -> text (as prompts show them); `paths`: file name -> path relative to
+// the application folder (for the diff).
+Proposal make_proposal(const std::vector<std::string>& replies, const analysis::Diagnostics& diagnostics,
+                       const std::map<std::string, std::string>& sources,
+                       const std::map<std::string, std::string>& paths, edit::Scope scope);
+
+// The hot kernels' names without template arguments (what the guardrails check scope against).
+std::vector<std::string> hot_kernel_names(const analysis::Diagnostics& diagnostics);
+
+// The edit outcomes as JSON (for result files and reports).
+nlohmann::json outcomes_json(const Proposal& proposal);
+
+} // namespace optimas::loop

@@ -1,0 +1,1057 @@
+#include "loop/run_loop.hpp"
+
+#include "analysis/diagnostics.hpp"
+#include "analysis/json.hpp"
+#include "evaluate/ear.hpp"
+#include "evaluate/sandbox.hpp"
+#include "evaluate/stats.hpp"
+#include "evaluate/validate.hpp"
+#include "llm/backend.hpp"
+#include "llm/cache.hpp"
+#include "loop/propose.hpp"
+#include "profile/importer.hpp"
+#include "profile/ncu_agent.hpp"
+#include "prompt/builder.hpp"
+#include "store/run_store.hpp"
+#include "util/error.hpp"
+#include "util/hash.hpp"
+#include "util/log.hpp"
+#include "util/process.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+namespace optimas::loop {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+std::vector<std::string> string_list(const json& v) {
+  std::vector<std::string> out;
+  if (v.is_string()) {
+    for (auto part : util::split(v.get<std::string>(), ','))
+      if (!util::trim(part).empty()) out.emplace_back(util::trim(part));
+  } else if (v.is_array()) {
+    for (const auto& x : v) out.push_back(x.get<std::string>());
+  }
+  return out;
+}
+
+struct Settings {
+  std::string model = "builtin";
+  std::string base_url;
+  std::string import;
+  std::string ncu = "ncu";
+  bool full_profile = false;
+  std::string execute = "auto";
+  std::string template_path;
+  std::size_t token_budget = 32000;
+  std::string cache_dir = ".optimas/cache";
+  bool no_cache = false;
+  bool keep_work = false;
+};
+
+Settings settings_from(const config::AppConfig& app, const Overrides& o) {
+  Settings s;
+  s.model = o.value("model", app.optimize.backend);
+  s.base_url = o.value("base_url", std::string());
+  s.import = o.value("import", std::string());
+  s.ncu = o.value("ncu", std::string("ncu"));
+  s.full_profile = o.value("full_profile", false);
+  s.execute = o.value("execute", std::string("auto"));
+  s.template_path = o.value("template", std::string());
+  s.token_budget = o.value("token_budget", std::size_t{32000});
+  s.cache_dir = o.value("cache_dir", std::string(".optimas/cache"));
+  s.no_cache = o.value("no_cache", false);
+  s.keep_work = o.value("keep_work", false);
+  if (s.execute != "auto" && s.execute != "yes" && s.execute != "no")
+    throw UsageError("--execute is auto, yes or no, got \"" + s.execute + "\"");
+  return s;
+}
+
+llm::BackendConfig backend_config(const config::AppConfig& app, const Settings& s, const Overrides& o) {
+  llm::BackendConfig c = llm::parse_model(s.model);
+  c.base_url = s.base_url;
+  c.work_dir = o.value("work_dir", std::string("optimas-manual"));
+  std::map<std::string, std::string> options = app.optimize.options;
+  for (const auto& kv : string_list(o.value("options", json::array()))) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) throw UsageError("--option takes key=value, got \"" + kv + "\"");
+    options[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  const llm::BackendSpec* spec = llm::find_backend(c.provider);
+  for (const auto& [key, value] : options) {
+    bool known = false;
+    std::vector<std::string> names;
+    for (const auto& opt : spec->options) {
+      known = known || opt.name == key;
+      names.push_back(opt.name);
+    }
+    if (!known)
+      throw UsageError(fmt::format("the {} backend has no option \"{}\" (its options: {})", c.provider, key,
+                                   names.empty() ? "none" : util::join(names, ", ")));
+    c.options[key] = value;
+  }
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small file helpers
+
+json read_json(const std::string& path) {
+  try {
+    return json::parse(util::read_file(path));
+  } catch (const json::parse_error& e) {
+    throw Error(fmt::format("{}: not valid JSON ({}); delete it to redo that step", path, e.what()));
+  }
+}
+
+
+void append_line(const std::string& path, const json& doc) {
+  std::ofstream out(path, std::ios::app);
+  out << doc.dump() << "\n";
+  out.flush();
+  if (!out) throw Error(path + ": cannot append");
+}
+
+// Lines of a JSONL journal; a last line cut short by a kill is dropped.
+std::vector<json> read_journal(const std::string& path) {
+  std::vector<json> out;
+  if (!fs::exists(path)) return out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    try {
+      out.push_back(json::parse(line));
+    } catch (const json::parse_error&) {
+      log::warn("{}: ignoring a truncated line", path);
+    }
+  }
+  return out;
+}
+
+std::string first_sentence(const std::string& s) {
+  auto end = s.find(". ");
+  return end == std::string::npos ? s : s.substr(0, end + 1);
+}
+
+std::string tool_version(const std::vector<std::string>& argv, const std::string& marker) {
+  if (!util::find_executable(argv[0])) return {};
+  util::ProcessSpec spec;
+  spec.argv = argv;
+  spec.timeout_s = 30;
+  auto r = util::run_process(spec);
+  for (auto line : util::split(r.out + r.err, '\n'))
+    if (util::contains(line, marker)) return std::string(util::trim(line));
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loop
+
+struct Variant {
+  std::string key; // "i1a2"
+  int iteration = 0, attempt = 0;
+  fs::path dir;   // artifacts: run/iterations/<i>/attempt-<a>
+  fs::path work;  // scratch: run/work/<key>
+  json result;    // result.json once final
+};
+
+constexpr const char* k_final_statuses[] = {"accepted",   "rejected",           "build_failed",    "guardrail_rejected",
+                                            "no_edits",   "invalid_reply",      "validation_failed", "not_measured",
+                                            "run_failed"};
+
+bool is_final(const json& result) {
+  std::string s = result.value("status", "");
+  for (const char* f : k_final_statuses)
+    if (s == f) return true;
+  return false;
+}
+
+class Loop {
+public:
+  explicit Loop(const RunOptions& options) : m_options(options) {}
+
+  RunResult run();
+  json plan();
+
+private:
+  void say(const std::string& step, const std::string& detail, bool done = true) {
+    log::debug("{}: {}", step, detail);
+    if (m_options.progress) m_options.progress({step, detail, done});
+  }
+
+  void open_run();
+  void snapshot();
+  void baseline();
+  void obtain_profile();
+  bool run_attempt(Variant& v, const std::string& feedback, std::string& next_feedback);
+  std::vector<std::string> replies_for(Variant& v, const std::vector<prompt::Prompt>& prompts,
+                                       const std::string& feedback);
+  bool validate(Variant& v, json& result);
+  bool measure(Variant& v, json& result);
+  void reprofile(Variant& v);
+  void finish_variant(Variant& v, json result);
+  void write_run(const std::string& status);
+  std::map<std::string, std::string> current_sources() const;
+  config::AppConfig app_in(const fs::path& dir) const;
+  fs::path parent_work() const;
+
+  // Executes one configuration of the program built in `work`; the output goes to `output`.
+  evaluate::Execution execute(const fs::path& work, const config::InputConfig& input, const fs::path& output,
+                              const fs::path& log);
+
+  RunOptions m_options;
+  std::optional<store::RunStore> m_store; // opened by open_run (a dry run touches nothing)
+  std::string m_id;
+  fs::path m_dir;
+  config::AppConfig m_app;
+  Overrides m_overrides;
+  Settings m_settings;
+  llm::BackendConfig m_backend;
+  evaluate::Sandbox m_sandbox;
+  bool m_execute = false;
+  bool m_can_profile = false;
+  std::string m_no_execute_reason;
+  json m_run;        // run.json
+  json m_baseline;   // baseline/baseline.json
+  profile::Profile m_profile;  // what the current iteration's prompt is built from
+  analysis::Diagnostics m_diagnostics;
+  std::string m_best;          // key of the best accepted variant ("" = baseline)
+  std::vector<json> m_variants;
+};
+
+config::AppConfig Loop::app_in(const fs::path& dir) const {
+  config::AppConfig a = m_app;
+  a.dir = dir.string();
+  return a;
+}
+
+fs::path Loop::parent_work() const { return m_dir / "work" / (m_best.empty() ? "baseline" : m_best); }
+
+std::map<std::string, std::string> Loop::current_sources() const {
+  std::map<std::string, std::string> out;
+  for (const auto& s : m_app.sources)
+    out[fs::path(s).filename().string()] = util::read_file((parent_work() / s).string());
+  return out;
+}
+
+evaluate::Execution Loop::execute(const fs::path& work, const config::InputConfig& input, const fs::path& output,
+                                  const fs::path& log) {
+  fs::create_directories(output.parent_path());
+  fs::create_directories(log.parent_path());
+  return evaluate::execute_in(m_app, work.string(), input, fs::absolute(output).string(), log.string(), m_sandbox);
+}
+
+void Loop::open_run() {
+  m_store.emplace(m_options.runs_root);
+  if (!m_options.resume.empty()) {
+    m_id = m_store->resolve(m_options.resume);
+    m_dir = m_store->run_dir(m_id);
+    m_run = m_store->load_run(m_id);
+    m_overrides = read_json((m_dir / "options.json").string());
+    for (const auto& v : m_run.value("variants", json::array())) m_variants.push_back(v);
+    std::string config_path = m_run.value("config_path", "");
+    m_app = config::load_app_config(config_path);
+    std::string recorded = util::sha256_file((m_dir / "config" / "optimas.yml").string());
+    if (util::sha256_file(config_path) != recorded)
+      throw Error(fmt::format("{} changed since run {} started; resuming would mix two configurations", config_path,
+                              m_id));
+    say("resume", fmt::format("run {} ({}), from {}", m_id, m_app.name, m_dir.string()));
+  } else {
+    fs::path p(m_options.config_path);
+    if (fs::is_directory(p)) p /= "optimas.yml";
+    m_app = config::load_app_config(p.string());
+    m_overrides = m_options.overrides;
+    m_id = store::new_run_id();
+    m_dir = m_store->create_run(m_id);
+    m_run = {{"schema", store::k_run_schema}, {"id", m_id},          {"app", m_app.name},
+             {"config_path", m_app.path},     {"started", util::utc_now_iso8601()},
+             {"finished", nullptr},           {"status", "running"}, {"variants", json::array()}};
+    store::write_json_atomic((m_dir / "options.json").string(), m_overrides);
+  }
+  apply_overrides(m_app, m_overrides);
+  m_settings = settings_from(m_app, m_overrides);
+  m_backend = backend_config(m_app, m_settings, m_overrides);
+  m_sandbox = evaluate::sandbox_for(m_app);
+  // Execution needs a GPU for CUDA programs; profiling needs ncu too.
+  bool gpu = !m_app.needs_gpu || evaluate::gpu_present();
+  if (m_settings.execute == "yes") m_execute = true;
+  else if (m_settings.execute == "no") m_execute = false, m_no_execute_reason = "--execute no";
+  else m_execute = gpu;
+  if (!m_execute && m_no_execute_reason.empty()) m_no_execute_reason = "no GPU on this machine (nvidia-smi lists none)";
+  m_can_profile = m_execute && m_app.needs_gpu && util::find_executable(m_settings.ncu).has_value();
+  m_run["pid"] = static_cast<long>(::getpid());
+  m_run["status"] = "running";
+  m_run["backend"] = m_backend.provider;
+  m_run["model"] = m_backend.model.empty() ? m_backend.provider : m_backend.provider + "/" + m_backend.model;
+  m_run["diagnostics"] = analysis::sources_label(analysis::parse_sources(m_app.optimize.diagnostics));
+  m_run["execute"] = m_execute;
+  if (!m_execute) m_run["not_executed_because"] = m_no_execute_reason;
+  write_run("running");
+}
+
+void Loop::write_run(const std::string& status) {
+  m_run["status"] = status;
+  m_run["variants"] = m_variants;
+  m_run["best"] = m_best.empty() ? json(nullptr) : json(m_best);
+  store::write_json_atomic((m_dir / "run.json").string(), m_run);
+  try {
+    m_store->index_run(m_run);
+  } catch (const Error& e) {
+    // The folder is the record; a locked or broken index is rebuilt by `optimas runs reindex`.
+    log::warn("run {}: the index was not updated ({})", m_id, e.what());
+  }
+}
+
+// The inputs of the run, hashed: the configuration and every source, so a result can be
+// matched with exactly the code it came from.
+void Loop::snapshot() {
+  fs::create_directories(m_dir / "config");
+  if (!fs::exists(m_dir / "config" / "optimas.yml"))
+    fs::copy_file(m_app.path, m_dir / "config" / "optimas.yml", fs::copy_options::overwrite_existing);
+  json inputs = {{"optimas.yml", util::sha256_file(m_app.path)}};
+  for (const auto& s : m_app.sources) {
+    std::string path = (fs::path(m_app.dir) / s).string();
+    inputs[s] = util::sha256_file(path);
+    fs::path copy = m_dir / "baseline" / "src" / s;
+    if (!fs::exists(copy)) {
+      fs::create_directories(copy.parent_path());
+      fs::copy_file(path, copy);
+    } else if (util::sha256_file(copy.string()) != inputs[s].get<std::string>()) {
+      throw Error(fmt::format("{} changed since run {} started; resuming would evaluate other code", path, m_id));
+    }
+  }
+  m_run["inputs"] = inputs;
+  m_run["sha256"] = util::sha256_hex(inputs.dump());
+  write_run("running");
+}
+
+void Loop::baseline() {
+  fs::path dir = m_dir / "baseline";
+  fs::path work = m_dir / "work" / "baseline";
+  fs::path record = dir / "baseline.json";
+  bool built = fs::exists(record) && (m_app.binary.empty() || fs::exists(work / m_app.binary));
+  if (fs::exists(record)) m_baseline = read_json(record.string());
+  if (!built) {
+    fs::remove_all(work);
+    evaluate::copy_application(m_app, work.string());
+    // The copy must be the code that was hashed when the run started.
+    for (const auto& s : m_app.sources)
+      if (util::sha256_file((work / s).string()) != m_run["inputs"][s].get<std::string>())
+        throw Error(fmt::format("{} changed since run {} started", (fs::path(m_app.dir) / s).string(), m_id));
+    say("baseline", "building: " + m_app.build_command, false);
+    auto b = evaluate::build_in(m_app, work.string(), (dir / "build.log").string(), m_sandbox);
+    if (!b.ok) throw Error(fmt::format("the baseline does not build ({}):\n{}", b.result, b.tail()));
+    say("baseline", fmt::format("built in {:.1f} s", b.wall_s));
+    if (!fs::exists(record))
+      m_baseline = {{"compile", m_app.build_command}, {"build_s", b.wall_s}, {"configs", json::object()}};
+  }
+  json& configs = m_baseline["configs"];
+  for (const auto& c : m_app.configs) {
+    if (!configs.contains(c.name))
+      configs[c.name] = {{"command", m_app.command_for(c, "{output}")}, {"held_out", c.held_out}};
+  }
+  if (m_execute) {
+    // One run of each configuration: it works, and its output is the reference the baseline
+    // itself must reproduce later (a nondeterministic baseline cannot validate anything).
+    for (const auto& c : m_app.configs) {
+      json& rec = configs[c.name];
+      if (rec.contains("output_sha256")) continue;
+      say("baseline", "running " + c.name, false);
+      fs::path out = work / "out" / (c.name + ".out");
+      auto e = execute(work, c, out, dir / "runs" / (c.name + ".log"));
+      if (!e.ok) throw Error(fmt::format("the baseline fails on config \"{}\": {}", c.name, e.failure));
+      rec["output_sha256"] = util::sha256_file(out.string());
+      rec["output_bytes"] = fs::file_size(out);
+      rec["wall_s"] = e.wall_s;
+      if (e.kernel_ms) rec["kernel_ms"] = *e.kernel_ms;
+      fs::remove(out);
+      store::write_json_atomic(record.string(), m_baseline);
+      say("baseline", fmt::format("{}: ok in {:.2f} s{}", c.name, e.wall_s,
+                                  e.kernel_ms ? fmt::format(", kernel {:.4g} ms", *e.kernel_ms) : ""));
+    }
+  }
+  store::write_json_atomic(record.string(), m_baseline);
+  m_run["baseline"] = m_baseline;
+  write_run("running");
+}
+
+void Loop::obtain_profile() {
+  fs::path dir = m_dir / "profile";
+  fs::path done = dir / ".complete";
+  if (!fs::exists(done)) {
+    fs::remove_all(dir);
+    if (!m_settings.import.empty()) {
+      say("profile", "importing " + m_settings.import, false);
+      fs::path from(m_settings.import);
+      if (!fs::exists(from)) throw UsageError(m_settings.import + ": no such profile");
+      fs::create_directories(dir);
+      if (fs::is_directory(from)) fs::copy(from, dir, fs::copy_options::recursive);
+      else fs::copy_file(from, dir / from.filename());
+    } else if (m_can_profile) {
+      profile::NcuOptions o;
+      o.ncu = m_settings.ncu;
+      o.mode = m_settings.full_profile ? profile::ProfileMode::full : profile::ProfileMode::two_pass;
+      o.build = false;
+      o.timeout_s = std::max(1800.0, m_app.timeout_s * 4);
+      profile::profile_app(app_in(m_dir / "work" / "baseline"), o, dir.string(),
+                           [&](const std::string& line) { say("profile", line, false); });
+    } else {
+      throw UsageError(fmt::format("cannot profile {}: {}{}. Pass --import with a recorded profile (a folder "
+                                   "written by `optimas profile`, ncu CSV pages or a .ncu-rep)",
+                                   m_app.name, m_execute ? "ncu was not found" : m_no_execute_reason,
+                                   m_execute ? fmt::format(" (--ncu {})", m_settings.ncu) : ""));
+    }
+    util::write_file(done.string(), util::utc_now_iso8601() + "\n");
+  }
+  fs::path source = dir;
+  if (!m_settings.import.empty() && !fs::is_directory(m_settings.import))
+    source = dir / fs::path(m_settings.import).filename();
+  profile::ImportOptions io;
+  io.ncu = m_settings.ncu;
+  m_profile = profile::import_profile(source.string(), io);
+  const auto& gpu = m_profile.manifest.value("gpu", json::object());
+  m_run["hw"] = gpu.value("name", "");
+  std::vector<std::string> sw;
+  std::string nvcc = tool_version({"nvcc", "--version"}, "release");
+  if (!nvcc.empty()) sw.push_back("nvcc " + nvcc.substr(nvcc.find("release") + 8));
+  if (auto v = m_profile.manifest.value("ncu", json::object()).value("version", ""); !v.empty())
+    sw.push_back("ncu " + v);
+  if (auto d = gpu.value("driver", ""); !d.empty()) sw.push_back("driver " + d);
+  m_run["sw"] = util::join(sw, ", ");
+  say("profile", fmt::format("{} run(s) from {}", m_profile.runs.size(), dir.string()));
+}
+
+std::vector<std::string> Loop::replies_for(Variant& v, const std::vector<prompt::Prompt>& prompts,
+                                           const std::string& feedback) {
+  fs::path index = v.dir / "replies.json";
+  if (fs::exists(index)) {
+    // Asked before the run was interrupted: never pay for the same answer twice.
+    std::vector<std::string> replies;
+    for (const auto& f : read_json(index.string())["files"]) replies.push_back(util::read_file((v.dir / f.get<std::string>()).string()));
+    return replies;
+  }
+  std::string text;
+  for (const auto& p : prompts)
+    text += fmt::format("<!-- prompt: {} -->\n# System\n\n{}\n\n# User\n\n{}\n\n", p.label, p.system,
+                        with_feedback(p.user, feedback));
+  util::write_file((v.dir / "prompt.md").string(), text);
+  auto backend = llm::make_backend(m_backend);
+  std::optional<llm::ResponseCache> cache;
+  bool cacheable = !m_settings.no_cache && m_backend.provider != "manual" && m_backend.provider != "builtin";
+  if (cacheable) cache.emplace(m_settings.cache_dir);
+  say(v.key + " ask", fmt::format("{} ({} prompt(s))", backend->name(), prompts.size()), false);
+  auto asked = ask_backend(prompts, feedback, {{"diagnostics", analysis::to_json(m_diagnostics)}, {"sources", current_sources()}},
+                           *backend, m_backend, cache ? &*cache : nullptr);
+  json files = json::array();
+  for (std::size_t i = 0; i < asked.replies.size(); ++i) {
+    std::string name = fmt::format("reply-{}.txt", i + 1);
+    util::write_file((v.dir / name).string(), asked.replies[i]);
+    files.push_back(name);
+  }
+  store::write_json_atomic(index.string(), {{"files", files},
+                                            {"model", asked.model},
+                                            {"input_tokens", asked.usage.input_tokens},
+                                            {"output_tokens", asked.usage.output_tokens},
+                                            {"cost_usd", asked.usage.cost_known ? json(asked.usage.cost_usd) : json(nullptr)}});
+  return asked.replies;
+}
+
+// One attempt: ask, apply, check, build, validate, measure. Returns true when the attempt is
+// final for this iteration (no retry); `next_feedback` says why a retry is worth it.
+bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& next_feedback) {
+  fs::create_directories(v.dir);
+  if (fs::exists(v.dir / "result.json")) {
+    json r = read_json((v.dir / "result.json").string());
+    if (is_final(r)) {
+      v.result = r;
+      next_feedback = r.value("feedback", "");
+      say(v.key, fmt::format("{} (recorded before the interruption)", r.value("status", "")));
+      return !r.value("retry", false);
+    }
+  }
+  json result = {{"key", v.key},
+                 {"iteration", v.iteration},
+                 {"attempt", v.attempt},
+                 {"dir", fs::relative(v.dir, m_dir).string()},
+                 {"parent", m_best.empty() ? "baseline" : m_best},
+                 {"prompt", (fs::relative(v.dir, m_dir) / "prompt.md").string()},
+                 {"source", (fs::relative(v.dir, m_dir) / "src").string()}};
+
+  prompt::PromptOptions po;
+  po.sources = analysis::parse_sources(m_app.optimize.diagnostics);
+  po.token_budget = m_settings.token_budget;
+  if (!m_settings.template_path.empty()) po.template_text = util::read_file(m_settings.template_path);
+  if (!m_run.value("hw", "").empty()) po.gpu = m_run["hw"];
+  auto prompts = prompt::build_prompts(app_in(parent_work()), m_diagnostics, po);
+  auto replies = replies_for(v, prompts, feedback);
+
+  auto sources = current_sources();
+  std::map<std::string, std::string> paths;
+  for (const auto& s : m_app.sources) paths[fs::path(s).filename().string()] = s;
+  auto proposal = make_proposal(replies, m_diagnostics, sources, paths,
+                                m_app.optimize.scope == "file" ? edit::Scope::file : edit::Scope::kernel);
+  store::write_json_atomic((v.dir / "reply.json").string(), prompt::to_json(proposal.reply));
+  store::write_json_atomic((v.dir / "outcomes.json").string(), outcomes_json(proposal));
+  util::write_file((v.dir / "diff.patch").string(), proposal.diff);
+  json violations = json::array();
+  for (const auto& x : proposal.violations) violations.push_back({{"rule", x.rule}, {"file", x.file}, {"message", x.message}});
+  store::write_json_atomic((v.dir / "guardrails.json").string(), violations);
+
+  const auto& app = proposal.application;
+  result["edits"] = proposal.reply.edits.size();
+  result["applied"] = app.applied();
+  result["not_applied"] = app.not_applied();
+  result["withheld"] = proposal.reply.withheld.size();
+  json applied = json::array(), ignored = json::array();
+  for (const auto& o : app.outcomes) {
+    const auto& e = proposal.reply.edits[o.index];
+    if (o.applied)
+      applied.push_back({{"kernel", e.kernel}, {"evidence", e.evidence}, {"rationale", e.rationale}});
+    else
+      ignored.push_back({{"suggestion", first_sentence(e.rationale)}, {"reason", "not applied: " + o.reason}});
+  }
+  for (const auto& w : proposal.reply.withheld) ignored.push_back({{"suggestion", w.suggestion}, {"reason", w.reason}});
+  result["applied_edits"] = applied;
+  result["ignored"] = ignored;
+
+  // EAR metrics from the edits alone; directional consistency joins after the re-profile.
+  evaluate::EarInputs ear_in;
+  ear_in.diagnostics = &m_diagnostics;
+  ear_in.reply = &proposal.reply;
+  ear_in.application = &app;
+  ear_in.config = m_diagnostics.config;
+  result["ear"] = evaluate::to_json(evaluate::compute_ear(ear_in));
+
+  if (!proposal.usable()) {
+    std::string why = proposal.feedback();
+    std::string status = !proposal.parse_errors.empty() ? "invalid_reply"
+                         : !proposal.violations.empty() ? "guardrail_rejected"
+                                                        : "no_edits";
+    bool same = util::join(replies, "\n") == v.result.value("_previous_replies", std::string());
+    result["status"] = status;
+    result["reason"] = status == "no_edits" && proposal.reply.edits.empty() ? "the backend proposed no edit" : why;
+    result["errors"] = why;
+    // A reply without edits is an answer, not a mistake to correct.
+    result["retry"] = status != "no_edits" && !same;
+    result["feedback"] = why;
+    next_feedback = why;
+    say(v.key, fmt::format("{}: {}", status, util::split(why, '\n').empty() ? "" : std::string(util::split(why, '\n')[0])));
+    finish_variant(v, result);
+    return !result["retry"].get<bool>();
+  }
+
+  // The variant: a scratch copy of its parent with the edits, built there.
+  fs::path src = v.dir / "src";
+  for (const auto& s : m_app.sources) {
+    fs::create_directories((src / s).parent_path());
+    util::write_file((src / s).string(), app.result.at(fs::path(s).filename().string()));
+  }
+  fs::path build_record = v.dir / "build.json";
+  bool built = fs::exists(build_record) && read_json(build_record.string()).value("ok", false) &&
+               (m_app.binary.empty() || fs::exists(v.work / m_app.binary));
+  if (!built) {
+    fs::remove_all(v.work);
+    evaluate::copy_application(app_in(parent_work()), v.work.string());
+    for (const auto& s : m_app.sources) fs::copy_file(src / s, v.work / s, fs::copy_options::overwrite_existing);
+    say(v.key + " build", fmt::format("{} edit(s) applied; building", app.applied()), false);
+    auto b = evaluate::build_in(m_app, v.work.string(), (v.dir / "build.log").string(), m_sandbox);
+    store::write_json_atomic(build_record.string(), {{"ok", b.ok}, {"result", b.result}, {"wall_s", b.wall_s}});
+    if (!b.ok) {
+      std::string why = fmt::format("the variant does not build ({}):\n{}", b.result, b.tail());
+      result["status"] = "build_failed";
+      result["reason"] = b.result;
+      result["errors"] = b.tail();
+      result["retry"] = true;
+      result["feedback"] = why;
+      next_feedback = why;
+      say(v.key + " build", "FAILED: " + b.result);
+      finish_variant(v, result);
+      return false;
+    }
+    say(v.key + " build", fmt::format("ok in {:.1f} s", b.wall_s));
+  }
+
+  if (!m_execute) {
+    result["status"] = "not_measured";
+    result["reason"] = "built, not run: " + m_no_execute_reason;
+    say(v.key, "built; not validated or measured: " + m_no_execute_reason);
+    finish_variant(v, result);
+    return true;
+  }
+  if (!validate(v, result)) {
+    finish_variant(v, result);
+    return true;
+  }
+  if (!measure(v, result)) {
+    finish_variant(v, result);
+    return true;
+  }
+  if (m_can_profile) {
+    reprofile(v);
+    profile::ImportOptions io;
+    io.ncu = m_settings.ncu;
+    auto after = profile::import_profile((v.dir / "profile").string(), io);
+    ear_in.before = &m_profile;
+    ear_in.after = &after;
+    ear_in.correct = true;
+    result["ear"] = evaluate::to_json(evaluate::compute_ear(ear_in));
+  } else {
+    result["ear"]["correct"] = true;
+  }
+  store::write_json_atomic((v.dir / "ear.json").string(), result["ear"]);
+  finish_variant(v, result);
+  return true;
+}
+
+// Every check runs the variant first and the baseline after it, so no reference output for
+// that input exists anywhere while the variant runs; both outputs are deleted once compared.
+bool Loop::validate(Variant& v, json& result) {
+  auto tolerance = evaluate::tolerance_from(m_app.validate);
+  auto checks = evaluate::validation_checks(m_app, m_id + "/" + v.key);
+  fs::path journal = v.dir / "validation.jsonl";
+  std::map<std::string, json> done;
+  for (auto& j : read_journal(journal.string())) done[j.value("label", "")] = j;
+  fs::path base_work = m_dir / "work" / "baseline";
+  json records = json::array();
+  bool passed = true;
+  std::size_t index = 0;
+  for (const auto& check : checks) {
+    ++index;
+    json rec;
+    if (auto it = done.find(check.label); it != done.end()) {
+      rec = it->second;
+    } else {
+      say(v.key + " validate", fmt::format("[{}/{}] {}", index, checks.size(), check.label), false);
+      std::string stem = fmt::format("check-{}", index);
+      rec = {{"label", check.label}, {"config", check.config}, {"held_out", check.held_out}};
+      auto ve = execute(v.work, check.input, v.work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"));
+      if (!ve.ok) {
+        rec["passed"] = false;
+        rec["detail"] = "the variant failed: " + ve.failure;
+      } else {
+        auto be = execute(base_work, check.input, base_work / "out" / (stem + ".out"),
+                          v.dir / "runs" / (stem + ".baseline.log"));
+        if (!be.ok) throw Error(fmt::format("run {}: the baseline failed on {}: {}", m_id, check.label, be.failure));
+        std::string declared = m_baseline["configs"][check.config].value("output_sha256", "");
+        if (check.label == check.config && util::sha256_file(be.output) != declared)
+          throw Error(fmt::format("run {}: the baseline's output for {} changed between two runs: it is not "
+                                  "deterministic, so byte-for-byte validation cannot work (set validate.tolerance)",
+                                  m_id, check.config));
+        auto cmp = evaluate::compare_outputs(be.output, ve.output, tolerance);
+        rec["passed"] = cmp.equal;
+        rec["detail"] = cmp.detail;
+        rec["output_sha256"] = util::sha256_file(ve.output);
+        fs::remove(be.output);
+      }
+      fs::remove(ve.output);
+      append_line(journal.string(), rec);
+    }
+    if (!rec.value("passed", false)) {
+      passed = false;
+      say(v.key + " validate", fmt::format("FAILED on {}{}: {}", check.label, check.held_out ? " (held out)" : "",
+                                           rec.value("detail", "")));
+    }
+    records.push_back(rec);
+    if (!passed) break;
+  }
+  result["validation"] = {{"passed", passed}, {"tolerance", evaluate::describe(tolerance)}, {"checks", records}};
+  result["ear"]["correct"] = passed;
+  if (!passed) {
+    const auto& bad = records.back();
+    result["status"] = "validation_failed";
+    result["reason"] = fmt::format("wrong output on {}{}: {}", bad.value("label", ""),
+                                   bad.value("held_out", false) ? " (held out)" : "", bad.value("detail", ""));
+    result["errors"] = result["reason"];
+    return false;
+  }
+  say(v.key + " validate", fmt::format("{} check(s) passed ({})", records.size(), evaluate::describe(tolerance)));
+  return true;
+}
+
+// Warm-up, then rounds of baseline and variant interleaved (ABBA order) so drift in clocks or
+// temperature hits both alike. Every sample is journaled as it is taken.
+bool Loop::measure(Variant& v, json& result) {
+  const auto& ms = m_app.measure;
+  bool kernel_time = ms.timing == "kernel_time" || (ms.timing == "auto" && !m_app.kernel_time.empty());
+  std::vector<const config::InputConfig*> configs;
+  if (ms.configs.empty())
+    for (const auto& c : m_app.configs) configs.push_back(&c);
+  else
+    for (const auto& n : ms.configs) configs.push_back(m_app.find(n));
+  fs::path journal = v.dir / "measurements.jsonl";
+  std::map<std::string, std::map<std::string, std::vector<json>>> samples; // config -> role -> samples
+  for (auto& j : read_journal(journal.string())) samples[j["config"]][j["role"]].push_back(j);
+  fs::path parent = parent_work();
+  evaluate::StatsOptions so;
+  so.confidence = ms.confidence;
+  so.significance = ms.significance;
+
+  json per_config = json::object();
+  std::vector<double> speedups;
+  for (const auto* c : configs) {
+    auto& mine = samples[c->name];
+    auto run_one = [&](const std::string& role, int round, bool record) -> std::optional<std::string> {
+      const fs::path& work = role == "baseline" ? parent : v.work;
+      std::string stem = fmt::format("measure-{}-{}-{}", c->name, role, round);
+      auto e = execute(work, *c, work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"));
+      if (!e.ok) return fmt::format("the {} failed while being measured on {}: {}", role, c->name, e.failure);
+      std::string sha = util::sha256_file(e.output);
+      fs::remove(e.output);
+      if (role == "variant" && m_app.validate.tolerance == "exact" &&
+          sha != m_baseline["configs"][c->name].value("output_sha256", sha))
+        return fmt::format("the variant's output on {} changed between runs (nondeterministic)", c->name);
+      if (record) {
+        json s = {{"config", c->name}, {"role", role}, {"round", round}, {"wall_s", e.wall_s}};
+        if (e.kernel_ms) s["kernel_ms"] = *e.kernel_ms;
+        append_line(journal.string(), s);
+        mine[role].push_back(s);
+      }
+      return std::nullopt;
+    };
+    std::optional<std::string> failure;
+    bool complete = static_cast<int>(mine["baseline"].size()) >= ms.runs &&
+                    static_cast<int>(mine["variant"].size()) >= ms.runs;
+    if (!complete) {
+      for (int w = 0; w < ms.warmup && !failure; ++w) {
+        say(v.key + " measure", fmt::format("{}: warm-up", c->name), false);
+        failure = run_one("baseline", -1, false);
+        if (!failure) failure = run_one("variant", -1, false);
+      }
+    }
+    for (int round = 0; round < ms.runs && !failure; ++round) {
+      const char* order[2] = {"baseline", "variant"};
+      if (round % 2) std::swap(order[0], order[1]);
+      for (const char* role : order) {
+        if (static_cast<int>(mine[role].size()) > round || failure) continue;
+        say(v.key + " measure", fmt::format("{}: round {}/{} {}", c->name, round + 1, ms.runs, role), false);
+        failure = run_one(role, round, true);
+      }
+    }
+    if (failure) {
+      result["status"] = "run_failed";
+      result["reason"] = *failure;
+      result["errors"] = *failure;
+      say(v.key + " measure", "FAILED: " + *failure);
+      return false;
+    }
+    auto values = [&](const std::string& role, bool wall) {
+      std::vector<double> out;
+      for (const auto& s : mine[role])
+        out.push_back(wall || !kernel_time ? s.value("wall_s", 0.0) * 1000.0 : s.value("kernel_ms", 0.0));
+      return out;
+    };
+    auto base = values("baseline", false), var = values("variant", false);
+    auto cmp = evaluate::compare(base, var, so);
+    json rec = {{"verdict", evaluate::verdict_name(cmp.verdict)},
+                {"speedup", cmp.speedup},
+                {"ci", {cmp.ci_low, cmp.ci_high}},
+                {"p_value", cmp.p_value},
+                {"base_ms", cmp.base_median},
+                {"variant_ms", cmp.variant_median},
+                {"held_out", c->held_out},
+                {"base", mine["baseline"]},
+                {"variant", mine["variant"]}};
+    if (kernel_time) {
+      // A printed time is the program's claim. The time it saves must show up in the wall
+      // time of the process too, or the number is not credible.
+      auto bw = values("baseline", true), vw = values("variant", true);
+      for (const auto& s : mine["variant"])
+        if (s.value("kernel_ms", 0.0) > s.value("wall_s", 0.0) * 1000.0 * 1.05 + 1.0)
+          rec["suspicious"] = fmt::format("it reports {:.4g} ms of kernel time in a process that ran {:.4g} ms",
+                                          s.value("kernel_ms", 0.0), s.value("wall_s", 0.0) * 1000.0);
+      double claimed = cmp.base_median - cmp.variant_median;
+      auto wall = evaluate::median_difference_interval(bw, vw, so);
+      rec["wall_saving_ms"] = {wall.low, wall.high};
+      if (cmp.verdict == evaluate::Verdict::faster && wall.high < 0.5 * claimed)
+        rec["suspicious"] = fmt::format("it reports {:.4g} ms less kernel time per run, but its wall time fell by at "
+                                        "most {:.4g} ms ({:.0f}% interval)",
+                                        claimed, std::max(0.0, wall.high), 100 * ms.confidence);
+    }
+    say(v.key + " measure", fmt::format("{}: {} {:.3f}x [{:.3f}, {:.3f}], p = {:.3g} ({:.4g} -> {:.4g} ms)", c->name,
+                                        rec["verdict"].get<std::string>(), cmp.speedup, cmp.ci_low, cmp.ci_high,
+                                        cmp.p_value, cmp.base_median, cmp.variant_median));
+    speedups.push_back(cmp.speedup);
+    per_config[c->name] = rec;
+  }
+
+  std::string primary = per_config.contains(m_app.default_config().name) ? m_app.default_config().name
+                                                                          : per_config.begin().key();
+  const json& p = per_config[primary];
+  json m = {{"timing", kernel_time ? "kernel_time" : "wall"},
+            {"runs", ms.runs},
+            {"warmup", ms.warmup},
+            {"primary", primary},
+            {"verdict", p["verdict"]},
+            {"speedup", p["speedup"]},
+            {"ci", p["ci"]},
+            {"p_value", p["p_value"]},
+            {"base_ms", p["base_ms"]},
+            {"variant_ms", p["variant_ms"]},
+            {"geomean_speedup", evaluate::geometric_mean(speedups)},
+            {"configs", per_config}};
+  store::write_json_atomic((v.dir / "measurement.json").string(), m);
+  result["measurement"] = m;
+
+  std::vector<std::string> suspicious, slower;
+  for (const auto& [name, rec] : per_config.items()) {
+    if (rec.contains("suspicious")) suspicious.push_back(name + ": " + rec["suspicious"].get<std::string>());
+    if (rec["verdict"] == "slower") slower.push_back(name);
+  }
+  if (!suspicious.empty()) {
+    result["status"] = "rejected";
+    result["reason"] = "the reported time is not credible (" + util::join(suspicious, "; ") + ")";
+  } else if (p["verdict"] != "faster") {
+    result["status"] = "rejected";
+    result["reason"] = fmt::format("{} on {} ({:.3f}x, p = {:.3g})", p["verdict"].get<std::string>(), primary,
+                                   p["speedup"].get<double>(), p["p_value"].get<double>());
+  } else if (!slower.empty()) {
+    result["status"] = "rejected";
+    result["reason"] = "faster on " + primary + " but slower on " + util::join(slower, ", ");
+  } else {
+    result["status"] = "accepted";
+    result["reason"] = fmt::format("{:.3f}x faster on {} [{:.3f}, {:.3f}]", p["speedup"].get<double>(), primary,
+                                   p["ci"][0].get<double>(), p["ci"][1].get<double>());
+  }
+  return true;
+}
+
+void Loop::reprofile(Variant& v) {
+  fs::path dir = v.dir / "profile";
+  if (fs::exists(dir / ".complete")) return;
+  fs::remove_all(dir);
+  profile::NcuOptions o;
+  o.ncu = m_settings.ncu;
+  o.mode = m_settings.full_profile ? profile::ProfileMode::full : profile::ProfileMode::two_pass;
+  o.build = false;
+  o.configs = {m_diagnostics.config.empty() ? m_app.default_config().name : m_diagnostics.config};
+  o.timeout_s = std::max(1800.0, m_app.timeout_s * 4);
+  profile::profile_app(app_in(v.work), o, dir.string(), [&](const std::string& line) { say(v.key + " re-profile", line, false); });
+  util::write_file((dir / ".complete").string(), util::utc_now_iso8601() + "\n");
+  say(v.key + " re-profile", "done");
+}
+
+void Loop::finish_variant(Variant& v, json result) {
+  result.erase("_previous_replies");
+  store::write_json_atomic((v.dir / "result.json").string(), result);
+  v.result = result;
+  bool replaced = false;
+  for (auto& x : m_variants)
+    if (x.value("key", "") == v.key) x = result, replaced = true;
+  if (!replaced) m_variants.push_back(result);
+  write_run("running");
+}
+
+RunResult Loop::run() {
+  open_run();
+  try {
+    snapshot();
+    baseline();
+    obtain_profile();
+    analysis::AnalysisOptions ao;
+    ao.sources = analysis::parse_sources(m_app.optimize.diagnostics);
+    m_diagnostics = analysis::analyze(m_profile, ao);
+    store::write_json_atomic((m_dir / "diagnostics.json").string(), analysis::to_json(m_diagnostics));
+    util::write_file((m_dir / "diagnostics.txt").string(), analysis::to_text(m_diagnostics));
+    if (m_diagnostics.kernels.empty()) throw Error("the profile has no hot kernel to optimize");
+    say("analyze", fmt::format("{} hot kernel(s), {} evidence item(s)", m_diagnostics.kernels.size(),
+                               m_diagnostics.evidence.size()));
+
+    for (int it = 1; it <= m_app.optimize.iterations; ++it) {
+      std::string feedback, previous;
+      bool improved = false;
+      for (int at = 1; at <= 1 + m_app.optimize.retries; ++at) {
+        Variant v;
+        v.iteration = it;
+        v.attempt = at;
+        v.key = fmt::format("i{}a{}", it, at);
+        v.dir = m_dir / "iterations" / std::to_string(it) / fmt::format("attempt-{}", at);
+        v.work = m_dir / "work" / v.key;
+        v.result["_previous_replies"] = previous;
+        std::string next;
+        bool final = run_attempt(v, feedback, next);
+        if (fs::exists(v.dir / "replies.json")) {
+          previous.clear();
+          for (const auto& f : read_json((v.dir / "replies.json").string())["files"])
+            previous += (previous.empty() ? "" : "\n") + util::read_file((v.dir / f.get<std::string>()).string());
+        }
+        if (v.result.value("status", "") == "accepted") {
+          m_best = v.key;
+          improved = true;
+        }
+        if (final) break;
+        if (at <= m_app.optimize.retries) say(v.key, "retrying with the errors as feedback");
+        feedback = next;
+      }
+      if (!improved || it == m_app.optimize.iterations) break;
+      if (!m_can_profile) break;
+      // The next round starts from the best variant, with its own fresh profile.
+      profile::ImportOptions io;
+      io.ncu = m_settings.ncu;
+      fs::path best_dir = m_dir / "iterations" / std::to_string(it);
+      for (const auto& x : m_variants)
+        if (x.value("key", "") == m_best) best_dir = m_dir / x.value("dir", "");
+      m_profile = profile::import_profile((best_dir / "profile").string(), io);
+      analysis::AnalysisOptions next_ao = ao;
+      next_ao.config = m_diagnostics.config;
+      m_diagnostics = analysis::analyze(m_profile, next_ao);
+      say("iteration", fmt::format("{} improved; iteration {} starts from it", m_best, it + 1));
+    }
+  } catch (const PendingError&) {
+    write_run("waiting");
+    throw;
+  } catch (const Error& e) {
+    m_run["error"] = e.what();
+    m_run["finished"] = util::utc_now_iso8601();
+    m_run["outcome"] = "failed";
+    write_run("failed");
+    throw Error(fmt::format("run {}: {}", m_id, e.what()));
+  }
+
+  // The summary: the best accepted variant, or why there is none.
+  RunResult r;
+  r.id = m_id;
+  r.dir = m_dir.string();
+  const json* best = nullptr;
+  for (const auto& x : m_variants)
+    if (x.value("key", "") == m_best) best = &x;
+  if (best) {
+    const auto& m = (*best)["measurement"];
+    m_run["verdict"] = m["verdict"];
+    m_run["speedup"] = m["speedup"];
+    m_run["ci"] = m["ci"];
+    m_run["p_value"] = m["p_value"];
+    m_run["outcome"] = "improved";
+    r.exit_code = k_exit_ok;
+  } else {
+    bool measured = false;
+    for (const auto& x : m_variants)
+      if (x.contains("measurement")) {
+        measured = true;
+        m_run["verdict"] = x["measurement"]["verdict"];
+        m_run["speedup"] = x["measurement"]["speedup"];
+        m_run["ci"] = x["measurement"]["ci"];
+        m_run["p_value"] = x["measurement"]["p_value"];
+      }
+    m_run["outcome"] = m_execute ? "no_improvement" : "not_measured";
+    if (!measured && m_execute) m_run["verdict"] = nullptr;
+    r.exit_code = k_exit_no_improvement;
+  }
+  m_run["finished"] = util::utc_now_iso8601();
+  write_run("finished");
+  if (!m_settings.keep_work) fs::remove_all(m_dir / "work");
+  r.summary = m_run;
+  return r;
+}
+
+json Loop::plan() {
+  fs::path p(m_options.config_path);
+  if (fs::is_directory(p)) p /= "optimas.yml";
+  m_app = config::load_app_config(p.string());
+  apply_overrides(m_app, m_options.overrides);
+  m_settings = settings_from(m_app, m_options.overrides);
+  m_backend = backend_config(m_app, m_settings, m_options.overrides);
+  bool gpu = !m_app.needs_gpu || evaluate::gpu_present();
+  bool execute = m_settings.execute == "yes" || (m_settings.execute == "auto" && gpu);
+  json steps = json::array();
+  steps.push_back({{"step", "baseline"}, {"build", m_app.build_command},
+                   {"runs", execute ? m_app.configs.size() : 0}});
+  if (!m_settings.import.empty()) steps.push_back({{"step", "profile"}, {"import", m_settings.import}});
+  else steps.push_back({{"step", "profile"}, {"ncu", m_settings.ncu}, {"mode", m_settings.full_profile ? "full" : "two-pass"}});
+  steps.push_back({{"step", "analyze"}, {"diagnostics", m_app.optimize.diagnostics}});
+  steps.push_back({{"step", "optimize"}, {"backend", m_backend.provider}, {"model", m_backend.model},
+                   {"iterations", m_app.optimize.iterations}, {"retries", m_app.optimize.retries},
+                   {"scope", m_app.optimize.scope}});
+  json checks = json::array();
+  for (const auto& c : evaluate::validation_checks(m_app, "dry-run")) checks.push_back(c.label);
+  json commands = json::object();
+  for (const auto& c : m_app.configs) commands[c.name] = m_app.command_for(c, "{output}");
+  std::size_t measured = m_app.measure.configs.empty() ? m_app.configs.size() : m_app.measure.configs.size();
+  if (execute) {
+    steps.push_back({{"step", "validate"}, {"checks", checks.size()}, {"tolerance", m_app.validate.tolerance},
+                     {"labels", checks}});
+    steps.push_back({{"step", "measure"}, {"configs", measured}, {"runs", m_app.measure.runs},
+                     {"warmup", m_app.measure.warmup},
+                     {"program_runs", measured * 2 * static_cast<std::size_t>(m_app.measure.runs + m_app.measure.warmup)}});
+  }
+  return {{"app", m_app.name},
+          {"config", m_app.path},
+          {"runs_root", m_options.runs_root},
+          {"execute", execute},
+          {"why_not", execute ? "" : "no GPU on this machine"},
+          {"commands", commands},
+          {"steps", steps}};
+}
+
+} // namespace
+
+void apply_overrides(config::AppConfig& app, const Overrides& o) {
+  auto& opt = app.optimize;
+  if (o.contains("model")) opt.backend = o["model"].get<std::string>();
+  if (o.contains("diagnostics")) opt.diagnostics = o["diagnostics"].get<std::string>();
+  if (o.contains("scope")) opt.scope = o["scope"].get<std::string>();
+  if (o.contains("iterations")) opt.iterations = o["iterations"].get<int>();
+  if (o.contains("retries")) opt.retries = o["retries"].get<int>();
+  if (opt.iterations < 1) throw UsageError("--iterations must be at least 1");
+  if (opt.retries < 0) throw UsageError("--retries must not be negative");
+  if (opt.scope != "kernel" && opt.scope != "file") throw UsageError("--scope is kernel or file");
+  analysis::parse_sources(opt.diagnostics); // throws on a typo
+  auto& ms = app.measure;
+  if (o.contains("runs")) ms.runs = o["runs"].get<int>();
+  if (o.contains("warmup")) ms.warmup = o["warmup"].get<int>();
+  if (o.contains("timing")) ms.timing = o["timing"].get<std::string>();
+  if (o.contains("measure_configs")) ms.configs = string_list(o["measure_configs"]);
+  if (ms.runs < 2) throw UsageError("--runs must be at least 2 (a comparison needs more than one sample)");
+  if (ms.warmup < 0) throw UsageError("--warmup must not be negative");
+  if (ms.timing != "auto" && ms.timing != "wall" && ms.timing != "kernel_time")
+    throw UsageError("--timing is auto, kernel_time or wall");
+  if (ms.timing == "kernel_time" && app.kernel_time.empty())
+    throw UsageError("--timing kernel_time needs run.kernel_time in " + app.path);
+  auto& vs = app.validate;
+  if (o.contains("validate_configs")) vs.configs = string_list(o["validate_configs"]);
+  if (o.contains("fresh_seeds")) vs.fresh_seeds = o["fresh_seeds"].get<int>();
+  if (vs.fresh_seeds < 0) throw UsageError("--fresh-seeds must not be negative");
+  if (o.contains("tolerance")) {
+    std::string t = o["tolerance"].get<std::string>();
+    auto eq = t.find('=');
+    vs.tolerance = t.substr(0, eq);
+    vs.tolerance_value = 0;
+    if (eq != std::string::npos) {
+      try {
+        vs.tolerance_value = std::stod(t.substr(eq + 1));
+      } catch (const std::exception&) {
+        throw UsageError("--tolerance takes exact, abs=X, rel=X or ulp=N, got \"" + t + "\"");
+      }
+    }
+    if (vs.tolerance != "exact" && vs.tolerance != "abs" && vs.tolerance != "rel" && vs.tolerance != "ulp")
+      throw UsageError("--tolerance takes exact, abs=X, rel=X or ulp=N, got \"" + t + "\"");
+  }
+  for (const auto& list : {ms.configs, vs.configs})
+    for (const auto& n : list)
+      if (!app.find(n)) throw UsageError(fmt::format("no config named \"{}\" in {}", n, app.path));
+}
+
+RunResult run(const RunOptions& options) {
+  Loop loop(options);
+  return loop.run();
+}
+
+nlohmann::json plan(const RunOptions& options) {
+  Loop loop(options);
+  return loop.plan();
+}
+
+} // namespace optimas::loop
