@@ -1,0 +1,349 @@
+// Tests of store/run_store: run ids, atomic writes, prefix resolution, broken run.json, and the
+// SQLite index (rows replaced not duplicated, WAL, rebuilt from the folders, two writers).
+#include "store/run_store.hpp"
+#include "util/error.hpp"
+
+#include "test_helpers.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace optimas;
+using namespace optimas::store;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A second connection, as another process would have, to look at what the store wrote.
+class Sqlite {
+public:
+  explicit Sqlite(const std::string& path) {
+    if (sqlite3_open_v2(path.c_str(), &m_db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK)
+      ADD_FAILURE() << "cannot open " << path;
+  }
+  ~Sqlite() { sqlite3_close(m_db); }
+  Sqlite(const Sqlite&) = delete;
+  Sqlite& operator=(const Sqlite&) = delete;
+
+  // The first column of the first row, as text ("" when there is none).
+  std::string value(const std::string& sql) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(m_db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+      ADD_FAILURE() << sql << ": " << sqlite3_errmsg(m_db);
+      return "";
+    }
+    std::string out;
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+      out = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    return out;
+  }
+  long count(const std::string& sql) { return std::stol(value(sql)); }
+  void exec(const std::string& sql) {
+    ASSERT_EQ(sqlite3_exec(m_db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  }
+
+private:
+  sqlite3* m_db = nullptr;
+};
+
+json sample_run(const std::string& id, const std::string& started) {
+  json run = json::parse(R"({
+    "schema": "optimas.run/1", "app": "stream", "config_path": "/abs/optimas.yml",
+    "finished": null, "status": "finished", "outcome": "improved", "backend": "builtin", "model": "builtin",
+    "best": "i1a2", "verdict": "faster", "speedup": 1.12, "ci": [1.05, 1.2], "p_value": 0.008,
+    "sha256": "abc",
+    "variants": [
+      {"key": "i1a1", "iteration": 1, "attempt": 1, "status": "build_failed", "reason": "nvcc exited 1",
+       "edits": 2, "applied": 2, "withheld": 0},
+      {"key": "i1a2", "iteration": 1, "attempt": 2, "status": "accepted", "reason": "faster",
+       "edits": 3, "applied": 3, "withheld": 1,
+       "measurement": {"verdict": "faster", "speedup": 1.12, "ci": [1.05, 1.2], "p_value": 0.008,
+         "configs": {"default": {"base": [{"kernel_ms": 12.3, "wall_s": 0.5}, {"kernel_ms": 12.5, "wall_s": 0.51}],
+                                 "variant": [{"kernel_ms": 11.0, "wall_s": 0.49}, {"kernel_ms": 11.1, "wall_s": null}]}}},
+       "ear": {"evidence_coverage": 1.0, "localization_agreement": 0.5, "directional_consistency": null,
+               "hallucinations": 0, "implemented": 3, "withheld": 1, "correct": true, "note": "text is skipped"}}
+    ]})");
+  run["id"] = id;
+  run["started"] = started;
+  return run;
+}
+
+// Writes run.json as the loop would and returns the document.
+json put_run(RunStore& store, const std::string& id, const std::string& started) {
+  json run = sample_run(id, started);
+  store.create_run(id);
+  write_json_atomic(store.run_dir(id) + "/run.json", run);
+  return run;
+}
+
+} // namespace
+
+TEST(RunStore, NewRunIdIsLowercaseUuidV4AndUnique) {
+  const std::regex uuid("^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    std::string id = new_run_id();
+    EXPECT_TRUE(std::regex_match(id, uuid)) << id;
+    seen.insert(id);
+  }
+  EXPECT_EQ(seen.size(), 1000u);
+}
+
+TEST(RunStore, WriteJsonAtomicReplacesTheFileAndLeavesNoTemporary) {
+  test::TempDir dir;
+  std::string path = (dir.path() / "run.json").string();
+  write_json_atomic(path, {{"status", "running"}});
+  write_json_atomic(path, {{"status", "finished"}, {"errors", std::string("bad \xff byte")}});
+  json back = json::parse(test::read_all(path));
+  EXPECT_EQ(back["status"], "finished");
+  EXPECT_EQ(back["errors"], "bad \xEF\xBF\xBD byte"); // invalid UTF-8 replaced, not fatal
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+
+  try {
+    write_json_atomic((dir.path() / "missing" / "run.json").string(), json::object());
+    FAIL() << "no error for a missing folder";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("missing/run.json"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RunStore, CreateRunTwiceIsAnError) {
+  test::TempDir dir;
+  RunStore store((dir.path() / "runs").string());
+  EXPECT_TRUE(fs::is_regular_file(dir.path() / "runs" / "index.sqlite"));
+  std::string made = store.create_run("r1");
+  EXPECT_EQ(made, store.run_dir("r1"));
+  EXPECT_TRUE(fs::is_directory(made));
+  EXPECT_THROW(store.create_run("r1"), Error);
+  EXPECT_THROW(store.create_run("../escape"), Error);
+  EXPECT_THROW(store.create_run(""), Error);
+}
+
+TEST(RunStore, ResolvesAUniquePrefixAndNamesBothCandidatesWhenAmbiguous) {
+  test::TempDir dir;
+  RunStore store(dir.path().string());
+  put_run(store, "abcd1111-0000-4000-8000-000000000001", "2026-11-30T01:00:00Z");
+  put_run(store, "abcd2222-0000-4000-8000-000000000002", "2026-11-30T02:00:00Z");
+  store.create_run("abcd3333-no-run-json"); // a folder without run.json is not a run
+
+  EXPECT_EQ(store.resolve("abcd1"), "abcd1111-0000-4000-8000-000000000001");
+  EXPECT_EQ(store.resolve("abcd2222-0000-4000-8000-000000000002"), "abcd2222-0000-4000-8000-000000000002");
+  EXPECT_THROW(store.resolve("abcd3"), Error);
+  EXPECT_THROW(store.resolve("zzzz"), Error);
+  EXPECT_THROW(store.resolve("abc"), Error); // too short to be a prefix
+  try {
+    store.resolve("abcd");
+    FAIL() << "an ambiguous prefix resolved";
+  } catch (const Error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("abcd1111-0000-4000-8000-000000000001"), std::string::npos) << what;
+    EXPECT_NE(what.find("abcd2222-0000-4000-8000-000000000002"), std::string::npos) << what;
+  }
+}
+
+TEST(RunStore, LoadRunReportsTheFileAndLineOfBrokenJson) {
+  test::TempDir dir;
+  RunStore store(dir.path().string());
+  store.create_run("broken");
+  dir.file("broken/run.json", "{\n  \"id\": \"broken\",\n  \"app\": \n}\n");
+  try {
+    store.load_run("broken");
+    FAIL() << "broken JSON parsed";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 4u) << e.what();
+    EXPECT_EQ(e.file(), store.run_dir("broken") + "/run.json");
+  }
+  dir.file("broken/run.json", "[1, 2]");
+  EXPECT_THROW(store.load_run("broken"), ParseError);
+  EXPECT_THROW(store.load_run("absent"), Error);
+}
+
+TEST(RunStore, ListRunsReturnsTheIndexedFieldsNewestFirst) {
+  test::TempDir dir;
+  RunStore store(dir.path().string());
+  store.index_run(sample_run("older", "2026-11-30T01:00:00Z"));
+  json newer = sample_run("newer", "2026-11-30T02:00:00Z");
+  newer["verdict"] = nullptr;
+  newer.erase("ci");
+  store.index_run(newer);
+
+  auto runs = store.list_runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0]["id"], "newer");
+  EXPECT_TRUE(runs[0]["verdict"].is_null());
+  EXPECT_TRUE(runs[0]["ci_low"].is_null());
+  const json& r = runs[1];
+  EXPECT_EQ(r["id"], "older");
+  EXPECT_EQ(r["app"], "stream");
+  EXPECT_EQ(r["status"], "finished");
+  EXPECT_EQ(r["outcome"], "improved");
+  EXPECT_EQ(r["backend"], "builtin");
+  EXPECT_EQ(r["verdict"], "faster");
+  EXPECT_DOUBLE_EQ(r["speedup"].get<double>(), 1.12);
+  EXPECT_DOUBLE_EQ(r["ci_low"].get<double>(), 1.05);
+  EXPECT_DOUBLE_EQ(r["ci_high"].get<double>(), 1.2);
+  EXPECT_EQ(r["started"], "2026-11-30T01:00:00Z");
+  EXPECT_TRUE(r["finished"].is_null());
+  EXPECT_EQ(r["variants"], 2);
+}
+
+TEST(RunStore, IndexingARunAgainReplacesItsRows) {
+  test::TempDir dir;
+  RunStore store(dir.path().string());
+  json run = sample_run("r1", "2026-11-30T01:00:00Z");
+  store.index_run(sample_run("other", "2026-11-30T00:00:00Z"));
+  store.index_run(run);
+  store.index_run(run);
+
+  Sqlite db(store.index_path());
+  EXPECT_EQ(db.count("SELECT COUNT(*) FROM runs WHERE id = 'r1'"), 1);
+  EXPECT_EQ(db.count("SELECT COUNT(*) FROM variants WHERE run_id = 'r1'"), 2);
+  EXPECT_EQ(db.count("SELECT COUNT(*) FROM measurements WHERE run_id = 'r1'"), 4);
+  // Numbers and booleans of ear, nulls and text skipped.
+  EXPECT_EQ(db.count("SELECT COUNT(*) FROM metrics WHERE run_id = 'r1'"), 6);
+  EXPECT_EQ(db.value("SELECT value FROM metrics WHERE run_id = 'r1' AND name = 'correct'"), "1.0");
+  EXPECT_EQ(db.value("SELECT kernel_ms FROM measurements WHERE run_id = 'r1' AND variant = 'i1a2' AND "
+                     "config = 'default' AND role = 'baseline' AND round = 1"),
+            "12.5");
+  EXPECT_EQ(db.value("SELECT wall_s IS NULL FROM measurements WHERE run_id = 'r1' AND role = 'variant' AND round = 1"),
+            "1");
+  EXPECT_EQ(db.value("SELECT speedup FROM variants WHERE run_id = 'r1' AND key = 'i1a2'"), "1.12");
+  EXPECT_EQ(db.value("SELECT dir FROM runs WHERE id = 'r1'"), store.run_dir("r1"));
+
+  // A run that lost a variant loses its rows; the other run keeps its own.
+  run["variants"].erase(1);
+  store.index_run(run);
+  EXPECT_EQ(db.count("SELECT COUNT(*) FROM variants WHERE run_id = 'r1'"), 1);
+  EXPECT_EQ(db.count("SELECT COUNT(*) FROM measurements WHERE run_id = 'r1'"), 0);
+  EXPECT_EQ(db.count("SELECT COUNT(*) FROM metrics WHERE run_id = 'r1'"), 0);
+  EXPECT_EQ(db.count("SELECT COUNT(*) FROM measurements WHERE run_id = 'other'"), 4);
+}
+
+TEST(RunStore, IndexToleratesMissingAndMistypedFieldsButNeedsAnId) {
+  test::TempDir dir;
+  RunStore store(dir.path().string());
+  store.index_run({{"id", "bare"}});
+  store.index_run(json::parse(R"({"id": "odd", "speedup": "fast", "ci": [1], "variants": [
+      3, {"iteration": "x", "measurement": {"configs": {"a": {"base": "none", "variant": [5]}}}, "ear": [1]}]})"));
+  auto runs = store.list_runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_THROW(store.index_run({{"app", "stream"}}), Error);
+  EXPECT_THROW(store.index_run({{"id", "../x"}}), Error);
+}
+
+TEST(RunStore, IndexIsWalWithAVersionedSchema) {
+  test::TempDir dir;
+  RunStore store(dir.path().string());
+  Sqlite db(store.index_path());
+  EXPECT_EQ(db.value("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(db.value("PRAGMA user_version"), "1");
+}
+
+TEST(RunStore, AnIndexFromANewerVersionIsAnErrorNamingTheFile) {
+  test::TempDir dir;
+  { RunStore store(dir.path().string()); }
+  {
+    Sqlite db((dir.path() / "index.sqlite").string());
+    db.exec("PRAGMA user_version = 99");
+  }
+  try {
+    RunStore store(dir.path().string());
+    FAIL() << "a newer index was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("index.sqlite"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RunStore, ReindexRebuildsFromTheFoldersAndSkipsBrokenRuns) {
+  test::TempDir dir;
+  RunStore store(dir.path().string());
+  store.index_run(put_run(store, "r1", "2026-11-30T01:00:00Z"));
+  store.index_run(put_run(store, "r2", "2026-11-30T02:00:00Z"));
+  store.create_run("broken");
+  dir.file("broken/run.json", "{ \"id\": ");
+  // A copied folder whose run.json names another run is indexed under its folder name.
+  store.create_run("copy");
+  write_json_atomic(store.run_dir("copy") + "/run.json", sample_run("r1", "2026-11-30T03:00:00Z"));
+
+  fs::remove(store.index_path());
+  EXPECT_EQ(store.reindex(), 3u);
+  auto runs = store.list_runs();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0]["id"], "copy");
+  EXPECT_EQ(runs[1]["id"], "r2");
+  EXPECT_EQ(runs[2]["id"], "r1");
+
+  // Runs whose folder is gone leave the index.
+  fs::remove_all(store.run_dir("r2"));
+  EXPECT_EQ(store.reindex(), 2u);
+  EXPECT_EQ(store.list_runs().size(), 2u);
+}
+
+TEST(RunStore, OpeningAStoreWithoutAnIndexIndexesItsFolders) {
+  test::TempDir dir;
+  {
+    RunStore store(dir.path().string());
+    put_run(store, "r1", "2026-11-30T01:00:00Z");
+  }
+  fs::remove(dir.path() / "index.sqlite");
+  RunStore again(dir.path().string());
+  auto runs = again.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["id"], "r1");
+}
+
+TEST(RunStore, AnIndexDeletedUnderALiveStoreIsRefilledFromTheFolders) {
+  test::TempDir dir;
+  RunStore store(dir.path().string());
+  store.index_run(put_run(store, "r1", "2026-11-30T01:00:00Z"));
+  fs::remove(store.index_path());
+  store.index_run(put_run(store, "r2", "2026-11-30T02:00:00Z"));
+  auto runs = store.list_runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1]["id"], "r1");
+}
+
+TEST(RunStore, TwoStoresOnOneRootKeepBothRuns) {
+  test::TempDir dir;
+  RunStore a(dir.path().string());
+  RunStore b(dir.path().string());
+  a.index_run(put_run(a, "from-a", "2026-11-30T01:00:00Z"));
+  b.index_run(put_run(b, "from-b", "2026-11-30T02:00:00Z"));
+  EXPECT_EQ(a.list_runs().size(), 2u);
+  EXPECT_EQ(b.list_runs().size(), 2u);
+}
+
+TEST(RunStore, ConcurrentWritersWaitForTheLockInsteadOfFailing) {
+  test::TempDir dir;
+  RunStore init(dir.path().string());
+  constexpr int k_runs = 20;
+  std::string errors[2];
+  auto writer = [&](int n) {
+    try {
+      RunStore store(dir.path().string());
+      for (int i = 0; i < k_runs; ++i)
+        store.index_run(sample_run(std::to_string(n) + "-" + std::to_string(i), "2026-11-30T01:00:00Z"));
+    } catch (const std::exception& e) {
+      errors[n] = e.what();
+    }
+  };
+  std::thread t0(writer, 0);
+  std::thread t1(writer, 1);
+  t0.join();
+  t1.join();
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], "");
+  EXPECT_EQ(init.list_runs().size(), 2u * k_runs);
+  Sqlite db(init.index_path());
+  EXPECT_EQ(db.count("SELECT COUNT(*) FROM measurements"), 2 * k_runs * 4);
+}
