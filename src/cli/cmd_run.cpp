@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <iostream>
 
 namespace optimas::cli {
@@ -68,7 +69,8 @@ public:
 
   void operator()(const loop::Progress& p) {
     if (log::level() > log::Level::info) return;
-    std::string line = fmt::format("{}: {}", p.step, p.detail);
+    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+    std::string line = fmt::format("[{:5.0f}s] {}: {}", t, p.step, p.detail);
     if (!p.done) {
       if (!m_live) return;
       clear();
@@ -90,6 +92,7 @@ private:
   }
   bool m_live;
   bool m_pending = false;
+  std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
 };
 
 void print_summary(const nlohmann::json& run) {

@@ -208,6 +208,7 @@ private:
   std::map<std::string, std::string> current_sources() const;
   config::AppConfig app_in(const fs::path& dir) const;
   fs::path parent_work() const;
+  std::set<std::string> used_configs() const;
 
   // Executes one configuration of the program built in `work`; the output goes to `output`.
   evaluate::Execution execute(const fs::path& work, const config::InputConfig& input, const fs::path& output,
@@ -237,6 +238,16 @@ config::AppConfig Loop::app_in(const fs::path& dir) const {
   config::AppConfig a = m_app;
   a.dir = dir.string();
   return a;
+}
+
+// The configurations validation or measurement will run (the baseline runs only those).
+std::set<std::string> Loop::used_configs() const {
+  std::set<std::string> used;
+  for (const auto& c : evaluate::validation_checks(m_app, "")) used.insert(c.config);
+  if (m_app.measure.configs.empty())
+    for (const auto& c : m_app.configs) used.insert(c.name);
+  for (const auto& n : m_app.measure.configs) used.insert(n);
+  return used;
 }
 
 fs::path Loop::parent_work() const { return m_dir / "work" / (m_best.empty() ? "baseline" : m_best); }
@@ -281,6 +292,7 @@ void Loop::open_run() {
              {"config_path", m_app.path},     {"started", util::utc_now_iso8601()},
              {"finished", nullptr},           {"status", "running"}, {"variants", json::array()}};
     store::write_json_atomic((m_dir / "options.json").string(), m_overrides);
+    say("run", fmt::format("{} ({}), artifacts in {}", m_id, m_app.name, m_dir.string()));
   }
   apply_overrides(m_app, m_overrides);
   m_settings = settings_from(m_app, m_overrides);
@@ -369,7 +381,7 @@ void Loop::baseline() {
     // itself must reproduce later (a nondeterministic baseline cannot validate anything).
     for (const auto& c : m_app.configs) {
       json& rec = configs[c.name];
-      if (rec.contains("output_sha256")) continue;
+      if (rec.contains("output_sha256") || !used_configs().count(c.name)) continue;
       say("baseline", "running " + c.name, false);
       fs::path out = work / "out" / (c.name + ".out");
       auto e = execute(work, c, out, dir / "runs" / (c.name + ".log"));

@@ -1,7 +1,9 @@
 // A stand-in for an OpenAI-compatible server (vLLM, llama.cpp server), for scenario tests: it
 // checks requests the way the real API does, answers with a recorded reply, counts requests,
 // and prints "ready PORT" once it listens.
-//   fake_llm_server REPLY_FILE COUNT_FILE [EXPECTED_KEY]
+//   fake_llm_server REPLY_FILE[,REPLY_FILE...] COUNT_FILE [EXPECTED_KEY]
+// With several reply files, request N gets the Nth (the last one repeats). The user message of
+// request N is written to COUNT_FILE.request-N.txt, so tests can check what was sent.
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
@@ -11,21 +13,28 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: fake_llm_server REPLY_FILE COUNT_FILE [EXPECTED_KEY]\n");
     return 2;
   }
-  std::ifstream in(argv[1]);
-  std::stringstream reply;
-  reply << in.rdbuf();
+  std::vector<std::string> replies;
+  std::stringstream files(argv[1]);
+  for (std::string file; std::getline(files, file, ',');) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    replies.push_back(text.str());
+  }
   std::string count_file = argv[2];
   std::string key = argc > 3 ? argv[3] : "";
   std::atomic<int> count{0};
   httplib::Server server;
   server.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
-    std::ofstream(count_file) << ++count << "\n";
+    int n = ++count;
+    std::ofstream(count_file) << n << "\n";
     if (!key.empty() && req.get_header_value("Authorization") != "Bearer " + key) {
       res.status = 401;
       res.set_content(R"({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})",
@@ -40,12 +49,16 @@ int main(int argc, char** argv) {
                       "application/json");
       return;
     }
+    for (const auto& m : body["messages"])
+      if (m.value("role", "") == "user")
+        std::ofstream(count_file + ".request-" + std::to_string(n) + ".txt") << m.value("content", "");
+    const std::string& reply = replies[std::min<std::size_t>(static_cast<std::size_t>(n), replies.size()) - 1];
     nlohmann::json answer = {
         {"id", "chatcmpl-test"},
         {"object", "chat.completion"},
         {"model", body["model"]},
         {"choices",
-         {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", reply.str()}}}, {"finish_reason", "stop"}}}},
+         {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", reply}}}, {"finish_reason", "stop"}}}},
         {"usage", {{"prompt_tokens", 1234}, {"completion_tokens", 321}, {"total_tokens", 1555}}}};
     res.set_content(answer.dump(), "application/json");
   });
