@@ -167,6 +167,7 @@ struct Variant {
   fs::path dir;   // artifacts: run/iterations/<i>/attempt-<a>
   fs::path work;  // scratch: run/work/<key>
   json result;    // result.json once final
+  std::string previous_replies; // of the attempt before: the same answer again is not retried
 };
 
 constexpr const char* k_final_statuses[] = {"accepted",   "rejected",           "build_failed",    "guardrail_rejected",
@@ -193,6 +194,7 @@ private:
     if (m_options.progress) m_options.progress({step, detail, done});
   }
 
+  void configure();
   void open_run();
   void snapshot();
   void baseline();
@@ -266,34 +268,7 @@ evaluate::Execution Loop::execute(const fs::path& work, const config::InputConfi
   return evaluate::execute_in(m_app, work.string(), input, fs::absolute(output).string(), log.string(), m_sandbox);
 }
 
-void Loop::open_run() {
-  m_store.emplace(m_options.runs_root);
-  if (!m_options.resume.empty()) {
-    m_id = m_store->resolve(m_options.resume);
-    m_dir = m_store->run_dir(m_id);
-    m_run = m_store->load_run(m_id);
-    m_overrides = read_json((m_dir / "options.json").string());
-    for (const auto& v : m_run.value("variants", json::array())) m_variants.push_back(v);
-    std::string config_path = m_run.value("config_path", "");
-    m_app = config::load_app_config(config_path);
-    std::string recorded = util::sha256_file((m_dir / "config" / "optimas.yml").string());
-    if (util::sha256_file(config_path) != recorded)
-      throw Error(fmt::format("{} changed since run {} started; resuming would mix two configurations", config_path,
-                              m_id));
-    say("resume", fmt::format("run {} ({}), from {}", m_id, m_app.name, m_dir.string()));
-  } else {
-    fs::path p(m_options.config_path);
-    if (fs::is_directory(p)) p /= "optimas.yml";
-    m_app = config::load_app_config(p.string());
-    m_overrides = m_options.overrides;
-    m_id = store::new_run_id();
-    m_dir = m_store->create_run(m_id);
-    m_run = {{"schema", store::k_run_schema}, {"id", m_id},          {"app", m_app.name},
-             {"config_path", m_app.path},     {"started", util::utc_now_iso8601()},
-             {"finished", nullptr},           {"status", "running"}, {"variants", json::array()}};
-    store::write_json_atomic((m_dir / "options.json").string(), m_overrides);
-    say("run", fmt::format("{} ({}), artifacts in {}", m_id, m_app.name, m_dir.string()));
-  }
+void Loop::configure() {
   apply_overrides(m_app, m_overrides);
   m_settings = settings_from(m_app, m_overrides);
   m_backend = backend_config(m_app, m_settings, m_overrides);
@@ -305,6 +280,44 @@ void Loop::open_run() {
   else m_execute = gpu;
   if (!m_execute && m_no_execute_reason.empty()) m_no_execute_reason = "no GPU on this machine (nvidia-smi lists none)";
   m_can_profile = m_execute && m_app.needs_gpu && util::find_executable(m_settings.ncu).has_value();
+}
+
+void Loop::open_run() {
+  if (!m_options.resume.empty()) {
+    m_store.emplace(m_options.runs_root);
+    m_id = m_store->resolve(m_options.resume);
+    m_dir = m_store->run_dir(m_id);
+    m_run = m_store->load_run(m_id);
+    m_overrides = read_json((m_dir / "options.json").string());
+    for (const auto& v : m_run.value("variants", json::array())) m_variants.push_back(v);
+    std::string config_path = m_run.value("config_path", "");
+    m_app = config::load_app_config(config_path);
+    std::string recorded = util::sha256_file((m_dir / "config" / "optimas.yml").string());
+    if (util::sha256_file(config_path) != recorded)
+      throw Error(fmt::format("{} changed since run {} started; resuming would mix two configurations", config_path,
+                              m_id));
+    configure();
+    say("resume", fmt::format("run {} ({}), from {}", m_id, m_app.name, m_dir.string()));
+  } else {
+    fs::path p(m_options.config_path);
+    if (fs::is_directory(p)) p /= "optimas.yml";
+    m_app = config::load_app_config(p.string());
+    m_overrides = m_options.overrides;
+    configure(); // bad settings fail before a run folder exists
+    if (m_settings.import.empty() && !m_can_profile)
+      throw UsageError(fmt::format("cannot profile {}: {}{}. Pass --import with a recorded profile (a folder "
+                                   "written by `optimas profile`, ncu CSV pages or a .ncu-rep)",
+                                   m_app.name, m_execute ? "ncu was not found" : m_no_execute_reason,
+                                   m_execute ? fmt::format(" (--ncu {})", m_settings.ncu) : ""));
+    m_store.emplace(m_options.runs_root);
+    m_id = store::new_run_id();
+    m_dir = m_store->create_run(m_id);
+    m_run = {{"schema", store::k_run_schema}, {"id", m_id},          {"app", m_app.name},
+             {"config_path", m_app.path},     {"started", util::utc_now_iso8601()},
+             {"finished", nullptr},           {"status", "running"}, {"variants", json::array()}};
+    store::write_json_atomic((m_dir / "options.json").string(), m_overrides);
+    say("run", fmt::format("{} ({}), artifacts in {}", m_id, m_app.name, m_dir.string()));
+  }
   m_run["pid"] = static_cast<long>(::getpid());
   m_run["status"] = "running";
   m_run["backend"] = m_backend.provider;
@@ -553,7 +566,7 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
     std::string status = !proposal.parse_errors.empty() ? "invalid_reply"
                          : !proposal.violations.empty() ? "guardrail_rejected"
                                                         : "no_edits";
-    bool same = util::join(replies, "\n") == v.result.value("_previous_replies", std::string());
+    bool same = util::join(replies, "\n") == v.previous_replies;
     result["status"] = status;
     result["reason"] = status == "no_edits" && proposal.reply.edits.empty() ? "the backend proposed no edit" : why;
     result["errors"] = why;
@@ -587,12 +600,12 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
       result["status"] = "build_failed";
       result["reason"] = b.result;
       result["errors"] = b.tail();
-      result["retry"] = true;
+      result["retry"] = util::join(replies, "\n") != v.previous_replies;
       result["feedback"] = why;
       next_feedback = why;
       say(v.key + " build", "FAILED: " + b.result);
       finish_variant(v, result);
-      return false;
+      return !result["retry"].get<bool>();
     }
     say(v.key + " build", fmt::format("ok in {:.1f} s", b.wall_s));
   }
@@ -857,7 +870,6 @@ void Loop::reprofile(Variant& v) {
 }
 
 void Loop::finish_variant(Variant& v, json result) {
-  result.erase("_previous_replies");
   store::write_json_atomic((v.dir / "result.json").string(), result);
   v.result = result;
   bool replaced = false;
@@ -892,7 +904,7 @@ RunResult Loop::run() {
         v.key = fmt::format("i{}a{}", it, at);
         v.dir = m_dir / "iterations" / std::to_string(it) / fmt::format("attempt-{}", at);
         v.work = m_dir / "work" / v.key;
-        v.result["_previous_replies"] = previous;
+        v.previous_replies = previous;
         std::string next;
         bool final = run_attempt(v, feedback, next);
         if (fs::exists(v.dir / "replies.json")) {
@@ -925,12 +937,15 @@ RunResult Loop::run() {
   } catch (const PendingError&) {
     write_run("waiting");
     throw;
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
+    // Whatever stopped the run, run.json says so and keeps everything recorded before it.
     m_run["error"] = e.what();
     m_run["finished"] = util::utc_now_iso8601();
     m_run["outcome"] = "failed";
     write_run("failed");
-    throw Error(fmt::format("run {}: {}", m_id, e.what()));
+    std::string message = fmt::format("run {}: {}", m_id, e.what());
+    if (dynamic_cast<const UsageError*>(&e)) throw UsageError(message);
+    throw Error(message);
   }
 
   // The summary: the best accepted variant, or why there is none.
