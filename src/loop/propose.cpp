@@ -26,7 +26,7 @@ Asked ask_backend(const std::vector<prompt::Prompt>& prompts, const std::string&
     req.prompt = with_feedback(p.user, feedback);
     req.response_schema = prompt::reply_schema();
     req.context = context;
-    log::info("asking {} ({}, {} kernel(s))", backend.name(), p.label, p.kernels.size());
+    log::debug("asking {} ({}, {} kernel(s))", backend.name(), p.label, p.kernels.size());
     auto r = llm::complete_cached(backend, config, req, cache, {});
     if (!llm::ok(r)) {
       const auto& f = std::get<llm::Failure>(r);

@@ -279,7 +279,9 @@ void Loop::configure() {
   else if (m_settings.execute == "no") m_execute = false, m_no_execute_reason = "--execute no";
   else m_execute = gpu;
   if (!m_execute && m_no_execute_reason.empty()) m_no_execute_reason = "no GPU on this machine (nvidia-smi lists none)";
-  m_can_profile = m_execute && m_app.needs_gpu && util::find_executable(m_settings.ncu).has_value();
+  // A host program is profiled only with an explicitly named profiler (a stand-in, in tests).
+  m_can_profile = m_execute && (m_app.needs_gpu || m_overrides.contains("ncu")) &&
+                  util::find_executable(m_settings.ncu).has_value();
 }
 
 void Loop::open_run() {
@@ -478,7 +480,8 @@ std::vector<std::string> Loop::replies_for(Variant& v, const std::vector<prompt:
   std::optional<llm::ResponseCache> cache;
   bool cacheable = !m_settings.no_cache && m_backend.provider != "manual" && m_backend.provider != "builtin";
   if (cacheable) cache.emplace(m_settings.cache_dir);
-  say(v.key + " ask", fmt::format("{} ({} prompt(s))", backend->name(), prompts.size()), false);
+  say(v.key + " ask", fmt::format("{} ({} prompt(s){})", backend->name(), prompts.size(),
+                                  feedback.empty() ? "" : ", with the last attempt's errors"));
   auto asked = ask_backend(prompts, feedback, {{"diagnostics", analysis::to_json(m_diagnostics)}, {"sources", current_sources()}},
                            *backend, m_backend, cache ? &*cache : nullptr);
   json files = json::array();

@@ -28,8 +28,10 @@ __global__ void triad_kernel(double* a, const double* b, const double* c, double
   for (long i = 0; i < n; ++i) {
     double t = 0;
     for (int r = 0; r < 8; ++r) {
-      t = b[i] + scalar * c[i];
-      asm volatile("" : "+x"(t)); // each repetition is opaque to the optimizer
+      for (int k = 0; k < 5; ++k) {
+        t = b[i] + scalar * c[i];
+        asm volatile("" : "+x"(t)); // each step is opaque to the optimizer
+      }
     }
     a[i] = t;
   }

@@ -1,0 +1,58 @@
+# The loop's profiling path without a GPU: a stand-in ncu (fake-ncu replays the stream pages
+# recorded on the H200) profiles the host stand-in, re-profiles each variant for directional
+# consistency, and a second iteration starts from the first iteration's accepted variant.
+source "$(dirname "$0")/lib.sh"
+: "${FAKE_LLM_SERVER:?ctest sets FAKE_LLM_SERVER}"
+
+D="$OPTIMAS_TEST_DATA/h200/stream/default"
+export FAKE_NCU_DATA="$WORK/pages" FAKE_NCU_LOG="$WORK/ncu.log"
+mkdir -p "$FAKE_NCU_DATA/timing" "$FAKE_NCU_DATA/heavy"
+for p in details raw source session; do gunzip -c "$D/$p.csv.gz" > "$FAKE_NCU_DATA/heavy/$p.csv"; done
+gunzip -c "$D/timing_raw.csv.gz" > "$FAKE_NCU_DATA/timing/raw.csv"
+cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/app"
+
+# Iteration 1 removes triad's repetition (8 -> 1); iteration 2 removes the loop left over, which
+# exists only in the first variant's code.
+cat > "$WORK/first.json" <<'JSON'
+{"summary": "triad repeats its work", "edits": [{"file": "main.cu", "kernel": "triad_kernel",
+ "find": "for (int r = 0; r < 8; ++r) {", "replace": "for (int r = 0; r < 1; ++r) {",
+ "line_start": null, "line_end": null, "new_text": null, "evidence": ["PC1", "RF1"],
+ "rationale": "Each repetition recomputes the same value. One pass gives the same bits.",
+ "expected_effect": [{"metric": "stall_long_scoreboard", "direction": "decrease"}]}], "withheld": []}
+JSON
+cat > "$WORK/second.json" <<'JSON'
+{"summary": "a one-trip loop is left", "edits": [{"file": "main.cu", "kernel": "triad_kernel",
+ "find": "for (int r = 0; r < 1; ++r) {", "replace": "{",
+ "line_start": null, "line_end": null, "new_text": null, "evidence": ["PC1"],
+ "rationale": "The loop runs once. A block does the same.",
+ "expected_effect": [{"metric": "smsp__inst_executed.sum", "direction": "decrease"}]}], "withheld": []}
+JSON
+mkfifo "$WORK/ready"
+"$FAKE_LLM_SERVER" "$WORK/first.json,$WORK/second.json" "$WORK/count" > "$WORK/ready" &
+server=$!
+trap 'curl -s -X POST "http://127.0.0.1:$port/shutdown" >/dev/null 2>&1; kill $server 2>/dev/null; rm -rf "$WORK"' EXIT
+read -r word port < "$WORK/ready"
+[ "$word" = ready ] || fail "server did not start"
+
+cd "$WORK"
+rc=0
+"$OPTIMAS" run --config app --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" --runs-dir runs --no-cache \
+  -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --iterations 2 --retries 0 --json \
+  > run.json 2> progress.txt || rc=$?
+[ "$rc" -eq 0 ] || fail "exit $rc: $(cat progress.txt)"
+R=$(ls -d runs/*/)
+# Profiled with the stand-in ncu: two passes per visible configuration, none for the held-out one.
+json_check "$R/profile/manifest.json" '[r["config"] for r in d["runs"]] == ["small", "default"] and d["mode"] == "two-pass"'
+grep -q -- "--n 786432" "$FAKE_NCU_LOG" && fail "the held-out configuration was profiled"
+json_check run.json 'd["outcome"] == "improved" and d["best"] == "i1a1"' "i1a1 is the best variant"
+json_check run.json '[v["key"] for v in d["variants"]] == ["i1a1", "i2a1"]' "two iterations"
+json_check run.json 'd["variants"][0]["status"] == "accepted" and d["variants"][0]["measurement"]["verdict"] == "faster"'
+json_check run.json 'd["variants"][1]["parent"] == "i1a1" and d["variants"][1]["applied"] == 1' "iteration 2 edits the first variant"
+# Re-profiled: the effects each edit promised were looked up before and after.
+[ -f "$R/iterations/1/attempt-1/profile/.complete" ] || fail "variant not re-profiled"
+json_check run.json 'd["variants"][0]["ear"]["kernels_checked"] == 1 and d["variants"][0]["ear"]["directional_consistency"] is not None'
+json_check run.json 'd["variants"][0]["ear"]["effects"][0]["outcome"] in ("consistent", "inconsistent")'
+# The second prompt was built from the first variant's code and its fresh profile.
+grep -q "r < 1; ++r" count.request-2.txt || fail "iteration 2 was not prompted with the first variant's code"
+grep -q "iteration 2 starts from it" progress.txt || fail "progress: $(cat progress.txt)"
+pass "profile, re-profile and two iterations with a stand-in ncu"
