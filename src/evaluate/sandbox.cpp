@@ -185,6 +185,17 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
   return e;
 }
 
+std::string gpu_name() {
+  auto smi = util::find_executable("nvidia-smi");
+  if (!smi) return {};
+  util::ProcessSpec spec;
+  spec.argv = {*smi, "--query-gpu=name", "--format=csv,noheader"};
+  spec.timeout_s = 30;
+  auto r = util::run_process(spec);
+  if (!r.ok()) return {};
+  return std::string(util::trim(r.out.substr(0, r.out.find('\n'))));
+}
+
 bool gpu_present() {
   auto smi = util::find_executable("nvidia-smi");
   if (!smi) return false;

@@ -61,5 +61,7 @@ std::optional<double> parse_kernel_time(const std::string& pattern, const std::s
 
 // Whether this machine has a usable NVIDIA GPU (nvidia-smi lists one).
 bool gpu_present();
+// The first GPU's name ("NVIDIA H200"); empty when there is none.
+std::string gpu_name();
 
 } // namespace optimas::evaluate

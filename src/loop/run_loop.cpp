@@ -451,7 +451,13 @@ void Loop::obtain_profile() {
   io.ncu = m_settings.ncu;
   m_profile = profile::import_profile(source.string(), io);
   const auto& gpu = m_profile.manifest.value("gpu", json::object());
-  m_run["hw"] = gpu.value("name", "");
+  // HW names where variants run; a profile imported from elsewhere says only where it came from.
+  std::string here = m_app.needs_gpu ? evaluate::gpu_name() : "host CPU (needs_gpu: false)";
+  std::string profiled = gpu.value("name", "");
+  m_run["profile_gpu"] = profiled;
+  if (!m_execute) here = "none here";
+  m_run["hw"] = here.empty() ? profiled : here;
+  if (!profiled.empty() && profiled != here) m_run["hw"] = fmt::format("{} (profile from {})", m_run["hw"].get<std::string>(), profiled);
   std::vector<std::string> sw;
   std::string nvcc = tool_version({"nvcc", "--version"}, "release");
   if (!nvcc.empty()) sw.push_back("nvcc " + nvcc.substr(nvcc.find("release") + 8));
@@ -523,7 +529,7 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
   po.sources = analysis::parse_sources(m_app.optimize.diagnostics);
   po.token_budget = m_settings.token_budget;
   if (!m_settings.template_path.empty()) po.template_text = util::read_file(m_settings.template_path);
-  if (!m_run.value("hw", "").empty()) po.gpu = m_run["hw"];
+  if (!m_run.value("profile_gpu", "").empty()) po.gpu = m_run["profile_gpu"];
   auto prompts = prompt::build_prompts(app_in(parent_work()), m_diagnostics, po);
   auto replies = replies_for(v, prompts, feedback);
 

@@ -82,6 +82,8 @@ std::string applied_line(const json& edit) {
   if (edit.is_string()) return edit.get<std::string>();
   std::string line = string_or_empty(member(edit, "kernel"));
   std::string rationale = first_sentence(string_or_empty(member(edit, "rationale")));
+  // Rationales often start with the kernel's name already ("triad_kernel: ...").
+  if (!line.empty() && rationale.rfind(line + ": ", 0) == 0) rationale.erase(0, line.size() + 2);
   if (!rationale.empty()) line += line.empty() ? rationale : ": " + rationale;
   const json& evidence = member(edit, "evidence");
   if (evidence.is_array() && !evidence.empty()) {
