@@ -61,21 +61,10 @@ llm::BackendConfig backend_config(const BackendChoice& b) {
   llm::BackendConfig c = llm::parse_model(b.model);
   c.base_url = b.base_url;
   c.work_dir = b.work_dir;
-  const llm::BackendSpec* spec = llm::find_backend(c.provider);
   for (const auto& kv : b.options) {
     auto eq = kv.find('=');
     if (eq == std::string::npos) throw UsageError("--option takes key=value, got \"" + kv + "\"");
-    std::string key = kv.substr(0, eq);
-    bool known = false;
-    std::vector<std::string> names;
-    for (const auto& o : spec->options) {
-      known = known || o.name == key;
-      names.push_back(o.name);
-    }
-    if (!known)
-      throw UsageError(fmt::format("the {} backend has no option \"{}\" (its options: {})", c.provider, key,
-                                   names.empty() ? "none" : util::join(names, ", ")));
-    c.options[key] = kv.substr(eq + 1);
+    llm::set_option(c, kv.substr(0, eq), kv.substr(eq + 1));
   }
   return c;
 }

@@ -118,6 +118,9 @@ const BackendSpec* find_backend(std::string_view provider);
 BackendConfig parse_model(std::string_view spec);
 std::unique_ptr<Backend> make_backend(const BackendConfig& config);
 
+// Sets one of the backend's declared options; UsageError naming its options for an unknown key.
+void set_option(BackendConfig& config, const std::string& key, const std::string& value);
+
 // The first of the spec's key variables that is set, or nullopt.
 std::optional<std::string> api_key(const BackendSpec& spec);
 

@@ -65,6 +65,20 @@ const BackendSpec* find_backend(std::string_view provider) {
   return nullptr;
 }
 
+void set_option(BackendConfig& config, const std::string& key, const std::string& value) {
+  const BackendSpec* spec = find_backend(config.provider);
+  std::vector<std::string> names;
+  bool known = false;
+  for (const auto& o : spec ? spec->options : std::vector<OptionSpec>{}) {
+    known = known || o.name == key;
+    names.push_back(o.name);
+  }
+  if (!known)
+    throw UsageError(fmt::format("the {} backend has no option \"{}\" (its options: {})", config.provider, key,
+                                 names.empty() ? "none" : util::join(names, ", ")));
+  config.options[key] = value;
+}
+
 BackendConfig parse_model(std::string_view spec) {
   BackendConfig c;
   auto slash = spec.find('/');

@@ -90,19 +90,7 @@ llm::BackendConfig backend_config(const config::AppConfig& app, const Settings& 
     if (eq == std::string::npos) throw UsageError("--option takes key=value, got \"" + kv + "\"");
     options[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  const llm::BackendSpec* spec = llm::find_backend(c.provider);
-  for (const auto& [key, value] : options) {
-    bool known = false;
-    std::vector<std::string> names;
-    for (const auto& opt : spec->options) {
-      known = known || opt.name == key;
-      names.push_back(opt.name);
-    }
-    if (!known)
-      throw UsageError(fmt::format("the {} backend has no option \"{}\" (its options: {})", c.provider, key,
-                                   names.empty() ? "none" : util::join(names, ", ")));
-    c.options[key] = value;
-  }
+  for (const auto& [key, value] : options) llm::set_option(c, key, value);
   return c;
 }
 
