@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <map>
+#include <vector>
+
 using namespace optimas::config;
 using optimas::ParseError;
 using optimas::test::TempDir;
@@ -82,4 +86,185 @@ TEST(AppConfig, MissingSourceAndFile) {
   TempDir dir;
   EXPECT_GT(error_line(dir.file("optimas.yml", k_valid)), 0u); // main.cu does not exist
   EXPECT_THROW(load_app_config((dir.path() / "none.yml").string()), optimas::Error);
+}
+
+namespace {
+
+// k_valid with `extra` appended (its lines start at 16) and `run_extra` added to the run section
+// after timeout_s (line 12 on).
+std::string with(const std::string& extra, const std::string& run_extra = "") {
+  std::string yml = k_valid;
+  if (!run_extra.empty()) yml.replace(yml.find("  timeout_s: 30\n"), 16, "  timeout_s: 30\n" + run_extra);
+  return yml + extra;
+}
+
+std::string error_reason(const std::string& path) {
+  try {
+    load_app_config(path);
+  } catch (const ParseError& e) {
+    return e.reason();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST(AppConfig, RunSettingsDefaults) {
+  TempDir dir;
+  dir.file("main.cu", "");
+  auto app = load_app_config(dir.file("optimas.yml", k_valid));
+  EXPECT_EQ(app.seed_param, "seed"); // {seed} in run.command
+  EXPECT_TRUE(app.needs_gpu);
+
+  const auto& o = app.optimize;
+  EXPECT_EQ(o.backend, "builtin");
+  EXPECT_TRUE(o.options.empty());
+  EXPECT_EQ(o.diagnostics, "pc,ia,roofline");
+  EXPECT_EQ(o.scope, "kernel");
+  EXPECT_EQ(o.iterations, 1);
+  EXPECT_EQ(o.retries, 3);
+
+  const auto& m = app.measure;
+  EXPECT_EQ(m.runs, 5);
+  EXPECT_EQ(m.warmup, 1);
+  EXPECT_EQ(m.timing, "auto");
+  EXPECT_TRUE(m.configs.empty());
+  EXPECT_DOUBLE_EQ(m.confidence, 0.95);
+  EXPECT_DOUBLE_EQ(m.significance, 0.05);
+
+  const auto& v = app.validate;
+  EXPECT_EQ(v.tolerance, "exact");
+  EXPECT_DOUBLE_EQ(v.tolerance_value, 0);
+  EXPECT_EQ(v.fresh_seeds, 1);
+  EXPECT_TRUE(v.configs.empty());
+
+  // No {seed} in the command: the program takes no seed.
+  std::string unseeded = k_valid;
+  unseeded.replace(unseeded.find(" --seed {seed}"), 14, "");
+  for (const char* s : {", seed: 1", ", seed: 2", ", seed: 3"}) unseeded.erase(unseeded.find(s), std::strlen(s));
+  EXPECT_TRUE(load_app_config(dir.file("unseeded.yml", unseeded)).seed_param.empty());
+}
+
+TEST(AppConfig, RunSettingsParsed) {
+  TempDir dir;
+  dir.file("main.cu", "");
+  std::string yml = with("optimize:\n"
+                         "  backend: openai\n"
+                         "  options: {model: gpt-x, temperature: 0.2}\n"
+                         "  diagnostics: pc,stalls\n"
+                         "  scope: file\n"
+                         "  iterations: 3\n"
+                         "  retries: 0\n"
+                         "measure:\n"
+                         "  runs: 9\n"
+                         "  warmup: 0\n"
+                         "  timing: kernel_time\n"
+                         "  configs: [small, hidden]\n"
+                         "  confidence: 0.99\n"
+                         "  significance: 0.01\n"
+                         "validate:\n"
+                         "  tolerance: {rel: 1e-12}\n"
+                         "  fresh_seeds: 4\n"
+                         "  configs: [default]\n",
+                         "  needs_gpu: false\n");
+  auto app = load_app_config(dir.file("optimas.yml", yml));
+  EXPECT_FALSE(app.needs_gpu);
+  EXPECT_EQ(app.optimize.backend, "openai");
+  EXPECT_EQ(app.optimize.options, (std::map<std::string, std::string>{{"model", "gpt-x"}, {"temperature", "0.2"}}));
+  EXPECT_EQ(app.optimize.diagnostics, "pc,stalls");
+  EXPECT_EQ(app.optimize.scope, "file");
+  EXPECT_EQ(app.optimize.iterations, 3);
+  EXPECT_EQ(app.optimize.retries, 0);
+  EXPECT_EQ(app.measure.runs, 9);
+  EXPECT_EQ(app.measure.warmup, 0);
+  EXPECT_EQ(app.measure.timing, "kernel_time");
+  EXPECT_EQ(app.measure.configs, (std::vector<std::string>{"small", "hidden"}));
+  EXPECT_DOUBLE_EQ(app.measure.confidence, 0.99);
+  EXPECT_DOUBLE_EQ(app.measure.significance, 0.01);
+  EXPECT_EQ(app.validate.tolerance, "rel");
+  EXPECT_DOUBLE_EQ(app.validate.tolerance_value, 1e-12);
+  EXPECT_EQ(app.validate.fresh_seeds, 4);
+  EXPECT_EQ(app.validate.configs, (std::vector<std::string>{"default"}));
+
+  for (const char* mode : {"abs: 0.5", "ulp: 4", "rel: 0"}) {
+    auto v = load_app_config(dir.file("t.yml", with(std::string("validate:\n  tolerance: {") + mode + "}\n"))).validate;
+    EXPECT_EQ(v.tolerance, std::string(mode).substr(0, 3));
+  }
+  EXPECT_EQ(load_app_config(dir.file("e.yml", with("validate:\n  tolerance: exact\n"))).validate.tolerance, "exact");
+  EXPECT_EQ(load_app_config(dir.file("w.yml", with("measure:\n  timing: wall\n"))).measure.timing, "wall");
+}
+
+TEST(AppConfig, NamedSeedParameter) {
+  TempDir dir;
+  dir.file("main.cu", "");
+  std::string yml = k_valid;
+  for (std::size_t at; (at = yml.find("seed")) != std::string::npos;) yml.replace(at, 4, "rng");
+  yml.replace(yml.find("  timeout_s: 30\n"), 16, "  timeout_s: 30\n  seed: rng\n");
+  EXPECT_EQ(load_app_config(dir.file("a.yml", yml)).seed_param, "rng");
+
+  // A seed that the command does not take: the error names the seed line.
+  std::string missing = with("", "  seed: nonce\n");
+  EXPECT_EQ(error_line(dir.file("b.yml", missing)), 12u);
+  EXPECT_NE(error_reason(dir.file("b.yml", missing)).find("{nonce}"), std::string::npos);
+
+  EXPECT_EQ(error_line(dir.file("c.yml", with("", "  needs_gpu: maybe\n"))), 12u);
+}
+
+TEST(AppConfig, RunSettingsErrorsNameTheLine) {
+  TempDir dir;
+  dir.file("main.cu", "");
+  auto line_of = [&](const std::string& extra, const std::string& run_extra = "") {
+    return error_line(dir.file("x.yml", with(extra, run_extra)));
+  };
+  // Unknown keys, one per section.
+  EXPECT_EQ(line_of("", "  sead: 3\n"), 12u);
+  EXPECT_EQ(line_of("optimize:\n  backend: openai\n  iteration: 2\n"), 18u);
+  EXPECT_EQ(line_of("measure:\n  runs: 5\n  warmups: 2\n"), 18u);
+  EXPECT_EQ(line_of("validate:\n  tolerance: exact\n  fresh_seed: 2\n"), 18u);
+  EXPECT_NE(error_reason(dir.file("y.yml", with("measure:\n  repeat: 2\n"))).find("unknown key \"repeat\" in measure"),
+            std::string::npos);
+
+  // Values out of range or of the wrong kind.
+  EXPECT_EQ(line_of("measure:\n  runs: 1\n"), 17u);
+  EXPECT_NE(error_reason(dir.file("y.yml", with("measure:\n  runs: 1\n"))).find("at least 2"), std::string::npos);
+  EXPECT_EQ(line_of("measure:\n  warmup: -1\n"), 17u);
+  EXPECT_EQ(line_of("measure:\n  runs: many\n"), 17u);
+  EXPECT_EQ(line_of("measure:\n  timing: cycles\n"), 17u);
+  EXPECT_EQ(line_of("measure:\n  runs: 5\n  confidence: 1.5\n"), 18u);
+  EXPECT_EQ(line_of("measure:\n  significance: 0\n"), 17u);
+  EXPECT_EQ(line_of("optimize:\n  scope: program\n"), 17u);
+  EXPECT_EQ(line_of("optimize:\n  iterations: 0\n"), 17u);
+  EXPECT_EQ(line_of("optimize:\n  retries: -1\n"), 17u);
+  EXPECT_EQ(line_of("optimize:\n  options: [a, b]\n"), 17u);
+  EXPECT_EQ(line_of("validate:\n  fresh_seeds: -1\n"), 17u);
+
+  // Tolerances.
+  EXPECT_EQ(line_of("validate:\n  tolerance: {approx: 1e-3}\n"), 17u);
+  EXPECT_NE(error_reason(dir.file("y.yml", with("validate:\n  tolerance: {approx: 1e-3}\n"))).find("\"approx\""),
+            std::string::npos);
+  EXPECT_EQ(line_of("validate:\n  tolerance: rel\n"), 17u); // needs a value: {rel: X}
+  EXPECT_EQ(line_of("validate:\n  tolerance: {abs: -1}\n"), 17u);
+  EXPECT_EQ(line_of("validate:\n  tolerance: {rel: 1, abs: 2}\n"), 17u);
+
+  // Configuration lists naming something that is not a config.
+  EXPECT_EQ(line_of("measure:\n  runs: 5\n  configs: [small, huge]\n"), 18u);
+  EXPECT_NE(
+      error_reason(dir.file("y.yml", with("measure:\n  configs: [huge]\n"))).find("\"huge\", which is not a config"),
+      std::string::npos);
+  EXPECT_EQ(line_of("validate:\n  configs: [tiny]\n"), 17u);
+  EXPECT_EQ(line_of("validate:\n  configs: small\n"), 17u); // not a list
+}
+
+TEST(AppConfig, KernelTimeTimingNeedsThePattern) {
+  TempDir dir;
+  dir.file("main.cu", "");
+  std::string yml = with("measure:\n  runs: 5\n  timing: kernel_time\n");
+  yml.erase(yml.find("  kernel_time: "), yml.find("  timeout_s") - yml.find("  kernel_time: "));
+  // Without the kernel_time line everything after it moves up by one.
+  EXPECT_EQ(error_line(dir.file("a.yml", yml)), 17u);
+  EXPECT_NE(error_reason(dir.file("a.yml", yml)).find("run.kernel_time"), std::string::npos);
+  // auto and wall need no pattern.
+  std::string wall = yml;
+  wall.replace(wall.find("timing: kernel_time"), 19, "timing: wall");
+  EXPECT_EQ(load_app_config(dir.file("b.yml", wall)).measure.timing, "wall");
 }

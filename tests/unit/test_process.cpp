@@ -93,3 +93,21 @@ TEST(Process, RelativeOutputPathIsOursNotTheChilds) {
   ASSERT_TRUE(r.ok()) << r.describe();
   EXPECT_EQ(optimas::test::read_all((dir.path() / "build.log").string()), "built\n");
 }
+
+TEST(Process, FileSizeLimitStopsALargeWrite) {
+  optimas::test::TempDir dir;
+  std::string big = (dir.path() / "big.bin").string();
+  ProcessSpec spec = shell("head -c 3000000 /dev/zero > " + big);
+  spec.limits.file_bytes = 1'000'000;
+  auto r = run_process(spec);
+  EXPECT_FALSE(r.ok()) << r.describe();
+  ASSERT_TRUE(std::filesystem::exists(big));
+  EXPECT_LE(std::filesystem::file_size(big), 1'000'000u);
+
+  // Under the limit the same write succeeds.
+  spec = shell("head -c 3000 /dev/zero > " + big);
+  spec.limits.file_bytes = 1'000'000;
+  r = run_process(spec);
+  ASSERT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(std::filesystem::file_size(big), 3000u);
+}
