@@ -116,7 +116,8 @@ void apply_run(const ApplyArgs& a) {
     throw Error(fmt::format("run {} has no accepted variant; name one with --variant KEY (see optimas runs show {})",
                             id, id));
   const json* variant = nullptr;
-  for (const auto& v : run.value("variants", json::array()))
+  const json variants = run.value("variants", json::array());
+  for (const auto& v : variants)
     if (v.value("key", "") == key) variant = &v;
   if (!variant) throw UsageError(fmt::format("run {} has no variant {}", id, key));
   if (variant->value("status", "") != "accepted" && !a.force)

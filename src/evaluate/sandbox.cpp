@@ -171,10 +171,19 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
       fs::rename(produced, output_path);
     } else {
       // The output is stdout, less the lines that carry the (varying) time.
-      std::string kept;
-      std::regex re(app.kernel_time.empty() ? std::string("$^") : app.kernel_time);
-      for (auto line : util::split(out, '\n'))
-        if (!std::regex_search(line.begin(), line.end(), re)) kept += std::string(line) + "\n";
+      std::string kept = out;
+      if (!app.kernel_time.empty()) {
+        kept.clear();
+        std::regex re(app.kernel_time);
+        std::size_t start = 0;
+        while (start < out.size()) {
+          std::size_t end = out.find('\n', start);
+          end = end == std::string::npos ? out.size() : end + 1;
+          if (!std::regex_search(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re))
+            kept.append(out, start, end - start);
+          start = end;
+        }
+      }
       util::write_file(output_path, kept);
     }
   } else if (!fs::exists(output_path)) {

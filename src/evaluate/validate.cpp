@@ -32,13 +32,17 @@ std::int64_t ordered_bits(double x) {
 bool within(double a, double b, const Tolerance& t) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
   if (a == b) return true;
+  if (std::isinf(a) || std::isinf(b)) return false; // unequal and one infinite: no tolerance covers it
   switch (t.mode) {
   case Tolerance::Mode::exact: return false;
   case Tolerance::Mode::absolute: return std::abs(a - b) <= t.value;
   case Tolerance::Mode::relative: return std::abs(a - b) <= t.value * std::max(std::abs(a), std::abs(b));
   case Tolerance::Mode::ulp: {
-    auto d = static_cast<double>(ordered_bits(a)) - static_cast<double>(ordered_bits(b));
-    return std::abs(d) <= t.value;
+    // In integers: as doubles, bit patterns above 2^53 would round to multiples of many ULP.
+    std::int64_t x = ordered_bits(a), y = ordered_bits(b);
+    std::uint64_t d = x > y ? static_cast<std::uint64_t>(x) - static_cast<std::uint64_t>(y)
+                            : static_cast<std::uint64_t>(y) - static_cast<std::uint64_t>(x);
+    return static_cast<double>(d) <= t.value;
   }
   }
   return false;

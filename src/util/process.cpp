@@ -48,6 +48,10 @@ std::string ProcessResult::describe() const {
   if (spawn_failed) return "could not be started: " + err;
   if (timed_out) return fmt::format("timed out after {:.1f} s (process group killed)", wall_s);
   if (signal) return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
+  // Commands run through sh, which reports a child killed by signal N as exit code 128 + N.
+  if (exit_code > 128 && exit_code < 128 + 32)
+    return fmt::format("exit code {} (killed by signal {}, {}, as the shell reports it)", exit_code, exit_code - 128,
+                       strsignal(exit_code - 128));
   return fmt::format("exit code {}", exit_code);
 }
 

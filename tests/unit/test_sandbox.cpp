@@ -192,13 +192,8 @@ TEST(Sandbox, KernelTimeIsTheSumOfMatchesAndLeavesTheOutput) {
   EXPECT_GE(e.wall_s, 0.0);
 }
 
-// BUG (evaluate/sandbox.cpp, execute_in, output taken from stdout): the kept lines come from
-// util::split(out, '\n'), which yields a last, empty piece after the final newline. With
-// run.kernel_time set, that piece is kept and written as an extra "\n" (the output gains a
-// blank line); without run.kernel_time the filter regex "$^" matches every empty line, so all
-// blank lines of the program's output are dropped and a variant that adds or removes blank
-// lines passes byte-for-byte validation.
-TEST(Sandbox, DISABLED_StdoutOutputKeepsTheLinesAsPrinted) {
+// The stdout output keeps every line as printed (blank ones too) except the kernel-time lines.
+TEST(Sandbox, StdoutOutputKeepsTheLinesAsPrinted) {
   TempDir dir, out;
   auto timed = host_app(dir, "  command: 'echo data 42; echo \"kernel_ms: 1.5\"; echo more'\n"
                              "  kernel_time: 'kernel_ms: ([0-9.]+)'\n");
