@@ -278,6 +278,8 @@ void Loop::open_run() {
     m_id = m_store->resolve(m_options.resume);
     m_dir = m_store->run_dir(m_id);
     m_run = m_store->load_run(m_id);
+    if (m_run.value("status", "") == "finished")
+      throw UsageError(fmt::format("run {} has finished; there is nothing to resume (optimas runs show {})", m_id, m_id));
     m_overrides = read_json((m_dir / "options.json").string());
     for (const auto& v : m_run.value("variants", json::array())) m_variants.push_back(v);
     std::string config_path = m_run.value("config_path", "");

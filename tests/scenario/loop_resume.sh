@@ -122,4 +122,6 @@ after=$(wc -l < "$journal")
 # What remained: the rest of the measurement (a warm-up of each and 6 samples), nothing else.
 runs_after=$(($(cat "$WORK/invocations") - STOP_AT))
 [ "$runs_after" -eq 8 ] || fail "the resumed run ran the programs $runs_after times, expected 8"$'\n'"$(cat "$WORK/resume.log")"
+# A finished run has nothing left to resume.
+expect_fail 2 "has finished" -- "$OPTIMAS" run --resume "$id" --runs-dir "$RUNS"
 pass "a run killed while measuring resumes: nothing lost, nothing redone"
