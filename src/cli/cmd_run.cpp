@@ -109,7 +109,8 @@ void print_summary(const nlohmann::json& run) {
     if (v.contains("ear")) {
       const auto& e = v["ear"];
       auto pct = [&](const char* k) {
-        return e.contains(k) && e[k].is_number() ? fmt::format("{:.0f}%", 100 * e[k].get<double>()) : std::string("n/a");
+        return e.contains(k) && e[k].is_number() ? fmt::format("{:.0f}%", 100 * e[k].get<double>())
+                                                 : std::string("n/a");
       };
       std::cout << fmt::format("      EAR: coverage {}, localisation {}, direction {}, implemented {}, withheld {}, "
                                "hallucinations {}\n",
@@ -140,12 +141,12 @@ void run_run(const RunArgs& a) {
     }
     std::cout << fmt::format("would run {} ({}) into {}/<new id>\n", plan["app"].get<std::string>(),
                              plan["config"].get<std::string>(), a.runs_root);
-    if (!plan["execute"].get<bool>())
-      std::cout << "  no GPU here: would build and edit but not run or measure\n";
+    if (!plan["execute"].get<bool>()) std::cout << "  no GPU here: would build and edit but not run or measure\n";
     for (const auto& s : plan["steps"]) {
       std::string what;
       for (const auto& [k, v] : s.items())
-        if (k != "step" && k != "labels") what += fmt::format(" {}={}", k, v.is_string() ? v.get<std::string>() : v.dump());
+        if (k != "step" && k != "labels")
+          what += fmt::format(" {}={}", k, v.is_string() ? v.get<std::string>() : v.dump());
       std::cout << fmt::format("  {:<9}{}\n", s["step"].get<std::string>(), what);
     }
     for (const auto& [name, cmd] : plan["commands"].items())
@@ -156,8 +157,10 @@ void run_run(const RunArgs& a) {
   o.progress = [&view](const loop::Progress& p) { view(p); };
   auto r = loop::run(o);
   r.summary["runs_root"] = a.runs_root;
-  if (a.json) std::cout << r.summary.dump(2) << "\n";
-  else print_summary(r.summary);
+  if (a.json)
+    std::cout << r.summary.dump(2) << "\n";
+  else
+    print_summary(r.summary);
   command_exit_code() = r.exit_code;
 }
 
@@ -165,13 +168,15 @@ void run_run(const RunArgs& a) {
 
 void add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
-  auto* cmd = app.add_subcommand("run", "The closed loop: profile, analyze, ask, edit, build, validate, measure, store");
+  auto* cmd =
+      app.add_subcommand("run", "The closed loop: profile, analyze, ask, edit, build, validate, measure, store");
   cmd->add_option("-c,--config", a->config, "The application's optimas.yml (or its folder)");
   cmd->add_option("--runs-dir", a->runs_root, "Where runs are stored")->envname("OPTIMAS_RUNS")->capture_default_str();
   cmd->add_option("--resume", a->resume, "Continue an interrupted run (id or unique prefix)");
   cmd->add_flag("--dry-run", a->dry_run, "Show what would run, and run nothing");
   cmd->add_flag("--json", a->json, "Print the run's summary (run.json) as JSON");
-  cmd->add_option("-m,--model", a->model, "Backend: builtin (default), manual, provider/model")->envname("OPTIMAS_MODEL");
+  cmd->add_option("-m,--model", a->model, "Backend: builtin (default), manual, provider/model")
+      ->envname("OPTIMAS_MODEL");
   cmd->add_option("--base-url", a->base_url, "Server URL for the backend")->envname("OPTIMAS_BASE_URL");
   cmd->add_option("--option", a->options, "Backend option key=value (repeatable)");
   cmd->add_option("--diagnostics", a->diagnostics, "Evidence in prompts: any of pc, ia, roofline, or all");

@@ -82,8 +82,9 @@ void show_run(const std::string& root, const std::string& id, bool as_json) {
   std::cout << fmt::format("run {}\n  app {} ({})\n  status {}, outcome {}\n  backend {}, diagnostics {}\n", full,
                            text(run, "app"), text(run, "config_path"), text(run, "status"), text(run, "outcome"),
                            text(run, "model"), text(run, "diagnostics"));
-  std::cout << fmt::format("  hardware {}; software {}\n  started {}, finished {}\n  inputs sha256 {}\n", text(run, "hw"),
-                           text(run, "sw"), text(run, "started"), text(run, "finished"), text(run, "sha256"));
+  std::cout << fmt::format("  hardware {}; software {}\n  started {}, finished {}\n  inputs sha256 {}\n",
+                           text(run, "hw"), text(run, "sw"), text(run, "started"), text(run, "finished"),
+                           text(run, "sha256"));
   if (run.contains("error")) std::cout << "  error: " << text(run, "error") << "\n";
   if (run.contains("not_executed_because")) std::cout << "  not run: " << text(run, "not_executed_because") << "\n";
   for (const auto& v : run.value("variants", json::array())) {
@@ -113,8 +114,8 @@ void apply_run(const ApplyArgs& a) {
   json run = st.load_run(id);
   std::string key = a.variant.empty() ? (run["best"].is_string() ? run["best"].get<std::string>() : "") : a.variant;
   if (key.empty())
-    throw Error(fmt::format("run {} has no accepted variant; name one with --variant KEY (see optimas runs show {})",
-                            id, id));
+    throw Error(
+        fmt::format("run {} has no accepted variant; name one with --variant KEY (see optimas runs show {})", id, id));
   const json* variant = nullptr;
   const json variants = run.value("variants", json::array());
   for (const auto& v : variants)

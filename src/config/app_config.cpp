@@ -15,8 +15,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* k_top_keys[] = {"name", "description", "sources", "build", "run", "configs", "optimize",
-                                      "measure", "validate"};
+constexpr const char* k_top_keys[] = {"name",    "description", "sources", "build",   "run",
+                                      "configs", "optimize",    "measure", "validate"};
 constexpr const char* k_optimize_keys[] = {"backend", "options", "diagnostics", "scope", "iterations", "retries"};
 constexpr const char* k_measure_keys[] = {"runs", "warmup", "timing", "configs", "confidence", "significance"};
 constexpr const char* k_validate_keys[] = {"tolerance", "fresh_seeds", "configs"};
@@ -185,8 +185,10 @@ AppConfig load_app_config(const std::string& path) {
     if (!(app.timeout_s > 0)) rd.fail(t, "\"timeout_s\" must be positive");
   }
 
-  if (YAML::Node seed = run["seed"]) app.seed_param = rd.scalar<std::string>(seed, "seed");
-  else if (placeholders(app.run_command).count("seed")) app.seed_param = "seed";
+  if (YAML::Node seed = run["seed"])
+    app.seed_param = rd.scalar<std::string>(seed, "seed");
+  else if (placeholders(app.run_command).count("seed"))
+    app.seed_param = "seed";
   if (!app.seed_param.empty() && !placeholders(app.run_command).count(app.seed_param))
     rd.fail(run["seed"], fmt::format("run.command has no {{{}}} placeholder for the seed", app.seed_param));
   if (YAML::Node g = run["needs_gpu"]) app.needs_gpu = rd.scalar<bool>(g, "needs_gpu");

@@ -86,8 +86,10 @@ void copy_application(const config::AppConfig& app, const std::string& to) {
       continue;
     }
     fs::path target = fs::path(to) / rel;
-    if (it->is_directory()) fs::create_directories(target);
-    else if (it->is_regular_file()) fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing);
+    if (it->is_directory())
+      fs::create_directories(target);
+    else if (it->is_regular_file())
+      fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing);
   }
 }
 

@@ -79,9 +79,12 @@ double normal_p(const std::vector<double>& ranks, const std::vector<double>& poo
 
 std::string verdict_name(Verdict v) {
   switch (v) {
-  case Verdict::faster: return "faster";
-  case Verdict::slower: return "slower";
-  case Verdict::no_change: return "no significant change";
+  case Verdict::faster:
+    return "faster";
+  case Verdict::slower:
+    return "slower";
+  case Verdict::no_change:
+    return "no significant change";
   }
   return "no significant change";
 }
@@ -139,8 +142,10 @@ Comparison compare(const std::vector<double>& base, const std::vector<double>& v
   }
   c.p_value = mann_whitney_p(base, variant);
   bool significant = c.p_value < options.significance;
-  if (significant && c.ci_low > 1.0) c.verdict = Verdict::faster;
-  else if (significant && c.ci_high < 1.0) c.verdict = Verdict::slower;
+  if (significant && c.ci_low > 1.0)
+    c.verdict = Verdict::faster;
+  else if (significant && c.ci_high < 1.0)
+    c.verdict = Verdict::slower;
   return c;
 }
 
@@ -158,7 +163,9 @@ Interval median_difference_interval(const std::vector<double>& base, const std::
   }
   std::sort(diffs.begin(), diffs.end());
   double tail = (1.0 - options.confidence) / 2.0;
-  auto at = [&](double q) { return diffs[static_cast<std::size_t>(std::lround(q * static_cast<double>(diffs.size() - 1)))]; };
+  auto at = [&](double q) {
+    return diffs[static_cast<std::size_t>(std::lround(q * static_cast<double>(diffs.size() - 1)))];
+  };
   return {at(tail), at(1.0 - tail)};
 }
 

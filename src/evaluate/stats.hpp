@@ -24,9 +24,9 @@ std::string verdict_name(Verdict v); // "faster", "slower", "no significant chan
 struct Comparison {
   std::size_t n_base = 0, n_variant = 0;
   double base_median = 0, variant_median = 0;
-  double speedup = 1;                // base_median / variant_median
-  double ci_low = 1, ci_high = 1;    // bootstrap percentile interval of the speedup
-  double p_value = 1;                // two-sided Mann-Whitney U test
+  double speedup = 1;             // base_median / variant_median
+  double ci_low = 1, ci_high = 1; // bootstrap percentile interval of the speedup
+  double p_value = 1;             // two-sided Mann-Whitney U test
   Verdict verdict = Verdict::no_change;
 };
 

@@ -34,9 +34,12 @@ bool within(double a, double b, const Tolerance& t) {
   if (a == b) return true;
   if (std::isinf(a) || std::isinf(b)) return false; // unequal and one infinite: no tolerance covers it
   switch (t.mode) {
-  case Tolerance::Mode::exact: return false;
-  case Tolerance::Mode::absolute: return std::abs(a - b) <= t.value;
-  case Tolerance::Mode::relative: return std::abs(a - b) <= t.value * std::max(std::abs(a), std::abs(b));
+  case Tolerance::Mode::exact:
+    return false;
+  case Tolerance::Mode::absolute:
+    return std::abs(a - b) <= t.value;
+  case Tolerance::Mode::relative:
+    return std::abs(a - b) <= t.value * std::max(std::abs(a), std::abs(b));
   case Tolerance::Mode::ulp: {
     // In integers: as doubles, bit patterns above 2^53 would round to multiples of many ULP.
     std::int64_t x = ordered_bits(a), y = ordered_bits(b);
@@ -61,7 +64,8 @@ OutputComparison compare_bytes(const std::string& expected, const std::string& a
     auto n = std::min(na, nb);
     for (std::streamsize i = 0; i < n; ++i) {
       if (ba[i] != bb[i])
-        return {false, fmt::format("outputs differ at byte {} (line {})", offset + static_cast<std::uint64_t>(i), line)};
+        return {false,
+                fmt::format("outputs differ at byte {} (line {})", offset + static_cast<std::uint64_t>(i), line)};
       if (ba[i] == '\n') ++line;
     }
     offset += static_cast<std::uint64_t>(n);
@@ -75,19 +79,27 @@ OutputComparison compare_bytes(const std::string& expected, const std::string& a
 Tolerance tolerance_from(const config::ValidateSettings& s) {
   Tolerance t;
   t.value = s.tolerance_value;
-  if (s.tolerance == "abs") t.mode = Tolerance::Mode::absolute;
-  else if (s.tolerance == "rel") t.mode = Tolerance::Mode::relative;
-  else if (s.tolerance == "ulp") t.mode = Tolerance::Mode::ulp;
-  else if (s.tolerance != "exact") throw UsageError(fmt::format("unknown tolerance \"{}\"", s.tolerance));
+  if (s.tolerance == "abs")
+    t.mode = Tolerance::Mode::absolute;
+  else if (s.tolerance == "rel")
+    t.mode = Tolerance::Mode::relative;
+  else if (s.tolerance == "ulp")
+    t.mode = Tolerance::Mode::ulp;
+  else if (s.tolerance != "exact")
+    throw UsageError(fmt::format("unknown tolerance \"{}\"", s.tolerance));
   return t;
 }
 
 std::string describe(const Tolerance& t) {
   switch (t.mode) {
-  case Tolerance::Mode::exact: return "byte for byte";
-  case Tolerance::Mode::absolute: return fmt::format("absolute {:g}", t.value);
-  case Tolerance::Mode::relative: return fmt::format("relative {:g}", t.value);
-  case Tolerance::Mode::ulp: return fmt::format("{:g} ULP", t.value);
+  case Tolerance::Mode::exact:
+    return "byte for byte";
+  case Tolerance::Mode::absolute:
+    return fmt::format("absolute {:g}", t.value);
+  case Tolerance::Mode::relative:
+    return fmt::format("relative {:g}", t.value);
+  case Tolerance::Mode::ulp:
+    return fmt::format("{:g} ULP", t.value);
   }
   return "";
 }

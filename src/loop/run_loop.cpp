@@ -105,7 +105,6 @@ json read_json(const std::string& path) {
   }
 }
 
-
 void append_line(const std::string& path, const json& doc) {
   std::ofstream out(path, std::ios::app);
   out << doc.dump() << "\n";
@@ -152,15 +151,15 @@ std::string tool_version(const std::vector<std::string>& argv, const std::string
 struct Variant {
   std::string key; // "i1a2"
   int iteration = 0, attempt = 0;
-  fs::path dir;   // artifacts: run/iterations/<i>/attempt-<a>
-  fs::path work;  // scratch: run/work/<key>
-  json result;    // result.json once final
+  fs::path dir;                 // artifacts: run/iterations/<i>/attempt-<a>
+  fs::path work;                // scratch: run/work/<key>
+  json result;                  // result.json once final
   std::string previous_replies; // of the attempt before: the same answer again is not retried
 };
 
-constexpr const char* k_final_statuses[] = {"accepted",   "rejected",           "build_failed",    "guardrail_rejected",
-                                            "no_edits",   "invalid_reply",      "validation_failed", "not_measured",
-                                            "run_failed"};
+constexpr const char* k_final_statuses[] = {"accepted",           "rejected",     "build_failed",
+                                            "guardrail_rejected", "no_edits",     "invalid_reply",
+                                            "validation_failed",  "not_measured", "run_failed"};
 
 bool is_final(const json& result) {
   std::string s = result.value("status", "");
@@ -216,11 +215,11 @@ private:
   bool m_execute = false;
   bool m_can_profile = false;
   std::string m_no_execute_reason;
-  json m_run;        // run.json
-  json m_baseline;   // baseline/baseline.json
-  profile::Profile m_profile;  // what the current iteration's prompt is built from
+  json m_run;                 // run.json
+  json m_baseline;            // baseline/baseline.json
+  profile::Profile m_profile; // what the current iteration's prompt is built from
   analysis::Diagnostics m_diagnostics;
-  std::string m_best;          // key of the best accepted variant ("" = baseline)
+  std::string m_best; // key of the best accepted variant ("" = baseline)
   std::vector<json> m_variants;
 };
 
@@ -240,7 +239,9 @@ std::set<std::string> Loop::used_configs() const {
   return used;
 }
 
-fs::path Loop::parent_work() const { return m_dir / "work" / (m_best.empty() ? "baseline" : m_best); }
+fs::path Loop::parent_work() const {
+  return m_dir / "work" / (m_best.empty() ? "baseline" : m_best);
+}
 
 std::map<std::string, std::string> Loop::current_sources() const {
   std::map<std::string, std::string> out;
@@ -263,9 +264,12 @@ void Loop::configure() {
   m_sandbox = evaluate::sandbox_for(m_app);
   // Execution needs a GPU for CUDA programs; profiling needs ncu too.
   bool gpu = !m_app.needs_gpu || evaluate::gpu_present();
-  if (m_settings.execute == "yes") m_execute = true;
-  else if (m_settings.execute == "no") m_execute = false, m_no_execute_reason = "--execute no";
-  else m_execute = gpu;
+  if (m_settings.execute == "yes")
+    m_execute = true;
+  else if (m_settings.execute == "no")
+    m_execute = false, m_no_execute_reason = "--execute no";
+  else
+    m_execute = gpu;
   if (!m_execute && m_no_execute_reason.empty()) m_no_execute_reason = "no GPU on this machine (nvidia-smi lists none)";
   // A host program is profiled only with an explicitly named profiler (a stand-in, in tests).
   m_can_profile = m_execute && (m_app.needs_gpu || m_overrides.contains("ncu")) &&
@@ -279,15 +283,16 @@ void Loop::open_run() {
     m_dir = m_store->run_dir(m_id);
     m_run = m_store->load_run(m_id);
     if (m_run.value("status", "") == "finished")
-      throw UsageError(fmt::format("run {} has finished; there is nothing to resume (optimas runs show {})", m_id, m_id));
+      throw UsageError(
+          fmt::format("run {} has finished; there is nothing to resume (optimas runs show {})", m_id, m_id));
     m_overrides = read_json((m_dir / "options.json").string());
     for (const auto& v : m_run.value("variants", json::array())) m_variants.push_back(v);
     std::string config_path = m_run.value("config_path", "");
     m_app = config::load_app_config(config_path);
     std::string recorded = util::sha256_file((m_dir / "config" / "optimas.yml").string());
     if (util::sha256_file(config_path) != recorded)
-      throw Error(fmt::format("{} changed since run {} started; resuming would mix two configurations", config_path,
-                              m_id));
+      throw Error(
+          fmt::format("{} changed since run {} started; resuming would mix two configurations", config_path, m_id));
     configure();
     say("resume", fmt::format("run {} ({}), from {}", m_id, m_app.name, m_dir.string()));
   } else {
@@ -304,9 +309,14 @@ void Loop::open_run() {
     m_store.emplace(m_options.runs_root);
     m_id = store::new_run_id();
     m_dir = m_store->create_run(m_id);
-    m_run = {{"schema", store::k_run_schema}, {"id", m_id},          {"app", m_app.name},
-             {"config_path", m_app.path},     {"started", util::utc_now_iso8601()},
-             {"finished", nullptr},           {"status", "running"}, {"variants", json::array()}};
+    m_run = {{"schema", store::k_run_schema},
+             {"id", m_id},
+             {"app", m_app.name},
+             {"config_path", m_app.path},
+             {"started", util::utc_now_iso8601()},
+             {"finished", nullptr},
+             {"status", "running"},
+             {"variants", json::array()}};
     store::write_json_atomic((m_dir / "options.json").string(), m_overrides);
     say("run", fmt::format("{} ({}), artifacts in {}", m_id, m_app.name, m_dir.string()));
   }
@@ -416,8 +426,10 @@ void Loop::obtain_profile() {
       fs::path from(m_settings.import);
       if (!fs::exists(from)) throw UsageError(m_settings.import + ": no such profile");
       fs::create_directories(dir);
-      if (fs::is_directory(from)) fs::copy(from, dir, fs::copy_options::recursive);
-      else fs::copy_file(from, dir / from.filename());
+      if (fs::is_directory(from))
+        fs::copy(from, dir, fs::copy_options::recursive);
+      else
+        fs::copy_file(from, dir / from.filename());
     } else if (m_can_profile) {
       profile::NcuOptions o;
       o.ncu = m_settings.ncu;
@@ -447,7 +459,8 @@ void Loop::obtain_profile() {
   m_run["profile_gpu"] = profiled;
   if (!m_execute) here = "none here";
   m_run["hw"] = here.empty() ? profiled : here;
-  if (!profiled.empty() && profiled != here) m_run["hw"] = fmt::format("{} (profile from {})", m_run["hw"].get<std::string>(), profiled);
+  if (!profiled.empty() && profiled != here)
+    m_run["hw"] = fmt::format("{} (profile from {})", m_run["hw"].get<std::string>(), profiled);
   std::vector<std::string> sw;
   std::string nvcc = tool_version({"nvcc", "--version"}, "release");
   if (!nvcc.empty()) sw.push_back("nvcc " + nvcc.substr(nvcc.find("release") + 8));
@@ -479,7 +492,8 @@ std::vector<std::string> Loop::replies_for(Variant& v, const std::vector<prompt:
   if (cacheable) cache.emplace(m_settings.cache_dir);
   say(v.key + " ask", fmt::format("{} ({} prompt(s){})", backend->name(), prompts.size(),
                                   feedback.empty() ? "" : ", with the last attempt's errors"));
-  auto asked = ask_backend(prompts, feedback, {{"diagnostics", analysis::to_json(m_diagnostics)}, {"sources", current_sources()}},
+  auto asked = ask_backend(prompts, feedback,
+                           {{"diagnostics", analysis::to_json(m_diagnostics)}, {"sources", current_sources()}},
                            *backend, m_backend, cache ? &*cache : nullptr);
   json files = json::array();
   for (std::size_t i = 0; i < asked.replies.size(); ++i) {
@@ -487,11 +501,12 @@ std::vector<std::string> Loop::replies_for(Variant& v, const std::vector<prompt:
     util::write_file((v.dir / name).string(), asked.replies[i]);
     files.push_back(name);
   }
-  store::write_json_atomic(index.string(), {{"files", files},
-                                            {"model", asked.model},
-                                            {"input_tokens", asked.usage.input_tokens},
-                                            {"output_tokens", asked.usage.output_tokens},
-                                            {"cost_usd", asked.usage.cost_known ? json(asked.usage.cost_usd) : json(nullptr)}});
+  store::write_json_atomic(index.string(),
+                           {{"files", files},
+                            {"model", asked.model},
+                            {"input_tokens", asked.usage.input_tokens},
+                            {"output_tokens", asked.usage.output_tokens},
+                            {"cost_usd", asked.usage.cost_known ? json(asked.usage.cost_usd) : json(nullptr)}});
   return asked.replies;
 }
 
@@ -533,7 +548,8 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
   store::write_json_atomic((v.dir / "outcomes.json").string(), outcomes_json(proposal));
   util::write_file((v.dir / "diff.patch").string(), proposal.diff);
   json violations = json::array();
-  for (const auto& x : proposal.violations) violations.push_back({{"rule", x.rule}, {"file", x.file}, {"message", x.message}});
+  for (const auto& x : proposal.violations)
+    violations.push_back({{"rule", x.rule}, {"file", x.file}, {"message", x.message}});
   store::write_json_atomic((v.dir / "guardrails.json").string(), violations);
 
   const auto& app = proposal.application;
@@ -574,7 +590,8 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
     result["retry"] = status != "no_edits" && !same;
     result["feedback"] = why;
     next_feedback = why;
-    say(v.key, fmt::format("{}: {}", status, util::split(why, '\n').empty() ? "" : std::string(util::split(why, '\n')[0])));
+    say(v.key,
+        fmt::format("{}: {}", status, util::split(why, '\n').empty() ? "" : std::string(util::split(why, '\n')[0])));
     finish_variant(v, result);
     return !result["retry"].get<bool>();
   }
@@ -687,8 +704,8 @@ bool Loop::validate(Variant& v, json& result) {
     }
     if (!rec.value("passed", false)) {
       passed = false;
-      say(v.key + " validate", fmt::format("FAILED on {}{}: {}", check.label, check.held_out ? " (held out)" : "",
-                                           rec.value("detail", "")));
+      say(v.key + " validate",
+          fmt::format("FAILED on {}{}: {}", check.label, check.held_out ? " (held out)" : "", rec.value("detail", "")));
     }
     records.push_back(rec);
     if (!passed) break;
@@ -748,8 +765,8 @@ bool Loop::measure(Variant& v, json& result) {
       return std::nullopt;
     };
     std::optional<std::string> failure;
-    bool complete = static_cast<int>(mine["baseline"].size()) >= ms.runs &&
-                    static_cast<int>(mine["variant"].size()) >= ms.runs;
+    bool complete =
+        static_cast<int>(mine["baseline"].size()) >= ms.runs && static_cast<int>(mine["variant"].size()) >= ms.runs;
     if (!complete) {
       for (int w = 0; w < ms.warmup && !failure; ++w) {
         say(v.key + " measure", fmt::format("{}: warm-up", c->name), false);
@@ -818,8 +835,8 @@ bool Loop::measure(Variant& v, json& result) {
     per_config[c->name] = rec;
   }
 
-  std::string primary = per_config.contains(m_app.default_config().name) ? m_app.default_config().name
-                                                                          : per_config.begin().key();
+  std::string primary =
+      per_config.contains(m_app.default_config().name) ? m_app.default_config().name : per_config.begin().key();
   const json& p = per_config[primary];
   json m = {{"timing", kernel_time ? "kernel_time" : "wall"},
             {"runs", ms.runs},
@@ -869,7 +886,8 @@ void Loop::reprofile(Variant& v) {
   o.build = false;
   o.configs = {m_diagnostics.config.empty() ? m_app.default_config().name : m_diagnostics.config};
   o.timeout_s = std::max(1800.0, m_app.timeout_s * 4);
-  profile::profile_app(app_in(v.work), o, dir.string(), [&](const std::string& line) { say(v.key + " re-profile", line, false); });
+  profile::profile_app(app_in(v.work), o, dir.string(),
+                       [&](const std::string& line) { say(v.key + " re-profile", line, false); });
   util::write_file((dir / ".complete").string(), util::utc_now_iso8601() + "\n");
   say(v.key + " re-profile", "done");
 }
@@ -1000,13 +1018,18 @@ json Loop::plan() {
   bool gpu = !m_app.needs_gpu || evaluate::gpu_present();
   bool execute = m_settings.execute == "yes" || (m_settings.execute == "auto" && gpu);
   json steps = json::array();
-  steps.push_back({{"step", "baseline"}, {"build", m_app.build_command},
-                   {"runs", execute ? m_app.configs.size() : 0}});
-  if (!m_settings.import.empty()) steps.push_back({{"step", "profile"}, {"import", m_settings.import}});
-  else steps.push_back({{"step", "profile"}, {"ncu", m_settings.ncu}, {"mode", m_settings.full_profile ? "full" : "two-pass"}});
+  steps.push_back({{"step", "baseline"}, {"build", m_app.build_command}, {"runs", execute ? m_app.configs.size() : 0}});
+  if (!m_settings.import.empty())
+    steps.push_back({{"step", "profile"}, {"import", m_settings.import}});
+  else
+    steps.push_back(
+        {{"step", "profile"}, {"ncu", m_settings.ncu}, {"mode", m_settings.full_profile ? "full" : "two-pass"}});
   steps.push_back({{"step", "analyze"}, {"diagnostics", m_app.optimize.diagnostics}});
-  steps.push_back({{"step", "optimize"}, {"backend", m_backend.provider}, {"model", m_backend.model},
-                   {"iterations", m_app.optimize.iterations}, {"retries", m_app.optimize.retries},
+  steps.push_back({{"step", "optimize"},
+                   {"backend", m_backend.provider},
+                   {"model", m_backend.model},
+                   {"iterations", m_app.optimize.iterations},
+                   {"retries", m_app.optimize.retries},
                    {"scope", m_app.optimize.scope}});
   json checks = json::array();
   for (const auto& c : evaluate::validation_checks(m_app, "dry-run")) checks.push_back(c.label);
@@ -1014,11 +1037,14 @@ json Loop::plan() {
   for (const auto& c : m_app.configs) commands[c.name] = m_app.command_for(c, "{output}");
   std::size_t measured = m_app.measure.configs.empty() ? m_app.configs.size() : m_app.measure.configs.size();
   if (execute) {
-    steps.push_back({{"step", "validate"}, {"checks", checks.size()}, {"tolerance", m_app.validate.tolerance},
-                     {"labels", checks}});
-    steps.push_back({{"step", "measure"}, {"configs", measured}, {"runs", m_app.measure.runs},
-                     {"warmup", m_app.measure.warmup},
-                     {"program_runs", measured * 2 * static_cast<std::size_t>(m_app.measure.runs + m_app.measure.warmup)}});
+    steps.push_back(
+        {{"step", "validate"}, {"checks", checks.size()}, {"tolerance", m_app.validate.tolerance}, {"labels", checks}});
+    steps.push_back(
+        {{"step", "measure"},
+         {"configs", measured},
+         {"runs", m_app.measure.runs},
+         {"warmup", m_app.measure.warmup},
+         {"program_runs", measured * 2 * static_cast<std::size_t>(m_app.measure.runs + m_app.measure.warmup)}});
   }
   return {{"app", m_app.name},
           {"config", m_app.path},
