@@ -99,6 +99,9 @@ void print_summary(const nlohmann::json& run) {
   std::cout << fmt::format("run {} ({}): {}\n", run.value("id", ""), run.value("app", ""), run.value("outcome", ""));
   for (const auto& v : run.value("variants", nlohmann::json::array())) {
     std::cout << fmt::format("  {}: {} - {}\n", v.value("key", ""), v.value("status", ""), v.value("reason", ""));
+    if (v.value("applied", 0) > 0)
+      std::cout << fmt::format("      diff: {}/{}/{}/diff.patch\n", run.value("runs_root", "runs"), run.value("id", ""),
+                               v.value("dir", ""));
     if (v.contains("measurement")) {
       for (const auto& [name, m] : v["measurement"]["configs"].items())
         std::cout << fmt::format("      {:<12} {:<22} {:.3f}x [{:.3f}, {:.3f}] p={:.3g}  {:.4g} -> {:.4g} ms{}\n", name,
