@@ -958,9 +958,11 @@ RunResult Loop::run() {
       m_diagnostics = analysis::analyze(m_profile, next_ao);
       say("iteration", fmt::format("{} improved; iteration {} starts from it", m_best, it + 1));
     }
-  } catch (const PendingError&) {
+  } catch (const PendingError& e) {
     write_run("waiting");
-    throw;
+    throw PendingError(fmt::format("{}\nRun {} waits for it: continue with `optimas run --resume {}`{}", e.what(), m_id,
+                                   m_id.substr(0, 8),
+                                   m_options.runs_root == "runs" ? "" : " --runs-dir " + m_options.runs_root));
   } catch (const std::exception& e) {
     // Whatever stopped the run, run.json says so and keeps everything recorded before it.
     m_run["error"] = e.what();

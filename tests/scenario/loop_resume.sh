@@ -124,4 +124,28 @@ runs_after=$(($(cat "$WORK/invocations") - STOP_AT))
 [ "$runs_after" -eq 8 ] || fail "the resumed run ran the programs $runs_after times, expected 8"$'\n'"$(cat "$WORK/resume.log")"
 # A finished run has nothing left to resume.
 expect_fail 2 "has finished" -- "$OPTIMAS" run --resume "$id" --runs-dir "$RUNS"
-pass "a run killed while measuring resumes: nothing lost, nothing redone"
+
+# The manual backend: the run waits (exit 4) for the answer file, and --resume continues it.
+cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/manual-app"
+cd "$WORK"
+rc=0
+"$OPTIMAS" run --config manual-app --import "$D" -m manual --runs-dir "$WORK/manual-runs" --runs 2 --warmup 0 \
+  > manual.out 2> manual.log || rc=$?
+[ "$rc" -eq 4 ] || fail "manual: expected exit 4 (waiting), got $rc: $(cat manual.log)"
+grep -q "optimas run --resume" manual.log || fail "manual: the message does not say how to continue: $(cat manual.log)"
+mid=$(ls "$WORK/manual-runs" | grep -v index)
+json_check "$WORK/manual-runs/$mid/run.json" 'd["status"] == "waiting"'
+prompt=$(ls optimas-manual/prompt-*.md)
+cat > "${prompt/prompt-/reply-}" <<'JSON'
+{"summary": "triad repeats its work", "edits": [{"file": "main.cu", "kernel": "triad_kernel",
+ "find": "for (int r = 0; r < 8; ++r) {", "replace": "for (int r = 0; r < 1; ++r) {",
+ "line_start": null, "line_end": null, "new_text": null, "evidence": ["PC1"],
+ "rationale": "Each repetition recomputes the same value.", "expected_effect": []}], "withheld": []}
+JSON
+rc=0
+"$OPTIMAS" run --resume "${mid:0:8}" --runs-dir "$WORK/manual-runs" > manual2.out 2> manual2.log || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "manual resume: exit $rc: $(cat manual2.log)"
+json_check "$WORK/manual-runs/$mid/run.json" \
+  'd["status"] == "finished" and d["variants"][0]["validation"]["passed"] and d["variants"][0]["applied"] == 1'
+grep -q "baseline:" manual2.log && fail "manual resume rebuilt or reran the baseline: $(cat manual2.log)"
+pass "a run killed while measuring resumes: nothing lost, nothing redone; a manual run resumes with its reply"
