@@ -987,6 +987,7 @@ RunResult Loop::run() {
     m_run["speedup"] = m["speedup"];
     m_run["ci"] = m["ci"];
     m_run["p_value"] = m["p_value"];
+    m_run["speedup_against"] = (*best).value("parent", "baseline"); // iteration K > 1: its parent variant
     m_run["outcome"] = "improved";
     r.exit_code = k_exit_ok;
   } else {
