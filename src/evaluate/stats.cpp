@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <random>
 
@@ -75,6 +76,33 @@ double normal_p(const std::vector<double>& ranks, const std::vector<double>& poo
   return std::erfc(z / std::sqrt(2.0));
 }
 
+// Percentile bootstrap: resample each side with replacement and take statistic(median of the
+// base resample, median of the variant resample); NaN statistics are left out.
+Interval bootstrap_interval(const std::vector<double>& base, const std::vector<double>& variant,
+                            const StatsOptions& options, const std::function<double(double, double)>& statistic) {
+  std::mt19937_64 rng(options.seed);
+  std::uniform_int_distribution<std::size_t> pick_base(0, base.size() - 1), pick_variant(0, variant.size() - 1);
+  std::vector<double> values;
+  values.reserve(static_cast<std::size_t>(std::max(options.resamples, 0)));
+  std::vector<double> rb(base.size()), rv(variant.size());
+  for (int r = 0; r < options.resamples; ++r) {
+    for (auto& x : rb) x = base[pick_base(rng)];
+    for (auto& x : rv) x = variant[pick_variant(rng)];
+    double v = statistic(median(rb), median(rv));
+    if (!std::isnan(v)) values.push_back(v);
+  }
+  if (values.empty()) return {1, 1};
+  std::sort(values.begin(), values.end());
+  double tail = (1.0 - options.confidence) / 2.0;
+  auto at = [&](double q) {
+    double pos = q * static_cast<double>(values.size() - 1);
+    std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+    std::size_t hi = std::min(lo + 1, values.size() - 1);
+    return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
+  };
+  return {at(tail), at(1.0 - tail)};
+}
+
 } // namespace
 
 std::string verdict_name(Verdict v) {
@@ -116,30 +144,10 @@ Comparison compare(const std::vector<double>& base, const std::vector<double>& v
   c.variant_median = median(variant);
   c.speedup = c.variant_median > 0 ? c.base_median / c.variant_median : 1.0;
 
-  // Percentile bootstrap: resample each side with replacement, take the ratio of medians.
-  std::mt19937_64 rng(options.seed);
-  std::uniform_int_distribution<std::size_t> pick_base(0, base.size() - 1), pick_variant(0, variant.size() - 1);
-  std::vector<double> ratios;
-  ratios.reserve(static_cast<std::size_t>(options.resamples));
-  std::vector<double> rb(base.size()), rv(variant.size());
-  for (int r = 0; r < options.resamples; ++r) {
-    for (auto& x : rb) x = base[pick_base(rng)];
-    for (auto& x : rv) x = variant[pick_variant(rng)];
-    double mv = median(rv);
-    if (mv > 0) ratios.push_back(median(rb) / mv);
-  }
-  if (!ratios.empty()) {
-    std::sort(ratios.begin(), ratios.end());
-    double tail = (1.0 - options.confidence) / 2.0;
-    auto at = [&](double q) {
-      double pos = q * static_cast<double>(ratios.size() - 1);
-      std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-      std::size_t hi = std::min(lo + 1, ratios.size() - 1);
-      return ratios[lo] + (pos - static_cast<double>(lo)) * (ratios[hi] - ratios[lo]);
-    };
-    c.ci_low = at(tail);
-    c.ci_high = at(1.0 - tail);
-  }
+  // Percentile bootstrap of the ratio of medians.
+  auto ci = bootstrap_interval(base, variant, options, [](double mb, double mv) { return mv > 0 ? mb / mv : NAN; });
+  c.ci_low = ci.low;
+  c.ci_high = ci.high;
   c.p_value = mann_whitney_p(base, variant);
   bool significant = c.p_value < options.significance;
   if (significant && c.ci_low > 1.0)
@@ -152,21 +160,7 @@ Comparison compare(const std::vector<double>& base, const std::vector<double>& v
 Interval median_difference_interval(const std::vector<double>& base, const std::vector<double>& variant,
                                     const StatsOptions& options) {
   if (base.empty() || variant.empty()) throw Error("cannot compare timings: a side has no samples");
-  std::mt19937_64 rng(options.seed);
-  std::uniform_int_distribution<std::size_t> pick_base(0, base.size() - 1), pick_variant(0, variant.size() - 1);
-  std::vector<double> diffs(static_cast<std::size_t>(std::max(options.resamples, 1)));
-  std::vector<double> rb(base.size()), rv(variant.size());
-  for (auto& d : diffs) {
-    for (auto& x : rb) x = base[pick_base(rng)];
-    for (auto& x : rv) x = variant[pick_variant(rng)];
-    d = median(rb) - median(rv);
-  }
-  std::sort(diffs.begin(), diffs.end());
-  double tail = (1.0 - options.confidence) / 2.0;
-  auto at = [&](double q) {
-    return diffs[static_cast<std::size_t>(std::lround(q * static_cast<double>(diffs.size() - 1)))];
-  };
-  return {at(tail), at(1.0 - tail)};
+  return bootstrap_interval(base, variant, options, [](double mb, double mv) { return mb - mv; });
 }
 
 double geometric_mean(const std::vector<double>& values) {

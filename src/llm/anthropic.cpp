@@ -53,9 +53,8 @@ private:
     return body;
   }
 
-  Result read_reply(const std::string& who, const Request& request, ApiReply reply) const {
-    try {
-      const json& body = reply.body;
+  Result read_reply(const std::string& who, const Request& request, const ApiReply& reply) const {
+    return read_api_reply(who, reply, [&](const json& body) -> Result {
       std::string stop = body.value("stop_reason", "");
       // A tool call cut off by max_tokens has a partial input, so it is never taken as the answer.
       if (stop == "max_tokens")
@@ -92,13 +91,8 @@ private:
         r.usage.input_tokens = usage->value("input_tokens", std::uint64_t{0});
         r.usage.output_tokens = usage->value("output_tokens", std::uint64_t{0});
       }
-      r.raw = std::move(reply.raw);
-      r.latency_s = reply.latency_s;
       return r;
-    } catch (const json::exception& e) {
-      return make_failure(FailureKind::server, who,
-                          fmt::format("unexpected reply shape ({}): {}", e.what(), excerpt(reply.raw)));
-    }
+    });
   }
 
   BackendConfig m_config;

@@ -48,9 +48,8 @@ private:
     return body;
   }
 
-  Result read_reply(const std::string& who, const Request& request, ApiReply reply) const {
-    try {
-      const json& body = reply.body;
+  Result read_reply(const std::string& who, const Request& request, const ApiReply& reply) const {
+    return read_api_reply(who, reply, [&](const json& body) -> Result {
       auto candidates = body.find("candidates");
       if (candidates == body.end() || !candidates->is_array() || candidates->empty()) {
         // A blocked prompt gets no candidate at all, only the reason.
@@ -93,13 +92,8 @@ private:
         r.usage.output_tokens = usage->value("candidatesTokenCount", std::uint64_t{0}) +
                                 usage->value("thoughtsTokenCount", std::uint64_t{0});
       }
-      r.raw = std::move(reply.raw);
-      r.latency_s = reply.latency_s;
       return r;
-    } catch (const json::exception& e) {
-      return make_failure(FailureKind::server, who,
-                          fmt::format("unexpected reply shape ({}): {}", e.what(), excerpt(reply.raw)));
-    }
+    });
   }
 
   BackendConfig m_config;

@@ -313,6 +313,21 @@ std::variant<ApiReply, Failure> post_json_api(std::string_view who, const std::s
   return reply;
 }
 
+Result read_api_reply(std::string_view who, const ApiReply& reply,
+                      const std::function<Result(const nlohmann::json& body)>& read) {
+  try {
+    Result result = read(reply.body);
+    if (auto* response = std::get_if<Response>(&result)) {
+      response->raw = reply.raw;
+      response->latency_s = reply.latency_s;
+    }
+    return result;
+  } catch (const nlohmann::json::exception& e) {
+    return make_failure(FailureKind::server, who,
+                        fmt::format("unexpected reply shape ({}): {}", e.what(), excerpt(reply.raw)));
+  }
+}
+
 std::optional<Failure> check_json_answer(std::string_view who, const std::string& text, const json& schema) {
   if (schema.is_null() || json::accept(text)) return std::nullopt;
   return make_failure(FailureKind::schema_violation, who,

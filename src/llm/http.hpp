@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ctime>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -64,6 +65,11 @@ struct ApiReply {
 // Failure. Every message starts with `who` ("openai/gpt-5") and is redacted.
 std::variant<ApiReply, Failure> post_json_api(std::string_view who, const std::string& url, const HttpHeaders& headers,
                                               const nlohmann::json& body, double timeout_s, std::string_view auth_hint);
+
+// Reads a provider's answer with `read`, which may throw on a body of another shape: that
+// becomes a server Failure with an excerpt. The Response gets the raw body and the latency.
+Result read_api_reply(std::string_view who, const ApiReply& reply,
+                      const std::function<Result(const nlohmann::json& body)>& read);
 
 // When a schema was requested, the answer must at least be one JSON document (the reply parser
 // checks the schema itself); otherwise a schema_violation naming `who` with an excerpt.

@@ -71,9 +71,8 @@ private:
     return body;
   }
 
-  Result read_reply(const std::string& who, const Request& request, ApiReply reply) const {
-    try {
-      const json& body = reply.body;
+  Result read_reply(const std::string& who, const Request& request, const ApiReply& reply) const {
+    return read_api_reply(who, reply, [&](const json& body) -> Result {
       if (body.value("done_reason", "") == "length")
         return make_failure(FailureKind::schema_violation, who,
                             fmt::format("the answer was cut off at num_predict ({}); raise max_tokens or shorten "
@@ -85,13 +84,8 @@ private:
       r.model = body.value("model", m_config.model);
       r.usage.input_tokens = body.value("prompt_eval_count", std::uint64_t{0});
       r.usage.output_tokens = body.value("eval_count", std::uint64_t{0});
-      r.raw = std::move(reply.raw);
-      r.latency_s = reply.latency_s;
       return r;
-    } catch (const json::exception& e) {
-      return make_failure(FailureKind::server, who,
-                          fmt::format("unexpected reply shape ({}): {}", e.what(), excerpt(reply.raw)));
-    }
+    });
   }
 
   BackendConfig m_config;

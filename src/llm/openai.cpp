@@ -103,9 +103,8 @@ private:
     return body;
   }
 
-  Result read_reply(const std::string& who, const Request& request, ApiReply reply) const {
-    try {
-      const json& body = reply.body;
+  Result read_reply(const std::string& who, const Request& request, const ApiReply& reply) const {
+    return read_api_reply(who, reply, [&](const json& body) -> Result {
       const auto& choices = body.at("choices");
       if (!choices.is_array() || choices.empty())
         return make_failure(FailureKind::server, who, "the reply has no choices: " + excerpt(reply.raw));
@@ -135,13 +134,8 @@ private:
         r.usage.input_tokens = usage->value("prompt_tokens", std::uint64_t{0});
         r.usage.output_tokens = usage->value("completion_tokens", std::uint64_t{0});
       }
-      r.raw = std::move(reply.raw);
-      r.latency_s = reply.latency_s;
       return r;
-    } catch (const json::exception& e) {
-      return make_failure(FailureKind::server, who,
-                          fmt::format("unexpected reply shape ({}): {}", e.what(), excerpt(reply.raw)));
-    }
+    });
   }
 
   BackendConfig m_config;

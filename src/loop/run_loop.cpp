@@ -129,11 +129,6 @@ std::vector<json> read_journal(const std::string& path) {
   return out;
 }
 
-std::string first_sentence(const std::string& s) {
-  auto end = s.find(". ");
-  return end == std::string::npos ? s : s.substr(0, end + 1);
-}
-
 std::string tool_version(const std::vector<std::string>& argv, const std::string& marker) {
   if (!util::find_executable(argv[0])) return {};
   util::ProcessSpec spec;
@@ -563,7 +558,7 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
     if (o.applied)
       applied.push_back({{"kernel", e.kernel}, {"evidence", e.evidence}, {"rationale", e.rationale}});
     else
-      ignored.push_back({{"suggestion", first_sentence(e.rationale)}, {"reason", "not applied: " + o.reason}});
+      ignored.push_back({{"suggestion", util::first_sentence(e.rationale)}, {"reason", "not applied: " + o.reason}});
   }
   for (const auto& w : proposal.reply.withheld) ignored.push_back({{"suggestion", w.suggestion}, {"reason", w.reason}});
   result["applied_edits"] = applied;
@@ -1015,11 +1010,9 @@ json Loop::plan() {
   fs::path p(m_options.config_path);
   if (fs::is_directory(p)) p /= "optimas.yml";
   m_app = config::load_app_config(p.string());
-  apply_overrides(m_app, m_options.overrides);
-  m_settings = settings_from(m_app, m_options.overrides);
-  m_backend = backend_config(m_app, m_settings, m_options.overrides);
-  bool gpu = !m_app.needs_gpu || evaluate::gpu_present();
-  bool execute = m_settings.execute == "yes" || (m_settings.execute == "auto" && gpu);
+  m_overrides = m_options.overrides;
+  configure();
+  const bool execute = m_execute;
   json steps = json::array();
   steps.push_back({{"step", "baseline"}, {"build", m_app.build_command}, {"runs", execute ? m_app.configs.size() : 0}});
   if (!m_settings.import.empty())
@@ -1053,7 +1046,7 @@ json Loop::plan() {
           {"config", m_app.path},
           {"runs_root", m_options.runs_root},
           {"execute", execute},
-          {"why_not", execute ? "" : "no GPU on this machine"},
+          {"why_not", execute ? "" : m_no_execute_reason},
           {"commands", commands},
           {"steps", steps}};
 }

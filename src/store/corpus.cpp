@@ -55,33 +55,11 @@ ordered_json path_in_run(const std::string& id, const json* variant, const char*
   return id + "/" + rel;
 }
 
-// Up to the first '.', '!' or '?' that ends a sentence (followed by a space or the end), with
-// line breaks folded, so each applied edit stays one short line. A final '.' is dropped.
-std::string first_sentence(std::string_view text) {
-  std::string flat;
-  bool pending_space = false;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      pending_space = !flat.empty();
-      continue;
-    }
-    if (pending_space) flat += ' ';
-    pending_space = false;
-    flat += c;
-  }
-  for (std::size_t i = 0; i < flat.size(); ++i) {
-    char c = flat[i];
-    if ((c == '.' || c == '!' || c == '?') && (i + 1 == flat.size() || flat[i + 1] == ' '))
-      return c == '.' ? flat.substr(0, i) : flat.substr(0, i + 1);
-  }
-  return flat;
-}
-
 // "kernel: first sentence of rationale [PC1,RF2]"
 std::string applied_line(const json& edit) {
   if (edit.is_string()) return edit.get<std::string>();
   std::string line = string_or_empty(member(edit, "kernel"));
-  std::string rationale = first_sentence(string_or_empty(member(edit, "rationale")));
+  std::string rationale = util::first_sentence(string_or_empty(member(edit, "rationale")));
   // Rationales often start with the kernel's name already ("triad_kernel: ...").
   if (!line.empty() && rationale.rfind(line + ": ", 0) == 0) rationale.erase(0, line.size() + 2);
   if (!rationale.empty()) line += line.empty() ? rationale : ": " + rationale;

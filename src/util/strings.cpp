@@ -142,4 +142,26 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
+// Up to the first '.', '!' or '?' that ends a sentence (followed by a space or the end), with
+// line breaks folded, so each applied edit stays one short line. A final '.' is dropped.
+std::string first_sentence(std::string_view text) {
+  std::string flat;
+  bool pending_space = false;
+  for (char c : text) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      pending_space = !flat.empty();
+      continue;
+    }
+    if (pending_space) flat += ' ';
+    pending_space = false;
+    flat += c;
+  }
+  for (std::size_t i = 0; i < flat.size(); ++i) {
+    char c = flat[i];
+    if ((c == '.' || c == '!' || c == '?') && (i + 1 == flat.size() || flat[i + 1] == ' '))
+      return c == '.' ? flat.substr(0, i) : flat.substr(0, i + 1);
+  }
+  return flat;
+}
+
 } // namespace optimas::util

@@ -26,6 +26,9 @@ namespace optimas::util {
 // "..." quoting and backslash escapes (no expansion). Throws Error on an unclosed quote.
 std::vector<std::string> split_command(std::string_view command);
 
+// The first sentence of `text` on one line (line breaks folded; a final '.' dropped).
+std::string first_sentence(std::string_view text);
+
 // Current time in UTC as "2026-11-29T22:10:00Z".
 std::string utc_now_iso8601();
 
