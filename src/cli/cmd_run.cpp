@@ -27,7 +27,8 @@ struct RunArgs {
   std::vector<std::string> options, measure_configs, validate_configs;
   int iterations = 0, retries = -1, runs = 0, warmup = -1, fresh_seeds = -1;
   std::size_t token_budget = 0;
-  bool full_profile = false, no_cache = false, keep_work = false;
+  double min_speedup = 0;
+  bool full_profile = false, no_cache = false, keep_work = false, no_confirm = false, aa = false;
 };
 
 loop::Overrides overrides_from(const RunArgs& a) {
@@ -58,6 +59,9 @@ loop::Overrides overrides_from(const RunArgs& a) {
   if (a.full_profile) o["full_profile"] = true;
   if (a.no_cache) o["no_cache"] = true;
   if (a.keep_work) o["keep_work"] = true;
+  if (a.min_speedup > 0) o["min_speedup"] = a.min_speedup;
+  if (a.no_confirm) o["confirm"] = false;
+  if (a.aa) o["aa"] = true;
   return o;
 }
 
@@ -121,6 +125,8 @@ void print_summary(const nlohmann::json& run) {
                                e.value("implemented", 0), e.value("withheld", 0), e.value("hallucinations", 0));
     }
   }
+  for (const auto& w : run.value("warnings", nlohmann::json::array()))
+    std::cout << "  warning: " << w.get<std::string>() << "\n";
   if (run.contains("not_executed_because"))
     std::cout << "  not run: " << run["not_executed_because"].get<std::string>()
               << "; the variant was built but nothing was measured\n";
@@ -189,6 +195,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--runs", a->runs, "Timed runs of baseline and variant each");
   cmd->add_option("--warmup", a->warmup, "Untimed runs of each first");
   cmd->add_option("--timing", a->timing, "kernel_time (the printed time), wall, or auto");
+  cmd->add_option("--min-speedup", a->min_speedup, "Accept only when the speedup's interval lies above this (1.01)");
+  cmd->add_flag("--no-confirm", a->no_confirm, "Accept without a confirmation round of fresh runs");
+  cmd->add_flag("--aa", a->aa,
+                "Calibration: measure a second build of the unchanged baseline against it (nothing is asked or edited)");
   cmd->add_option("--measure-configs", a->measure_configs, "Configurations to measure (default: all)")->delimiter(',');
   cmd->add_option("--validate-configs", a->validate_configs, "Configurations to validate on (default: all)")
       ->delimiter(',');

@@ -6,6 +6,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <cmath>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -18,9 +20,11 @@ namespace {
 constexpr const char* k_top_keys[] = {"name",    "description", "sources", "build",   "run",
                                       "configs", "optimize",    "measure", "validate"};
 constexpr const char* k_optimize_keys[] = {"backend", "options", "diagnostics", "scope", "iterations", "retries"};
-constexpr const char* k_measure_keys[] = {"runs", "warmup", "timing", "configs", "confidence", "significance"};
-constexpr const char* k_validate_keys[] = {"tolerance", "fresh_seeds", "configs"};
-constexpr const char* k_build_keys[] = {"command", "binary"};
+constexpr const char* k_measure_keys[] = {"runs",         "warmup",      "timing", "configs",
+                                         "confidence",   "significance", "min_speedup", "confirm"};
+constexpr const char* k_validate_keys[] = {"tolerance", "fresh_seeds", "configs", "ignore"};
+constexpr const char* k_build_keys[] = {"command", "binary", "clean", "dir"};
+constexpr const char* k_kernel_time_keys[] = {"pattern", "unit", "per", "calls"};
 constexpr const char* k_run_keys[] = {"command", "output", "kernel_time", "timeout_s", "seed", "needs_gpu"};
 
 class Reader {
@@ -82,6 +86,69 @@ private:
   std::string m_path;
 };
 
+// `text` with each {placeholder} of `c` (and {output}) replaced; unknown ones stay as written.
+std::string fill(const std::string& text, const InputConfig& c, const std::string& output_path) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    if (text[i] == '{') {
+      std::size_t close = text.find('}', i);
+      if (close != std::string::npos) {
+        std::string key = text.substr(i + 1, close - i - 1);
+        if (key == "output") {
+          out += output_path;
+          i = close + 1;
+          continue;
+        }
+        if (auto it = c.params.find(key); it != c.params.end()) {
+          out += it->second;
+          i = close + 1;
+          continue;
+        }
+      }
+    }
+    out += text[i++];
+  }
+  return out;
+}
+
+void check_regex(const Reader& rd, const YAML::Node& at, const std::string& re, const char* what, unsigned groups) {
+  try {
+    if (std::regex(re).mark_count() < groups)
+      rd.fail(at, fmt::format("\"{}\" needs a capture group around the number", what));
+  } catch (const std::regex_error& e) {
+    rd.fail(at, fmt::format("\"{}\" is not a valid regex (\"{}\"): {}", what, re, e.what()));
+  }
+}
+
+// run.kernel_time: a regex (the figure in milliseconds for the whole run), or a mapping
+// {pattern, unit: ms|us|ns|s, per: run|call, calls: N or {placeholder}}.
+KernelTime read_kernel_time(const Reader& rd, const YAML::Node& n) {
+  KernelTime k;
+  if (n.IsScalar()) {
+    k.pattern = n.as<std::string>();
+  } else {
+    rd.check_keys(n, k_kernel_time_keys, "run.kernel_time");
+    k.pattern = rd.string(n, "pattern", true, "run.kernel_time");
+    if (n["unit"]) k.unit = rd.scalar<std::string>(n["unit"], "unit");
+    if (std::string per = n["per"] ? rd.scalar<std::string>(n["per"], "per") : "run"; per == "call")
+      k.per_call = true;
+    else if (per != "run")
+      rd.fail(n["per"], fmt::format("\"per\" is run (the figure covers the whole run) or call (one call's time), got \"{}\"", per));
+    if (n["calls"]) k.calls = rd.scalar<std::string>(n["calls"], "calls");
+    if (k.per_call && k.calls.empty())
+      rd.fail(n, "per: call needs \"calls\": how many calls one run makes (a number or a {placeholder}), so the "
+                 "printed time can be checked against the process's wall time");
+    if (!k.per_call && !k.calls.empty()) rd.fail(n["calls"], "\"calls\" goes with per: call");
+  }
+  if (k.pattern.empty()) rd.fail(n, "\"kernel_time\" needs a pattern");
+  static const std::map<std::string, double> k_units = {{"ms", 1.0}, {"us", 1e-3}, {"ns", 1e-6}, {"s", 1e3}};
+  auto unit = k_units.find(k.unit);
+  if (unit == k_units.end()) rd.fail(n["unit"], fmt::format("unknown unit \"{}\" (ms, us, ns or s)", k.unit));
+  k.unit_ms = unit->second;
+  check_regex(rd, n.IsScalar() ? n : n["pattern"], k.pattern, "kernel_time", 1);
+  return k;
+}
+
 std::set<std::string> placeholders(const std::string& command) {
   std::set<std::string> out;
   static const std::regex k_re(R"(\{([A-Za-z_][A-Za-z0-9_]*)\})");
@@ -104,28 +171,20 @@ const InputConfig* AppConfig::find(const std::string& wanted) const {
   return nullptr;
 }
 
+
 std::string AppConfig::command_for(const InputConfig& c, const std::string& output_path) const {
-  std::string out;
-  for (std::size_t i = 0; i < run_command.size();) {
-    if (run_command[i] == '{') {
-      std::size_t close = run_command.find('}', i);
-      if (close != std::string::npos) {
-        std::string key = run_command.substr(i + 1, close - i - 1);
-        if (key == "output") {
-          out += output_path;
-          i = close + 1;
-          continue;
-        }
-        if (auto it = c.params.find(key); it != c.params.end()) {
-          out += it->second;
-          i = close + 1;
-          continue;
-        }
-      }
-    }
-    out += run_command[i++];
-  }
-  return out;
+  return fill(run_command, c, output_path);
+}
+
+double AppConfig::kernel_calls(const InputConfig& c) const {
+  if (!kernel_time.per_call) return 1;
+  std::string text = fill(kernel_time.calls, c, "");
+  char* end = nullptr;
+  double n = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(n >= 1) || !std::isfinite(n))
+    throw Error(fmt::format("{}: run.kernel_time.calls is \"{}\" for config \"{}\", not a number of calls (at least 1)",
+                            path, text, c.name));
+  return n;
 }
 
 AppConfig load_app_config(const std::string& path) {
@@ -160,22 +219,17 @@ AppConfig load_app_config(const std::string& path) {
   rd.check_keys(build, k_build_keys, "build");
   app.build_command = rd.string(build, "command", true, "build");
   app.binary = rd.string(build, "binary", false, "build");
+  app.clean_command = rd.string(build, "clean", false, "build");
+  app.build_dir = rd.string(build, "dir", false, "build");
 
   YAML::Node run = root["run"];
   if (!run) rd.fail(root, "optimas.yml needs \"run\"");
   rd.check_keys(run, k_run_keys, "run");
   app.run_command = rd.string(run, "command", true, "run");
-  app.output = rd.string(run, "output", false, "run");
-  app.kernel_time = rd.string(run, "kernel_time", false, "run");
-  if (!app.kernel_time.empty()) {
-    try {
-      std::regex re(app.kernel_time);
-      if (re.mark_count() < 1)
-        rd.fail(run["kernel_time"], "\"kernel_time\" needs a capture group for the milliseconds");
-    } catch (const std::regex_error& e) {
-      rd.fail(run["kernel_time"], fmt::format("\"kernel_time\" is not a valid regex: {}", e.what()));
-    }
-  }
+  if (YAML::Node o = run["output"]) app.outputs = o.IsSequence() ? rd.names(o, "output") : std::vector{rd.string(run, "output", false, "run")};
+  for (const auto& o : app.outputs)
+    if (o.empty()) rd.fail(run["output"], "\"output\" names an empty file");
+  if (YAML::Node k = run["kernel_time"]) app.kernel_time = read_kernel_time(rd, k);
   if (YAML::Node t = run["timeout_s"]) {
     try {
       app.timeout_s = t.as<double>();
@@ -223,6 +277,12 @@ AppConfig load_app_config(const std::string& path) {
     }
     if (m["configs"]) s.configs = rd.names(m["configs"], "configs");
     if (m["confidence"]) s.confidence = rd.scalar<double>(m["confidence"], "confidence");
+    if (m["min_speedup"]) {
+      s.min_speedup = rd.scalar<double>(m["min_speedup"], "min_speedup");
+      if (!(s.min_speedup >= 1 && s.min_speedup < 10))
+        rd.fail(m["min_speedup"], "\"min_speedup\" is a ratio such as 1.01 (at least 1)");
+    }
+    if (m["confirm"]) s.confirm = rd.scalar<bool>(m["confirm"], "confirm");
     if (m["significance"]) s.significance = rd.scalar<double>(m["significance"], "significance");
     if (!(s.confidence > 0 && s.confidence < 1)) rd.fail(m["confidence"], "\"confidence\" must lie between 0 and 1");
     if (!(s.significance > 0 && s.significance < 1))
@@ -247,12 +307,17 @@ AppConfig load_app_config(const std::string& path) {
     }
     if (v["fresh_seeds"]) s.fresh_seeds = rd.count(v["fresh_seeds"], "fresh_seeds", 0);
     if (v["configs"]) s.configs = rd.names(v["configs"], "configs");
+    if (v["ignore"]) {
+      s.ignore = rd.names(v["ignore"], "ignore");
+      for (const auto& re : s.ignore) check_regex(rd, v["ignore"], re, "validate.ignore", 0);
+    }
   }
 
   YAML::Node configs = root["configs"];
   if (!configs || !configs.IsSequence() || configs.size() == 0)
     rd.fail(configs ? configs : root, "optimas.yml needs \"configs\": a non-empty list of input configurations");
   std::set<std::string> wanted = placeholders(app.run_command);
+  wanted.merge(placeholders(app.kernel_time.calls));
   wanted.erase("output");
   std::set<std::string> names;
   int defaults = 0;
@@ -287,6 +352,15 @@ AppConfig load_app_config(const std::string& path) {
     app.configs.push_back(std::move(ic));
   }
   if (defaults > 1) rd.fail(configs, "more than one config is marked default: true");
+  if (app.kernel_time.per_call) {
+    for (const auto& c : app.configs) {
+      try {
+        app.kernel_calls(c);
+      } catch (const Error&) {
+        rd.fail(run["kernel_time"]["calls"], fmt::format("config \"{}\": calls is \"{}\", not a number of calls (at least 1)", c.name, fill(app.kernel_time.calls, c, "")));
+      }
+    }
+  }
   if (defaults == 0) {
     for (auto& c : app.configs)
       if (!c.held_out) {

@@ -30,6 +30,10 @@ struct OptimizeSettings {
 struct MeasureSettings {
   int runs = 5;   // timed runs of baseline and variant each, interleaved
   int warmup = 1; // untimed runs of each first
+  // Acceptance (docs/loop.md): the speedup's interval must lie above min_speedup, and a
+  // confirmation round of `runs` fresh interleaved runs must agree.
+  double min_speedup = 1.01;
+  bool confirm = true;
   std::string timing = "auto"; // kernel_time (the program's printed time), wall, or auto: kernel_time when configured
   std::vector<std::string> configs; // empty: every configuration
   double confidence = 0.95;
@@ -41,6 +45,18 @@ struct ValidateSettings {
   double tolerance_value = 0;
   int fresh_seeds = 1;              // extra runs per configuration with seeds nobody has seen
   std::vector<std::string> configs; // empty: every configuration (held-out ones included)
+  std::vector<std::string> ignore;  // regexes: stdout lines dropped before stdout is compared
+};
+
+// The time a program prints about its own kernels (run.kernel_time).
+struct KernelTime {
+  std::string pattern;     // regex, group 1 = the figure; empty: the program prints none
+  double unit_ms = 1;      // milliseconds per unit of the figure (ms 1, us 1e-3, ns 1e-6, s 1e3)
+  std::string unit = "ms"; // as written: ms, us, ns or s
+  bool per_call = false;   // the figure is one call's time (an average), not the whole run's
+  std::string calls;       // with per_call: calls in one run, a number or a {placeholder}
+
+  bool empty() const { return pattern.empty(); }
 };
 
 struct AppConfig {
@@ -50,10 +66,12 @@ struct AppConfig {
   std::string description;
   std::vector<std::string> sources;
   std::string build_command;
+  std::string clean_command; // run before every build in a scratch copy (e.g. make clean)
+  std::string build_dir;     // out-of-tree build folder (e.g. build), never part of a snapshot
   std::string binary;
-  std::string run_command; // with {placeholders}
-  std::string output;      // file the program writes, compared byte for byte
-  std::string kernel_time; // regex, group 1 = milliseconds
+  std::string run_command;          // with {placeholders}
+  std::vector<std::string> outputs; // files the program writes, compared byte for byte
+  KernelTime kernel_time;
   double timeout_s = 600;
   std::string seed_param; // the placeholder holding the program's seed; empty: it takes none
   bool needs_gpu = true;  // false for host programs (tests), which can run anywhere
@@ -66,6 +84,8 @@ struct AppConfig {
   const InputConfig* find(const std::string& name) const;
   // The run command with placeholders filled; {output} becomes `output_path`.
   std::string command_for(const InputConfig& c, const std::string& output_path) const;
+  // How many kernel calls one run of `c` makes (kernel_time.calls filled in); 1 when per run.
+  double kernel_calls(const InputConfig& c) const;
 };
 
 // Reads and validates an optimas.yml; errors name the file and line.

@@ -1,10 +1,12 @@
 #include "evaluate/sandbox.hpp"
 
 #include "util/error.hpp"
+#include "util/hash.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -46,6 +48,15 @@ std::string last_lines(const std::string& text, std::size_t lines) {
   return text.substr(pos == 0 ? 0 : pos + 1);
 }
 
+// Object files and CMake's build state: a snapshot never holds them, so every build compiles.
+bool is_build_output(const fs::path& path, bool directory) {
+  std::string name = path.filename().string();
+  if (directory) return name == "CMakeFiles";
+  if (name == "CMakeCache.txt") return true;
+  std::string ext = path.extension().string();
+  return ext == ".o" || ext == ".obj";
+}
+
 std::string last_line(const std::string& text) {
   std::string out(util::trim(last_lines(text, 1)));
   return out.size() > 200 ? out.substr(0, 200) + "..." : out;
@@ -73,10 +84,12 @@ Sandbox sandbox_for(const config::AppConfig& app) {
   return s;
 }
 
-void copy_application(const config::AppConfig& app, const std::string& to) {
+Snapshot snapshot_application(const config::AppConfig& app, const std::string& to) {
   std::set<std::string> skip = {".git", ".optimas", "runs", "optimas-profile", "optimas-variant", "optimas-manual"};
   if (!app.binary.empty()) skip.insert(fs::path(app.binary).lexically_normal().string());
-  if (!app.output.empty()) skip.insert(fs::path(app.output).lexically_normal().string());
+  for (const auto& o : app.outputs) skip.insert(fs::path(o).lexically_normal().string());
+  if (!app.build_dir.empty()) skip.insert(fs::path(app.build_dir).lexically_normal().string());
+  Snapshot snap;
   fs::create_directories(to);
   const fs::path from(app.dir);
   for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator(); ++it) {
@@ -85,12 +98,56 @@ void copy_application(const config::AppConfig& app, const std::string& to) {
       if (it->is_directory()) it.disable_recursion_pending();
       continue;
     }
+    if (is_build_output(it->path(), it->is_directory())) {
+      snap.left_out.push_back(rel.string());
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
     fs::path target = fs::path(to) / rel;
+    if (it->is_directory()) {
+      fs::create_directories(target);
+    } else if (it->is_regular_file()) {
+      fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing);
+      snap.files[rel.string()] = util::sha256_file(target.string());
+    }
+  }
+  std::sort(snap.left_out.begin(), snap.left_out.end());
+  return snap;
+}
+
+void copy_tree(const std::string& from, const std::string& to) {
+  fs::create_directories(to);
+  for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator(); ++it) {
+    fs::path target = fs::path(to) / fs::relative(it->path(), from);
     if (it->is_directory())
       fs::create_directories(target);
     else if (it->is_regular_file())
       fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing);
   }
+}
+
+std::string build_fingerprint(const config::AppConfig& app, const std::string& dir, const Snapshot& snapshot) {
+  std::vector<fs::path> products;
+  if (!app.binary.empty()) {
+    products.push_back(fs::path(dir) / app.binary);
+  } else {
+    for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
+      fs::path rel = fs::relative(it->path(), dir);
+      if (it->is_directory() && rel == "out") it.disable_recursion_pending();
+      if (it->is_regular_file() && !snapshot.files.count(rel.string())) products.push_back(it->path());
+    }
+    std::sort(products.begin(), products.end());
+  }
+  // nvcc names its temporary files tmpxft_<pid>_<counter>-<n>_<file> and those names end up in
+  // the objects; with them blanked, two builds of one source are byte-identical.
+  static const std::regex k_tmpxft("tmpxft_[0-9a-f]{8}_[0-9a-f]{8}-[0-9]+");
+  std::string all;
+  for (const auto& p : products) {
+    if (!fs::exists(p)) continue;
+    std::string bytes = util::read_file(p.string());
+    all += fs::relative(p, dir).string() + '\0' + util::sha256_hex(std::regex_replace(bytes, k_tmpxft, "tmpxft")) + '\n';
+  }
+  return util::sha256_hex(all);
 }
 
 std::string BuildResult::tail(std::size_t lines) const {
@@ -100,19 +157,31 @@ std::string BuildResult::tail(std::size_t lines) const {
 
 BuildResult build_in(const config::AppConfig& app, const std::string& dir, const std::string& log_path,
                      const Sandbox& sandbox) {
-  util::ProcessSpec spec = util::shell(app.build_command);
-  spec.cwd = dir;
-  spec.timeout_s = sandbox.timeout_s;
-  spec.limits = sandbox.limits;
-  spec.unset_env = sandbox.unset_env;
-  spec.stdout_path = log_path;
-  spec.stderr_to_stdout = true;
-  auto r = util::run_process(spec);
+  auto step = [&](const std::string& command, bool append) {
+    util::ProcessSpec spec = util::shell(command);
+    spec.cwd = dir;
+    spec.timeout_s = sandbox.timeout_s;
+    spec.limits = sandbox.limits;
+    spec.unset_env = sandbox.unset_env;
+    spec.stdout_path = log_path;
+    spec.append_stdout = append;
+    spec.stderr_to_stdout = true;
+    return util::run_process(spec);
+  };
   BuildResult b;
+  b.log = log_path;
+  if (!app.clean_command.empty()) {
+    auto c = step(app.clean_command, false);
+    if (!c.ok()) {
+      b.result = fmt::format("build.clean failed ({}): {}", c.describe(), app.clean_command);
+      b.wall_s = c.wall_s;
+      return b;
+    }
+  }
+  auto r = step(app.build_command, !app.clean_command.empty());
   b.ok = r.ok();
   b.result = r.describe();
-  b.log = log_path;
-  b.wall_s = r.wall_s;
+  b.wall_s += r.wall_s;
   if (b.ok && !app.binary.empty() && !fs::exists(fs::path(dir) / app.binary)) {
     b.ok = false;
     b.result = fmt::format("the build succeeded but made no {}", app.binary);
@@ -137,8 +206,13 @@ std::optional<double> parse_kernel_time(const std::string& pattern, const std::s
 Execution execute_in(const config::AppConfig& app, const std::string& dir, const config::InputConfig& config,
                      const std::string& output_path, const std::string& log_path, const Sandbox& sandbox) {
   const bool via_placeholder = app.run_command.find("{output}") != std::string::npos;
-  fs::remove(output_path);
-  if (!app.output.empty() && !via_placeholder) fs::remove(fs::path(dir) / app.output);
+  const bool via_files = !via_placeholder && !app.outputs.empty();
+  // Where each output lands: the first at output_path, the k-th declared file at output_path.k.
+  std::vector<std::string> targets = {output_path};
+  for (std::size_t k = 1; via_files && k < app.outputs.size(); ++k) targets.push_back(fmt::format("{}.{}", output_path, k));
+  for (const auto& t : targets) fs::remove(t);
+  if (via_files)
+    for (const auto& o : app.outputs) fs::remove(fs::path(dir) / o);
   util::ProcessSpec spec = util::shell(app.command_for(config, util::shell_quote(output_path)));
   spec.cwd = dir;
   spec.timeout_s = sandbox.timeout_s;
@@ -158,42 +232,65 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
     e.failure = r.describe() + (last.empty() ? "" : ": " + last);
     return e;
   }
-  e.kernel_ms = parse_kernel_time(app.kernel_time, out);
-  if (!app.kernel_time.empty() && !e.kernel_ms) {
-    e.failure = fmt::format("the program printed no kernel time matching '{}'", app.kernel_time);
+  const auto& kt = app.kernel_time;
+  if (auto printed = parse_kernel_time(kt.pattern, out))
+    e.kernel_ms = *printed * kt.unit_ms * app.kernel_calls(config);
+  if (!kt.empty() && !e.kernel_ms) {
+    e.failure = fmt::format("the program printed no kernel time matching '{}'", kt.pattern);
     return e;
   }
-  if (!via_placeholder) {
-    if (!app.output.empty()) {
-      fs::path produced = fs::path(dir) / app.output;
+  if (via_files) {
+    for (std::size_t k = 0; k < app.outputs.size(); ++k) {
+      fs::path produced = fs::path(dir) / app.outputs[k];
       if (!fs::exists(produced)) {
-        e.failure = fmt::format("the program wrote no {}", app.output);
+        e.failure = fmt::format("the program wrote no {}", app.outputs[k]);
         return e;
       }
-      fs::rename(produced, output_path);
-    } else {
-      // The output is stdout, less the lines that carry the (varying) time.
-      std::string kept = out;
-      if (!app.kernel_time.empty()) {
-        kept.clear();
-        std::regex re(app.kernel_time);
-        std::size_t start = 0;
-        while (start < out.size()) {
-          std::size_t end = out.find('\n', start);
-          end = end == std::string::npos ? out.size() : end + 1;
-          if (!std::regex_search(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re))
-            kept.append(out, start, end - start);
-          start = end;
-        }
-      }
-      util::write_file(output_path, kept);
+      fs::rename(produced, targets[k]);
     }
+  } else if (!via_placeholder) {
+    // The output is stdout, less the lines that vary from run to run: the kernel time and what
+    // validate.ignore names (bandwidths, elapsed times).
+    std::vector<std::regex> drop;
+    if (!kt.empty()) drop.emplace_back(kt.pattern);
+    for (const auto& re : app.validate.ignore) drop.emplace_back(re);
+    std::string kept;
+    for (std::size_t start = 0; start < out.size();) {
+      std::size_t end = out.find('\n', start);
+      end = end == std::string::npos ? out.size() : end + 1;
+      bool dropped = false;
+      for (const auto& re : drop)
+        dropped = dropped || std::regex_search(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re);
+      if (!dropped) kept.append(out, start, end - start);
+      start = end;
+    }
+    util::write_file(output_path, kept);
   } else if (!fs::exists(output_path)) {
     e.failure = "the program wrote no output file";
     return e;
   }
+  e.outputs = targets;
   e.ok = true;
   return e;
+}
+
+std::string outputs_sha256(const Execution& e) {
+  if (e.outputs.size() == 1) return util::sha256_file(e.outputs.front());
+  std::string all;
+  for (const auto& o : e.outputs) all += util::sha256_file(o) + "\n";
+  return util::sha256_hex(all);
+}
+
+std::uintmax_t outputs_bytes(const Execution& e) {
+  std::uintmax_t n = 0;
+  for (const auto& o : e.outputs) n += fs::file_size(o);
+  return n;
+}
+
+void remove_outputs(const Execution& e) {
+  std::error_code ec;
+  fs::remove(e.output, ec);
+  for (const auto& o : e.outputs) fs::remove(o, ec);
 }
 
 std::string gpu_name() {

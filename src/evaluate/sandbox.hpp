@@ -6,6 +6,8 @@
 #include "config/app_config.hpp"
 #include "util/process.hpp"
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,9 +29,27 @@ Sandbox sandbox_for(const config::AppConfig& app);
 // …CREDENTIAL…): none of them reach a built or run program.
 std::vector<std::string> secret_variables();
 
-// Copies the application folder into `to` (created), leaving out the binary, the output
-// file, version-control folders and Optimas' own folders, so a variant starts from sources only.
-void copy_application(const config::AppConfig& app, const std::string& to);
+// A run's source snapshot: the application folder as it was when the run started, without
+// anything a build makes. Baseline and variants are built from copies of it, never from a tree
+// holding object files: a copied object file looks as new as the edited source beside it, and
+// make would skip the compile.
+struct Snapshot {
+  std::map<std::string, std::string> files; // relative path -> SHA-256
+  std::vector<std::string> left_out;          // build outputs found in the folder and not copied
+};
+
+// Copies the application folder into `to` (created), leaving out version-control folders,
+// Optimas' own folders, the binary, the output files, build.dir, and build outputs (object
+// files, CMake caches).
+Snapshot snapshot_application(const config::AppConfig& app, const std::string& to);
+
+// Copies a folder's regular files into `to` (created): a scratch copy of a snapshot.
+void copy_tree(const std::string& from, const std::string& to);
+
+// What a build produced, as one hash: the binary (or, with none declared, every file the build
+// added to `dir` that is not in the snapshot), with the temporary-file names nvcc writes into its
+// objects (tmpxft_...) blanked, so that two builds of the same code give the same fingerprint.
+std::string build_fingerprint(const config::AppConfig& app, const std::string& dir, const Snapshot& snapshot);
 
 struct BuildResult {
   bool ok = false;
@@ -39,6 +59,7 @@ struct BuildResult {
   std::string tail(std::size_t lines = 30) const; // the log's last lines, for messages and feedback
 };
 
+// Runs build.clean (when set) and then build.command in `dir`, both logged to `log_path`.
 BuildResult build_in(const config::AppConfig& app, const std::string& dir, const std::string& log_path,
                      const Sandbox& sandbox);
 
@@ -46,17 +67,26 @@ struct Execution {
   bool ok = false;
   std::string failure; // empty when ok: "exit code 1: check: FAIL (...)", "timed out after 5.0 s", ...
   double wall_s = 0;
-  std::optional<double> kernel_ms; // from run.kernel_time (sum of all matches)
-  std::string output;              // path of the output it produced (absolute)
+  std::optional<double> kernel_ms; // from run.kernel_time: the run's kernel time in milliseconds
+  std::string output;              // path of the (first) output it produced (absolute)
+  std::vector<std::string> outputs; // every output: `output`, then `output`.1, .2, ... (run.output's files)
 };
 
 // Runs one configuration in `dir` with `params` (the config's placeholders, maybe with a fresh
 // seed). The output lands in `output_path` (absolute): through {output} when the command has
-// it, else moved from run.output, else the program's stdout without the kernel-time lines.
+// it, else moved from run.output (a second file to `output_path`.1, and so on), else the
+// program's stdout without the kernel-time lines and the lines validate.ignore matches.
 Execution execute_in(const config::AppConfig& app, const std::string& dir, const config::InputConfig& config,
                      const std::string& output_path, const std::string& log_path, const Sandbox& sandbox);
 
-// The kernel time printed in `text`: the sum of every match of `pattern`'s first group.
+// The outputs of a run as one hash (one output: its file's SHA-256), their total size, and
+// their removal once compared.
+std::string outputs_sha256(const Execution& e);
+std::uintmax_t outputs_bytes(const Execution& e);
+void remove_outputs(const Execution& e);
+
+// The kernel time printed in `text`: the sum of every match of `pattern`'s first group, as
+// printed (the caller converts units and per-call figures).
 std::optional<double> parse_kernel_time(const std::string& pattern, const std::string& text);
 
 // Whether this machine has a usable NVIDIA GPU (nvidia-smi lists one).

@@ -122,6 +122,20 @@ OutputComparison compare_outputs(const std::string& expected, const std::string&
   }
 }
 
+OutputComparison compare_output_sets(const std::vector<std::string>& expected, const std::vector<std::string>& actual,
+                                     const std::vector<std::string>& names, const Tolerance& tolerance) {
+  if (expected.size() != actual.size())
+    return {false, fmt::format("{} output(s) instead of {}", actual.size(), expected.size())};
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    auto cmp = compare_outputs(expected[k], actual[k], tolerance);
+    if (!cmp.equal) {
+      if (expected.size() > 1 && k < names.size()) cmp.detail = names[k] + ": " + cmp.detail;
+      return cmp;
+    }
+  }
+  return {true, ""};
+}
+
 std::vector<Check> validation_checks(const config::AppConfig& app, const std::string& salt) {
   std::vector<const config::InputConfig*> selected;
   if (app.validate.configs.empty())

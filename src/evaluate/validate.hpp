@@ -28,6 +28,11 @@ struct OutputComparison {
 // parse as numbers (hex floats too) must agree within the tolerance, others must be identical.
 OutputComparison compare_outputs(const std::string& expected, const std::string& actual, const Tolerance& tolerance);
 
+// Several outputs (run.output's files, in order), each compared as compare_outputs does;
+// `names` label a difference ("result.bin: byte 12 differs").
+OutputComparison compare_output_sets(const std::vector<std::string>& expected, const std::vector<std::string>& actual,
+                                     const std::vector<std::string>& names, const Tolerance& tolerance);
+
 // One run a variant must pass: a configuration, maybe with a seed nobody has seen.
 struct Check {
   std::string config;

@@ -2,6 +2,8 @@
 
 #include "analysis/diagnostics.hpp"
 #include "analysis/json.hpp"
+#include "cuda/source.hpp"
+#include "evaluate/acceptance.hpp"
 #include "evaluate/ear.hpp"
 #include "evaluate/sandbox.hpp"
 #include "evaluate/stats.hpp"
@@ -60,6 +62,7 @@ struct Settings {
   std::string cache_dir = ".optimas/cache";
   bool no_cache = false;
   bool keep_work = false;
+  bool aa = false; // calibration: the variant is a second build of the unchanged parent
 };
 
 Settings settings_from(const config::AppConfig& app, const Overrides& o) {
@@ -75,9 +78,31 @@ Settings settings_from(const config::AppConfig& app, const Overrides& o) {
   s.cache_dir = o.value("cache_dir", std::string(".optimas/cache"));
   s.no_cache = o.value("no_cache", false);
   s.keep_work = o.value("keep_work", false);
+  s.aa = o.value("aa", false);
   if (s.execute != "auto" && s.execute != "yes" && s.execute != "no")
     throw UsageError("--execute is auto, yes or no, got \"" + s.execute + "\"");
   return s;
+}
+
+std::vector<const config::InputConfig*> measured_configs(const config::AppConfig& app) {
+  std::vector<const config::InputConfig*> out;
+  if (app.measure.configs.empty())
+    for (const auto& c : app.configs) out.push_back(&c);
+  else
+    for (const auto& n : app.measure.configs) out.push_back(app.find(n));
+  return out;
+}
+
+// Every measured configuration of every iteration is a test of its own: the significance is
+// corrected for all of them (Bonferroni).
+evaluate::AcceptanceRule acceptance_rule(const config::AppConfig& app) {
+  evaluate::AcceptanceRule rule;
+  rule.significance = app.measure.significance;
+  rule.confidence = app.measure.confidence;
+  rule.min_speedup = app.measure.min_speedup;
+  rule.confirm = app.measure.confirm;
+  rule.comparisons = static_cast<int>(measured_configs(app).size()) * app.optimize.iterations;
+  return rule;
 }
 
 llm::BackendConfig backend_config(const config::AppConfig& app, const Settings& s, const Overrides& o) {
@@ -152,9 +177,12 @@ struct Variant {
   std::string previous_replies; // of the attempt before: the same answer again is not retried
 };
 
-constexpr const char* k_final_statuses[] = {"accepted",           "rejected",     "build_failed",
-                                            "guardrail_rejected", "no_edits",     "invalid_reply",
-                                            "validation_failed",  "not_measured", "run_failed"};
+constexpr const char* k_final_statuses[] = {"accepted",      "rejected",          "build_failed", "build_stale",
+                                            "guardrail_rejected", "no_edits", "invalid_reply", "validation_failed",
+                                            "not_measured",  "run_failed"};
+
+// Outputs smaller than this get a warning: "PASS" alone validates almost nothing.
+constexpr std::uintmax_t k_small_output = 256;
 
 bool is_final(const json& result) {
   std::string s = result.value("status", "");
@@ -192,6 +220,9 @@ private:
   std::map<std::string, std::string> current_sources() const;
   config::AppConfig app_in(const fs::path& dir) const;
   fs::path parent_work() const;
+  fs::path parent_sources() const;
+  std::string parent_fingerprint() const;
+  bool build_variant(Variant& v, json& result, const std::string& replies);
   std::set<std::string> used_configs() const;
 
   // Executes one configuration of the program built in `work`; the output goes to `output`.
@@ -212,6 +243,8 @@ private:
   std::string m_no_execute_reason;
   json m_run;                 // run.json
   json m_baseline;            // baseline/baseline.json
+  evaluate::Snapshot m_snapshot; // the application as it was when the run started (snapshot/)
+  std::vector<std::string> m_warnings; // for the run summary
   profile::Profile m_profile; // what the current iteration's prompt is built from
   analysis::Diagnostics m_diagnostics;
   std::string m_best; // key of the best accepted variant ("" = baseline)
@@ -238,10 +271,24 @@ fs::path Loop::parent_work() const {
   return m_dir / "work" / (m_best.empty() ? "baseline" : m_best);
 }
 
+// The parent's sources: the snapshot's, or those of the best variant so far.
+fs::path Loop::parent_sources() const {
+  for (const auto& x : m_variants)
+    if (!m_best.empty() && x.value("key", "") == m_best) return m_dir / x.value("source", "");
+  return m_dir / "snapshot";
+}
+
+std::string Loop::parent_fingerprint() const {
+  for (const auto& x : m_variants)
+    if (!m_best.empty() && x.value("key", "") == m_best)
+      return read_json((m_dir / x.value("dir", "") / "build.json").string()).value("fingerprint", "");
+  return m_baseline.value("fingerprint", "");
+}
+
 std::map<std::string, std::string> Loop::current_sources() const {
   std::map<std::string, std::string> out;
   for (const auto& s : m_app.sources)
-    out[fs::path(s).filename().string()] = util::read_file((parent_work() / s).string());
+    out[fs::path(s).filename().string()] = util::read_file((parent_sources() / s).string());
   return out;
 }
 
@@ -257,6 +304,17 @@ void Loop::configure() {
   m_settings = settings_from(m_app, m_overrides);
   m_backend = backend_config(m_app, m_settings, m_overrides);
   m_sandbox = evaluate::sandbox_for(m_app);
+  // A rule that can never accept is worth knowing before anything runs.
+  auto rule = acceptance_rule(m_app);
+  if (evaluate::smallest_p_value(m_app.measure.runs) >= rule.corrected_significance()) {
+    int need = m_app.measure.runs;
+    while (evaluate::smallest_p_value(need) >= rule.corrected_significance()) ++need;
+    m_warnings.push_back(fmt::format(
+        "with {} runs the rank test cannot reach p < {:.3g} ({} measured configuration(s) x {} iteration(s) share the "
+        "significance {:g}), so no variant can be accepted: set measure.runs (--runs) to at least {}",
+        m_app.measure.runs, rule.corrected_significance(), measured_configs(m_app).size(), m_app.optimize.iterations,
+        m_app.measure.significance, need));
+  }
   // Execution needs a GPU for CUDA programs; profiling needs ncu too.
   bool gpu = !m_app.needs_gpu || evaluate::gpu_present();
   if (m_settings.execute == "yes")
@@ -321,6 +379,9 @@ void Loop::open_run() {
   m_run["model"] = m_backend.model.empty() ? m_backend.provider : m_backend.provider + "/" + m_backend.model;
   m_run["diagnostics"] = analysis::sources_label(analysis::parse_sources(m_app.optimize.diagnostics));
   m_run["execute"] = m_execute;
+  if (m_settings.aa) m_run["aa"] = true;
+  m_run["warnings"] = m_warnings;
+  for (const auto& w : m_warnings) say("run", "warning: " + w);
   if (!m_execute) m_run["not_executed_because"] = m_no_execute_reason;
   write_run("running");
 }
@@ -339,22 +400,36 @@ void Loop::write_run(const std::string& status) {
 }
 
 // The inputs of the run, hashed: the configuration and every source, so a result can be
-// matched with exactly the code it came from.
+// matched with exactly the code it came from. The whole folder is copied once, without build
+// outputs; every build of the run starts from a copy of that snapshot.
 void Loop::snapshot() {
   fs::create_directories(m_dir / "config");
   if (!fs::exists(m_dir / "config" / "optimas.yml"))
     fs::copy_file(m_app.path, m_dir / "config" / "optimas.yml", fs::copy_options::overwrite_existing);
+  fs::path record = m_dir / "snapshot.json";
+  if (fs::exists(record)) {
+    json r = read_json(record.string());
+    m_snapshot.files = r.at("files").get<std::map<std::string, std::string>>();
+    m_snapshot.left_out = r.at("left_out").get<std::vector<std::string>>();
+  } else {
+    fs::remove_all(m_dir / "snapshot");
+    m_snapshot = evaluate::snapshot_application(m_app, (m_dir / "snapshot").string());
+    store::write_json_atomic(record.string(), {{"files", m_snapshot.files}, {"left_out", m_snapshot.left_out}});
+    std::string left;
+    for (std::size_t i = 0; i < m_snapshot.left_out.size() && i < 5; ++i) left += (i ? ", " : "") + m_snapshot.left_out[i];
+    if (m_snapshot.left_out.size() > 5) left += ", ...";
+    say("snapshot", fmt::format("{} file(s){}", m_snapshot.files.size(),
+                                left.empty() ? "" : fmt::format("; build outputs left out: {}", left)));
+  }
   json inputs = {{"optimas.yml", util::sha256_file(m_app.path)}};
   for (const auto& s : m_app.sources) {
     std::string path = (fs::path(m_app.dir) / s).string();
     inputs[s] = util::sha256_file(path);
-    fs::path copy = m_dir / "baseline" / "src" / s;
-    if (!fs::exists(copy)) {
-      fs::create_directories(copy.parent_path());
-      fs::copy_file(path, copy);
-    } else if (util::sha256_file(copy.string()) != inputs[s].get<std::string>()) {
+    auto in_snapshot = m_snapshot.files.find(fs::path(s).lexically_normal().string());
+    if (in_snapshot == m_snapshot.files.end())
+      throw Error(fmt::format("{}: a source the snapshot left out (it lies in build.dir or looks like a build output)", path));
+    if (in_snapshot->second != inputs[s].get<std::string>())
       throw Error(fmt::format("{} changed since run {} started; resuming would evaluate other code", path, m_id));
-    }
   }
   m_run["inputs"] = inputs;
   m_run["sha256"] = util::sha256_hex(inputs.dump());
@@ -365,21 +440,19 @@ void Loop::baseline() {
   fs::path dir = m_dir / "baseline";
   fs::path work = m_dir / "work" / "baseline";
   fs::path record = dir / "baseline.json";
+  fs::create_directories(dir);
   bool built = fs::exists(record) && (m_app.binary.empty() || fs::exists(work / m_app.binary));
   if (fs::exists(record)) m_baseline = read_json(record.string());
   if (!built) {
     fs::remove_all(work);
-    evaluate::copy_application(m_app, work.string());
-    // The copy must be the code that was hashed when the run started.
-    for (const auto& s : m_app.sources)
-      if (util::sha256_file((work / s).string()) != m_run["inputs"][s].get<std::string>())
-        throw Error(fmt::format("{} changed since run {} started", (fs::path(m_app.dir) / s).string(), m_id));
+    evaluate::copy_tree((m_dir / "snapshot").string(), work.string());
     say("baseline", "building: " + m_app.build_command, false);
     auto b = evaluate::build_in(m_app, work.string(), (dir / "build.log").string(), m_sandbox);
     if (!b.ok) throw Error(fmt::format("the baseline does not build ({}):\n{}", b.result, b.tail()));
     say("baseline", fmt::format("built in {:.1f} s", b.wall_s));
     if (!fs::exists(record))
       m_baseline = {{"compile", m_app.build_command}, {"build_s", b.wall_s}, {"configs", json::object()}};
+    m_baseline["fingerprint"] = evaluate::build_fingerprint(m_app, work.string(), m_snapshot);
   }
   json& configs = m_baseline["configs"];
   for (const auto& c : m_app.configs) {
@@ -396,11 +469,11 @@ void Loop::baseline() {
       fs::path out = work / "out" / (c.name + ".out");
       auto e = execute(work, c, out, dir / "runs" / (c.name + ".log"));
       if (!e.ok) throw Error(fmt::format("the baseline fails on config \"{}\": {}", c.name, e.failure));
-      rec["output_sha256"] = util::sha256_file(out.string());
-      rec["output_bytes"] = fs::file_size(out);
+      rec["output_sha256"] = evaluate::outputs_sha256(e);
+      rec["output_bytes"] = evaluate::outputs_bytes(e);
       rec["wall_s"] = e.wall_s;
       if (e.kernel_ms) rec["kernel_ms"] = *e.kernel_ms;
-      fs::remove(out);
+      evaluate::remove_outputs(e);
       store::write_json_atomic(record.string(), m_baseline);
       say("baseline", fmt::format("{}: ok in {:.2f} s{}", c.name, e.wall_s,
                                   e.kernel_ms ? fmt::format(", kernel {:.4g} ms", *e.kernel_ms) : ""));
@@ -408,6 +481,15 @@ void Loop::baseline() {
   }
   store::write_json_atomic(record.string(), m_baseline);
   m_run["baseline"] = m_baseline;
+  // A few bytes of output ("PASS") prove little: say so where the user reads the result.
+  for (const auto& [name, rec] : m_baseline["configs"].items())
+    if (rec.contains("output_bytes") && rec["output_bytes"].get<std::uintmax_t>() < k_small_output) {
+      m_warnings.push_back(fmt::format("validation compares {} bytes of output on {}: a wrong result may pass unseen; "
+                                       "compare a result file (run.output) or more of what the program prints",
+                                       rec["output_bytes"].get<std::uintmax_t>(), name));
+      say("baseline", "warning: " + m_warnings.back());
+    }
+  m_run["warnings"] = m_warnings;
   write_run("running");
 }
 
@@ -525,119 +607,116 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
                  {"parent", m_best.empty() ? "baseline" : m_best},
                  {"prompt", (fs::relative(v.dir, m_dir) / "prompt.md").string()},
                  {"source", (fs::relative(v.dir, m_dir) / "src").string()}};
-
-  prompt::PromptOptions po;
-  po.sources = analysis::parse_sources(m_app.optimize.diagnostics);
-  po.token_budget = m_settings.token_budget;
-  if (!m_settings.template_path.empty()) po.template_text = util::read_file(m_settings.template_path);
-  if (!m_run.value("profile_gpu", "").empty()) po.gpu = m_run["profile_gpu"];
-  auto prompts = prompt::build_prompts(app_in(parent_work()), m_diagnostics, po);
-  auto replies = replies_for(v, prompts, feedback);
-
-  auto sources = current_sources();
-  std::map<std::string, std::string> paths;
-  for (const auto& s : m_app.sources) paths[fs::path(s).filename().string()] = s;
-  auto proposal = make_proposal(replies, m_diagnostics, sources, paths,
-                                m_app.optimize.scope == "file" ? edit::Scope::file : edit::Scope::kernel);
-  store::write_json_atomic((v.dir / "reply.json").string(), prompt::to_json(proposal.reply));
-  store::write_json_atomic((v.dir / "outcomes.json").string(), outcomes_json(proposal));
-  util::write_file((v.dir / "diff.patch").string(), proposal.diff);
-  json violations = json::array();
-  for (const auto& x : proposal.violations)
-    violations.push_back({{"rule", x.rule}, {"file", x.file}, {"message", x.message}});
-  store::write_json_atomic((v.dir / "guardrails.json").string(), violations);
-
-  const auto& app = proposal.application;
-  result["edits"] = proposal.reply.edits.size();
-  result["applied"] = app.applied();
-  result["not_applied"] = app.not_applied();
-  result["withheld"] = proposal.reply.withheld.size();
-  json applied = json::array(), ignored = json::array();
-  for (const auto& o : app.outcomes) {
-    const auto& e = proposal.reply.edits[o.index];
-    if (o.applied)
-      applied.push_back({{"kernel", e.kernel}, {"evidence", e.evidence}, {"rationale", e.rationale}});
-    else
-      ignored.push_back({{"suggestion", util::first_sentence(e.rationale)}, {"reason", "not applied: " + o.reason}});
-  }
-  for (const auto& w : proposal.reply.withheld) ignored.push_back({{"suggestion", w.suggestion}, {"reason", w.reason}});
-  result["applied_edits"] = applied;
-  result["ignored"] = ignored;
-
-  // EAR metrics from the edits alone; directional consistency joins after the re-profile.
-  evaluate::EarInputs ear_in;
-  ear_in.diagnostics = &m_diagnostics;
-  ear_in.reply = &proposal.reply;
-  ear_in.application = &app;
-  ear_in.config = m_diagnostics.config;
-  result["ear"] = evaluate::to_json(evaluate::compute_ear(ear_in));
-
-  if (!proposal.usable()) {
-    std::string why = proposal.feedback();
-    std::string status = !proposal.parse_errors.empty() ? "invalid_reply"
-                         : !proposal.violations.empty() ? "guardrail_rejected"
-                                                        : "no_edits";
-    bool same = util::join(replies, "\n") == v.previous_replies;
+  // Ends the attempt: `feedback` is what a retry tells the backend.
+  auto finish = [&](const std::string& status, const std::string& reason, bool retry, const std::string& feedback) {
     result["status"] = status;
-    result["reason"] = status == "no_edits" && proposal.reply.edits.empty() ? "the backend proposed no edit" : why;
-    result["errors"] = why;
-    // A reply without edits is an answer, not a mistake to correct.
-    result["retry"] = status != "no_edits" && !same;
-    result["feedback"] = why;
-    next_feedback = why;
-    say(v.key,
-        fmt::format("{}: {}", status, util::split(why, '\n').empty() ? "" : std::string(util::split(why, '\n')[0])));
+    result["reason"] = reason;
+    result["retry"] = retry;
+    result["feedback"] = next_feedback = feedback;
     finish_variant(v, result);
-    return !result["retry"].get<bool>();
+    return !retry;
+  };
+
+  // The variant's sources: the parent's with the backend's edits, or unchanged for an A/A run.
+  std::map<std::string, std::string> edited = current_sources();
+  std::optional<Proposal> proposal;
+  evaluate::EarInputs ear_in;
+  std::string replies_text;
+  if (m_settings.aa) {
+    result["aa"] = true;
+    result["prompt"] = nullptr;
+  } else {
+    prompt::PromptOptions po;
+    po.sources = analysis::parse_sources(m_app.optimize.diagnostics);
+    po.token_budget = m_settings.token_budget;
+    if (!m_settings.template_path.empty()) po.template_text = util::read_file(m_settings.template_path);
+    if (!m_run.value("profile_gpu", "").empty()) po.gpu = m_run["profile_gpu"];
+    auto prompts = prompt::build_prompts(app_in(parent_sources()), m_diagnostics, po);
+    auto replies = replies_for(v, prompts, feedback);
+    replies_text = util::join(replies, "\n");
+    bool same = replies_text == v.previous_replies;
+
+    std::map<std::string, std::string> paths;
+    for (const auto& s : m_app.sources) paths[fs::path(s).filename().string()] = s;
+    proposal = make_proposal(replies, m_diagnostics, edited, paths,
+                             m_app.optimize.scope == "file" ? edit::Scope::file : edit::Scope::kernel);
+    store::write_json_atomic((v.dir / "reply.json").string(), prompt::to_json(proposal->reply));
+    store::write_json_atomic((v.dir / "outcomes.json").string(), outcomes_json(*proposal));
+    util::write_file((v.dir / "diff.patch").string(), proposal->diff);
+    json violations = json::array();
+    for (const auto& x : proposal->violations)
+      violations.push_back({{"rule", x.rule}, {"file", x.file}, {"message", x.message}});
+    store::write_json_atomic((v.dir / "guardrails.json").string(), violations);
+
+    const auto& app = proposal->application;
+    result["edits"] = proposal->reply.edits.size();
+    result["applied"] = app.applied();
+    result["not_applied"] = app.not_applied();
+    result["withheld"] = proposal->reply.withheld.size();
+    json applied = json::array(), ignored = json::array();
+    for (const auto& o : app.outcomes) {
+      const auto& e = proposal->reply.edits[o.index];
+      if (o.applied)
+        applied.push_back({{"kernel", e.kernel}, {"evidence", e.evidence}, {"rationale", e.rationale}});
+      else
+        ignored.push_back({{"suggestion", util::first_sentence(e.rationale)}, {"reason", "not applied: " + o.reason}});
+    }
+    for (const auto& w : proposal->reply.withheld)
+      ignored.push_back({{"suggestion", w.suggestion}, {"reason", w.reason}});
+    result["applied_edits"] = applied;
+    result["ignored"] = ignored;
+
+    // EAR metrics from the edits alone; directional consistency joins after the re-profile.
+    ear_in.diagnostics = &m_diagnostics;
+    ear_in.reply = &proposal->reply;
+    ear_in.application = &app;
+    ear_in.config = m_diagnostics.config;
+    result["ear"] = evaluate::to_json(evaluate::compute_ear(ear_in));
+
+    if (!proposal->usable()) {
+      std::string why = proposal->feedback();
+      std::string status = !proposal->parse_errors.empty() ? "invalid_reply"
+                           : !proposal->violations.empty() ? "guardrail_rejected"
+                                                           : "no_edits";
+      result["errors"] = why;
+      say(v.key, fmt::format("{}: {}", status,
+                             util::split(why, '\n').empty() ? "" : std::string(util::split(why, '\n')[0])));
+      // A reply without edits is an answer, not a mistake to correct.
+      return finish(status, status == "no_edits" && proposal->reply.edits.empty() ? "the backend proposed no edit" : why,
+                    status != "no_edits" && !same, why);
+    }
+    // Edits that leave every token as it was (comments, layout) cannot change the program.
+    bool changed = false;
+    for (const auto& [name, text] : app.result)
+      changed = changed || cuda::normalise(text) != cuda::normalise(edited.at(name));
+    edited = app.result;
+    if (!changed) {
+      std::string why = "the edits change nothing the compiler sees (only comments or layout); nothing was built "
+                        "or measured";
+      say(v.key, "build_stale: " + why);
+      return finish("build_stale", why, !same, why);
+    }
   }
 
-  // The variant: a scratch copy of its parent with the edits, built there.
   fs::path src = v.dir / "src";
   for (const auto& s : m_app.sources) {
     fs::create_directories((src / s).parent_path());
-    util::write_file((src / s).string(), app.result.at(fs::path(s).filename().string()));
+    util::write_file((src / s).string(), edited.at(fs::path(s).filename().string()));
   }
-  fs::path build_record = v.dir / "build.json";
-  bool built = fs::exists(build_record) && read_json(build_record.string()).value("ok", false) &&
-               (m_app.binary.empty() || fs::exists(v.work / m_app.binary));
-  if (!built) {
-    fs::remove_all(v.work);
-    evaluate::copy_application(app_in(parent_work()), v.work.string());
-    for (const auto& s : m_app.sources) fs::copy_file(src / s, v.work / s, fs::copy_options::overwrite_existing);
-    say(v.key + " build", fmt::format("{} edit(s) applied; building", app.applied()), false);
-    auto b = evaluate::build_in(m_app, v.work.string(), (v.dir / "build.log").string(), m_sandbox);
-    store::write_json_atomic(build_record.string(), {{"ok", b.ok}, {"result", b.result}, {"wall_s", b.wall_s}});
-    if (!b.ok) {
-      std::string why = fmt::format("the variant does not build ({}):\n{}", b.result, b.tail());
-      result["status"] = "build_failed";
-      result["reason"] = b.result;
-      result["errors"] = b.tail();
-      result["retry"] = util::join(replies, "\n") != v.previous_replies;
-      result["feedback"] = why;
-      next_feedback = why;
-      say(v.key + " build", "FAILED: " + b.result);
-      finish_variant(v, result);
-      return !result["retry"].get<bool>();
-    }
-    say(v.key + " build", fmt::format("ok in {:.1f} s", b.wall_s));
+  if (!build_variant(v, result, replies_text)) {
+    next_feedback = result.value("feedback", "");
+    return !result.value("retry", false);
   }
 
   if (!m_execute) {
-    result["status"] = "not_measured";
-    result["reason"] = "built, not run: " + m_no_execute_reason;
     say(v.key, "built; not validated or measured: " + m_no_execute_reason);
+    return finish("not_measured", "built, not run: " + m_no_execute_reason, false, "");
+  }
+  if (!validate(v, result) || !measure(v, result)) {
     finish_variant(v, result);
     return true;
   }
-  if (!validate(v, result)) {
-    finish_variant(v, result);
-    return true;
-  }
-  if (!measure(v, result)) {
-    finish_variant(v, result);
-    return true;
-  }
-  if (m_can_profile) {
+  if (proposal && m_can_profile) {
     reprofile(v);
     profile::ImportOptions io;
     io.ncu = m_settings.ncu;
@@ -646,11 +725,58 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
     ear_in.after = &after;
     ear_in.correct = true;
     result["ear"] = evaluate::to_json(evaluate::compute_ear(ear_in));
-  } else {
+  } else if (proposal) {
     result["ear"]["correct"] = true;
   }
-  store::write_json_atomic((v.dir / "ear.json").string(), result["ear"]);
+  if (proposal) store::write_json_atomic((v.dir / "ear.json").string(), result["ear"]);
   finish_variant(v, result);
+  return true;
+}
+
+// The variant is built in a fresh copy of the run's snapshot with its sources written in: no
+// object file of another build is there for make to find up to date. A build whose product is
+// byte-identical to the parent's (nvcc's temporary names aside) did not compile the edits and
+// is never measured. Returns false when the attempt ends here (result final).
+bool Loop::build_variant(Variant& v, json& result, const std::string& replies) {
+  fs::path build_record = v.dir / "build.json";
+  json record = fs::exists(build_record) ? read_json(build_record.string()) : json::object();
+  bool built = record.value("ok", false) && (m_app.binary.empty() || fs::exists(v.work / m_app.binary));
+  if (!built) {
+    fs::remove_all(v.work);
+    evaluate::copy_tree((m_dir / "snapshot").string(), v.work.string());
+    evaluate::copy_tree((v.dir / "src").string(), v.work.string());
+    say(v.key + " build",
+        m_settings.aa ? "A/A: the parent unchanged; building"
+                      : fmt::format("{} edit(s) applied; building", result.value("applied", 0)),
+        false);
+    auto b = evaluate::build_in(m_app, v.work.string(), (v.dir / "build.log").string(), m_sandbox);
+    record = {{"ok", b.ok}, {"result", b.result}, {"wall_s", b.wall_s}};
+    if (b.ok) record["fingerprint"] = evaluate::build_fingerprint(m_app, v.work.string(), m_snapshot);
+    store::write_json_atomic(build_record.string(), record);
+    if (!b.ok) {
+      std::string why = fmt::format("the variant does not build ({}):\n{}", b.result, b.tail());
+      result["status"] = "build_failed";
+      result["reason"] = b.result;
+      result["errors"] = b.tail();
+      result["retry"] = replies != v.previous_replies;
+      result["feedback"] = why;
+      say(v.key + " build", "FAILED: " + b.result);
+      finish_variant(v, result);
+      return false;
+    }
+    say(v.key + " build", fmt::format("ok in {:.1f} s", b.wall_s));
+  }
+  if (!m_settings.aa && record.value("fingerprint", "") == parent_fingerprint()) {
+    result["status"] = "build_stale";
+    result["reason"] = fmt::format(
+        "the build did not pick up the edits: its {} is identical to the parent's. Check that build.command "
+        "compiles the sources in its working folder (no absolute paths into your tree, no prebuilt objects)",
+        m_app.binary.empty() ? "output" : m_app.binary);
+    result["retry"] = false;
+    say(v.key + " build", "STALE: " + result["reason"].get<std::string>());
+    finish_variant(v, result);
+    return false;
+  }
   return true;
 }
 
@@ -684,17 +810,18 @@ bool Loop::validate(Variant& v, json& result) {
                           v.dir / "runs" / (stem + ".baseline.log"));
         if (!be.ok) throw Error(fmt::format("run {}: the baseline failed on {}: {}", m_id, check.label, be.failure));
         std::string declared = m_baseline["configs"][check.config].value("output_sha256", "");
-        if (check.label == check.config && util::sha256_file(be.output) != declared)
+        if (check.label == check.config && evaluate::outputs_sha256(be) != declared)
           throw Error(fmt::format("run {}: the baseline's output for {} changed between two runs: it is not "
-                                  "deterministic, so byte-for-byte validation cannot work (set validate.tolerance)",
+                                  "deterministic, so byte-for-byte validation cannot work (set validate.tolerance, "
+                                  "or validate.ignore for the lines that vary)",
                                   m_id, check.config));
-        auto cmp = evaluate::compare_outputs(be.output, ve.output, tolerance);
+        auto cmp = evaluate::compare_output_sets(be.outputs, ve.outputs, m_app.outputs, tolerance);
         rec["passed"] = cmp.equal;
         rec["detail"] = cmp.detail;
-        rec["output_sha256"] = util::sha256_file(ve.output);
-        fs::remove(be.output);
+        rec["output_sha256"] = evaluate::outputs_sha256(ve);
+        evaluate::remove_outputs(be);
       }
-      fs::remove(ve.output);
+      evaluate::remove_outputs(ve);
       append_line(journal.string(), rec);
     }
     if (!rec.value("passed", false)) {
@@ -720,154 +847,154 @@ bool Loop::validate(Variant& v, json& result) {
 }
 
 // Warm-up, then rounds of baseline and variant interleaved (ABBA order) so drift in clocks or
-// temperature hits both alike. Every sample is journaled as it is taken.
+// temperature hits both alike; every sample is journaled as it is taken. The acceptance rule
+// (evaluate/acceptance.hpp) screens every measured configuration, then asks a round of fresh
+// runs of the primary one to confirm.
 bool Loop::measure(Variant& v, json& result) {
   const auto& ms = m_app.measure;
-  bool kernel_time = ms.timing == "kernel_time" || (ms.timing == "auto" && !m_app.kernel_time.empty());
-  std::vector<const config::InputConfig*> configs;
-  if (ms.configs.empty())
-    for (const auto& c : m_app.configs) configs.push_back(&c);
-  else
-    for (const auto& n : ms.configs) configs.push_back(m_app.find(n));
+  const bool kernel_time = ms.timing == "kernel_time" || (ms.timing == "auto" && !m_app.kernel_time.empty());
+  const auto rule = acceptance_rule(m_app);
+  const auto configs = measured_configs(m_app);
   fs::path journal = v.dir / "measurements.jsonl";
-  std::map<std::string, std::map<std::string, std::vector<json>>> samples; // config -> role -> samples
-  for (auto& j : read_journal(journal.string())) samples[j["config"]][j["role"]].push_back(j);
-  fs::path parent = parent_work();
-  evaluate::StatsOptions so;
-  so.confidence = ms.confidence;
-  so.significance = ms.significance;
+  std::map<std::string, std::map<std::string, std::map<int, json>>> taken; // config -> role -> round -> sample
+  for (auto& j : read_journal(journal.string())) taken[j["config"]][j["role"]][j.value("round", 0)] = j;
+  const fs::path parent = parent_work();
 
-  json per_config = json::object();
-  std::vector<double> speedups;
-  for (const auto* c : configs) {
-    auto& mine = samples[c->name];
-    auto run_one = [&](const std::string& role, int round, bool record) -> std::optional<std::string> {
-      const fs::path& work = role == "baseline" ? parent : v.work;
-      std::string stem = fmt::format("measure-{}-{}-{}", c->name, role, round);
-      auto e = execute(work, *c, work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"));
-      if (!e.ok) return fmt::format("the {} failed while being measured on {}: {}", role, c->name, e.failure);
-      std::string sha = util::sha256_file(e.output);
-      fs::remove(e.output);
-      if (role == "variant" && m_app.validate.tolerance == "exact" &&
-          sha != m_baseline["configs"][c->name].value("output_sha256", sha))
-        return fmt::format("the variant's output on {} changed between runs (nondeterministic)", c->name);
-      if (record) {
-        json s = {{"config", c->name}, {"role", role}, {"round", round}, {"wall_s", e.wall_s}};
-        if (e.kernel_ms) s["kernel_ms"] = *e.kernel_ms;
-        append_line(journal.string(), s);
-        mine[role].push_back(s);
-      }
-      return std::nullopt;
-    };
-    std::optional<std::string> failure;
-    bool complete =
-        static_cast<int>(mine["baseline"].size()) >= ms.runs && static_cast<int>(mine["variant"].size()) >= ms.runs;
-    if (!complete) {
-      for (int w = 0; w < ms.warmup && !failure; ++w) {
-        say(v.key + " measure", fmt::format("{}: warm-up", c->name), false);
-        failure = run_one("baseline", -1, false);
-        if (!failure) failure = run_one("variant", -1, false);
-      }
+  auto run_one = [&](const config::InputConfig& c, const std::string& role, int round) -> std::optional<std::string> {
+    const fs::path& work = role == "baseline" ? parent : v.work;
+    std::string stem = fmt::format("measure-{}-{}-{}", c.name, role, round);
+    auto e = execute(work, c, work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"));
+    if (!e.ok) return fmt::format("the {} failed while being measured on {}: {}", role, c.name, e.failure);
+    std::string sha = evaluate::outputs_sha256(e);
+    evaluate::remove_outputs(e);
+    if (role == "variant" && m_app.validate.tolerance == "exact" &&
+        sha != m_baseline["configs"][c.name].value("output_sha256", sha))
+      return fmt::format("the variant's output on {} changed between runs (nondeterministic)", c.name);
+    if (round >= 0) {
+      json s = {{"config", c.name}, {"role", role}, {"round", round}, {"wall_s", e.wall_s}};
+      if (e.kernel_ms) s["kernel_ms"] = *e.kernel_ms;
+      append_line(journal.string(), s);
+      taken[c.name][role][round] = s;
     }
-    for (int round = 0; round < ms.runs && !failure; ++round) {
+    return std::nullopt;
+  };
+  // Rounds [from, to) of one configuration, those not journaled yet; a warm-up first if asked.
+  auto take = [&](const config::InputConfig& c, int from, int to, int warmup) -> std::optional<std::string> {
+    bool missing = false;
+    for (int round = from; round < to; ++round)
+      missing = missing || !taken[c.name]["baseline"].count(round) || !taken[c.name]["variant"].count(round);
+    if (!missing) return std::nullopt;
+    for (int w = 0; w < warmup; ++w) {
+      say(v.key + " measure", fmt::format("{}: warm-up", c.name), false);
+      for (const char* role : {"baseline", "variant"})
+        if (auto f = run_one(c, role, -1)) return f;
+    }
+    for (int round = from; round < to; ++round) {
       const char* order[2] = {"baseline", "variant"};
       if (round % 2) std::swap(order[0], order[1]);
       for (const char* role : order) {
-        if (static_cast<int>(mine[role].size()) > round || failure) continue;
-        say(v.key + " measure", fmt::format("{}: round {}/{} {}", c->name, round + 1, ms.runs, role), false);
-        failure = run_one(role, round, true);
+        if (taken[c.name][role].count(round)) continue;
+        say(v.key + " measure", fmt::format("{}: round {}/{} {}", c.name, round + 1, to, role), false);
+        if (auto f = run_one(c, role, round)) return f;
       }
     }
-    if (failure) {
-      result["status"] = "run_failed";
-      result["reason"] = *failure;
-      result["errors"] = *failure;
-      say(v.key + " measure", "FAILED: " + *failure);
-      return false;
+    return std::nullopt;
+  };
+  auto samples = [&](const std::string& config, const std::string& role, int from, int to) {
+    std::vector<evaluate::Sample> out;
+    for (const auto& [round, s] : taken[config][role])
+      if (round >= from && round < to) {
+        evaluate::Sample x{s.value("wall_s", 0.0) * 1000.0, std::nullopt};
+        if (s.contains("kernel_ms")) x.kernel_ms = s["kernel_ms"].get<double>();
+        out.push_back(x);
+      }
+    return out;
+  };
+  auto judged = [&](const std::string& config, int from, int to) {
+    return evaluate::judge(samples(config, "baseline", from, to), samples(config, "variant", from, to), kernel_time,
+                           rule);
+  };
+  auto record = [&](const evaluate::Judgement& j) {
+    const auto& c = j.comparison;
+    json rec = {{"verdict", evaluate::verdict_name(c.verdict)},
+                {"speedup", c.speedup},
+                {"ci", {c.ci_low, c.ci_high}},
+                {"p_value", c.p_value},
+                {"base_ms", c.base_median},
+                {"variant_ms", c.variant_median},
+                {"runs", c.n_base}};
+    if (kernel_time) rec["overhead_growth_ms"] = {j.overhead_growth.low, j.overhead_growth.high};
+    if (j.suspicious) rec["suspicious"] = *j.suspicious;
+    return rec;
+  };
+  auto with_samples = [&](json& rec, const std::string& config, int from, int to) {
+    for (const auto& [role, key] : {std::pair{"baseline", "base"}, {"variant", "variant"}}) {
+      rec[key] = json::array();
+      for (const auto& [round, s] : taken[config][role])
+        if (round >= from && round < to) rec[key].push_back(s);
     }
-    auto values = [&](const std::string& role, bool wall) {
-      std::vector<double> out;
-      for (const auto& s : mine[role])
-        out.push_back(wall || !kernel_time ? s.value("wall_s", 0.0) * 1000.0 : s.value("kernel_ms", 0.0));
-      return out;
-    };
-    auto base = values("baseline", false), var = values("variant", false);
-    auto cmp = evaluate::compare(base, var, so);
-    json rec = {{"verdict", evaluate::verdict_name(cmp.verdict)},
-                {"speedup", cmp.speedup},
-                {"ci", {cmp.ci_low, cmp.ci_high}},
-                {"p_value", cmp.p_value},
-                {"base_ms", cmp.base_median},
-                {"variant_ms", cmp.variant_median},
-                {"held_out", c->held_out},
-                {"base", mine["baseline"]},
-                {"variant", mine["variant"]}};
-    if (kernel_time) {
-      // A printed time is the program's claim. The time outside the kernels (wall minus printed
-      // time, per run, which cancels the run-to-run noise both share) must not grow by what the
-      // kernels claim to save: if it does, the time was saved on paper only.
-      auto overhead = [&](const std::string& role) {
-        std::vector<double> out;
-        for (const auto& s : mine[role]) out.push_back(s.value("wall_s", 0.0) * 1000.0 - s.value("kernel_ms", 0.0));
-        return out;
-      };
-      for (const auto& s : mine["variant"])
-        if (s.value("kernel_ms", 0.0) > s.value("wall_s", 0.0) * 1000.0 * 1.05 + 1.0)
-          rec["suspicious"] = fmt::format("it reports {:.4g} ms of kernel time in a process that ran {:.4g} ms",
-                                          s.value("kernel_ms", 0.0), s.value("wall_s", 0.0) * 1000.0);
-      double claimed = cmp.base_median - cmp.variant_median;
-      auto growth = evaluate::median_difference_interval(overhead("variant"), overhead("baseline"), so);
-      rec["overhead_growth_ms"] = {growth.low, growth.high};
-      if (cmp.verdict == evaluate::Verdict::faster && growth.low > 0.5 * claimed)
-        rec["suspicious"] = fmt::format("it reports {:.4g} ms less kernel time per run, but the rest of the process "
-                                        "took at least {:.4g} ms longer ({:.0f}% interval): the wall time did not fall",
-                                        claimed, growth.low, 100 * ms.confidence);
-    }
+  };
+  auto fail = [&](const std::string& why) {
+    result["status"] = "run_failed";
+    result["reason"] = why;
+    result["errors"] = why;
+    say(v.key + " measure", "FAILED: " + why);
+    return false;
+  };
+
+  json per_config = json::object();
+  std::vector<evaluate::ConfigJudgement> screening;
+  std::vector<double> speedups;
+  for (const auto* c : configs) {
+    if (auto f = take(*c, 0, ms.runs, ms.warmup)) return fail(*f);
+    auto j = judged(c->name, 0, ms.runs);
+    json rec = record(j);
+    rec["held_out"] = c->held_out;
+    with_samples(rec, c->name, 0, ms.runs);
+    const auto& cmp = j.comparison;
     say(v.key + " measure", fmt::format("{}: {} {:.3f}x [{:.3f}, {:.3f}], p = {:.3g} ({:.4g} -> {:.4g} ms)", c->name,
                                         rec["verdict"].get<std::string>(), cmp.speedup, cmp.ci_low, cmp.ci_high,
                                         cmp.p_value, cmp.base_median, cmp.variant_median));
     speedups.push_back(cmp.speedup);
     per_config[c->name] = rec;
+    screening.push_back({c->name, j});
   }
 
-  std::string primary =
+  const std::string primary =
       per_config.contains(m_app.default_config().name) ? m_app.default_config().name : per_config.begin().key();
-  const json& p = per_config[primary];
+  auto decision = evaluate::screen(screening, primary, rule);
   json m = {{"timing", kernel_time ? "kernel_time" : "wall"},
             {"runs", ms.runs},
             {"warmup", ms.warmup},
             {"primary", primary},
-            {"verdict", p["verdict"]},
-            {"speedup", p["speedup"]},
-            {"ci", p["ci"]},
-            {"p_value", p["p_value"]},
-            {"base_ms", p["base_ms"]},
-            {"variant_ms", p["variant_ms"]},
+            {"rule",
+             {{"significance", rule.corrected_significance()},
+              {"comparisons", rule.comparisons},
+              {"min_speedup", rule.min_speedup},
+              {"confirm", rule.confirm}}},
+            {"screening", decision.reason},
             {"geomean_speedup", evaluate::geometric_mean(speedups)},
             {"configs", per_config}};
+  json headline = per_config[primary];
+  if (decision.stage == evaluate::Stage::confirm) {
+    say(v.key + " measure", decision.reason);
+    const auto* c = m_app.find(primary);
+    if (auto f = take(*c, ms.runs, 2 * ms.runs, 0)) return fail(*f);
+    auto fresh = judged(primary, ms.runs, 2 * ms.runs);
+    auto pooled = judged(primary, 0, 2 * ms.runs);
+    decision = evaluate::confirm(fresh, pooled, primary, rule);
+    m["confirmation"] = {{"fresh", record(fresh)}, {"all", record(pooled)}};
+    with_samples(m["confirmation"]["fresh"], primary, ms.runs, 2 * ms.runs);
+    // The reported speedup is that of every run of the primary configuration.
+    headline = record(pooled);
+  }
+  for (const char* key : {"verdict", "speedup", "ci", "p_value", "base_ms", "variant_ms"}) m[key] = headline[key];
+  m["decision"] = decision.reason;
   store::write_json_atomic((v.dir / "measurement.json").string(), m);
   result["measurement"] = m;
-
-  std::vector<std::string> suspicious, slower;
-  for (const auto& [name, rec] : per_config.items()) {
-    if (rec.contains("suspicious")) suspicious.push_back(name + ": " + rec["suspicious"].get<std::string>());
-    if (rec["verdict"] == "slower") slower.push_back(name);
-  }
-  if (!suspicious.empty()) {
-    result["status"] = "rejected";
-    result["reason"] = "the reported time is not credible (" + util::join(suspicious, "; ") + ")";
-  } else if (p["verdict"] != "faster") {
-    result["status"] = "rejected";
-    result["reason"] = fmt::format("{} on {} ({:.3f}x, p = {:.3g})", p["verdict"].get<std::string>(), primary,
-                                   p["speedup"].get<double>(), p["p_value"].get<double>());
-  } else if (!slower.empty()) {
-    result["status"] = "rejected";
-    result["reason"] = "faster on " + primary + " but slower on " + util::join(slower, ", ");
-  } else {
-    result["status"] = "accepted";
-    result["reason"] = fmt::format("{:.3f}x faster on {} [{:.3f}, {:.3f}]", p["speedup"].get<double>(), primary,
-                                   p["ci"][0].get<double>(), p["ci"][1].get<double>());
-  }
+  result["status"] = decision.stage == evaluate::Stage::accepted ? "accepted" : "rejected";
+  result["reason"] = decision.reason;
+  say(v.key + " measure", fmt::format("{}: {}", result["status"].get<std::string>(), decision.reason));
   return true;
 }
 
@@ -1040,7 +1167,10 @@ json Loop::plan() {
          {"configs", measured},
          {"runs", m_app.measure.runs},
          {"warmup", m_app.measure.warmup},
-         {"program_runs", measured * 2 * static_cast<std::size_t>(m_app.measure.runs + m_app.measure.warmup)}});
+         {"min_speedup", m_app.measure.min_speedup},
+         {"confirm", m_app.measure.confirm},
+         {"program_runs", measured * 2 * static_cast<std::size_t>(m_app.measure.runs + m_app.measure.warmup)},
+         {"confirmation_runs", m_app.measure.confirm ? 2 * m_app.measure.runs : 0}});
   }
   return {{"app", m_app.name},
           {"config", m_app.path},
@@ -1075,6 +1205,10 @@ void apply_overrides(config::AppConfig& app, const Overrides& o) {
     throw UsageError("--timing is auto, kernel_time or wall");
   if (ms.timing == "kernel_time" && app.kernel_time.empty())
     throw UsageError("--timing kernel_time needs run.kernel_time in " + app.path);
+  if (o.contains("min_speedup")) ms.min_speedup = o["min_speedup"].get<double>();
+  if (o.contains("confirm")) ms.confirm = o["confirm"].get<bool>();
+  if (!(ms.min_speedup >= 1 && ms.min_speedup < 10))
+    throw UsageError(fmt::format("--min-speedup is a ratio such as 1.01 (at least 1), got {}", ms.min_speedup));
   auto& vs = app.validate;
   if (o.contains("validate_configs")) vs.configs = string_list(o["validate_configs"]);
   if (o.contains("fresh_seeds")) vs.fresh_seeds = o["fresh_seeds"].get<int>();

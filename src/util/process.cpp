@@ -147,7 +147,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     if (capture_out) {
       ::dup2(out_pipe[1], 1);
     } else {
-      int fd = ::open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int fd = ::open(stdout_path.c_str(), O_WRONLY | O_CREAT | (spec.append_stdout ? O_APPEND : O_TRUNC), 0644);
       if (fd < 0) die(("cannot write " + stdout_path).c_str());
       ::dup2(fd, 1);
     }

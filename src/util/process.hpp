@@ -27,6 +27,7 @@ struct ProcessSpec {
   std::vector<std::string> unset_env;     // removed from the child's environment
   double timeout_s = 0;                   // 0: no limit
   std::string stdout_path;                // empty: capture into ProcessResult::out
+  bool append_stdout = false;             // add to stdout_path instead of replacing it
   std::string stderr_path;                // empty: capture into ProcessResult::err
   bool stderr_to_stdout = false;
   ResourceLimits limits;

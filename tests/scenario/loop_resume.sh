@@ -108,20 +108,24 @@ json_check "$run_json" 'd["status"] == "finished" and d["outcome"] == "improved"
 json_check "$run_json" '[(v["key"], v["status"]) for v in d["variants"]] == [("i1a1", "accepted")]' \
   "one variant, accepted: $(cat "$WORK/resume.out")"
 json_check "$run_json" 'len(d["variants"][0]["measurement"]["configs"]["default"]["base"]) == 5 and len(d["variants"][0]["measurement"]["configs"]["default"]["variant"]) == 5' \
-  "five samples of each in the verdict"
+  "five samples of each in the screening"
+json_check "$run_json" 'len(d["variants"][0]["measurement"]["confirmation"]["fresh"]["base"]) == 5 and d["variants"][0]["measurement"]["confirmation"]["all"]["runs"] == 10' \
+  "five fresh samples of each in the confirmation, ten in the verdict"
 
 after=$(wc -l < "$journal")
 [ "$after" -ge "$before" ] || fail "the journal lost samples: $before before, $after after"
-[ "$after" -eq 10 ] || fail "the journal holds $after samples, expected 10 (5 rounds of 2)"
+# 5 rounds of 2, then 5 more confirming the verdict on fresh runs.
+[ "$after" -eq 20 ] || fail "the journal holds $after samples, expected 20 (5 rounds of 2, 5 confirming)"
 [ "$(head -n "$before" "$journal")" = "$(cat "$WORK/journal.before")" ] ||
   fail "the samples taken before the kill changed:"$'\n'"$(cat "$WORK/journal.before")"$'\n'"---"$'\n'"$(cat "$journal")"
 
 [ "$(cat "$WORK/count")" = 1 ] || fail "the backend was asked $(cat "$WORK/count") times, expected once"
 [ "$(wc -l < "$WORK/builds.log")" -eq 2 ] ||
   fail "expected 2 builds (baseline, variant), got $(wc -l < "$WORK/builds.log"):"$'\n'"$(cat "$WORK/resume.log")"
-# What remained: the rest of the measurement (a warm-up of each and 6 samples), nothing else.
+# What remained: the rest of the measurement (a warm-up of each and 6 samples) and the 10 runs
+# of the confirmation, nothing else.
 runs_after=$(($(cat "$WORK/invocations") - STOP_AT))
-[ "$runs_after" -eq 8 ] || fail "the resumed run ran the programs $runs_after times, expected 8"$'\n'"$(cat "$WORK/resume.log")"
+[ "$runs_after" -eq 18 ] || fail "the resumed run ran the programs $runs_after times, expected 18"$'\n'"$(cat "$WORK/resume.log")"
 # A finished run has nothing left to resume.
 expect_fail 2 "has finished" -- "$OPTIMAS" run --resume "$id" --runs-dir "$RUNS"
 

@@ -146,7 +146,7 @@ TEST(Sandbox, CopyApplicationLeavesOutBinaryOutputAndGit) {
   auto app =
       host_app(dir, "  command: ./bin/prog\n  output: result.out\n", "  command: 'true'\n  binary: ./bin/prog\n");
   std::string target = (to.path() / "copy").string();
-  copy_application(app, target);
+  snapshot_application(app, target);
   const fs::path t(target);
   EXPECT_EQ(read_all((t / "main.cpp").string()), "int main() {}\n");
   EXPECT_TRUE(fs::exists(t / "include/util.h"));
