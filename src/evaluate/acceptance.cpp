@@ -101,9 +101,13 @@ Decision confirm(const Judgement& fresh, const Judgement& pooled, const std::str
   if (pooled.suspicious) return {Stage::rejected, "the reported time is not credible (" + *pooled.suspicious + ")"};
   const Comparison& f = fresh.comparison;
   const Comparison& all = pooled.comparison;
-  if (f.verdict != Verdict::faster)
-    return {Stage::rejected, fmt::format("not confirmed: fresh runs on {} show {} ({})", primary,
-                                         verdict_name(f.verdict), describe(f))};
+  if (f.speedup < rule.min_speedup)
+    return {Stage::rejected, fmt::format("not confirmed: fresh runs on {} show {:.3f}x, below measure.min_speedup {:.3g} "
+                                         "({})",
+                                         primary, f.speedup, rule.min_speedup, describe(f))};
+  if (all.verdict != Verdict::faster)
+    return {Stage::rejected, fmt::format("not confirmed: all runs on {} together show {} ({})", primary,
+                                         verdict_name(all.verdict), describe(all))};
   if (all.ci_low < rule.min_speedup)
     return {Stage::rejected, fmt::format("not confirmed: the interval of all runs on {} reaches below "
                                          "measure.min_speedup {:.3g} ({})",

@@ -3,9 +3,9 @@
 //   1. screening: on the primary configuration the variant is faster at the corrected
 //      significance (Bonferroni over configurations x iterations) with its speedup estimate at
 //      least min_speedup; it is slower on no configuration; its printed time is credible;
-//   2. confirmation: a round of fresh interleaved runs of the primary configuration is faster on
-//      its own at the corrected significance, and the interval of all runs together lies above
-//      min_speedup.
+//   2. confirmation: a round of fresh interleaved runs of the primary configuration agrees (its
+//      own speedup estimate is at least min_speedup), and all runs together are faster at the
+//      corrected significance with their interval above min_speedup.
 // bench/bench_acceptance runs the rule on simulated A/A and A/B comparisons and prints its
 // false-accept rate and power.
 #pragma once

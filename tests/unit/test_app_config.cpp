@@ -268,3 +268,74 @@ TEST(AppConfig, KernelTimeTimingNeedsThePattern) {
   wall.replace(wall.find("timing: kernel_time"), 19, "timing: wall");
   EXPECT_EQ(load_app_config(dir.file("b.yml", wall)).measure.timing, "wall");
 }
+
+// build.clean and build.dir, several output files, validate.ignore, the acceptance settings.
+TEST(AppConfig, RealProjectKeys) {
+  TempDir dir;
+  dir.file("main.cu", "");
+  std::string yml = k_valid;
+  yml.replace(yml.find("  binary: demo\n"), 15, "  binary: build/demo\n  clean: make clean\n  dir: build\n");
+  yml.replace(yml.find("  output: demo.out\n"), 19, "  output: [demo.out, extra.bin]\n");
+  yml += "measure:\n  min_speedup: 1.03\n  confirm: false\nvalidate:\n  ignore: ['^Bandwidth', 'took [0-9.]+ s']\n";
+  auto app = load_app_config(dir.file("optimas.yml", yml));
+  EXPECT_EQ(app.clean_command, "make clean");
+  EXPECT_EQ(app.build_dir, "build");
+  EXPECT_EQ(app.outputs, (std::vector<std::string>{"demo.out", "extra.bin"}));
+  EXPECT_DOUBLE_EQ(app.measure.min_speedup, 1.03);
+  EXPECT_FALSE(app.measure.confirm);
+  EXPECT_EQ(app.validate.ignore.size(), 2u);
+
+  std::string one = k_valid;
+  EXPECT_EQ(load_app_config(dir.file("one.yml", one)).outputs, std::vector<std::string>{"demo.out"});
+  EXPECT_DOUBLE_EQ(load_app_config(dir.file("one.yml", one)).measure.min_speedup, 1.01);
+
+  std::string bad_ignore = yml;
+  bad_ignore.replace(bad_ignore.find("'^Bandwidth'"), 12, "'(unclosed'");
+  EXPECT_EQ(error_line(dir.file("bad-ignore.yml", bad_ignore)), 22u);
+  std::string low = yml;
+  low.replace(low.find("1.03"), 4, "0.98");
+  EXPECT_EQ(error_line(dir.file("low.yml", low)), 19u);
+}
+
+// kernel_time as a regex is milliseconds for the whole run; as a mapping it has a unit and may
+// be one call's figure, with the number of calls a run makes.
+TEST(AppConfig, KernelTimeUnitsAndCalls) {
+  TempDir dir;
+  dir.file("main.cu", "");
+  auto plain = load_app_config(dir.file("plain.yml", k_valid));
+  EXPECT_EQ(plain.kernel_time.pattern, "kernel_time_ms: ([0-9.]+)");
+  EXPECT_DOUBLE_EQ(plain.kernel_time.unit_ms, 1.0);
+  EXPECT_FALSE(plain.kernel_time.per_call);
+  EXPECT_DOUBLE_EQ(plain.kernel_calls(*plain.find("small")), 1.0);
+
+  std::string per_call = k_valid;
+  per_call.replace(per_call.find("  kernel_time: 'kernel_time_ms: ([0-9.]+)'\n"), 43,
+                   "  kernel_time: {pattern: 'Average: ([0-9.]+) us', unit: us, per: call, calls: '{n}'}\n");
+  auto app = load_app_config(dir.file("per-call.yml", per_call));
+  EXPECT_DOUBLE_EQ(app.kernel_time.unit_ms, 1e-3);
+  EXPECT_TRUE(app.kernel_time.per_call);
+  EXPECT_DOUBLE_EQ(app.kernel_calls(*app.find("small")), 1024.0);
+  EXPECT_DOUBLE_EQ(app.kernel_calls(*app.find("default")), 4096.0);
+
+  // A placeholder only the call count uses is a parameter in use, not a typo.
+  std::string own = per_call;
+  own.replace(own.find("calls: '{n}'"), 12, "calls: '{iters}'");
+  own.replace(own.find("seed: 1}"), 8, "seed: 1, iters: 10}");
+  own.replace(own.find("seed: 2, "), 9, "seed: 2, iters: 20, ");
+  own.replace(own.find("seed: 3, "), 9, "seed: 3, iters: 30, ");
+  auto own_app = load_app_config(dir.file("own.yml", own));
+  EXPECT_DOUBLE_EQ(own_app.kernel_calls(*own_app.find("default")), 20.0);
+
+  std::string no_calls = per_call;
+  no_calls.replace(no_calls.find(", calls: '{n}'"), 14, "");
+  EXPECT_EQ(error_line(dir.file("no-calls.yml", no_calls)), 10u);
+  std::string unit = per_call;
+  unit.replace(unit.find("unit: us"), 8, "unit: ps");
+  EXPECT_EQ(error_line(dir.file("unit.yml", unit)), 10u);
+  std::string per = per_call;
+  per.replace(per.find("per: call"), 9, "per: kernel");
+  EXPECT_EQ(error_line(dir.file("per.yml", per)), 10u);
+  std::string not_number = per_call;
+  not_number.replace(not_number.find("calls: '{n}'"), 12, "calls: '{seed}x'");
+  EXPECT_GT(error_line(dir.file("nan.yml", not_number)), 0u);
+}

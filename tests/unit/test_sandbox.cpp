@@ -2,6 +2,7 @@
 
 #include "config/app_config.hpp"
 #include "util/error.hpp"
+#include "util/hash.hpp"
 
 #include "test_helpers.hpp"
 
@@ -131,7 +132,7 @@ TEST(Sandbox, BuildResult) {
   EXPECT_EQ(b.tail(), "error: oops\n");
 }
 
-TEST(Sandbox, CopyApplicationLeavesOutBinaryOutputAndGit) {
+TEST(Sandbox, SnapshotLeavesOutBinaryOutputAndGit) {
   TempDir dir, to;
   dir.file("main.cpp", "int main() {}\n");
   dir.file("include/util.h", "#pragma once\n");
@@ -307,4 +308,139 @@ TEST(Sandbox, RunsWithTheConfigurationsParameters) {
       execute_in(app, app.dir, config, (out.path() / "o.out").string(), (out.path() / "run.log").string(), quick());
   ASSERT_TRUE(e.ok) << e.failure;
   EXPECT_EQ(read_all(e.output), "n=64 seed=918273\n");
+}
+
+// A snapshot holds no build outputs: an object file copied beside an edited source looks as
+// new as the source, and make would skip the compile.
+TEST(Sandbox, SnapshotLeavesOutBuildOutputs) {
+  TempDir dir, to;
+  dir.file("main.cu", "__global__ void k() {}\n");
+  dir.file("Makefile", "all:\n");
+  dir.file("main.o", "stale object");
+  dir.file("sub/util.obj", "stale object");
+  dir.file("lib/vendor.a", "a vendored library the build links");
+  dir.file("build/CMakeCache.txt", "x");
+  dir.file("build/app", "binary");
+  dir.file("other/CMakeFiles/x.dir/y.o", "x");
+  dir.file("other/CMakeCache.txt", "x");
+  auto app = host_app(dir, "  command: ./build/app\n", "  command: make\n  dir: build\n");
+  auto snap = snapshot_application(app, (to.path() / "snap").string());
+  const fs::path t = to.path() / "snap";
+  EXPECT_TRUE(fs::exists(t / "main.cu"));
+  EXPECT_TRUE(fs::exists(t / "Makefile"));
+  EXPECT_TRUE(fs::exists(t / "lib/vendor.a"));
+  EXPECT_FALSE(fs::exists(t / "main.o"));
+  EXPECT_FALSE(fs::exists(t / "sub/util.obj"));
+  EXPECT_FALSE(fs::exists(t / "build"));
+  EXPECT_FALSE(fs::exists(t / "other/CMakeFiles"));
+  EXPECT_FALSE(fs::exists(t / "other/CMakeCache.txt"));
+  EXPECT_EQ(snap.left_out, (std::vector<std::string>{"main.o", "other/CMakeCache.txt", "other/CMakeFiles", "sub/util.obj"}));
+  EXPECT_EQ(snap.files.count("main.cu"), 1u);
+  EXPECT_EQ(snap.files.count("main.o"), 0u);
+  EXPECT_EQ(snap.files.at("Makefile"), optimas::util::sha256_hex("all:\n"));
+
+  // A scratch copy of the snapshot is the same tree.
+  copy_tree(t.string(), (to.path() / "work").string());
+  EXPECT_EQ(read_all((to.path() / "work/main.cu").string()), "__global__ void k() {}\n");
+  EXPECT_TRUE(fs::exists(to.path() / "work/lib/vendor.a"));
+}
+
+// Two builds of one source by nvcc differ only in its temporary names; a build with the edits
+// differs in substance.
+TEST(Sandbox, BuildFingerprintIgnoresNvccTemporaryNames) {
+  TempDir a, b, c;
+  auto app_a = host_app(a, "  command: ./prog\n", "  command: 'true'\n  binary: prog\n");
+  auto app_b = host_app(b, "  command: ./prog\n", "  command: 'true'\n  binary: prog\n");
+  auto app_c = host_app(c, "  command: ./prog\n", "  command: 'true'\n  binary: prog\n");
+  a.file("prog", std::string("ELF\0code _tmpxft_0000a1b2_00000000-6_main.cudafe1.cpp end", 57));
+  b.file("prog", std::string("ELF\0code _tmpxft_00c0ffee_00000000-7_main.cudafe1.cpp end", 57));
+  c.file("prog", std::string("ELF\0CODE _tmpxft_0000a1b2_00000000-6_main.cudafe1.cpp end", 57));
+  Snapshot none;
+  EXPECT_EQ(build_fingerprint(app_a, app_a.dir, none), build_fingerprint(app_b, app_b.dir, none));
+  EXPECT_NE(build_fingerprint(app_a, app_a.dir, none), build_fingerprint(app_c, app_c.dir, none));
+
+  // Without a declared binary, every file the build added counts; the snapshot's files do not.
+  TempDir d;
+  auto app_d = host_app(d, "  command: ./x\n");
+  d.file("main.cu", "source");
+  Snapshot snap;
+  snap.files["main.cu"] = "hash";
+  snap.files["optimas.yml"] = "hash";
+  std::string before = build_fingerprint(app_d, app_d.dir, snap);
+  d.file("main.cu", "edited source");
+  EXPECT_EQ(build_fingerprint(app_d, app_d.dir, snap), before);
+  d.file("obj/main.o", "object");
+  EXPECT_NE(build_fingerprint(app_d, app_d.dir, snap), before);
+}
+
+TEST(Sandbox, CleanRunsBeforeTheBuildInOneLog) {
+  TempDir dir, out;
+  std::string log = (out.path() / "build.log").string();
+  dir.file("stale.o", "x");
+  auto app = host_app(dir, "  command: ./prog\n",
+                      "  command: 'ls *.o 2>/dev/null || echo no objects; touch prog'\n  clean: 'echo cleaning; rm -f *.o'\n"
+                      "  binary: prog\n");
+  auto b = build_in(app, app.dir, log, quick());
+  EXPECT_TRUE(b.ok) << b.result;
+  EXPECT_EQ(read_all(log), "cleaning\nno objects\n");
+
+  TempDir dir2;
+  auto broken = host_app(dir2, "  command: ./prog\n", "  command: 'touch prog'\n  clean: 'exit 3'\n");
+  b = build_in(broken, broken.dir, log, quick());
+  EXPECT_FALSE(b.ok);
+  EXPECT_EQ(b.result, "build.clean failed (exit code 3): exit 3");
+}
+
+// A per-call figure in microseconds becomes the run's kernel time in milliseconds.
+TEST(Sandbox, KernelTimeUnitsAndPerCallFigures) {
+  TempDir dir, out;
+  auto app = host_app(dir,
+                      "  command: 'echo \"Average (us): 250\"; echo result {n}'\n"
+                      "  kernel_time: {pattern: 'Average \\(us\\): ([0-9.]+)', unit: us, per: call, calls: '{n}'}\n",
+                      "  command: 'true'\n", "  - {name: only, n: 40}\n");
+  auto e = run_once(app, out, quick());
+  ASSERT_TRUE(e.ok) << e.failure;
+  ASSERT_TRUE(e.kernel_ms.has_value());
+  EXPECT_DOUBLE_EQ(*e.kernel_ms, 250 * 1e-3 * 40); // 40 calls of 0.25 ms
+  EXPECT_EQ(read_all(e.output), "result 40\n");
+
+  TempDir dir2;
+  auto seconds = host_app(dir2, "  command: 'echo \"took 1.5 s\"'\n  kernel_time: {pattern: 'took ([0-9.]+) s', unit: s}\n");
+  e = run_once(seconds, out, quick());
+  ASSERT_TRUE(e.ok) << e.failure;
+  EXPECT_DOUBLE_EQ(*e.kernel_ms, 1500.0);
+}
+
+TEST(Sandbox, IgnoredStdoutLinesAreNotCompared) {
+  TempDir dir, out;
+  auto app = host_app(dir, "  command: 'echo result 42; echo \"Bandwidth: 812.3 GB/s\"; echo \"took 0.31 s\"; echo PASS'\n",
+                      "  command: 'true'\n", "  - {name: only}\nvalidate:\n  ignore: ['^Bandwidth:', 'took [0-9.]+ s']\n");
+  auto e = run_once(app, out, quick());
+  ASSERT_TRUE(e.ok) << e.failure;
+  EXPECT_EQ(read_all(e.output), "result 42\nPASS\n");
+}
+
+TEST(Sandbox, SeveralOutputFiles) {
+  TempDir dir, out;
+  auto app = host_app(dir, "  command: 'echo a > first.txt; mkdir -p res; echo b > res/second.bin'\n"
+                           "  output: [first.txt, res/second.bin]\n");
+  auto e = run_once(app, out, quick());
+  ASSERT_TRUE(e.ok) << e.failure;
+  ASSERT_EQ(e.outputs.size(), 2u);
+  EXPECT_EQ(e.outputs[0], (out.path() / "result.out").string());
+  EXPECT_EQ(read_all(e.outputs[0]), "a\n");
+  EXPECT_EQ(read_all(e.outputs[1]), "b\n");
+  EXPECT_FALSE(fs::exists(dir.path() / "res/second.bin")); // moved, not copied
+  EXPECT_EQ(outputs_bytes(e), 4u);
+  std::string both = outputs_sha256(e);
+  EXPECT_NE(both, optimas::util::sha256_file(e.outputs[0]));
+  remove_outputs(e);
+  EXPECT_FALSE(fs::exists(e.outputs[0]));
+  EXPECT_FALSE(fs::exists(e.outputs[1]));
+
+  TempDir dir2;
+  auto missing = host_app(dir2, "  command: 'echo a > first.txt'\n  output: [first.txt, second.bin]\n");
+  e = run_once(missing, out, quick());
+  EXPECT_FALSE(e.ok);
+  EXPECT_EQ(e.failure, "the program wrote no second.bin");
 }

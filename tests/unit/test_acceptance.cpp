@@ -1,0 +1,149 @@
+#include "evaluate/acceptance.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+using namespace optimas::evaluate;
+
+namespace {
+
+std::vector<Sample> walls(const std::vector<double>& ms) {
+  std::vector<Sample> out;
+  for (double x : ms) out.push_back({x, std::nullopt});
+  return out;
+}
+
+// Wall time `wall` with `kernel` of it printed by the program.
+std::vector<Sample> timed(const std::vector<double>& wall, const std::vector<double>& kernel) {
+  std::vector<Sample> out;
+  for (std::size_t i = 0; i < wall.size(); ++i) out.push_back({wall[i], kernel[i]});
+  return out;
+}
+
+const std::vector<double> k_base = {100.0, 100.4, 99.8, 100.2, 100.1};
+
+std::vector<double> scaled(const std::vector<double>& v, double factor) {
+  std::vector<double> out;
+  for (double x : v) out.push_back(x * factor);
+  return out;
+}
+
+} // namespace
+
+TEST(Acceptance, SmallestPValueOfTheExactTest) {
+  EXPECT_DOUBLE_EQ(smallest_p_value(5), 2.0 / 252.0);
+  EXPECT_DOUBLE_EQ(smallest_p_value(2), 2.0 / 6.0);
+  EXPECT_NEAR(smallest_p_value(10), 2.0 / 184756.0, 1e-15);
+}
+
+TEST(Acceptance, CorrectedSignificanceDividesByTheComparisons) {
+  AcceptanceRule rule;
+  rule.comparisons = 4;
+  EXPECT_DOUBLE_EQ(rule.corrected_significance(), 0.0125);
+  EXPECT_DOUBLE_EQ(rule.stats().significance, 0.0125);
+}
+
+// A clear speedup passes the screening and then waits for its confirmation.
+TEST(Acceptance, ClearSpeedupIsScreenedThenConfirmed) {
+  AcceptanceRule rule;
+  auto variant = walls(scaled(k_base, 1 / 1.2));
+  auto j = judge(walls(k_base), variant, false, rule);
+  EXPECT_EQ(j.comparison.verdict, Verdict::faster);
+  auto d = screen({{"default", j}}, "default", rule);
+  EXPECT_EQ(d.stage, Stage::confirm) << d.reason;
+
+  std::vector<Sample> all_base = walls(k_base), all_variant = variant;
+  for (double x : k_base) all_base.push_back({x + 0.05, std::nullopt});
+  for (double x : k_base) all_variant.push_back({(x + 0.05) / 1.2, std::nullopt});
+  auto fresh = judge(walls(scaled(k_base, 1.0005)), walls(scaled(k_base, 1.0005 / 1.2)), false, rule);
+  auto pooled = judge(all_base, all_variant, false, rule);
+  d = confirm(fresh, pooled, "default", rule);
+  EXPECT_EQ(d.stage, Stage::accepted) << d.reason;
+  EXPECT_NE(d.reason.find("confirmed"), std::string::npos) << d.reason;
+}
+
+// Significant but smaller than min_speedup: the old rule (p < 0.05, interval above 1) accepted it.
+TEST(Acceptance, SignificantButBelowTheMinimumEffectIsRejected) {
+  AcceptanceRule rule;
+  auto j = judge(walls(k_base), walls(scaled(k_base, 1 / 1.005)), false, rule);
+  ASSERT_EQ(j.comparison.verdict, Verdict::faster) << "the test needs a significant 0.5% speedup";
+  auto d = screen({{"default", j}}, "default", rule);
+  EXPECT_EQ(d.stage, Stage::rejected);
+  EXPECT_NE(d.reason.find("min_speedup"), std::string::npos) << d.reason;
+}
+
+// p = 4/252 (one pair out of order) is significant alone, not for four configurations.
+TEST(Acceptance, SignificanceIsCorrectedForSeveralComparisons) {
+  std::vector<double> base = {100, 101, 102, 103, 104}, variant = {90, 91, 92, 93, 100.5};
+  AcceptanceRule one;
+  EXPECT_EQ(judge(walls(base), walls(variant), false, one).comparison.verdict, Verdict::faster);
+  AcceptanceRule four;
+  four.comparisons = 4;
+  auto j = judge(walls(base), walls(variant), false, four);
+  EXPECT_NEAR(j.comparison.p_value, 4.0 / 252.0, 1e-12);
+  EXPECT_EQ(j.comparison.verdict, Verdict::no_change);
+  auto d = screen({{"default", j}}, "default", four);
+  EXPECT_EQ(d.stage, Stage::rejected);
+  EXPECT_NE(d.reason.find("p < 0.0125"), std::string::npos) << d.reason;
+}
+
+TEST(Acceptance, FreshRunsThatDoNotAgreeRejectTheVariant) {
+  AcceptanceRule rule;
+  auto fresh = judge(walls(k_base), walls(scaled(k_base, 1.0)), false, rule); // no speedup this time
+  std::vector<Sample> all_base = walls(k_base), all_variant = walls(scaled(k_base, 1 / 1.2));
+  for (double x : k_base) all_base.push_back({x, std::nullopt}), all_variant.push_back({x, std::nullopt});
+  auto pooled = judge(all_base, all_variant, false, rule);
+  auto d = confirm(fresh, pooled, "default", rule);
+  EXPECT_EQ(d.stage, Stage::rejected);
+  EXPECT_NE(d.reason.find("not confirmed"), std::string::npos) << d.reason;
+}
+
+TEST(Acceptance, SlowerElsewhereOrUnmeasuredPrimaryRejects) {
+  AcceptanceRule rule;
+  rule.comparisons = 2;
+  auto faster = judge(walls(k_base), walls(scaled(k_base, 1 / 1.2)), false, rule);
+  auto slower = judge(walls(k_base), walls(scaled(k_base, 1.2)), false, rule);
+  ASSERT_EQ(slower.comparison.verdict, Verdict::slower);
+  auto d = screen({{"default", faster}, {"large", slower}}, "default", rule);
+  EXPECT_EQ(d.stage, Stage::rejected);
+  EXPECT_NE(d.reason.find("slower on large"), std::string::npos) << d.reason;
+  d = screen({{"large", faster}}, "default", rule);
+  EXPECT_EQ(d.stage, Stage::rejected);
+}
+
+// Without confirmation the screening's own interval must clear min_speedup.
+TEST(Acceptance, WithoutConfirmationTheIntervalMustClearTheMinimum) {
+  AcceptanceRule rule;
+  rule.confirm = false;
+  rule.min_speedup = 1.15;
+  std::vector<double> variant = {82, 88, 80, 86, 84}; // about 1.19x, spread wide
+  auto j = judge(walls(k_base), walls(variant), false, rule);
+  ASSERT_EQ(j.comparison.verdict, Verdict::faster);
+  ASSERT_LT(j.comparison.ci_low, 1.15);
+  auto d = screen({{"default", j}}, "default", rule);
+  EXPECT_EQ(d.stage, Stage::rejected);
+  EXPECT_NE(d.reason.find("interval reaches below"), std::string::npos) << d.reason;
+  rule.min_speedup = 1.01;
+  EXPECT_EQ(screen({{"default", j}}, "default", rule).stage, Stage::accepted);
+}
+
+// A printed time that falls while the process's wall time does not is not believed.
+TEST(Acceptance, PrintedTimeMustShowInTheWallTime) {
+  AcceptanceRule rule;
+  std::vector<double> wall = {200, 201, 199, 200.5, 200.2}, kernel = {100, 100.4, 99.8, 100.2, 100.1};
+  auto honest = judge(timed(wall, kernel), timed(scaled(wall, 0.75), scaled(kernel, 0.5)), true, rule);
+  EXPECT_EQ(honest.comparison.verdict, Verdict::faster);
+  EXPECT_FALSE(honest.suspicious.has_value()) << *honest.suspicious;
+
+  auto fake = judge(timed(wall, kernel), timed(wall, scaled(kernel, 0.5)), true, rule);
+  ASSERT_TRUE(fake.suspicious.has_value());
+  EXPECT_NE(fake.suspicious->find("the wall time did not fall"), std::string::npos) << *fake.suspicious;
+  auto d = screen({{"default", fake}}, "default", rule);
+  EXPECT_EQ(d.stage, Stage::rejected);
+  EXPECT_NE(d.reason.find("not credible"), std::string::npos) << d.reason;
+
+  auto impossible = judge(timed(wall, kernel), timed(wall, scaled(wall, 2.0)), true, rule);
+  ASSERT_TRUE(impossible.suspicious.has_value());
+  EXPECT_NE(impossible.suspicious->find("in a process that ran"), std::string::npos) << *impossible.suspicious;
+}
