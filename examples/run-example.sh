@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run-example.sh: run one example with the parameters of one config from its
-# optimas.yml, without Optimas.  The binary must be built (see build-all.sh).
+# optimas.yml, without Optimas.  The binary must be built in the example's
+# folder first, by hand (its README says how; build-all.sh builds in copies).
 # Usage: examples/run-example.sh <example> [config-name] [output-file]
 #        (config defaults to the one marked default: true; output to the yml's run.output)
 set -euo pipefail
