@@ -115,7 +115,8 @@ void run_profile(const ProfileArgs& a) {
       for (const auto& c : app.configs) {
         if (!o.configs.empty() && std::find(o.configs.begin(), o.configs.end(), c.name) == o.configs.end()) continue;
         if (o.configs.empty() && c.held_out) continue;
-        auto argv = util::split_command(app.command_for(c, (fs::path(out) / c.name / "program.out").string()));
+        auto argv = profile::program_argv(
+            app.command_for(c, util::shell_quote((fs::path(out) / c.name / "program.out").string())));
         if (o.mode == profile::ProfileMode::two_pass)
           std::printf(
               "%s: %s\n", c.name.c_str(),

@@ -120,10 +120,15 @@ std::string ncu_version(const std::string& ncu) {
   return std::string(util::trim(r.out));
 }
 
+std::vector<std::string> program_argv(const std::string& command) {
+  return {"/bin/sh", "-c", command};
+}
+
+// The program runs under /bin/sh, so ncu follows child processes (--target-processes all).
 std::vector<std::string> timing_command(const NcuOptions& o, const std::string& report,
                                         const std::vector<std::string>& app_argv) {
-  std::vector<std::string> cmd = {
-      o.ncu, "--metrics", "gpu__time_duration.sum", "--clock-control", o.clock_control, "-f", "-o", report};
+  std::vector<std::string> cmd = {o.ncu,           "--target-processes", "all", "--metrics", "gpu__time_duration.sum",
+                                  "--clock-control", o.clock_control,   "-f",  "-o",        report};
   cmd.insert(cmd.end(), app_argv.begin(), app_argv.end());
   return cmd;
 }
@@ -131,7 +136,7 @@ std::vector<std::string> timing_command(const NcuOptions& o, const std::string& 
 std::vector<std::string> heavy_command(const NcuOptions& o, const std::string& report,
                                        const std::vector<std::string>& hot_kernels,
                                        const std::vector<std::string>& app_argv) {
-  std::vector<std::string> cmd = {o.ncu};
+  std::vector<std::string> cmd = {o.ncu, "--target-processes", "all"};
   if (o.mode == ProfileMode::full) {
     cmd.insert(cmd.end(), {"--set", "full"});
   } else {
@@ -280,8 +285,8 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
       fs::path run_dir = fs::path(out_abs) / run_name;
       fs::create_directories(run_dir);
       std::string program_out = (run_dir / "program.out").string();
-      std::string command = app.command_for(*c, program_out);
-      std::vector<std::string> app_argv = util::split_command(command);
+      std::string command = app.command_for(*c, util::shell_quote(program_out));
+      std::vector<std::string> app_argv = program_argv(command);
       nlohmann::json run = {{"config", c->name},  {"repeat", rep},   {"params", c->params},
                             {"command", command}, {"dir", run_name}, {"pages", nlohmann::json::object()}};
 

@@ -95,44 +95,6 @@ void write_file(const std::string& path, std::string_view content) {
 
 namespace optimas::util {
 
-std::vector<std::string> split_command(std::string_view command) {
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false;
-  for (std::size_t i = 0; i < command.size(); ++i) {
-    char c = command[i];
-    if (c == '\'') {
-      std::size_t close = command.find('\'', i + 1);
-      if (close == std::string_view::npos) throw Error("unclosed ' in command: " + std::string(command));
-      word.append(command.substr(i + 1, close - i - 1));
-      i = close;
-      in_word = true;
-    } else if (c == '"') {
-      ++i;
-      for (; i < command.size() && command[i] != '"'; ++i) {
-        if (command[i] == '\\' && i + 1 < command.size() &&
-            std::string_view("\"\\$`").find(command[i + 1]) != std::string_view::npos)
-          ++i;
-        word += command[i];
-      }
-      if (i >= command.size()) throw Error("unclosed \" in command: " + std::string(command));
-      in_word = true;
-    } else if (c == '\\' && i + 1 < command.size()) {
-      word += command[++i];
-      in_word = true;
-    } else if (std::isspace(static_cast<unsigned char>(c))) {
-      if (in_word) words.push_back(std::move(word));
-      word.clear();
-      in_word = false;
-    } else {
-      word += c;
-      in_word = true;
-    }
-  }
-  if (in_word) words.push_back(std::move(word));
-  return words;
-}
-
 std::string utc_now_iso8601() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};

@@ -22,10 +22,6 @@ void write_file(const std::string& path, std::string_view content);
 
 namespace optimas::util {
 
-// Splits a command line into words the way a POSIX shell would for plain words, '...' and
-// "..." quoting and backslash escapes (no expansion). Throws Error on an unclosed quote.
-std::vector<std::string> split_command(std::string_view command);
-
 // The first sentence of `text` on one line (line breaks folded; a final '.' dropped).
 std::string first_sentence(std::string_view text);
 

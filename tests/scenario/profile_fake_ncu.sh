@@ -82,4 +82,17 @@ grep -q 'simulated crash' "$WORK/prof2/crash/timing.log" || fail "the program's 
 # A hanging program is killed at the time limit, with everything it started.
 expect_fail 1 'timed out after' -- \
   "$OPTIMAS" profile "$WORK/app" -i hang -o "$WORK/prof3" --timeout 2 --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu"
+
+# run.command means what it means in a shell, under the profiler as in every other run: the
+# pipe and the `;` below reach /bin/sh, not the program as arguments.
+cp -r "$WORK/app" "$WORK/shell-app"
+sed -i 's|run: {command: "./app --n {n} --mode {mode} --out {output}"|run: {command: "./app --n {n} --mode {mode} --out {output} \| tee app.log; echo after >> app.log"|' \
+  "$WORK/shell-app/optimas.yml"
+grep -q "tee app.log" "$WORK/shell-app/optimas.yml" || fail "the shell command was not set"
+: > "$FAKE_NCU_LOG"
+"$OPTIMAS" profile "$WORK/shell-app" -i default -o "$WORK/prof-shell" --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" \
+  > /dev/null 2> "$WORK/shell.txt" || fail "profile with shell syntax: $(cat "$WORK/shell.txt")"
+[ "$(cat "$WORK/shell-app/app.log")" = "$(printf 'kernel_time_ms: 0.4\nafter')" ] ||
+  fail "the run command did not go through a shell: app.log holds: $(cat "$WORK/shell-app/app.log" 2>&1)"
+grep -q -- "--target-processes all .* /bin/sh -c " "$FAKE_NCU_LOG" || fail "ncu does not follow the shell's child: $(cat "$FAKE_NCU_LOG")"
 pass "profiling agent with a stand-in ncu"

@@ -1,22 +1,20 @@
 #include "util/error.hpp"
 #include "util/hash.hpp"
+#include "util/process.hpp"
 #include "util/strings.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace optimas::util;
 
-TEST(Strings, SplitCommandLikeAShell) {
-  EXPECT_EQ(split_command("./app --n 10 --out out.bin"),
-            (std::vector<std::string>{"./app", "--n", "10", "--out", "out.bin"}));
-  EXPECT_EQ(split_command("a 'b c' \"d \\\"e\\\"\" f\\ g"), (std::vector<std::string>{"a", "b c", "d \"e\"", "f g"}));
-  EXPECT_EQ(split_command("  "), std::vector<std::string>{});
-  EXPECT_THROW(split_command("a 'b"), optimas::Error);
-}
-
+// A joined command line, run by /bin/sh, gives the program exactly the words it was made of.
 TEST(Strings, ShellQuoteRoundTrips) {
-  std::vector<std::string> argv = {"ncu", "-k", "regex:^(a|b)$", "it's", ""};
-  EXPECT_EQ(split_command(shell_join(argv)), argv);
+  std::vector<std::string> argv = {"-k", "regex:^(a|b)$", "it's", "", "$HOME `x` \\ \"q\""};
+  auto r = optimas::util::run_process(shell("printf '[%s]\\n' " + shell_join(argv)));
+  ASSERT_TRUE(r.ok()) << r.describe();
+  std::string expected;
+  for (const auto& a : argv) expected += "[" + a + "]\n";
+  EXPECT_EQ(r.out, expected);
 }
 
 TEST(Strings, Sha256KnownVector) {
