@@ -3,7 +3,6 @@
 # server whose replies are an honest edit and a series of cheats. The honest edit is accepted;
 # every cheat ends with a status and a reason that name what it did, and the loop exits 3.
 source "$(dirname "$0")/lib.sh"
-: "${FAKE_LLM_SERVER:?ctest sets FAKE_LLM_SERVER}"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
 
 D="$OPTIMAS_TEST_DATA/h200/stream"
@@ -12,7 +11,6 @@ RUNS="$WORK/runs"
 # Secrets in our environment must reach no variant, no build and no file of the run.
 export OPENAI_API_KEY="sk-test-SECRET-$RANDOM$RANDOM$RANDOM"
 export MY_SERVICE_TOKEN="tok-SECRET-$RANDOM$RANDOM$RANDOM"
-mkdir -p "$WORK/replies"
 # Timings vary by a quarter from run to run on a busy machine, more under load: ten rounds keep
 # the verdict on the honest edit steady, sixteen keep the interval of the wall time the fake time
 # saves narrow enough to expose it; where the verdict does not matter, two rounds and no warm-up.
@@ -20,79 +18,7 @@ STEADY="--runs 10"
 NARROW="--runs 16"
 QUICK="--runs 2 --warmup 0"
 
-servers=()
-cleanup() {
-  for s in "${servers[@]}"; do kill "$s" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-# new_app NAME [SED-SCRIPT]: a copy of the stand-in in $WORK/NAME, its optimas.yml edited by sed.
-new_app() {
-  cp -r "$APP" "$WORK/$1"
-  if [ -n "${2:-}" ]; then sed -i -e "$2" "$WORK/$1/optimas.yml"; fi
-}
-
-# reply NAME [KERNEL EVIDENCE FIND REPLACE]...: a reply (docs/reply.schema.json) with
-# find/replace edits of main.cu, in $WORK/replies/NAME.json.
-reply() {
-  python3 - "$WORK/replies/$1.json" "${@:2}" <<'PY'
-import json, sys
-out, rest = sys.argv[1], sys.argv[2:]
-edits = []
-for k in range(0, len(rest), 4):
-    kernel, evidence, find, replace = rest[k:k + 4]
-    edits.append({"file": "main.cu", "kernel": kernel, "find": find, "replace": replace,
-                  "line_start": None, "line_end": None, "new_text": None, "evidence": evidence.split(","),
-                  "rationale": "The profile implicates this kernel. Edit " + str(k // 4 + 1) + ".",
-                  "expected_effect": [{"metric": "stall_long_scoreboard", "direction": "decrease"}]})
-json.dump({"summary": "triad is memory-bound", "edits": edits, "withheld": []}, open(out, "w"))
-PY
-}
-
-# serve NAME REPLY[,REPLY...]: a fresh fake server; sets port and count (its request counter).
-serve() {
-  count="$WORK/count-$1"
-  mkfifo "$WORK/ready-$1"
-  "$FAKE_LLM_SERVER" "$2" "$count" > "$WORK/ready-$1" &
-  servers+=($!)
-  local word
-  read -r word port < "$WORK/ready-$1"
-  [ "$word" = ready ] || fail "$1: the fake server did not start"
-}
-
-# loop NAME APP-DIR REPLY[,REPLY...] [OPTIONS...]: optimas run with those replies; sets rc, id,
-# run_json and log (stderr), and checks that the run folder exists.
-loop() {
-  local name=$1 app=$2 replies=$3
-  shift 3
-  serve "$name" "$replies"
-  local before
-  before=$(ls "$RUNS" 2>/dev/null || true)
-  rc=0
-  "$OPTIMAS" run --config "$app" --runs-dir "$RUNS" --cache-dir "$WORK/cache" --no-cache \
-    -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --import "$D" "$@" \
-    > "$WORK/$name.out" 2> "$WORK/$name.log" || rc=$?
-  log="$WORK/$name.log"
-  id=$(comm -13 <(echo "$before" | sort) <(ls "$RUNS" | sort) | grep -E '^[0-9a-f-]{36}$' || true)
-  [ -n "$id" ] || fail "$name: no run folder (exit $rc)"$'\n'"$(cat "$log")"
-  run_json="$RUNS/$id/run.json"
-  [ -f "$run_json" ] || fail "$name: no $run_json"
-  echo "$name: exit $rc, run $id ($(python3 -c 'import json,sys; print("; ".join(v["key"]+" "+v["status"]+": "+v.get("reason","")[:160] for v in json.load(open(sys.argv[1]))["variants"]))' "$run_json"))"
-}
-
-# expect NAME KEY STATUS REASON-REGEX [EXIT]: the variant's status and reason in run.json, and
-# the exit code (3, finished without improvement, unless given).
-expect() {
-  local name=$1 key=$2 status=$3 pattern=$4 code=${5:-3}
-  local got
-  got=$(python3 -c 'import json,sys
-for v in json.load(open(sys.argv[1]))["variants"]:
-    if v["key"] == sys.argv[2]: print(v["status"], "-", v.get("reason", ""))' "$run_json" "$key")
-  json_check "$run_json" "any(v['key'] == '$key' and v['status'] == '$status' and __import__('re').search(r'''$pattern''', v.get('reason', ''), __import__('re').I) for v in d['variants'])" \
-    "$name: $key should be $status with a reason matching /$pattern/; got: ${got:-no such variant}"$'\n'"$(tail -20 "$log")"
-  [ "$rc" -eq "$code" ] || fail "$name: exit $rc, expected $code"$'\n'"$(tail -20 "$log")"
-}
+source "$(dirname "$0")/loop_lib.sh"
 
 # The baseline's outputs, from the stand-in built and run here as the loop would.
 mkdir "$WORK/ref"

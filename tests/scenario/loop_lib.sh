@@ -1,0 +1,79 @@
+# Shared by the loop's scenario tests (loop_cheats, loop_make): optimas run against a local
+# OpenAI-compatible server whose replies the test writes. The caller sets APP (the stand-in),
+# D (the recorded profile), RUNS, and optionally REPLY_FILE (the file the replies edit).
+: "${FAKE_LLM_SERVER:?ctest sets FAKE_LLM_SERVER}"
+mkdir -p "$WORK/replies"
+
+servers=()
+cleanup() {
+  for s in "${servers[@]}"; do kill "$s" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# new_app NAME [SED-SCRIPT]: a copy of the stand-in in $WORK/NAME, its optimas.yml edited by sed.
+new_app() {
+  cp -r "$APP" "$WORK/$1"
+  if [ -n "${2:-}" ]; then sed -i -e "$2" "$WORK/$1/optimas.yml"; fi
+}
+
+# reply NAME [KERNEL EVIDENCE FIND REPLACE]...: a reply (docs/reply.schema.json) with
+# find/replace edits of $REPLY_FILE (main.cu), in $WORK/replies/NAME.json.
+reply() {
+  python3 - "$WORK/replies/$1.json" "${REPLY_FILE:-main.cu}" "${@:2}" <<'PY'
+import json, sys
+out, file, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
+edits = []
+for k in range(0, len(rest), 4):
+    kernel, evidence, find, replace = rest[k:k + 4]
+    edits.append({"file": file, "kernel": kernel, "find": find, "replace": replace,
+                  "line_start": None, "line_end": None, "new_text": None, "evidence": evidence.split(","),
+                  "rationale": "The profile implicates this kernel. Edit " + str(k // 4 + 1) + ".",
+                  "expected_effect": [{"metric": "stall_long_scoreboard", "direction": "decrease"}]})
+json.dump({"summary": "triad is memory-bound", "edits": edits, "withheld": []}, open(out, "w"))
+PY
+}
+
+# serve NAME REPLY[,REPLY...]: a fresh fake server; sets port and count (its request counter).
+serve() {
+  count="$WORK/count-$1"
+  mkfifo "$WORK/ready-$1"
+  "$FAKE_LLM_SERVER" "$2" "$count" > "$WORK/ready-$1" &
+  servers+=($!)
+  local word
+  read -r word port < "$WORK/ready-$1"
+  [ "$word" = ready ] || fail "$1: the fake server did not start"
+}
+
+# loop NAME APP-DIR REPLY[,REPLY...] [OPTIONS...]: optimas run with those replies; sets rc, id,
+# run_json and log (stderr), and checks that the run folder exists.
+loop() {
+  local name=$1 app=$2 replies=$3
+  shift 3
+  serve "$name" "$replies"
+  local before
+  before=$(ls "$RUNS" 2>/dev/null || true)
+  rc=0
+  "$OPTIMAS" run --config "$app" --runs-dir "$RUNS" --cache-dir "$WORK/cache" --no-cache \
+    -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --import "$D" "$@" \
+    > "$WORK/$name.out" 2> "$WORK/$name.log" || rc=$?
+  log="$WORK/$name.log"
+  id=$(comm -13 <(echo "$before" | sort) <(ls "$RUNS" | sort) | grep -E '^[0-9a-f-]{36}$' || true)
+  [ -n "$id" ] || fail "$name: no run folder (exit $rc)"$'\n'"$(cat "$log")"
+  run_json="$RUNS/$id/run.json"
+  [ -f "$run_json" ] || fail "$name: no $run_json"
+  echo "$name: exit $rc, run $id ($(python3 -c 'import json,sys; print("; ".join(v["key"]+" "+v["status"]+": "+v.get("reason","")[:160] for v in json.load(open(sys.argv[1]))["variants"]))' "$run_json"))"
+}
+
+# expect NAME KEY STATUS REASON-REGEX [EXIT]: the variant's status and reason in run.json, and
+# the exit code (3, finished without improvement, unless given).
+expect() {
+  local name=$1 key=$2 status=$3 pattern=$4 code=${5:-3}
+  local got
+  got=$(python3 -c 'import json,sys
+for v in json.load(open(sys.argv[1]))["variants"]:
+    if v["key"] == sys.argv[2]: print(v["status"], "-", v.get("reason", ""))' "$run_json" "$key")
+  json_check "$run_json" "any(v['key'] == '$key' and v['status'] == '$status' and __import__('re').search(r'''$pattern''', v.get('reason', ''), __import__('re').I) for v in d['variants'])" \
+    "$name: $key should be $status with a reason matching /$pattern/; got: ${got:-no such variant}"$'\n'"$(tail -20 "$log")"
+  [ "$rc" -eq "$code" ] || fail "$name: exit $rc, expected $code"$'\n'"$(tail -20 "$log")"
+}
