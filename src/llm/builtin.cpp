@@ -80,7 +80,9 @@ bool written_in_body(const std::vector<cuda::Token>& body, const std::string& na
           j + 1 < body.size() && (body[j + 1].text == "=" || body[j + 1].text == next))
         return true;
     }
-    // Passed to a call, stored in another pointer, or its address taken: assume it may be written.
+    // Passed to a call, stored in another pointer, or its address taken (`atomicAdd(&p[i], 1)`;
+    // a binary `&` counts too, which only withholds const): assume it may be written.
+    if (i > 0 && body[i - 1].text == "&") return true;
     bool subscripted = i + 1 < body.size() && body[i + 1].text == "[";
     if (!subscripted && !(i > 0 && body[i - 1].text == "*")) return true;
     if (i > 0 && body[i - 1].text == "*" && j < body.size() && body[j].text == "=") return true;

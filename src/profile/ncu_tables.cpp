@@ -4,6 +4,7 @@
 #include "profile/ncu_readers.hpp"
 
 #include "util/error.hpp"
+#include "util/gzip.hpp"
 #include "util/log.hpp"
 #include "util/numbers.hpp"
 #include "util/strings.hpp"
@@ -208,14 +209,31 @@ void read_raw_page(const std::string& path, std::vector<Launch>& launches) {
   for (auto& l : launches) set_duration(l);
 }
 
+// The session page is read by line, not as CSV: ncu writes the profiler's command line into it
+// with the command's own quotes unescaped ("... /bin/sh -c "./app --n 8" "), which no CSV reader
+// accepts. Each attribute is one line, "key","value", so the value is everything between the
+// first "," and the line's last quote.
 std::map<std::string, std::string> read_session_page(const std::string& path) {
-  util::CsvReader r(path);
+  std::string text = util::read_file(path);
+  if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b)
+    text = util::gunzip(text);
+  auto unquote = [](std::string_view v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      out += v[i];
+      if (v[i] == '"' && i + 1 < v.size() && v[i + 1] == '"') ++i; // a doubled quote
+    }
+    return out;
+  };
   std::map<std::string, std::string> out;
-  while (r.next()) {
-    if (r.size() < 2 || is_ncu_chatter(r)) continue;
-    std::string_view key = r[0], value = r[1];
+  for (std::string_view line : util::split(text, '\n')) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    std::size_t sep = line.find("\",\"");
+    if (line.size() < 2 || line.front() != '"' || sep == std::string_view::npos) continue;
+    std::string_view key = line.substr(1, sep - 1), value = line.substr(sep + 3);
+    if (!value.empty() && value.back() == '"') value.remove_suffix(1);
     if (key.empty() || key.find("Attribute") != std::string_view::npos || key == "Process Id") continue;
-    out.emplace(std::string(key), std::string(value));
+    out.emplace(unquote(key), unquote(value));
   }
   return out;
 }

@@ -70,6 +70,18 @@ TEST(Builtin, RestrictAndConstUnderMemoryStalls) {
   EXPECT_NE(e.rationale.find("No launch passes one buffer twice"), std::string::npos);
 }
 
+// A pointer whose element's address is taken (atomicAdd(&hist[b], ...)) is written: no const.
+// On the H200 the edges example's histogram kernel got `const unsigned int* hist` and its
+// variant did not build.
+TEST(Builtin, AddressTakenThroughASubscriptIsAWrite) {
+  std::string atomic = k_src;
+  atomic.replace(atomic.find("  out[i] = acc;"), 14, "  atomicAdd(&out[i % 4], acc);\n  (void)in[0];");
+  auto r = ask(json::array({kernel(json::array({line("PC1", 7, "stall_long_scoreboard", 0.9)}))}), atomic.c_str());
+  ASSERT_EQ(r.edits.size(), 1u);
+  EXPECT_NE(r.edits[0].replace->find("float* __restrict__ out"), std::string::npos) << *r.edits[0].replace;
+  EXPECT_EQ(r.edits[0].replace->find("const float* __restrict__ out"), std::string::npos) << *r.edits[0].replace;
+}
+
 TEST(Builtin, RestrictIsWithheldWhenALaunchAliases) {
   std::string aliased = k_src;
   aliased.replace(aliased.find("(a, b, c, 1000)"), 15, "(a, a, c, 1000)");

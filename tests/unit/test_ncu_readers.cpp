@@ -151,6 +151,20 @@ TEST(NcuSession, Attributes) {
   EXPECT_EQ(s["multiprocessor_count"], "132");
 }
 
+// ncu leaves the quotes of the profiled command unescaped in the session page: still readable.
+TEST(NcuSession, UnescapedQuotesInTheCommandLine) {
+  auto s = read_session_page(data_path("ncu-samples/session_shell_command.csv"));
+  EXPECT_EQ(s["display_name"], "NVIDIA H200");
+  const std::string& command = s["Profiler Command Line"];
+  EXPECT_NE(command.find("/bin/sh -c \"./spmv --rows 262144 --iters 10 --seed 11 --out "), std::string::npos) << command;
+  EXPECT_EQ(command.substr(command.size() - 2), "\" ") << command;
+
+  // Well-formed quoting: doubled quotes are one quote.
+  TempDir dir;
+  auto path = dir.file("session.csv", "Session Info\n\"Attribute\",\"Value\"\n\"Note\",\"say \"\"hi\"\"\"\r\n");
+  EXPECT_EQ(read_session_page(path)["Note"], "say \"hi\"");
+}
+
 // Broken input: every case is an error naming the file and the line, never a crash.
 TEST(NcuBadInput, TruncatedSourcePage) {
   TempDir dir;
