@@ -1112,6 +1112,10 @@ RunResult Loop::run() {
     m_run["speedup_against"] = (*best).value("parent", "baseline"); // iteration K > 1: its parent variant
     m_run["outcome"] = "improved";
     r.exit_code = k_exit_ok;
+    if (m_settings.aa)
+      m_run["warnings"].push_back("the A/A variant (the unchanged baseline, built again) was accepted: noise or a "
+                                  "build-to-build difference reaches measure.min_speedup here; raise "
+                                  "measure.min_speedup or measure.runs");
   } else {
     bool measured = false;
     for (const auto& x : m_variants)
