@@ -44,9 +44,10 @@ if step manual; then
     [ "$(left)" -gt 90 ] || { log "no time for the manual run of $ex"; continue; }
     log "manual $ex"
     rm -rf "$W/manual-$ex" && mkdir -p "$W/manual-$ex" && cp -r "examples/$ex" "$W/manual-$ex/app"
+    profile="$W/h200/$ex"; [ -d "$profile" ] || profile="$PWD/tests/data/h200/$ex"
     (
       cd "$W/manual-$ex" || exit 1
-      args=(--runs-dir "$RUNS" --import "$W/h200/$ex" "${NO_REPROFILE[@]}" --measure-configs default)
+      args=(--runs-dir "$RUNS" --import "$profile" "${NO_REPROFILE[@]}" --measure-configs default)
       timeout $(( $(left) - 10 )) optimas run --config app -m manual "${args[@]}" > first.out 2> first.log
       rc=$?
       [ "$rc" -eq 4 ] || { echo "expected exit 4 (waiting), got $rc"; tail -5 first.log; exit 1; }
@@ -56,6 +57,9 @@ if step manual; then
       timeout $(( $(left) - 10 )) optimas run --resume "$id" --runs-dir "$RUNS" > resume.out 2> resume.log
       echo "resume exit $?"
       cat resume.out
+      # The build logs: the baseline's and the variant's, which must show the edited files compiled.
+      cp "$RUNS/$id"*/baseline/build.log "$OUT/manual-$ex-baseline-build.log"
+      cp "$RUNS/$id"*/iterations/1/attempt-1/build.log "$OUT/manual-$ex-variant-build.log"
     ) > "$OUT/manual-$ex.txt" 2>&1
     log "manual $ex: $(grep -m1 'exit' "$OUT/manual-$ex.txt")"
   done
