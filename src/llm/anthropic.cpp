@@ -4,6 +4,7 @@
 #include "llm/backend.hpp"
 
 #include "llm/http.hpp"
+#include "llm/schema_dialect.hpp"
 
 #include <fmt/format.h>
 
@@ -14,6 +15,20 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* k_default_version = "2023-06-01";
+
+// A tool's input_schema is a JSON Schema (draft 2020-12) whose root is an object, per
+// https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use and the
+// Messages reference: every keyword of that draft is accepted, so all are sent but the
+// identifiers. The API reads the schema as 2020-12 whatever "$schema" says, and one naming
+// another draft makes it "JSON schema is invalid"; "$id" and "$comment" mean nothing to the model.
+// Forced tool use has no strict switch (the answer is checked against the full schema here).
+const SchemaDialect k_anthropic = {
+    .name = "anthropic-tool-input",
+    .source = "https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use",
+    .declared_in = "src/llm/anthropic.cpp",
+    .stripped = {"$schema", "$id", "$comment"},
+    .keep_unlisted = true,
+};
 
 class AnthropicBackend final : public Backend {
 public:
@@ -47,7 +62,7 @@ private:
       body["tools"] = json::array({{{"name", request.schema_name},
                                     {"description", "Record the answer. Call this exactly once; its input is the "
                                                     "complete answer in the required shape."},
-                                    {"input_schema", request.response_schema}}});
+                                    {"input_schema", outgoing_schema(request.response_schema, k_anthropic, name()).schema}}});
       body["tool_choice"] = {{"type", "tool"}, {"name", request.schema_name}};
     }
     return body;
@@ -102,6 +117,10 @@ private:
 
 std::unique_ptr<Backend> make_anthropic(const BackendConfig& config) {
   return std::make_unique<AnthropicBackend>(config);
+}
+
+const SchemaDialect& anthropic_schema_dialect(std::string_view) {
+  return k_anthropic;
 }
 
 } // namespace optimas::llm

@@ -16,6 +16,8 @@
 
 namespace optimas::llm {
 
+struct SchemaDialect; // schema_dialect.hpp
+
 // Every way a call can fail, so that policy (retry or not, what to tell the user) lives in one place.
 enum class FailureKind {
   auth,             // 401/403, missing key: do not retry
@@ -107,6 +109,9 @@ struct BackendSpec {
   std::string default_base_url;
   std::vector<OptionSpec> options;
   std::function<std::unique_ptr<Backend>(const BackendConfig&)> make;
+  // The JSON Schema subset the provider's API takes for a model (schema_dialect.hpp), declared
+  // in the backend's own file; empty for backends that send no schema (manual, builtin).
+  std::function<const SchemaDialect&(std::string_view model)> schema_dialect = {};
 };
 
 // The registry: one line per backend (registry.cpp).
@@ -132,5 +137,12 @@ std::unique_ptr<Backend> make_anthropic(const BackendConfig& config);         //
 std::unique_ptr<Backend> make_ollama(const BackendConfig& config);            // ollama.cpp
 std::unique_ptr<Backend> make_manual(const BackendConfig& config);            // manual.cpp
 std::unique_ptr<Backend> make_builtin(const BackendConfig& config);           // builtin.cpp
+
+// Schema dialects, one per HTTP backend file, for the registry.
+const SchemaDialect& openai_schema_dialect(std::string_view model);            // openai.cpp
+const SchemaDialect& openai_compatible_schema_dialect(std::string_view model); // openai.cpp
+const SchemaDialect& gemini_schema_dialect(std::string_view model);            // gemini.cpp
+const SchemaDialect& anthropic_schema_dialect(std::string_view model);         // anthropic.cpp
+const SchemaDialect& ollama_schema_dialect(std::string_view model);            // ollama.cpp
 
 } // namespace optimas::llm

@@ -3,6 +3,7 @@
 #include "llm/backend.hpp"
 
 #include "llm/http.hpp"
+#include "llm/schema_dialect.hpp"
 
 #include <fmt/format.h>
 
@@ -11,6 +12,22 @@ namespace optimas::llm {
 using nlohmann::json;
 
 namespace {
+
+// responseJsonSchema takes the subset of JSON Schema listed under "JSON Schema support" in
+// https://ai.google.dev/gemini-api/docs/structured-output#json-schema: type (null included),
+// title, description, properties, required, additionalProperties, enum, format (date-time, date,
+// time), minimum, maximum, items, prefixItems, minItems, maxItems, and anyOf, $ref and $defs.
+// The page says other keywords are ignored, yet "$schema" has been refused by Google's clients
+// ("Unknown field for Schema"), so this is an allow-list. There is no strict switch: the API
+// constrains decoding to what it accepted.
+const SchemaDialect k_gemini = {
+    .name = "gemini-json-schema",
+    .source = "https://ai.google.dev/gemini-api/docs/structured-output#json-schema",
+    .declared_in = "src/llm/gemini.cpp",
+    .kept = {"type", "title", "description", "properties", "required", "additionalProperties", "enum", "format",
+             "minimum", "maximum", "items", "prefixItems", "minItems", "maxItems", "anyOf", "$ref", "$defs"},
+    .formats = {"date-time", "date", "time"},
+};
 
 class GeminiBackend final : public Backend {
 public:
@@ -28,9 +45,15 @@ public:
     HttpHeaders headers = {{"x-goog-api-key", std::get<std::string>(key)}};
     const std::string url =
         fmt::format("{}/models/{}:generateContent", base_url_or_default(m_config.base_url, "gemini"), m_config.model);
-    auto sent = post_json_api(who, url, headers, request_body(request), request.timeout_s,
-                              "check that " + key_variable_names("gemini") + " holds a valid key for the Gemini API");
-    if (auto* f = std::get_if<Failure>(&sent)) return *f;
+    const std::string auth_hint = "check that " + key_variable_names("gemini") + " holds a valid key for the Gemini API";
+    auto sent = post_json_api(who, url, headers, request_body(request), request.timeout_s, auth_hint);
+    if (auto* f = std::get_if<Failure>(&sent)) {
+      // Gemini answers a wrong key with 400 INVALID_ARGUMENT ("API key not valid"), not 401:
+      // that is an auth failure, not a request to fix.
+      if (f->http_status == 400 && f->message.find("API key not valid") != std::string::npos)
+        return make_failure(FailureKind::auth, who, "HTTP 400: API key not valid; " + auth_hint, 400);
+      return *f;
+    }
     return read_reply(who, request, std::get<ApiReply>(std::move(sent)));
   }
 
@@ -40,7 +63,7 @@ private:
     if (request.seed) config["seed"] = *request.seed;
     if (!request.response_schema.is_null()) {
       config["responseMimeType"] = "application/json";
-      config["responseJsonSchema"] = request.response_schema;
+      config["responseJsonSchema"] = outgoing_schema(request.response_schema, k_gemini, name()).schema;
     }
     json body = {{"contents", json::array({{{"role", "user"}, {"parts", json::array({{{"text", request.prompt}}})}}})},
                  {"generationConfig", std::move(config)}};
@@ -103,6 +126,10 @@ private:
 
 std::unique_ptr<Backend> make_gemini(const BackendConfig& config) {
   return std::make_unique<GeminiBackend>(config);
+}
+
+const SchemaDialect& gemini_schema_dialect(std::string_view) {
+  return k_gemini;
 }
 
 } // namespace optimas::llm

@@ -3,6 +3,7 @@
 #include "llm/backend.hpp"
 
 #include "llm/http.hpp"
+#include "llm/schema_dialect.hpp"
 
 #include <fmt/format.h>
 
@@ -15,6 +16,18 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* k_default_port = "11434";
+
+// `format` takes a JSON Schema object (https://docs.ollama.com/capabilities/structured-outputs),
+// which Ollama turns into a grammar that constrains decoding; keywords the grammar cannot express
+// are ignored there, not refused. So everything is sent but the identifiers, which describe the
+// document rather than the answer.
+const SchemaDialect k_ollama = {
+    .name = "ollama-format",
+    .source = "https://docs.ollama.com/capabilities/structured-outputs",
+    .declared_in = "src/llm/ollama.cpp",
+    .stripped = {"$schema", "$id", "$comment"},
+    .keep_unlisted = true,
+};
 
 // OLLAMA_HOST is written the way the ollama CLI accepts it: "host", "host:port" or a full URL.
 // A bare host gets http:// and Ollama's port, as the CLI does.
@@ -67,7 +80,8 @@ private:
     json options = {{"temperature", request.temperature}, {"num_predict", request.max_tokens}};
     if (request.seed) options["seed"] = *request.seed;
     json body = {{"model", m_config.model}, {"messages", std::move(messages)}, {"stream", false}, {"options", options}};
-    if (!request.response_schema.is_null()) body["format"] = request.response_schema;
+    if (!request.response_schema.is_null())
+      body["format"] = outgoing_schema(request.response_schema, k_ollama, name()).schema;
     return body;
   }
 
@@ -95,6 +109,10 @@ private:
 
 std::unique_ptr<Backend> make_ollama(const BackendConfig& config) {
   return std::make_unique<OllamaBackend>(config);
+}
+
+const SchemaDialect& ollama_schema_dialect(std::string_view) {
+  return k_ollama;
 }
 
 } // namespace optimas::llm

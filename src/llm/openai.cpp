@@ -1,8 +1,10 @@
 // OpenAI Chat Completions, and the same protocol against any OpenAI-compatible server (vLLM,
-// llama.cpp server, LiteLLM). JSON answers through response_format json_schema (strict).
+// llama.cpp server, LiteLLM). JSON answers through response_format json_schema, strict where the
+// schema allows it; the schema goes out in this file's dialects.
 #include "llm/backend.hpp"
 
 #include "llm/http.hpp"
+#include "llm/schema_dialect.hpp"
 
 #include <fmt/format.h>
 
@@ -13,6 +15,48 @@ namespace optimas::llm {
 using nlohmann::json;
 
 namespace {
+
+// OpenAI's Structured Outputs subset of JSON Schema, from "Supported schemas" in
+// https://platform.openai.com/docs/guides/structured-outputs#supported-schemas: the types (string,
+// number, boolean, integer, object, array, null), enum, anyOf, definitions ($defs and $ref),
+// descriptions, string pattern and format (the formats listed there), number multipleOf, minimum,
+// maximum and their exclusive forms, array minItems and maxItems. With strict: true the API
+// answers "400 Invalid schema" to anything else ($schema, $id, title, minLength, allOf, ...), and
+// to an object that is not closed or does not require all its properties.
+const SchemaDialect k_openai = {
+    .name = "openai-strict",
+    .source = "https://platform.openai.com/docs/guides/structured-outputs#supported-schemas",
+    .declared_in = "src/llm/openai.cpp",
+    .kept = {"type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$defs",
+             "definitions", "$ref", "description", "pattern", "format", "multipleOf", "minimum", "maximum",
+             "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems"},
+    .formats = {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"},
+    .strict_mode = true,
+};
+
+// Fine-tuned models ("ft:..."): the same page lists the string, number and array constraints as
+// not supported for them.
+const SchemaDialect k_openai_fine_tuned = {
+    .name = "openai-strict-fine-tuned",
+    .source = k_openai.source,
+    .declared_in = k_openai.declared_in,
+    .kept = {"type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$defs",
+             "definitions", "$ref", "description"},
+    .strict_mode = true,
+};
+
+// Servers that copy the API check schemas with their own engines (vLLM's guided decoding,
+// llama.cpp's grammars, Vertex AI's and other strict compatible endpoints), and they part ways
+// beyond the structural core: format and bounds have been refused there with "400 Invalid
+// schema". The core is what all of them take; our own validation enforces the rest.
+const SchemaDialect k_openai_compatible = {
+    .name = "openai-compatible-strict",
+    .source = k_openai.source,
+    .declared_in = k_openai.declared_in,
+    .kept = {"type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$defs",
+             "definitions", "$ref", "description"},
+    .strict_mode = true,
+};
 
 // Reasoning models (o-series, GPT-5) accept only the default temperature and answer HTTP 400 to
 // any other value, so for them the setting is left out rather than failing every call.
@@ -96,10 +140,15 @@ private:
     // old name.
     body[m_compatible ? "max_tokens" : "max_completion_tokens"] = request.max_tokens;
     if (request.seed) body["seed"] = *request.seed;
-    if (!request.response_schema.is_null())
+    if (!request.response_schema.is_null()) {
+      const SchemaDialect& dialect =
+          m_compatible ? openai_compatible_schema_dialect(m_config.model) : openai_schema_dialect(m_config.model);
+      SanitisedSchema schema = outgoing_schema(request.response_schema, dialect, name());
       body["response_format"] = {
           {"type", "json_schema"},
-          {"json_schema", {{"name", request.schema_name}, {"schema", request.response_schema}, {"strict", true}}}};
+          {"json_schema",
+           {{"name", request.schema_name}, {"schema", std::move(schema.schema)}, {"strict", schema.strict}}}};
+    }
     return body;
   }
 
@@ -150,6 +199,14 @@ std::unique_ptr<Backend> make_openai(const BackendConfig& config) {
 
 std::unique_ptr<Backend> make_openai_compatible(const BackendConfig& config) {
   return std::make_unique<OpenAiBackend>(config, true);
+}
+
+const SchemaDialect& openai_schema_dialect(std::string_view model) {
+  return model.starts_with("ft:") ? k_openai_fine_tuned : k_openai;
+}
+
+const SchemaDialect& openai_compatible_schema_dialect(std::string_view) {
+  return k_openai_compatible;
 }
 
 } // namespace optimas::llm
