@@ -59,10 +59,11 @@ private:
                  {"temperature", request.temperature}};
     if (!request.system.empty()) body["system"] = request.system;
     if (!request.response_schema.is_null()) {
-      body["tools"] = json::array({{{"name", request.schema_name},
-                                    {"description", "Record the answer. Call this exactly once; its input is the "
-                                                    "complete answer in the required shape."},
-                                    {"input_schema", outgoing_schema(request.response_schema, k_anthropic, name()).schema}}});
+      body["tools"] =
+          json::array({{{"name", request.schema_name},
+                        {"description", "Record the answer. Call this exactly once; its input is the "
+                                        "complete answer in the required shape."},
+                        {"input_schema", outgoing_schema(request.response_schema, k_anthropic, name()).schema}}});
       body["tool_choice"] = {{"type", "tool"}, {"name", request.schema_name}};
     }
     return body;

@@ -20,6 +20,7 @@ namespace {
 // The page says other keywords are ignored, yet "$schema" has been refused by Google's clients
 // ("Unknown field for Schema"), so this is an allow-list. There is no strict switch: the API
 // constrains decoding to what it accepted.
+// clang-format off
 const SchemaDialect k_gemini = {
     .name = "gemini-json-schema",
     .source = "https://ai.google.dev/gemini-api/docs/structured-output#json-schema",
@@ -28,6 +29,7 @@ const SchemaDialect k_gemini = {
              "minimum", "maximum", "items", "prefixItems", "minItems", "maxItems", "anyOf", "$ref", "$defs"},
     .formats = {"date-time", "date", "time"},
 };
+// clang-format on
 
 class GeminiBackend final : public Backend {
 public:
@@ -45,7 +47,8 @@ public:
     HttpHeaders headers = {{"x-goog-api-key", std::get<std::string>(key)}};
     const std::string url =
         fmt::format("{}/models/{}:generateContent", base_url_or_default(m_config.base_url, "gemini"), m_config.model);
-    const std::string auth_hint = "check that " + key_variable_names("gemini") + " holds a valid key for the Gemini API";
+    const std::string auth_hint =
+        "check that " + key_variable_names("gemini") + " holds a valid key for the Gemini API";
     auto sent = post_json_api(who, url, headers, request_body(request), request.timeout_s, auth_hint);
     if (auto* f = std::get_if<Failure>(&sent)) {
       // Gemini answers a wrong key with 400 INVALID_ARGUMENT ("API key not valid"), not 401:

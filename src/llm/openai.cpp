@@ -23,6 +23,7 @@ namespace {
 // maximum and their exclusive forms, array minItems and maxItems. With strict: true the API
 // answers "400 Invalid schema" to anything else ($schema, $id, title, minLength, allOf, ...), and
 // to an object that is not closed or does not require all its properties.
+// clang-format off
 const SchemaDialect k_openai = {
     .name = "openai-strict",
     .source = "https://platform.openai.com/docs/guides/structured-outputs#supported-schemas",
@@ -33,9 +34,11 @@ const SchemaDialect k_openai = {
     .formats = {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"},
     .strict_mode = true,
 };
+// clang-format on
 
 // Fine-tuned models ("ft:..."): the same page lists the string, number and array constraints as
 // not supported for them.
+// clang-format off
 const SchemaDialect k_openai_fine_tuned = {
     .name = "openai-strict-fine-tuned",
     .source = k_openai.source,
@@ -44,11 +47,13 @@ const SchemaDialect k_openai_fine_tuned = {
              "definitions", "$ref", "description"},
     .strict_mode = true,
 };
+// clang-format on
 
 // Servers that copy the API check schemas with their own engines (vLLM's guided decoding,
 // llama.cpp's grammars, Vertex AI's and other strict compatible endpoints), and they part ways
 // beyond the structural core: format and bounds have been refused there with "400 Invalid
 // schema". The core is what all of them take; our own validation enforces the rest.
+// clang-format off
 const SchemaDialect k_openai_compatible = {
     .name = "openai-compatible-strict",
     .source = k_openai.source,
@@ -57,6 +62,7 @@ const SchemaDialect k_openai_compatible = {
              "definitions", "$ref", "description"},
     .strict_mode = true,
 };
+// clang-format on
 
 // Reasoning models (o-series, GPT-5) accept only the default temperature and answer HTTP 400 to
 // any other value, so for them the setting is left out rather than failing every call.

@@ -21,10 +21,9 @@ namespace {
 constexpr std::string_view k_schema_maps[] = {"properties", "$defs", "definitions", "patternProperties",
                                               "dependentSchemas"};
 constexpr std::string_view k_schema_lists[] = {"anyOf", "oneOf", "allOf", "prefixItems"};
-constexpr std::string_view k_schema_values[] = {"items",         "additionalProperties",  "additionalItems",
-                                                "not",           "if",                    "then",
-                                                "else",          "contains",              "propertyNames",
-                                                "unevaluatedItems", "unevaluatedProperties"};
+constexpr std::string_view k_schema_values[] = {
+    "items",         "additionalProperties", "additionalItems",      "not", "if", "then", "else", "contains",
+    "propertyNames", "unevaluatedItems",     "unevaluatedProperties"};
 
 template <std::size_t N> bool one_of(const std::string_view (&list)[N], std::string_view key) {
   return std::find(std::begin(list), std::end(list), key) != std::end(list);
@@ -66,7 +65,8 @@ json sanitise(const json& node, const SchemaDialect& dialect, const std::string&
     const std::string here = at + "/" + token(key);
     if (one_of(k_schema_maps, key) && value.is_object()) {
       json map = json::object();
-      for (const auto& [name, sub] : value.items()) map[name] = sanitise(sub, dialect, here + "/" + token(name), stripped);
+      for (const auto& [name, sub] : value.items())
+        map[name] = sanitise(sub, dialect, here + "/" + token(name), stripped);
       out[key] = std::move(map);
     } else if ((one_of(k_schema_lists, key) || key == "items") && value.is_array()) {
       json list = json::array();
@@ -167,9 +167,9 @@ SanitisedSchema outgoing_schema(const json& schema, const SchemaDialect& dialect
 std::string describe(const SchemaDialect& dialect) {
   std::vector<std::string> keywords;
   for (const auto& k : dialect.keep_unlisted ? dialect.stripped : dialect.kept) keywords.push_back(k);
-  std::string text = dialect.keep_unlisted ? fmt::format("{}: sends every keyword but {}", dialect.name,
-                                                         util::join(keywords, ", "))
-                                           : fmt::format("{}: sends only {}", dialect.name, util::join(keywords, ", "));
+  std::string text = dialect.keep_unlisted
+                         ? fmt::format("{}: sends every keyword but {}", dialect.name, util::join(keywords, ", "))
+                         : fmt::format("{}: sends only {}", dialect.name, util::join(keywords, ", "));
   if (!dialect.formats.empty()) {
     std::vector<std::string> formats(dialect.formats.begin(), dialect.formats.end());
     text += fmt::format(" (format: {})", util::join(formats, ", "));

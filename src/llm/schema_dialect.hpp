@@ -19,9 +19,9 @@ namespace optimas::llm {
 using KeywordSet = std::set<std::string, std::less<>>;
 
 struct SchemaDialect {
-  std::string name;        // "openai-strict": shown by `optimas backends` and in check reports
-  std::string source;      // the provider's documentation page the tables follow
-  std::string declared_in; // "src/llm/openai.cpp": where to change the tables
+  std::string name = {};        // "openai-strict": shown by `optimas backends` and in check reports
+  std::string source = {};      // the provider's documentation page the tables follow
+  std::string declared_in = {}; // "src/llm/openai.cpp": where to change the tables
   // With keep_unlisted false (an allow-list), only `kept` keywords are sent. With keep_unlisted
   // true, every keyword but the `stripped` ones is sent.
   KeywordSet kept = {};
