@@ -7,6 +7,7 @@
 #include "llm/backend.hpp"
 #include "llm/retry.hpp"
 
+#include "strict_fakes.hpp"
 #include "test_helpers.hpp"
 
 #include <gtest/gtest.h>
@@ -107,6 +108,18 @@ public:
       res.set_content(body, type);
     };
   }
+  // Runs the provider's own request checks (strict_fakes.hpp) first: a request the real API
+  // refuses gets the provider's status and error body, anything else gets `answer`.
+  static Reply checked(std::function<strict_fakes::Verdict(const json& body)> check, Reply answer) {
+    return [check, answer](const httplib::Request& req, httplib::Response& res) {
+      if (auto refused = check(json::parse(req.body, nullptr, false))) {
+        res.status = refused->status;
+        res.set_content(refused->body.dump(), "application/json");
+        return;
+      }
+      answer(req, res);
+    };
+  }
   // Accepts the request and never answers, until the test ends.
   Reply stalled() {
     return [this](const httplib::Request&, httplib::Response& res) {
@@ -153,6 +166,33 @@ const json k_schema = json::parse(R"({
   "required": ["kernel", "speedup"],
   "additionalProperties": false
 })");
+
+// A schema carrying keywords that providers' subsets leave out (identifiers, a title, string
+// constraints, a format no provider lists, examples, a default), and properties whose names are
+// keywords: what each backend strips from it, and keeps, is in its own test file.
+const json k_loaded_schema = json::parse(R"({
+  "$schema": "http://json-schema.org/draft-07/schema#",
+  "$id": "https://optimas.invalid/schemas/loaded.json",
+  "title": "loaded",
+  "type": "object",
+  "properties": {
+    "kernel": {"type": "string", "minLength": 1, "format": "uri", "examples": ["stencil3d"]},
+    "format": {"type": "string", "title": "a property called format", "default": "csv"},
+    "title": {"type": "string", "pattern": "^[a-z]+$"}
+  },
+  "required": ["kernel", "format", "title"],
+  "additionalProperties": false
+})");
+
+// An answer that follows the reply schema (docs/reply.schema.json).
+const std::string k_reply_answer = R"({"summary":"the halo loads stall; nothing to change","edits":[],"withheld":[]})";
+
+// The message of a fake's refusal, "" when it took the request.
+inline std::string refusal(const strict_fakes::Verdict& verdict) {
+  if (!verdict) return "";
+  const json& e = verdict->body.at("error");
+  return e.is_string() ? e.get<std::string>() : e.at("message").get<std::string>();
+}
 
 Request sample_request() {
   Request r;

@@ -1,6 +1,7 @@
 // Tests of llm/anthropic: the anthropic backend against a local stand-in for the Messages API.
 #include "llm/backend.hpp"
 #include "llm/retry.hpp"
+#include "prompt/reply.hpp"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -49,24 +50,27 @@ json text_block(const std::string& text) {
   return {{"type", "text"}, {"text", text}};
 }
 
-// The API's own checks: x-api-key, anthropic-version, max_tokens; else the errors it sends.
-FakeApi::Reply anthropic_like(json answer) {
-  return [answer](const httplib::Request& req, httplib::Response& res) {
+// The API as the fake plays it: x-api-key, then the anthropic-version header, then the API's own
+// request checks (strict_fakes.hpp), then the answer.
+FakeApi::Reply anthropic_like(json answer, strict_fakes::Extra extra = {}) {
+  FakeApi::Reply checked =
+      FakeApi::checked([extra](const json& body) { return strict_fakes::anthropic_messages(body, extra); },
+                       FakeApi::json_reply(200, answer));
+  return [checked](const httplib::Request& req, httplib::Response& res) {
     if (req.get_header_value("x-api-key") != k_key) {
       res.status = 401;
       res.set_content(R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})",
                       "application/json");
       return;
     }
-    json body = json::parse(req.body, nullptr, false);
-    if (!req.has_header("anthropic-version") || body.is_discarded() || !body.contains("max_tokens")) {
+    if (!req.has_header("anthropic-version")) {
       res.status = 400;
       res.set_content(
-          R"({"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: Field required"}})",
+          R"({"type":"error","error":{"type":"invalid_request_error","message":"anthropic-version: header is required"}})",
           "application/json");
       return;
     }
-    res.set_content(answer.dump(), "application/json");
+    checked(req, res);
   };
 }
 
@@ -269,4 +273,106 @@ TEST_F(Anthropic, ARefusalViolatesTheSchema) {
   ASSERT_FALSE(ok(r));
   EXPECT_EQ(failure_of(r).kind, FailureKind::schema_violation);
   EXPECT_NE(failure_of(r).message.find("refused"), std::string::npos) << failure_of(r).message;
+}
+
+// --- What the API receives: its documented request shape and the tool's input_schema ---
+
+namespace {
+
+// A request in the shape of the Messages reference and the tool-use guide
+// (https://docs.anthropic.com/en/api/messages,
+// https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use): a top-level
+// system prompt, one tool with an object input_schema, and tool_choice forcing that tool.
+const json k_documented_request = json::parse(R"({
+  "model": "claude-sonnet-4-5",
+  "max_tokens": 1024,
+  "system": "Name the kernel's main stall reason.",
+  "messages": [{"role": "user", "content": "stencil3d: 61% long_scoreboard, 12% math_pipe_throttle"}],
+  "tools": [{
+    "name": "stall_report",
+    "description": "Record the kernel's main stall reason.",
+    "input_schema": {
+      "type": "object",
+      "properties": {
+        "kernel": {"type": "string", "description": "The kernel's name"},
+        "stall": {"type": "string", "enum": ["long_scoreboard", "math_pipe_throttle", "other"]}
+      },
+      "required": ["kernel", "stall"]
+    }
+  }],
+  "tool_choice": {"type": "tool", "name": "stall_report"}
+})");
+
+json with_schema(json request, const json& schema) {
+  request["tools"][0]["input_schema"] = schema;
+  return request;
+}
+
+} // namespace
+
+TEST(AnthropicFake, TakesTheDocumentedRequestAndRefusesWhatTheApiRefuses) {
+  EXPECT_EQ(refusal(strict_fakes::anthropic_messages(k_documented_request)), "");
+
+  json unknown = k_documented_request;
+  unknown["response_format"] = {{"type", "json_object"}};
+  auto v = strict_fakes::anthropic_messages(unknown);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->status, 400);
+  EXPECT_EQ(v->body["type"], "error");
+  EXPECT_EQ(v->body["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(refusal(v), "response_format: Extra inputs are not permitted");
+
+  json no_max = k_documented_request;
+  no_max.erase("max_tokens");
+  EXPECT_EQ(refusal(strict_fakes::anthropic_messages(no_max)), "max_tokens: Field required");
+  json system_role = k_documented_request;
+  system_role["messages"].insert(system_role["messages"].begin(), json{{"role", "system"}, {"content", "x"}});
+  EXPECT_NE(refusal(strict_fakes::anthropic_messages(system_role)).find("Unexpected role \"system\""),
+            std::string::npos);
+  json array_root = with_schema(k_documented_request, {{"type", "array"}, {"items", {{"type", "string"}}}});
+  EXPECT_EQ(refusal(strict_fakes::anthropic_messages(array_root)),
+            "tools.0.custom.input_schema.type: Input should be 'object'");
+  json draft7 = k_documented_request;
+  draft7["tools"][0]["input_schema"]["$schema"] = "http://json-schema.org/draft-07/schema#";
+  EXPECT_NE(refusal(strict_fakes::anthropic_messages(draft7)).find("It must match JSON Schema draft 2020-12"),
+            std::string::npos);
+  json other_tool = k_documented_request;
+  other_tool["tool_choice"]["name"] = "optimas_reply";
+  EXPECT_NE(refusal(strict_fakes::anthropic_messages(other_tool)), "");
+}
+
+// What Anthropic receives for the reply schema: a tool's input_schema is JSON Schema draft
+// 2020-12 with an object at the root
+// (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use), so every
+// keyword goes but the identifiers $schema and $id.
+TEST_F(Anthropic, TheReplySchemaGoesOutAsTheToolsInputSchema) {
+  json reply = json::parse(k_reply_answer);
+  m_api.reply_with(anthropic_like(anthropic_answer(json::array({tool_use(reply)}))));
+  Request request = sample_request();
+  request.response_schema = optimas::prompt::reply_schema();
+  Result r = m_calls.call(*make_anthropic(m_config), request);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message; // the strict fake took it
+
+  json expected = optimas::prompt::reply_schema();
+  for (const char* k : {"$schema", "$id"}) expected.erase(k);
+  const json body = m_api.last().body;
+  EXPECT_EQ(body["tools"][0]["input_schema"], expected);
+  EXPECT_EQ(body["tool_choice"], (json{{"type", "tool"}, {"name", "optimas_reply"}}));
+  EXPECT_EQ(json::parse(response_of(r).text), reply);
+}
+
+TEST_F(Anthropic, AForbiddenKeywordIsStrippedBeforeSending) {
+  // As written (a draft-07 $schema, as many generators write), the API would refuse the schema.
+  EXPECT_NE(refusal(strict_fakes::anthropic_messages(with_schema(k_documented_request, k_loaded_schema))), "");
+
+  json input = {{"kernel", "k"}, {"format", "csv"}, {"title", "t"}};
+  m_api.reply_with(anthropic_like(anthropic_answer(json::array({tool_use(input)}))));
+  Request request = sample_request();
+  request.response_schema = k_loaded_schema;
+  Result r = m_calls.call(*make_anthropic(m_config), request);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  json expected = k_loaded_schema;
+  expected.erase("$schema");
+  expected.erase("$id");
+  EXPECT_EQ(m_api.last().body["tools"][0]["input_schema"], expected);
 }

@@ -1,6 +1,7 @@
 // Tests of llm/gemini: the gemini backend against a local stand-in for generateContent.
 #include "llm/backend.hpp"
 #include "llm/retry.hpp"
+#include "prompt/reply.hpp"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -43,25 +44,22 @@ json text_parts(const std::string& text) {
   return json::array({{{"text", text}}});
 }
 
-// The API's own checks: the x-goog-api-key header, contents; else the errors it really sends.
-FakeApi::Reply gemini_like(json answer) {
-  return [answer](const httplib::Request& req, httplib::Response& res) {
+// The API as the fake plays it: the x-goog-api-key header (a wrong key is a 400
+// INVALID_ARGUMENT with reason API_KEY_INVALID), then the API's own request checks
+// (strict_fakes.hpp), then the answer.
+FakeApi::Reply gemini_like(json answer, strict_fakes::Extra extra = {}) {
+  FakeApi::Reply checked =
+      FakeApi::checked([extra](const json& body) { return strict_fakes::gemini_generate_content(body, extra); },
+                       FakeApi::json_reply(200, answer));
+  return [checked](const httplib::Request& req, httplib::Response& res) {
     if (req.get_header_value("x-goog-api-key") != k_key) {
-      res.status = 400; // Gemini answers a bad key with 400 INVALID_ARGUMENT, a missing one with 403
-      res.set_content(
-          R"({"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}})",
-          "application/json");
-      return;
-    }
-    json body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded() || !body.contains("contents")) {
       res.status = 400;
       res.set_content(
-          R"({"error":{"code":400,"message":"* GenerateContentRequest.contents: contents is not specified","status":"INVALID_ARGUMENT"}})",
+          R"({"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}}]}})",
           "application/json");
       return;
     }
-    res.set_content(answer.dump(), "application/json");
+    checked(req, res);
   };
 }
 
@@ -284,4 +282,123 @@ TEST_F(Gemini, AnAnswerThatIsNotJsonViolatesTheSchema) {
   ASSERT_FALSE(ok(r));
   EXPECT_EQ(failure_of(r).kind, FailureKind::schema_violation);
   EXPECT_NE(failure_of(r).message.find("not a JSON document"), std::string::npos) << failure_of(r).message;
+}
+
+TEST_F(Gemini, AWrongKeyIsAnAuthFailureThoughGeminiSays400) {
+  ScopedEnv wrong("GEMINI_API_KEY", "AIzaSy-test-WRONG-000000");
+  m_api.reply_with(gemini_like(gemini_answer(text_parts(k_json_answer))));
+  Result r = m_calls.call(*make_gemini(m_config), sample_request(), 5);
+  ASSERT_FALSE(ok(r));
+  EXPECT_EQ(failure_of(r).kind, FailureKind::auth);
+  EXPECT_EQ(failure_of(r).http_status, 400);
+  EXPECT_EQ(m_api.requests(), 1) << "not retried";
+  EXPECT_NE(failure_of(r).message.find("API key not valid"), std::string::npos) << failure_of(r).message;
+  EXPECT_NE(failure_of(r).message.find("GEMINI_API_KEY or GOOGLE_API_KEY"), std::string::npos) << failure_of(r).message;
+}
+
+// --- What the API receives: its documented request shape and its JSON Schema subset ---
+
+namespace {
+
+// A request in the shape of the generateContent reference and the structured-output guide
+// (https://ai.google.dev/api/generate-content,
+// https://ai.google.dev/gemini-api/docs/structured-output): contents with parts, a system
+// instruction, and a generationConfig asking for JSON with responseJsonSchema.
+const json k_documented_request = json::parse(R"({
+  "systemInstruction": {"parts": [{"text": "Name the kernel's main stall reason."}]},
+  "contents": [{"role": "user", "parts": [{"text": "stencil3d: 61% long_scoreboard, 12% math_pipe_throttle"}]}],
+  "generationConfig": {
+    "temperature": 0.2,
+    "maxOutputTokens": 256,
+    "responseMimeType": "application/json",
+    "responseJsonSchema": {
+      "type": "object",
+      "title": "stall report",
+      "properties": {
+        "kernel": {"type": "string", "description": "The kernel's name"},
+        "stall": {"type": "string", "enum": ["long_scoreboard", "math_pipe_throttle", "other"]},
+        "share": {"type": ["number", "null"], "minimum": 0, "maximum": 1}
+      },
+      "required": ["kernel", "stall"]
+    }
+  }
+})");
+
+json with_schema(json request, const json& schema) {
+  request["generationConfig"]["responseJsonSchema"] = schema;
+  return request;
+}
+
+} // namespace
+
+TEST(GeminiFake, TakesTheDocumentedRequestAndRefusesWhatTheApiRefuses) {
+  EXPECT_EQ(refusal(strict_fakes::gemini_generate_content(k_documented_request)), "");
+
+  json unknown = k_documented_request;
+  unknown["generation_config"] = unknown["generationConfig"]; // proto JSON takes the snake_case name too...
+  unknown.erase("generationConfig");
+  EXPECT_EQ(refusal(strict_fakes::gemini_generate_content(unknown)), "");
+  unknown["response_format"] = {{"type", "json_object"}}; // ...an OpenAI field is not
+  auto v = strict_fakes::gemini_generate_content(unknown);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->status, 400);
+  EXPECT_EQ(v->body["error"]["status"], "INVALID_ARGUMENT");
+  EXPECT_EQ(refusal(v), "Invalid JSON payload received. Unknown name \"response_format\": Cannot find field.");
+
+  json misplaced = k_documented_request;
+  misplaced["generationConfig"]["max_tokens"] = 256;
+  EXPECT_EQ(refusal(strict_fakes::gemini_generate_content(misplaced)),
+            "Invalid JSON payload received. Unknown name \"max_tokens\" at 'generation_config': Cannot find field.");
+
+  json schema = k_documented_request["generationConfig"]["responseJsonSchema"];
+  json dollar = schema;
+  dollar["$schema"] = "https://json-schema.org/draft/2020-12/schema";
+  EXPECT_EQ(refusal(strict_fakes::gemini_generate_content(with_schema(k_documented_request, dollar))),
+            "Invalid JSON payload received. Unknown name \"$schema\" at 'generation_config.response_json_schema': "
+            "Cannot find field.");
+  json both = k_documented_request;
+  both["generationConfig"]["responseSchema"] = {{"type", "OBJECT"}};
+  EXPECT_NE(refusal(strict_fakes::gemini_generate_content(both)).find("cannot both be set"), std::string::npos);
+}
+
+// What Gemini receives for the reply schema. responseJsonSchema's subset
+// (https://ai.google.dev/gemini-api/docs/structured-output#json-schema, "JSON Schema support")
+// has title, description, minimum and additionalProperties, but not $schema or $id.
+TEST_F(Gemini, TheReplySchemaGoesOutInTheResponseJsonSchemaSubset) {
+  m_api.reply_with(gemini_like(gemini_answer(text_parts(k_reply_answer))));
+  Request request = sample_request();
+  request.response_schema = optimas::prompt::reply_schema();
+  Result r = m_calls.call(*make_gemini(m_config), request);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message; // the strict fake took it
+
+  json expected = optimas::prompt::reply_schema();
+  for (const char* k : {"$schema", "$id"}) expected.erase(k);
+  const json config = m_api.last().body.at("generationConfig");
+  EXPECT_EQ(config.at("responseJsonSchema"), expected);
+  EXPECT_EQ(config.at("responseJsonSchema").at("title"), "optimas reply");
+  EXPECT_FALSE(config.contains("responseSchema"));
+}
+
+TEST_F(Gemini, AForbiddenKeywordIsStrippedBeforeSending) {
+  // As written, the API would refuse the schema.
+  EXPECT_NE(refusal(strict_fakes::gemini_generate_content(with_schema(k_documented_request, k_loaded_schema))), "");
+
+  m_api.reply_with(gemini_like(gemini_answer(text_parts(R"({"kernel":"k","format":"csv","title":"t"})"))));
+  Request request = sample_request();
+  request.response_schema = k_loaded_schema;
+  Result r = m_calls.call(*make_gemini(m_config), request);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  EXPECT_EQ(m_api.last().body["generationConfig"]["responseJsonSchema"], json::parse(R"({
+    "title": "loaded",
+    "type": "object",
+    "properties": {
+      "kernel": {"type": "string"},
+      "format": {"type": "string", "title": "a property called format"},
+      "title": {"type": "string"}
+    },
+    "required": ["kernel", "format", "title"],
+    "additionalProperties": false
+  })"))
+      << "titles are in Gemini's subset; identifiers, string constraints, a format it does not list, examples "
+         "and defaults are not";
 }

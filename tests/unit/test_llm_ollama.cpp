@@ -1,6 +1,7 @@
 // Tests of llm/ollama: the ollama backend against a local stand-in for /api/chat.
 #include "llm/backend.hpp"
 #include "llm/retry.hpp"
+#include "prompt/reply.hpp"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -46,21 +47,18 @@ json ollama_answer(const std::string& content, const std::string& done_reason = 
           {"eval_duration", 4799921000}};
 }
 
-// Ollama's own checks: a model and stream: false for one JSON object (else it streams lines).
-FakeApi::Reply ollama_like(json answer) {
-  return [answer](const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded() || !body.contains("model")) {
-      res.status = 400;
-      res.set_content(R"({"error":"model is required"})", "application/json");
-      return;
-    }
-    if (body.value("stream", true)) {
-      res.set_content(answer.dump() + "\n" + answer.dump() + "\n", "application/x-ndjson");
-      return;
-    }
-    res.set_content(answer.dump(), "application/json");
-  };
+// Ollama as the fake plays it: the request checks (strict_fakes.hpp, stricter than Ollama about
+// unknown fields), then one JSON object for stream: false, else a stream of lines.
+FakeApi::Reply ollama_like(json answer, strict_fakes::Extra extra = {}) {
+  return FakeApi::checked([extra](const json& body) { return strict_fakes::ollama_chat(body, extra); },
+                          [answer](const httplib::Request& req, httplib::Response& res) {
+                            json body = json::parse(req.body, nullptr, false);
+                            if (body.value("stream", true)) {
+                              res.set_content(answer.dump() + "\n" + answer.dump() + "\n", "application/x-ndjson");
+                              return;
+                            }
+                            res.set_content(answer.dump(), "application/json");
+                          });
 }
 
 class Ollama : public testing::Test {
@@ -256,4 +254,74 @@ TEST_F(Ollama, NoServerIsANetworkFailureWithAHint) {
   ASSERT_FALSE(ok(r));
   EXPECT_EQ(failure_of(r).kind, FailureKind::network);
   EXPECT_NE(failure_of(r).message.find("ollama serve"), std::string::npos) << failure_of(r).message;
+}
+
+// --- What Ollama receives: its documented request shape and the format schema ---
+
+namespace {
+
+// A request in the shape of the chat reference and the structured-outputs page
+// (https://docs.ollama.com/api/chat, https://docs.ollama.com/capabilities/structured-outputs):
+// messages, stream: false, options, and a JSON schema in `format`.
+const json k_documented_request = json::parse(R"({
+  "model": "qwen2.5-coder:32b",
+  "messages": [
+    {"role": "system", "content": "Name the kernel's main stall reason."},
+    {"role": "user", "content": "stencil3d: 61% long_scoreboard, 12% math_pipe_throttle"}
+  ],
+  "stream": false,
+  "options": {"temperature": 0, "num_predict": 256, "seed": 7},
+  "format": {
+    "type": "object",
+    "properties": {
+      "kernel": {"type": "string"},
+      "stall": {"type": "string", "enum": ["long_scoreboard", "math_pipe_throttle", "other"]}
+    },
+    "required": ["kernel", "stall"]
+  }
+})");
+
+} // namespace
+
+TEST(OllamaFake, TakesTheDocumentedRequestAndRefusesWhatOllamaWouldDrop) {
+  EXPECT_EQ(refusal(strict_fakes::ollama_chat(k_documented_request)), "");
+  json json_mode = k_documented_request;
+  json_mode["format"] = "json";
+  EXPECT_EQ(refusal(strict_fakes::ollama_chat(json_mode)), "");
+
+  json unknown = k_documented_request;
+  unknown["max_tokens"] = 256; // Ollama would silently ignore it
+  auto v = strict_fakes::ollama_chat(unknown);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->status, 400);
+  EXPECT_EQ(v->body, (json{{"error", "json: unknown field \"max_tokens\""}}));
+  json option = k_documented_request;
+  option["options"]["max_tokens"] = 256;
+  EXPECT_EQ(refusal(strict_fakes::ollama_chat(option)), "invalid option provided: max_tokens");
+  json format = k_documented_request;
+  format["format"] = "yaml";
+  EXPECT_NE(refusal(strict_fakes::ollama_chat(format)), "");
+}
+
+// What Ollama receives for the reply schema: `format` takes a JSON schema
+// (https://docs.ollama.com/capabilities/structured-outputs), which Ollama turns into a grammar;
+// all of it goes but the identifiers $schema and $id.
+TEST_F(Ollama, TheReplySchemaGoesOutAsTheFormat) {
+  m_api.reply_with(ollama_like(ollama_answer(k_reply_answer)));
+  m_config.base_url = m_api.url();
+  Request request = sample_request();
+  request.response_schema = optimas::prompt::reply_schema();
+  Result r = m_calls.call(*make_ollama(m_config), request);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message; // the strict fake took it
+  json expected = optimas::prompt::reply_schema();
+  for (const char* k : {"$schema", "$id"}) expected.erase(k);
+  EXPECT_EQ(m_api.last().body["format"], expected);
+
+  request.response_schema = k_loaded_schema;
+  m_api.reply_with(ollama_like(ollama_answer(R"({"kernel":"k","format":"csv","title":"t"})")));
+  ASSERT_TRUE(ok(m_calls.call(*make_ollama(m_config), request)));
+  expected = k_loaded_schema;
+  expected.erase("$schema");
+  expected.erase("$id");
+  EXPECT_EQ(m_api.last().body["format"], expected);
 }

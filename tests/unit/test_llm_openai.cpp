@@ -2,6 +2,8 @@
 // the Chat Completions API.
 #include "llm/backend.hpp"
 #include "llm/retry.hpp"
+#include "llm/schema_dialect.hpp"
+#include "prompt/reply.hpp"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -49,10 +51,14 @@ json openai_answer(const std::string& content, const std::string& finish = "stop
 
 const std::string k_json_answer = R"({"kernel":"stencil3d","speedup":1.8})";
 
-// The API's own checks: a Bearer key, a model and messages; else the errors it really sends.
-FakeApi::Reply openai_like(const std::string& content) {
-  return [content](const httplib::Request& req, httplib::Response& res) {
-    if (req.get_header_value("Authorization") != std::string("Bearer ") + k_key) {
+// The API as the fake plays it: a Bearer key (OpenAI checks it before anything else), then the
+// API's own request checks (strict_fakes.hpp), then the answer. A compatible server takes no key.
+FakeApi::Reply openai_like(const std::string& content, bool compatible = false, strict_fakes::Extra extra = {}) {
+  FakeApi::Reply answer = FakeApi::checked(
+      [compatible, extra](const json& body) { return strict_fakes::openai_chat(body, compatible, extra); },
+      FakeApi::json_reply(200, openai_answer(content)));
+  return [answer, compatible](const httplib::Request& req, httplib::Response& res) {
+    if (!compatible && req.get_header_value("Authorization") != std::string("Bearer ") + k_key) {
       res.status = 401;
       res.set_content(json{{"error",
                             {{"message", "Incorrect API key provided: " + req.get_header_value("Authorization")},
@@ -63,14 +69,7 @@ FakeApi::Reply openai_like(const std::string& content) {
                       "application/json");
       return;
     }
-    json body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded() || !body.contains("model") || !body.contains("messages")) {
-      res.status = 400;
-      res.set_content(R"({"error":{"message":"you must provide a model parameter","type":"invalid_request_error"}})",
-                      "application/json");
-      return;
-    }
-    res.set_content(openai_answer(content).dump(), "application/json");
+    answer(req, res);
   };
 }
 
@@ -340,7 +339,7 @@ TEST_F(OpenAi, CompatibleNeedsABaseUrlAndSaysHowToSetIt) {
 
 TEST_F(OpenAi, CompatibleWorksWithoutAKey) {
   ScopedEnv no_key("OPENAI_API_KEY", nullptr);
-  m_api.reply_with(FakeApi::json_reply(200, openai_answer(k_json_answer)));
+  m_api.reply_with(openai_like(k_json_answer, true));
   auto backend = make_openai_compatible(compatible_config(m_api));
   Result r = m_calls.call(*backend, sample_request());
   ASSERT_TRUE(ok(r)) << failure_of(r).message;
@@ -355,7 +354,7 @@ TEST_F(OpenAi, CompatibleWorksWithoutAKey) {
 }
 
 TEST_F(OpenAi, CompatibleSendsOnlyTheNamedVariable) {
-  m_api.reply_with(FakeApi::json_reply(200, openai_answer(k_json_answer)));
+  m_api.reply_with(openai_like(k_json_answer, true));
   // OPENAI_API_KEY is set (by the fixture) but not named: it must not reach another server.
   auto backend = make_openai_compatible(compatible_config(m_api));
   ASSERT_TRUE(ok(m_calls.call(*backend, sample_request())));
@@ -381,4 +380,181 @@ TEST_F(OpenAi, CompatibleWithANamedButUnsetVariableIsAnAuthFailure) {
   EXPECT_EQ(failure_of(r).kind, FailureKind::auth);
   EXPECT_NE(failure_of(r).message.find("OPTIMAS_TEST_UNSET_KEY"), std::string::npos) << failure_of(r).message;
   EXPECT_EQ(m_api.requests(), 0);
+}
+
+// --- What the API receives: its documented request shape and its Structured Outputs subset ---
+
+namespace {
+
+// A request in the shape the Chat Completions reference and the Structured Outputs guide show
+// (https://platform.openai.com/docs/api-reference/chat/create,
+// https://platform.openai.com/docs/guides/structured-outputs): system and user messages and a
+// strict json_schema response format with a closed schema.
+const json k_documented_request = json::parse(R"({
+  "model": "gpt-4o-2024-08-06",
+  "messages": [
+    {"role": "system", "content": "Name the kernel's main stall reason."},
+    {"role": "user", "content": "stencil3d: 61% long_scoreboard, 12% math_pipe_throttle"}
+  ],
+  "response_format": {
+    "type": "json_schema",
+    "json_schema": {
+      "name": "stall_report",
+      "strict": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "kernel": {"type": "string", "description": "The kernel's name"},
+          "stall": {"type": "string", "enum": ["long_scoreboard", "math_pipe_throttle", "other"]},
+          "share": {"type": ["number", "null"], "minimum": 0, "maximum": 1}
+        },
+        "required": ["kernel", "stall", "share"],
+        "additionalProperties": false
+      }
+    }
+  }
+})");
+
+json with_schema(json request, const json& schema) {
+  request["response_format"]["json_schema"]["schema"] = schema;
+  return request;
+}
+
+} // namespace
+
+// The fake is as strict as the API: it takes the documented shape and refuses, with OpenAI's
+// status and error body, what the API refuses.
+TEST(OpenAiFake, TakesTheDocumentedRequestAndRefusesWhatTheApiRefuses) {
+  EXPECT_EQ(refusal(strict_fakes::openai_chat(k_documented_request)), "");
+
+  json unknown = k_documented_request;
+  unknown["max_output_tokens"] = 100; // the Responses API's name for it
+  auto v = strict_fakes::openai_chat(unknown);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->status, 400);
+  EXPECT_EQ(v->body["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(refusal(v), "Unrecognized request argument supplied: max_output_tokens");
+
+  json schema = k_documented_request["response_format"]["json_schema"]["schema"];
+  json dollar = schema;
+  dollar["$schema"] = "https://json-schema.org/draft/2020-12/schema";
+  EXPECT_EQ(refusal(strict_fakes::openai_chat(with_schema(k_documented_request, dollar))),
+            "Invalid schema for response_format 'stall_report': In context=(), '$schema' is not permitted.");
+  json open = schema;
+  open.erase("additionalProperties");
+  EXPECT_NE(refusal(strict_fakes::openai_chat(with_schema(k_documented_request, open)))
+                .find("'additionalProperties' is required to be supplied and to be false"),
+            std::string::npos);
+  json optional = schema;
+  optional["required"] = {"kernel", "stall"};
+  EXPECT_NE(refusal(strict_fakes::openai_chat(with_schema(k_documented_request, optional))).find("Missing 'share'"),
+            std::string::npos);
+  json nested = schema;
+  nested["properties"]["kernel"]["minLength"] = 1;
+  EXPECT_EQ(refusal(strict_fakes::openai_chat(with_schema(k_documented_request, nested))),
+            "Invalid schema for response_format 'stall_report': In context=('properties', 'kernel'), 'minLength' is "
+            "not permitted.");
+  json not_strict = with_schema(k_documented_request, open);
+  not_strict["response_format"]["json_schema"]["strict"] = false;
+  EXPECT_EQ(refusal(strict_fakes::openai_chat(not_strict)), "") << "without strict mode any schema goes";
+
+  json reasoning = k_documented_request;
+  reasoning["model"] = "gpt-5";
+  reasoning["temperature"] = 0.15;
+  EXPECT_NE(refusal(strict_fakes::openai_chat(reasoning)).find("'temperature' does not support 0.15"),
+            std::string::npos);
+}
+
+// What OpenAI receives for the reply schema. Its Structured Outputs subset
+// (https://platform.openai.com/docs/guides/structured-outputs#supported-schemas) has descriptions
+// and minimum but not $schema, $id or title; the reply schema is closed, so strict mode holds.
+TEST_F(OpenAi, TheReplySchemaGoesOutInTheStructuredOutputsSubset) {
+  m_api.reply_with(openai_like(k_reply_answer));
+  Request request = sample_request();
+  request.response_schema = optimas::prompt::reply_schema();
+  Result r = m_calls.call(*make_openai(openai_config(m_api)), request);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message; // the strict fake took it
+
+  json expected = optimas::prompt::reply_schema();
+  for (const char* k : {"$schema", "$id", "title"}) expected.erase(k);
+  const json sent = m_api.last().body.at("response_format").at("json_schema");
+  EXPECT_EQ(sent.at("schema"), expected);
+  EXPECT_EQ(sent.at("strict"), true);
+  EXPECT_EQ(sent["schema"]["properties"]["edits"]["items"]["properties"]["line_start"]["minimum"], 1);
+  EXPECT_FALSE(sent["schema"]["properties"]["summary"]["description"].get<std::string>().empty());
+}
+
+TEST_F(OpenAi, AForbiddenKeywordIsStrippedBeforeSending) {
+  Request request = sample_request();
+  request.response_schema = k_loaded_schema;
+  // As written, the API would refuse the schema.
+  EXPECT_NE(refusal(strict_fakes::openai_chat(with_schema(k_documented_request, k_loaded_schema))), "");
+
+  m_api.reply_with(openai_like(R"({"kernel":"stencil3d","format":"csv","title":"halo"})"));
+  Result r = m_calls.call(*make_openai(openai_config(m_api)), request);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  const json sent = m_api.last().body["response_format"]["json_schema"];
+  EXPECT_EQ(sent["schema"], json::parse(R"({
+    "type": "object",
+    "properties": {
+      "kernel": {"type": "string"},
+      "format": {"type": "string"},
+      "title": {"type": "string", "pattern": "^[a-z]+$"}
+    },
+    "required": ["kernel", "format", "title"],
+    "additionalProperties": false
+  })"))
+      << "only keywords go; properties called format and title stay, and pattern is in the subset";
+  EXPECT_EQ(sent["strict"], true);
+}
+
+TEST_F(OpenAi, AnOpenSchemaGoesOutWithStrictFalseAndAWarning) {
+  m_api.reply_with(openai_like(k_json_answer));
+  Request request = sample_request();
+  request.response_schema["required"] = {"kernel"}; // speedup optional: strict mode cannot hold
+  Result r = m_calls.call(*make_openai(openai_config(m_api, "gpt-4.1-mini")), request);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  const json sent = m_api.last().body["response_format"]["json_schema"];
+  EXPECT_EQ(sent["strict"], false);
+  EXPECT_EQ(sent["schema"], request.response_schema);
+  const std::string& log = m_calls.texts.at(0);
+  EXPECT_NE(log.find("strict: false"), std::string::npos) << log;
+  EXPECT_NE(log.find("does not list its property \"speedup\" in \"required\""), std::string::npos) << log;
+  // In strict mode the API would have refused it.
+  json strict = with_schema(k_documented_request, request.response_schema);
+  EXPECT_NE(refusal(strict_fakes::openai_chat(strict)).find("Missing 'speedup'"), std::string::npos);
+}
+
+TEST_F(OpenAi, FineTunedModelsGetTheirNarrowerSubset) {
+  const std::string model = "ft:gpt-4o-mini-2024-07-18:optimas::B9x2kQ";
+  EXPECT_EQ(openai_schema_dialect(model).name, "openai-strict-fine-tuned");
+  m_api.reply_with(openai_like(k_reply_answer));
+  Request request = sample_request();
+  request.response_schema = optimas::prompt::reply_schema();
+  Result r = m_calls.call(*make_openai(openai_config(m_api, model)), request);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message; // the fake applies the fine-tuned rules
+  const json sent = m_api.last().body["response_format"]["json_schema"];
+  EXPECT_FALSE(sent["schema"]["properties"]["edits"]["items"]["properties"]["line_start"].contains("minimum"));
+  EXPECT_EQ(sent["strict"], true);
+}
+
+TEST_F(OpenAi, CompatibleServersGetTheStructuralCore) {
+  m_api.reply_with(openai_like(k_reply_answer, true));
+  Request request = sample_request();
+  request.response_schema = optimas::prompt::reply_schema();
+  Result r = m_calls.call(*make_openai_compatible(compatible_config(m_api)), request);
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  json expected = optimas::prompt::reply_schema();
+  for (const char* k : {"$schema", "$id", "title"}) expected.erase(k);
+  for (const char* k : {"line_start", "line_end"})
+    expected["properties"]["edits"]["items"]["properties"][k].erase("minimum");
+  const json sent = m_api.last().body["response_format"]["json_schema"];
+  EXPECT_EQ(sent["schema"], expected);
+  EXPECT_EQ(sent["strict"], true);
+
+  request.response_schema = k_loaded_schema;
+  m_api.reply_with(openai_like(R"({"kernel":"k","format":"csv","title":"t"})", true));
+  ASSERT_TRUE(ok(m_calls.call(*make_openai_compatible(compatible_config(m_api)), request)));
+  EXPECT_FALSE(
+      m_api.last().body["response_format"]["json_schema"]["schema"]["properties"]["title"].contains("pattern"));
 }
