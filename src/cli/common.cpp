@@ -44,7 +44,7 @@ Loaded load_profile_and_app(const ProfileInput& in) {
   return l;
 }
 
-void add_backend_options(CLI::App* cmd, BackendChoice& b) {
+void add_model_options(CLI::App* cmd, BackendChoice& b) {
   cmd->add_option("-m,--model", b.model,
                   "provider/model (openai/gpt-5, ollama/llama3.1:70b), manual or builtin; see optimas backends")
       ->envname("OPTIMAS_MODEL")
@@ -52,6 +52,10 @@ void add_backend_options(CLI::App* cmd, BackendChoice& b) {
   cmd->add_option("--base-url", b.base_url, "Server URL (openai-compatible, ollama, or a proxy)")
       ->envname("OPTIMAS_BASE_URL");
   cmd->add_option("--option", b.options, "Backend option key=value (repeatable; see optimas backends)");
+}
+
+void add_backend_options(CLI::App* cmd, BackendChoice& b) {
+  add_model_options(cmd, b);
   cmd->add_option("--cache-dir", b.cache_dir, "Response cache")->envname("OPTIMAS_CACHE_DIR")->capture_default_str();
   cmd->add_option("--work-dir", b.work_dir, "Manual backend: where prompt and reply files go")->capture_default_str();
   cmd->add_flag("--no-cache", b.no_cache, "Always call the backend");

@@ -64,6 +64,9 @@ struct BackendChoice {
   bool no_cache = false;
 };
 
+// -m, --base-url and --option: which backend, for commands that call it without the cache.
+void add_model_options(CLI::App* cmd, BackendChoice& choice);
+// The model options, the cache and the manual backend's folder.
 void add_backend_options(CLI::App* cmd, BackendChoice& choice);
 llm::BackendConfig backend_config(const BackendChoice& choice);
 // The structured inputs the builtin backend works from (Request::context).

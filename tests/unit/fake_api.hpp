@@ -194,7 +194,7 @@ inline std::string refusal(const strict_fakes::Verdict& verdict) {
   return e.is_string() ? e.get<std::string>() : e.at("message").get<std::string>();
 }
 
-Request sample_request() {
+[[maybe_unused]] Request sample_request() {
   Request r;
   r.system = "You are a CUDA performance engineer. Answer only with the JSON object asked for.";
   r.prompt = "Kernel stencil3d: 61% of stalls are long_scoreboard on the halo loads. Suggest one change.";
@@ -229,10 +229,10 @@ public:
   std::vector<std::string> texts;
 };
 
-const Failure& failure_of(const Result& r) {
+[[maybe_unused]] const Failure& failure_of(const Result& r) {
   return std::get<Failure>(r);
 }
-const Response& response_of(const Result& r) {
+[[maybe_unused]] const Response& response_of(const Result& r) {
   return std::get<Response>(r);
 }
 
