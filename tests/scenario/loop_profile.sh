@@ -11,15 +11,25 @@ for p in details raw source session; do gunzip -c "$D/$p.csv.gz" > "$FAKE_NCU_DA
 gunzip -c "$D/timing_raw.csv.gz" > "$FAKE_NCU_DATA/timing/raw.csv"
 cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/app"
 
-# Iteration 1 removes triad's repetition (8 -> 1); iteration 2 removes the loop left over, which
-# exists only in the first variant's code.
-cat > "$WORK/first.json" <<'JSON'
-{"summary": "triad repeats its work", "edits": [{"file": "main.cu", "kernel": "triad_kernel",
- "find": "for (int r = 0; r < 8; ++r) {", "replace": "for (int r = 0; r < 1; ++r) {",
- "line_start": null, "line_end": null, "new_text": null, "evidence": ["PC1", "RF1"],
- "rationale": "Each repetition recomputes the same value. One pass gives the same bits.",
- "expected_effect": [{"metric": "stall_long_scoreboard", "direction": "decrease"}]}], "withheld": []}
-JSON
+# Iteration 1 removes triad's repetition (8 -> 1) and computes the dot product's partial sums in
+# one pass (the same sums in the same order): together more than twice as fast, which a loaded CI
+# machine cannot hide (the second edit is outside the hot kernels, hence --scope file).
+# Iteration 2 removes the loop left over, which exists only in the first variant's code.
+python3 - "$WORK/first.json" <<'PY'
+import json, sys
+def edit(kernel, evidence, find, replace):
+    return {"file": "main.cu", "kernel": kernel, "find": find, "replace": replace, "line_start": None,
+            "line_end": None, "new_text": None, "evidence": evidence,
+            "rationale": "Each repetition recomputes the same value. One pass gives the same bits.",
+            "expected_effect": [{"metric": "stall_long_scoreboard", "direction": "decrease"}]}
+edits = [edit("triad_kernel", ["PC1", "RF1"], "for (int r = 0; r < 8; ++r) {", "for (int r = 0; r < 1; ++r) {"),
+         edit("dot_partial_kernel", ["RF1"],
+              "  for (int p = 0; p < 16; ++p) {\n    double s = 0;\n    for (long i = p; i < n; i += 16) s += a[i] * b[i];\n"
+              "    partial[p] = s;\n  }",
+              "  double s[16] = {};\n  for (long i = 0; i < n; ++i) s[i % 16] += a[i] * b[i];\n"
+              "  for (int p = 0; p < 16; ++p) partial[p] = s[p];")]
+json.dump({"summary": "triad repeats its work", "edits": edits, "withheld": []}, open(sys.argv[1], "w"))
+PY
 cat > "$WORK/second.json" <<'JSON'
 {"summary": "a one-trip loop is left", "edits": [{"file": "main.cu", "kernel": "triad_kernel",
  "find": "for (int r = 0; r < 1; ++r) {", "replace": "{",
@@ -43,7 +53,7 @@ json_check plan.json 'd["steps"][4]["checks"] == 6 and "heldout" in d["steps"][4
 [ ! -e "$FAKE_NCU_LOG" ] || fail "--dry-run ran ncu"
 rc=0
 "$OPTIMAS" run --config app --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" --runs-dir runs --no-cache \
-  -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --iterations 2 --retries 0 --runs 10 --json \
+  -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --iterations 2 --retries 0 --runs 10 --scope file --json \
   > run.json 2> progress.txt || rc=$?
 [ "$rc" -eq 0 ] || fail "exit $rc: $(cat progress.txt)"
 R=$(ls -d runs/*/)

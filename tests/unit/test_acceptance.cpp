@@ -147,3 +147,24 @@ TEST(Acceptance, PrintedTimeMustShowInTheWallTime) {
   ASSERT_TRUE(impossible.suspicious.has_value());
   EXPECT_NE(impossible.suspicious->find("in a process that ran"), std::string::npos) << *impossible.suspicious;
 }
+
+// Under load the wall time is noisy: an interval of the outside time's growth that starts just
+// above 0 is not "at least half the claim", yet growth that large and that certain is not a
+// saving either. The old rule (interval above half the claim) let this one through.
+TEST(Acceptance, NoisyWallTimeThatDidNotFallIsNotBelieved) {
+  AcceptanceRule rule;
+  std::vector<double> kernel = {100, 101, 99, 100.5, 100.2, 99.7, 100.1, 99.9, 100.3, 100.4};
+  std::vector<double> base_wall = {300, 240, 390, 280, 330, 260, 350, 310, 270, 320};
+  std::vector<double> var_wall = {310, 350, 260, 330, 290, 380, 300, 340, 280, 325}; // the same work, moved
+  auto fake = judge(timed(base_wall, kernel), timed(var_wall, scaled(kernel, 0.5)), true, rule);
+  ASSERT_EQ(fake.comparison.verdict, Verdict::faster);
+  ASSERT_GT(fake.overhead_growth.low, 0.0);
+  ASSERT_LT(fake.overhead_growth.low, 25.0) << "the case the old rule missed";
+  ASSERT_TRUE(fake.suspicious.has_value());
+
+  // An honest saving of the same size in the same noise: the outside time does not grow.
+  std::vector<double> honest_wall;
+  for (double w : var_wall) honest_wall.push_back(w - 50);
+  auto honest = judge(timed(base_wall, kernel), timed(honest_wall, scaled(kernel, 0.5)), true, rule);
+  EXPECT_FALSE(honest.suspicious.has_value()) << *honest.suspicious;
+}
