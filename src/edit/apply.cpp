@@ -21,9 +21,9 @@ int line_of(const std::string& text, std::size_t offset) {
 }
 
 // Offset of the start of 1-based `line`, or npos past the end.
-std::size_t line_start(const std::string& text, int line) {
+std::size_t line_start(const std::string& text, std::int64_t line) {
   std::size_t pos = 0;
-  for (int l = 1; l < line; ++l) {
+  for (std::int64_t l = 1; l < line; ++l) {
     pos = text.find('\n', pos);
     if (pos == std::string::npos) return std::string::npos;
     ++pos;
@@ -74,6 +74,11 @@ Application apply_edits(const std::map<std::string, std::string>& sources, const
     const std::string& text = it->second;
     Span span{0, 0, "", i};
     if (e.is_range()) {
+      // Checked as 64-bit numbers before any arithmetic (the parser rejects these too).
+      if (e.line_end < e.line_start || e.line_end > prompt::k_max_line) {
+        fail(fmt::format("line range {}..{} is not valid", e.line_start, e.line_end));
+        continue;
+      }
       std::size_t b = line_start(text, e.line_start);
       std::size_t end_line = line_start(text, e.line_end + 1);
       if (b == std::string::npos || e.line_end < e.line_start ||

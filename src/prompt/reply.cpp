@@ -104,19 +104,30 @@ std::vector<std::string> strings(const json& j, const char* key) {
   return out;
 }
 
+// A line number as the reply gives it: an integer in range, or -1 (which the form check reports)
+// for anything else (a fraction, a number past k_max_line or past 64 bits, a negative one).
+std::int64_t line_number(const json& e, const char* key) {
+  if (!e.contains(key) || e[key].is_null()) return 0;
+  const json& v = e[key];
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(k_max_line) ? v.get<std::int64_t>() : -1;
+  if (v.is_number_integer()) return v.get<std::int64_t>() >= 1 ? v.get<std::int64_t>() : -1;
+  return -1;
+}
+
 // Checks the schema cannot express: each edit uses exactly one of its two forms.
 void check_edit_forms(const Reply& r, std::vector<std::string>& errors) {
   for (std::size_t i = 0; i < r.edits.size(); ++i) {
     const Edit& e = r.edits[i];
     bool text = e.find.has_value();
-    bool range = e.line_start > 0 || e.line_end > 0;
+    bool range = e.line_start != 0 || e.line_end != 0;
     if (text == range)
       errors.push_back(fmt::format("edits[{}]: give either find/replace or line_start/line_end/new_text, not {}", i,
                                    text ? "both" : "neither"));
     if (text && !e.replace) errors.push_back(fmt::format("edits[{}]: find without replace", i));
     if (text && e.find->empty()) errors.push_back(fmt::format("edits[{}]: find is empty", i));
-    if (range && (e.line_start < 1 || e.line_end < e.line_start))
-      errors.push_back(fmt::format("edits[{}]: line range {}..{} is not valid", i, e.line_start, e.line_end));
+    if (range && (e.line_start < 1 || e.line_end < e.line_start || e.line_end > k_max_line))
+      errors.push_back(fmt::format("edits[{}]: line range {}..{} is not valid (lines 1 to {})", i, e.line_start,
+                                   e.line_end, k_max_line));
     if (range && !e.new_text) errors.push_back(fmt::format("edits[{}]: a line range needs new_text", i));
   }
 }
@@ -130,8 +141,8 @@ Reply from_json(const json& j) {
     x.kernel = e.value("kernel", "");
     x.find = opt_string(e, "find");
     x.replace = opt_string(e, "replace");
-    if (e.contains("line_start") && e["line_start"].is_number()) x.line_start = e["line_start"].get<int>();
-    if (e.contains("line_end") && e["line_end"].is_number()) x.line_end = e["line_end"].get<int>();
+    x.line_start = line_number(e, "line_start");
+    x.line_end = line_number(e, "line_end");
     x.new_text = opt_string(e, "new_text");
     x.evidence = strings(e, "evidence");
     x.rationale = e.value("rationale", "");

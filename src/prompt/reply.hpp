@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,13 +19,18 @@ struct ExpectedEffect {
   std::string direction; // "increase" or "decrease"
 };
 
+// No source file Optimas edits has more lines than this; larger line numbers are errors.
+inline constexpr std::int64_t k_max_line = 10'000'000;
+
 struct Edit {
   std::string file;
   std::string kernel;
   std::optional<std::string> find; // exact text, must occur once
   std::optional<std::string> replace;
-  int line_start = 0; // a line range instead (1-based, inclusive)
-  int line_end = 0;
+  // A line range instead (1-based, inclusive). 64-bit: a model's numbers are untrusted, and the
+  // parser rejects any beyond k_max_line before anything adds to them.
+  std::int64_t line_start = 0;
+  std::int64_t line_end = 0;
   std::optional<std::string> new_text;
   std::vector<std::string> evidence;
   std::string rationale;

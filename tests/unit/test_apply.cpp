@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+
 using namespace optimas;
 
 namespace {
@@ -23,7 +26,7 @@ prompt::Edit find_edit(std::string find, std::string replace) {
   return e;
 }
 
-prompt::Edit range_edit(int first, int last, std::string text) {
+prompt::Edit range_edit(std::int64_t first, std::int64_t last, std::string text) {
   prompt::Edit e;
   e.file = "main.cu";
   e.kernel = "k";
@@ -76,6 +79,17 @@ TEST(Apply, ClaimedEditsThatCannotBeAppliedAreRecorded) {
   EXPECT_NE(app.outcomes[5].reason.find("not one of the application's sources"), std::string::npos);
   EXPECT_EQ(app.applied(), 1u);
   EXPECT_EQ(app.not_applied(), 5u);
+}
+
+// Line ranges near the limits of int: no overflow, no edit applied somewhere else.
+TEST(Apply, HugeLineRangesAreNotApplied) {
+  prompt::Reply r;
+  r.edits = {range_edit(4, 2147483647, "x"), range_edit(4294967349, 4294967349, "y"),
+             range_edit(1, std::numeric_limits<std::int64_t>::max(), "z")};
+  auto app = edit::apply_edits({{"main.cu", k_src}}, r, {"RF1"});
+  EXPECT_EQ(app.applied(), 0u);
+  for (const auto& o : app.outcomes) EXPECT_FALSE(o.reason.empty());
+  EXPECT_EQ(app.result["main.cu"], k_src);
 }
 
 TEST(Apply, PathsMatchByFileName) {

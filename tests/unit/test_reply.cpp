@@ -74,6 +74,29 @@ TEST(Reply, EachEditUsesExactlyOneForm) {
   EXPECT_NE(p.errors[0].find("not both"), std::string::npos);
 }
 
+// Line numbers from a model are untrusted: 2^31 - 1, 2^32 + 53 (which wrapped to 53 in a 32-bit
+// int and was applied) and 2^64 - 1 are errors, not edits of some other line.
+TEST(Reply, LineNumbersOutOfRangeAreErrors) {
+  auto with_range = [](const std::string& start, const std::string& end) {
+    return parse_reply(R"({"summary": "", "withheld": [], "edits": [{"file": "f", "kernel": "k", "find": null,
+      "replace": null, "line_start": )" + start + R"(, "line_end": )" + end + R"(, "new_text": "x", "evidence": [],
+      "rationale": "", "expected_effect": []}]})");
+  };
+  EXPECT_TRUE(with_range("3", "4").ok());
+  for (auto [start, end] : std::vector<std::pair<std::string, std::string>>{{"1", "2147483647"},
+                                                                             {"4294967349", "4294967349"},
+                                                                             {"1", "18446744073709551615"},
+                                                                             {"-3", "4"},
+                                                                             {"2.5", "4"}}) {
+    auto p = with_range(start, end);
+    ASSERT_FALSE(p.ok()) << start << ".." << end;
+    bool said = false;
+    for (const auto& e : p.errors)
+      said = said || e.find("is not valid") != std::string::npos || e.find("edits[0].line_start") != std::string::npos;
+    EXPECT_TRUE(said) << start << ".." << end << ": " << p.errors[0];
+  }
+}
+
 TEST(Reply, CodeBlockFallbackAndGarbage) {
   auto code = parse_reply("I rewrote it:\n```cuda\n__global__ void k(float* a) { a[0] = 1; }\n```\n");
   ASSERT_TRUE(code.ok());
