@@ -125,6 +125,12 @@ void run_optimize(const OptimizeArgs& a) {
     std::cout << fmt::format("variant in {} (diff.patch, reply.json, result.json beside it)\n", variant.string());
   }
   if (!violations.empty()) throw Error("the reply was rejected by the guardrails (see above)");
+  if (app.applied() == 0) {
+    // No variant differs from the application: not a success a script should take for one.
+    log::warn("no edit was applied ({} proposed, {} withheld): the variant is the application unchanged",
+              merged.edits.size(), merged.withheld.size());
+    command_exit_code() = k_exit_no_improvement;
+  }
   if (result.contains("compiled") && !result["compiled"].get<bool>())
     throw Error(fmt::format("the variant does not build; see {}", (out / "build.log").string()));
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <type_traits>
 
 namespace optimas::config {
 
@@ -38,6 +39,7 @@ public:
   template <std::size_t N>
   void check_keys(const YAML::Node& map, const char* const (&allowed)[N], const char* where) const {
     if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", where));
+    no_duplicate_keys(map, where);
     for (const auto& kv : map) {
       std::string key = kv.first.as<std::string>();
       bool ok = false;
@@ -48,6 +50,38 @@ public:
         fail(kv.first, fmt::format("unknown key \"{}\" in {} (known: {})", key, where, known));
       }
     }
+  }
+
+  // yaml-cpp keeps the first of two equal keys and drops the second without a word; a setting
+  // written twice is a mistake to show, not to guess at.
+  void no_duplicate_keys(const YAML::Node& map, const char* where) const {
+    std::set<std::string> seen;
+    for (const auto& kv : map) {
+      if (!kv.first.IsScalar()) fail(kv.first, fmt::format("a key in {} must be a name", where));
+      if (!seen.insert(kv.first.Scalar()).second)
+        fail(kv.first, fmt::format("\"{}\" is given twice in {}", kv.first.Scalar(), where));
+    }
+  }
+
+  // A path the configuration names (a source, an output, the binary, the build folder): relative,
+  // and inside the application folder once resolved, so that nothing Optimas writes through it
+  // can land in your tree or outside it.
+  std::string inside(const YAML::Node& at, const std::string& path, const std::string& dir, const char* what) const {
+    fs::path p(path);
+    fs::path normal = p.lexically_normal();
+    bool escapes = p.is_absolute() || normal.empty() || *normal.begin() == "..";
+    if (!escapes) {
+      std::error_code ec;
+      fs::path root = fs::weakly_canonical(dir, ec);
+      fs::path resolved = fs::weakly_canonical(fs::path(dir) / normal, ec);
+      auto rel = resolved.lexically_relative(root);
+      escapes = ec || rel.empty() || *rel.begin() == "..";
+    }
+    if (escapes)
+      fail(at, fmt::format("{} \"{}\" is not inside the application folder {}: name it relative to that folder "
+                           "(Optimas edits and builds copies, never your files)",
+                           what, path, dir));
+    return normal.string();
   }
 
   std::string string(const YAML::Node& map, const char* key, bool required, const char* where) const {
@@ -65,7 +99,12 @@ public:
     try {
       return n.as<T>();
     } catch (const YAML::Exception&) {
-      fail(n, fmt::format("\"{}\" has the wrong type (\"{}\")", what, n.Scalar()));
+      if constexpr (std::is_same_v<T, bool>)
+        fail(n, fmt::format("\"{}\" must be true or false, not \"{}\"", what, n.Scalar()));
+      else if constexpr (std::is_arithmetic_v<T>)
+        fail(n, fmt::format("\"{}\" must be a number, not \"{}\"", what, n.Scalar()));
+      else
+        fail(n, fmt::format("\"{}\" has the wrong type (\"{}\")", what, n.Scalar()));
     }
   }
 
@@ -204,11 +243,16 @@ AppConfig load_app_config(const std::string& path) {
   app.path = fs::absolute(path).lexically_normal().string();
   app.dir = fs::path(app.path).parent_path().string();
   app.name = rd.string(root, "name", true, "optimas.yml");
+  // The name becomes a folder name (optimas-profile/<name>).
+  static const std::regex k_name(R"([A-Za-z0-9][A-Za-z0-9._+-]*)");
+  if (!std::regex_match(app.name, k_name))
+    rd.fail(root["name"], fmt::format("name \"{}\" must be letters, digits, '.', '_', '+' or '-' (it names folders)",
+                                      app.name));
   app.description = rd.string(root, "description", false, "optimas.yml");
   if (YAML::Node s = root["sources"]) {
     if (!s.IsSequence()) rd.fail(s, "\"sources\" must be a list of files");
     for (const auto& f : s) {
-      std::string file = f.as<std::string>();
+      std::string file = rd.inside(f, rd.scalar<std::string>(f, "sources"), app.dir, "source");
       if (!fs::exists(fs::path(app.dir) / file))
         rd.fail(f, fmt::format("source \"{}\" does not exist in {}", file, app.dir));
       app.sources.push_back(file);
@@ -219,16 +263,20 @@ AppConfig load_app_config(const std::string& path) {
   rd.check_keys(build, k_build_keys, "build");
   app.build_command = rd.string(build, "command", true, "build");
   app.binary = rd.string(build, "binary", false, "build");
+  if (!app.binary.empty()) app.binary = rd.inside(build["binary"], app.binary, app.dir, "build.binary");
   app.clean_command = rd.string(build, "clean", false, "build");
   app.build_dir = rd.string(build, "dir", false, "build");
+  if (!app.build_dir.empty()) app.build_dir = rd.inside(build["dir"], app.build_dir, app.dir, "build.dir");
 
   YAML::Node run = root["run"];
   if (!run) rd.fail(root, "optimas.yml needs \"run\"");
   rd.check_keys(run, k_run_keys, "run");
   app.run_command = rd.string(run, "command", true, "run");
   if (YAML::Node o = run["output"]) app.outputs = o.IsSequence() ? rd.names(o, "output") : std::vector{rd.string(run, "output", false, "run")};
-  for (const auto& o : app.outputs)
+  for (auto& o : app.outputs) {
     if (o.empty()) rd.fail(run["output"], "\"output\" names an empty file");
+    o = rd.inside(run["output"], o, app.dir, "run.output");
+  }
   if (YAML::Node k = run["kernel_time"]) app.kernel_time = read_kernel_time(rd, k);
   if (YAML::Node t = run["timeout_s"]) {
     try {
@@ -236,7 +284,8 @@ AppConfig load_app_config(const std::string& path) {
     } catch (const YAML::Exception&) {
       rd.fail(t, "\"timeout_s\" must be a number of seconds");
     }
-    if (!(app.timeout_s > 0)) rd.fail(t, "\"timeout_s\" must be positive");
+    if (!(app.timeout_s > 0) || !std::isfinite(app.timeout_s) || app.timeout_s > 7 * 24 * 3600.0)
+      rd.fail(t, fmt::format("\"timeout_s\" must be a positive number of seconds, at most a week (got {})", t.Scalar()));
   }
 
   if (YAML::Node seed = run["seed"])
@@ -325,6 +374,7 @@ AppConfig load_app_config(const std::string& path) {
     if (!c.IsMap()) rd.fail(c, "each config must be a mapping such as {name: small, n: 1024}");
     InputConfig ic;
     ic.line = c.Mark().line + 1;
+    rd.no_duplicate_keys(c, "a config");
     for (const auto& kv : c) {
       std::string key = kv.first.as<std::string>();
       if (!kv.second.IsScalar()) rd.fail(kv.second, fmt::format("config value \"{}\" must be a scalar", key));
@@ -332,9 +382,9 @@ AppConfig load_app_config(const std::string& path) {
       if (key == "name")
         ic.name = value;
       else if (key == "default")
-        ic.is_default = kv.second.as<bool>();
+        ic.is_default = rd.scalar<bool>(kv.second, "default");
       else if (key == "held_out")
-        ic.held_out = kv.second.as<bool>();
+        ic.held_out = rd.scalar<bool>(kv.second, "held_out");
       else
         ic.params[key] = value;
     }

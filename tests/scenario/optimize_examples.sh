@@ -35,6 +35,17 @@ expect_fail 1 'REJECTED \(signature\).*triad_kernel changed' -- "$OPTIMAS" optim
 edit '"__global__ void triad_kernel("' '"__global__ void triad_kernel(double* a, const double* b, const double* c, double scalar, int n) { }\n__global__ void triad_kernel("'
 expect_fail 1 'REJECTED \(duplicate_kernel\)' -- "$OPTIMAS" optimize "$D" --app "$APP" -m manual --work-dir chat -o crafted
 edit '"this text is not in the file"' '"x"'
-"$OPTIMAS" optimize "$D" --app "$APP" -m manual --work-dir chat -o crafted > crafted.txt 2>&1 || true
+rc=0
+"$OPTIMAS" optimize "$D" --app "$APP" -m manual --work-dir chat -o crafted > crafted.txt 2>&1 || rc=$?
 grep -q 'NOT applied: the text to find does not occur in main.cu' crafted.txt || fail "a hallucinated edit is recorded: $(cat crafted.txt)"
+# Nothing applied is no success (it exited 0 before).
+[ "$rc" -eq 3 ] || fail "optimize with nothing applied: exit $rc, expected 3"
+grep -q 'no edit was applied' crafted.txt || fail "optimize does not say nothing was applied: $(cat crafted.txt)"
+# A source outside the application folder (an absolute path) is a usage error: the variant was
+# once written over that file.
+mkdir -p "$WORK/mine" && cp "$APP/main.cu" "$WORK/mine/main.cu"
+sed "s|^sources: .*|sources: [$WORK/mine/main.cu]|" "$APP/optimas.yml" > "$APP/abs.yml"
+mine_before=$(sha256sum < "$WORK/mine/main.cu")
+expect_fail 1 'is not inside the application folder' -- "$OPTIMAS" optimize "$OPTIMAS_TEST_DATA/h200/stream" --app "$APP/abs.yml" -o abs-out
+[ "$(sha256sum < "$WORK/mine/main.cu")" = "$mine_before" ] || fail "optimize changed a file outside the application"
 pass "optimize on $(ls -d "$OPTIMAS_TEST_DATA"/h200/*/ | wc -l) examples; crafted replies rejected"

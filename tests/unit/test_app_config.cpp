@@ -339,3 +339,70 @@ TEST(AppConfig, KernelTimeUnitsAndCalls) {
   not_number.replace(not_number.find("calls: '{n}'"), 12, "calls: '{seed}x'");
   EXPECT_GT(error_line(dir.file("nan.yml", not_number)), 0u);
 }
+
+// Every path the configuration names stays inside the application folder: a source given as an
+// absolute path had `optimas optimize` write the variant over the user's own file.
+TEST(AppConfig, PathsStayInsideTheApplicationFolder) {
+  TempDir dir, elsewhere;
+  dir.file("main.cu", "");
+  std::string outside = elsewhere.file("main.cu", "// the user's file elsewhere\n");
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string yml = k_valid;
+    yml.replace(yml.find(from), from.size(), to);
+    return yml;
+  };
+  struct Case {
+    std::string from, to, what;
+    std::size_t line;
+  };
+  for (const auto& c : std::vector<Case>{{"sources: [main.cu]", "sources: [" + outside + "]", "source", 3},
+                                          {"sources: [main.cu]", "sources: [../x/main.cu]", "source", 3},
+                                          {"  binary: demo", "  binary: /usr/bin/demo", "build.binary", 6},
+                                          {"  binary: demo", "  binary: sub/../../demo", "build.binary", 6},
+                                          {"  output: demo.out", "  output: ../demo.out", "run.output", 9},
+                                          {"  binary: demo", "  binary: demo\n  dir: /tmp", "build.dir", 7}}) {
+    std::string reason = error_reason(dir.file("p.yml", with(c.from, c.to)));
+    EXPECT_NE(reason.find(c.what + " \""), std::string::npos) << c.to << ": " << reason;
+    EXPECT_NE(reason.find("is not inside the application folder"), std::string::npos) << reason;
+    EXPECT_EQ(error_line(dir.file("p.yml", with(c.from, c.to))), c.line) << c.to;
+  }
+  // A symbolic link out of the folder is outside too.
+  std::filesystem::create_symlink(outside, dir.path() / "link.cu");
+  EXPECT_NE(error_reason(dir.file("l.yml", with("sources: [main.cu]", "sources: [link.cu]"))).find("not inside"),
+            std::string::npos);
+  // Inside, in any spelling: accepted and normalised.
+  dir.file("src/k.cu", "");
+  auto app = load_app_config(dir.file("ok.yml", with("sources: [main.cu]", "sources: [./src/../src/k.cu]")));
+  EXPECT_EQ(app.sources, std::vector<std::string>{"src/k.cu"});
+}
+
+// Nonsense that used to surface as "internal error" (yaml-cpp's bad conversion) or pass silently.
+TEST(AppConfig, BadValuesNameTheirLine) {
+  TempDir dir;
+  dir.file("main.cu", "");
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string yml = k_valid;
+    yml.replace(yml.find(from), from.size(), to);
+    return yml;
+  };
+  struct Case {
+    std::string from, to, says;
+    std::size_t line;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"seed: 2, default: true}", "seed: 2, default: maybe}", "must be true or false", 14},
+           {"held_out: true}", "held_out: 7}", "must be true or false", 15},
+           {"sources: [main.cu]", "sources: [{a: b}]", "must be a single value", 3},
+           {"name: demo", "name: ../../evil", "it names folders", 1},
+           {"  timeout_s: 30", "  timeout_s: .inf", "at most a week", 11},
+           {"  timeout_s: 30", "  timeout_s: -2", "positive", 11},
+           {"  kernel_time: 'kernel_time_ms: ([0-9.]+)'", "  kernel_time: ''", "needs a pattern", 10},
+           {"  timeout_s: 30", "  timeout_s: 30\n  timeout_s: 40", "given twice", 12},
+           {"{name: small, n: 1024, seed: 1}", "{name: small, n: 1024, n: 2048, seed: 1}", "given twice", 13},
+       }) {
+    std::string path = dir.file("bad.yml", with(c.from, c.to));
+    std::string reason = error_reason(path);
+    EXPECT_NE(reason.find(c.says), std::string::npos) << c.to << ": " << reason;
+    EXPECT_EQ(error_line(path), c.line) << c.to << ": " << reason;
+  }
+}
