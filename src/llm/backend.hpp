@@ -49,7 +49,8 @@ struct Usage {
 struct Request {
   std::string system;             // role and guardrails
   std::string prompt;             // the user message
-  nlohmann::json response_schema; // JSON Schema the reply must follow; null for free text
+  nlohmann::json response_schema; // JSON Schema the reply must follow; null for free text. Backends
+                                  // send it in their provider's dialect (schema_dialect.hpp)
   std::string schema_name = "optimas_reply";
   double temperature = 0.15;
   int max_tokens = 8192;

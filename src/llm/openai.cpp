@@ -20,9 +20,10 @@ namespace {
 // https://platform.openai.com/docs/guides/structured-outputs#supported-schemas: the types (string,
 // number, boolean, integer, object, array, null), enum, anyOf, definitions ($defs and $ref),
 // descriptions, string pattern and format (the formats listed there), number multipleOf, minimum,
-// maximum and their exclusive forms, array minItems and maxItems. With strict: true the API
-// answers "400 Invalid schema" to anything else ($schema, $id, title, minLength, allOf, ...), and
-// to an object that is not closed or does not require all its properties.
+// maximum and their exclusive forms, array minItems and maxItems. With strict: true the page
+// promises an error for a schema outside the subset (and "$schema" has drawn "400 Invalid schema"
+// in practice), as for an object that is not closed or does not require all its properties; so
+// the rest ($schema, $id, title, minLength, allOf, ...) stays home.
 // clang-format off
 const SchemaDialect k_openai = {
     .name = "openai-strict",

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <ostream>
 #include <string>
 
 #include "fake_api.hpp"
@@ -74,6 +75,11 @@ struct Provider {
   std::string dialect;
   bool priced = true; // in the built-in price table
 };
+
+// gtest prints a parameter in messages and test lists: the provider's name is enough.
+[[maybe_unused]] void PrintTo(const Provider& p, std::ostream* os) {
+  *os << p.name;
+}
 
 std::function<bool(const httplib::Request&)> header_is(std::string name, std::string value) {
   return [name, value](const httplib::Request& req) { return req.get_header_value(name) == value; };
