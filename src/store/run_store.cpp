@@ -424,6 +424,28 @@ std::size_t rebuild(Database& db, const RunStore& store) {
 
 // An index that had to be made (deleted, or of an older schema) is filled from the run folders
 // at once, so that a listing never silently misses runs that exist.
+// Whether the file at `path` is a damaged SQLite database (not one at all, or malformed), as
+// opposed to one that merely cannot be used now (locked, disk full, no permission).
+bool index_is_damaged(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return false;
+  }
+  std::string result;
+  int rc = sqlite3_exec(
+      db, "PRAGMA quick_check",
+      [](void* out, int, char** values, char**) {
+        if (values[0]) *static_cast<std::string*>(out) += values[0];
+        return 0;
+      },
+      &result, nullptr);
+  int code = sqlite3_extended_errcode(db) & 0xff;
+  sqlite3_close(db);
+  if (rc != SQLITE_OK) return code == SQLITE_NOTADB || code == SQLITE_CORRUPT;
+  return result != "ok";
+}
+
 void fill_if_fresh(Connection& c, const RunStore& store) {
   if (!c.fresh || store.run_ids().empty()) return;
   log::info("{}: new run index; indexing the run folders under {}", c.db.path(), store.root());
@@ -503,8 +525,21 @@ RunStore::RunStore(std::string root) : m_root(std::move(root)) {
   fs::create_directories(m_root, ec);
   if (ec) throw Error(fmt::format("cannot create the run store {}: {}", m_root, ec.message()));
   m_index_path = (fs::path(m_root) / k_index_name).string();
-  Connection c(m_index_path);
-  fill_if_fresh(c, *this);
+  try {
+    Connection c(m_index_path);
+    fill_if_fresh(c, *this);
+  } catch (const Error& e) {
+    // The run folders are the record and the index only a view of them: a damaged index is set
+    // aside (kept for a post-mortem) and made again, so no command is stuck on it.
+    if (!fs::exists(m_index_path) || !index_is_damaged(m_index_path)) throw;
+    std::string aside = fmt::format("{}.damaged-{}", m_index_path, util::utc_now_iso8601());
+    fs::rename(m_index_path, aside);
+    for (const char* suffix : {"-wal", "-shm"}) fs::remove(m_index_path + suffix, ec);
+    log::warn("{} was damaged ({}); it was moved to {} and the index is rebuilt from the run folders", m_index_path,
+              e.what(), aside);
+    Connection c(m_index_path);
+    fill_if_fresh(c, *this);
+  }
 }
 
 std::string RunStore::run_dir(const std::string& id) const {

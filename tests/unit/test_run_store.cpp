@@ -302,6 +302,33 @@ TEST(RunStore, OpeningAStoreWithoutAnIndexIndexesItsFolders) {
   EXPECT_EQ(runs[0]["id"], "r1");
 }
 
+// A damaged index (garbage, or a truncated database) made `runs list` and `runs reindex` fail
+// until the user deleted the file by hand; now it is set aside and rebuilt, with a message.
+TEST(RunStore, ADamagedIndexIsSetAsideAndRebuilt) {
+  for (bool truncate : {false, true}) {
+    test::TempDir dir;
+    {
+      RunStore store(dir.path().string());
+      store.index_run(put_run(store, "r1", "2026-11-30T01:00:00Z"));
+      store.index_run(put_run(store, "r2", "2026-11-30T02:00:00Z"));
+    }
+    fs::remove(dir.path() / "index.sqlite-wal");
+    fs::remove(dir.path() / "index.sqlite-shm");
+    fs::path index = dir.path() / "index.sqlite";
+    if (truncate)
+      fs::resize_file(index, fs::file_size(index) / 2 + 100);
+    else
+      dir.file("index.sqlite", std::string(8192, 'x'));
+    RunStore again(dir.path().string());
+    auto runs = again.list_runs();
+    ASSERT_EQ(runs.size(), 2u) << (truncate ? "truncated" : "garbage");
+    bool kept = false;
+    for (const auto& f : fs::directory_iterator(dir.path()))
+      kept = kept || f.path().filename().string().rfind("index.sqlite.damaged-", 0) == 0;
+    EXPECT_TRUE(kept) << "the damaged file is kept beside the new one";
+  }
+}
+
 TEST(RunStore, AnIndexDeletedUnderALiveStoreIsRefilledFromTheFolders) {
   test::TempDir dir;
   RunStore store(dir.path().string());
