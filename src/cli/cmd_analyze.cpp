@@ -5,6 +5,7 @@
 #include "analysis/json.hpp"
 #include "profile/importer.hpp"
 
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 
 #include <iostream>
@@ -28,7 +29,7 @@ void run_analyze(AnalyzeArgs a) {
   auto prof = profile::import_profile(a.profile, io);
   auto d = analysis::analyze(prof, a.options);
   if (a.json)
-    std::cout << analysis::to_json(d).dump(2) << "\n";
+    std::cout << util::json_text(analysis::to_json(d)) << "\n";
   else
     std::cout << analysis::to_text(d);
 }

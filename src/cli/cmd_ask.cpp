@@ -13,6 +13,7 @@
 #include "prompt/reply.hpp"
 
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/strings.hpp"
 
@@ -114,7 +115,7 @@ void run_ask(const AskArgs& a) {
       util::write_file(base + ".system.md", p.system);
       util::write_file(base + ".user.md", p.user);
       util::write_file(base + ".reply.txt", llm::redact(response.text));
-      util::write_file(base + ".result.json", entry.dump(2) + "\n");
+      util::write_file(base + ".result.json", util::json_text(entry) + "\n");
     }
     if (!a.json) {
       std::cout << fmt::format("prompt {}/{} ({}): {} answered{} in {} attempt(s); {} in / {} out tokens{}\n", i + 1,
@@ -150,7 +151,7 @@ void run_ask(const AskArgs& a) {
       {"output_tokens", totals.output_tokens},
       {"cost_usd", totals.cost_known ? nlohmann::json(totals.cost_usd) : nlohmann::json(nullptr)}};
   if (a.json)
-    std::cout << nlohmann::json{{"results", results}, {"totals", summary}}.dump(2) << "\n";
+    std::cout << util::json_text(nlohmann::json{{"results", results}, {"totals", summary}}) << "\n";
   else
     std::cout << fmt::format("total: {} call(s), {} from the cache, {} in / {} out tokens{}\n", totals.calls,
                              totals.cached_calls, totals.input_tokens, totals.output_tokens,

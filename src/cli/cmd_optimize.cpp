@@ -16,6 +16,7 @@
 #include "prompt/reply.hpp"
 
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/process.hpp"
 #include "util/strings.hpp"
@@ -79,7 +80,7 @@ void run_optimize(const OptimizeArgs& a) {
   for (const auto& s : loaded.app.sources)
     util::write_file((variant / s).string(), app.result.at(fs::path(s).filename().string()));
   util::write_file((out / "diff.patch").string(), diff);
-  util::write_file((out / "reply.json").string(), prompt::to_json(merged).dump(2) + "\n");
+  util::write_file((out / "reply.json").string(), util::json_text(prompt::to_json(merged)) + "\n");
 
   nlohmann::json result = {{"backend", backend->name()},
                            {"edits", merged.edits.size()},
@@ -103,10 +104,10 @@ void run_optimize(const OptimizeArgs& a) {
     result["compiled"] = r.ok();
     result["build"] = {{"command", loaded.app.build_command}, {"result", r.describe()}, {"log", spec.stdout_path}};
   }
-  util::write_file((out / "result.json").string(), result.dump(2) + "\n");
+  util::write_file((out / "result.json").string(), util::json_text(result) + "\n");
 
   if (a.json) {
-    std::cout << result.dump(2) << "\n";
+    std::cout << util::json_text(result) << "\n";
   } else {
     std::cout << fmt::format("{}: {} edit(s), {} applied, {} not applied, {} withheld\n", backend->name(),
                              merged.edits.size(), app.applied(), app.not_applied(), merged.withheld.size());

@@ -8,6 +8,7 @@
 #include "profile/ncu_agent.hpp"
 
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/strings.hpp"
 
@@ -138,7 +139,7 @@ void run_profile(const ProfileArgs& a) {
     profile::JsonOptions jo;
     jo.metrics = a.all_metrics;
     jo.instructions = a.instructions;
-    std::cout << profile::to_json(prof, jo).dump(2) << "\n";
+    std::cout << util::json_text(profile::to_json(prof, jo)) << "\n";
   } else {
     print_summary(prof);
   }

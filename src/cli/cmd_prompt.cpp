@@ -6,6 +6,7 @@
 #include "cli/common.hpp"
 #include "prompt/builder.hpp"
 
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/strings.hpp"
 
@@ -50,7 +51,7 @@ void run_prompt(const PromptArgs& a) {
                      {"tokens_estimate", p.tokens()},
                      {"system", p.system},
                      {"user", p.user}});
-    std::cout << out.dump(2) << "\n";
+    std::cout << util::json_text(out) << "\n";
     return;
   }
   for (std::size_t i = 0; i < prompts.size(); ++i) {

@@ -4,6 +4,7 @@
 
 #include "loop/run_loop.hpp"
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 
 #include <fmt/format.h>
@@ -145,7 +146,7 @@ void run_run(const RunArgs& a) {
   if (a.dry_run) {
     auto plan = loop::plan(o);
     if (a.json) {
-      std::cout << plan.dump(2) << "\n";
+      std::cout << util::json_text(plan) << "\n";
       return;
     }
     std::cout << fmt::format("would run {} ({}) into {}/<new id>\n", plan["app"].get<std::string>(),
@@ -167,7 +168,7 @@ void run_run(const RunArgs& a) {
   auto r = loop::run(o);
   r.summary["runs_root"] = a.runs_root;
   if (a.json)
-    std::cout << r.summary.dump(2) << "\n";
+    std::cout << util::json_text(r.summary) << "\n";
   else
     print_summary(r.summary);
   command_exit_code() = r.exit_code;
@@ -197,8 +198,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--timing", a->timing, "kernel_time (the printed time), wall, or auto");
   cmd->add_option("--min-speedup", a->min_speedup, "Accept only when the speedup's interval lies above this (1.01)");
   cmd->add_flag("--no-confirm", a->no_confirm, "Accept without a confirmation round of fresh runs");
-  cmd->add_flag("--aa", a->aa,
-                "Calibration: measure a second build of the unchanged baseline against it (nothing is asked or edited)");
+  cmd->add_flag(
+      "--aa", a->aa,
+      "Calibration: measure a second build of the unchanged baseline against it (nothing is asked or edited)");
   cmd->add_option("--measure-configs", a->measure_configs, "Configurations to measure (default: all)")->delimiter(',');
   cmd->add_option("--validate-configs", a->validate_configs, "Configurations to validate on (default: all)")
       ->delimiter(',');

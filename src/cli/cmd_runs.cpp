@@ -6,6 +6,7 @@
 #include "store/run_store.hpp"
 #include "util/error.hpp"
 #include "util/hash.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/strings.hpp"
 
@@ -52,7 +53,7 @@ void list_runs(const std::string& root, bool as_json) {
     }
   }
   if (as_json) {
-    std::cout << json(runs).dump(2) << "\n";
+    std::cout << util::json_text(json(runs)) << "\n";
     return;
   }
   if (runs.empty()) {
@@ -76,7 +77,7 @@ void show_run(const std::string& root, const std::string& id, bool as_json) {
   json run = st.load_run(full);
   run["status"] = live_status(run);
   if (as_json) {
-    std::cout << run.dump(2) << "\n";
+    std::cout << util::json_text(run) << "\n";
     return;
   }
   std::cout << fmt::format("run {}\n  app {} ({})\n  status {}, outcome {}\n  backend {}, diagnostics {}\n", full,

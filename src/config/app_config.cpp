@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <filesystem>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <set>
@@ -21,8 +21,8 @@ namespace {
 constexpr const char* k_top_keys[] = {"name",    "description", "sources", "build",   "run",
                                       "configs", "optimize",    "measure", "validate"};
 constexpr const char* k_optimize_keys[] = {"backend", "options", "diagnostics", "scope", "iterations", "retries"};
-constexpr const char* k_measure_keys[] = {"runs",         "warmup",      "timing", "configs",
-                                         "confidence",   "significance", "min_speedup", "confirm"};
+constexpr const char* k_measure_keys[] = {"runs",       "warmup",       "timing",      "configs",
+                                          "confidence", "significance", "min_speedup", "confirm"};
 constexpr const char* k_validate_keys[] = {"tolerance", "fresh_seeds", "configs", "ignore"};
 constexpr const char* k_build_keys[] = {"command", "binary", "clean", "dir"};
 constexpr const char* k_kernel_time_keys[] = {"pattern", "unit", "per", "calls"};
@@ -172,7 +172,9 @@ KernelTime read_kernel_time(const Reader& rd, const YAML::Node& n) {
     if (std::string per = n["per"] ? rd.scalar<std::string>(n["per"], "per") : "run"; per == "call")
       k.per_call = true;
     else if (per != "run")
-      rd.fail(n["per"], fmt::format("\"per\" is run (the figure covers the whole run) or call (one call's time), got \"{}\"", per));
+      rd.fail(
+          n["per"],
+          fmt::format("\"per\" is run (the figure covers the whole run) or call (one call's time), got \"{}\"", per));
     if (n["calls"]) k.calls = rd.scalar<std::string>(n["calls"], "calls");
     if (k.per_call && k.calls.empty())
       rd.fail(n, "per: call needs \"calls\": how many calls one run makes (a number or a {placeholder}), so the "
@@ -210,7 +212,6 @@ const InputConfig* AppConfig::find(const std::string& wanted) const {
   return nullptr;
 }
 
-
 std::string AppConfig::command_for(const InputConfig& c, const std::string& output_path) const {
   return fill(run_command, c, output_path);
 }
@@ -246,8 +247,8 @@ AppConfig load_app_config(const std::string& path) {
   // The name becomes a folder name (optimas-profile/<name>).
   static const std::regex k_name(R"([A-Za-z0-9][A-Za-z0-9._+-]*)");
   if (!std::regex_match(app.name, k_name))
-    rd.fail(root["name"], fmt::format("name \"{}\" must be letters, digits, '.', '_', '+' or '-' (it names folders)",
-                                      app.name));
+    rd.fail(root["name"],
+            fmt::format("name \"{}\" must be letters, digits, '.', '_', '+' or '-' (it names folders)", app.name));
   app.description = rd.string(root, "description", false, "optimas.yml");
   if (YAML::Node s = root["sources"]) {
     if (!s.IsSequence()) rd.fail(s, "\"sources\" must be a list of files");
@@ -272,7 +273,8 @@ AppConfig load_app_config(const std::string& path) {
   if (!run) rd.fail(root, "optimas.yml needs \"run\"");
   rd.check_keys(run, k_run_keys, "run");
   app.run_command = rd.string(run, "command", true, "run");
-  if (YAML::Node o = run["output"]) app.outputs = o.IsSequence() ? rd.names(o, "output") : std::vector{rd.string(run, "output", false, "run")};
+  if (YAML::Node o = run["output"])
+    app.outputs = o.IsSequence() ? rd.names(o, "output") : std::vector{rd.string(run, "output", false, "run")};
   for (auto& o : app.outputs) {
     if (o.empty()) rd.fail(run["output"], "\"output\" names an empty file");
     o = rd.inside(run["output"], o, app.dir, "run.output");
@@ -285,7 +287,8 @@ AppConfig load_app_config(const std::string& path) {
       rd.fail(t, "\"timeout_s\" must be a number of seconds");
     }
     if (!(app.timeout_s > 0) || !std::isfinite(app.timeout_s) || app.timeout_s > 7 * 24 * 3600.0)
-      rd.fail(t, fmt::format("\"timeout_s\" must be a positive number of seconds, at most a week (got {})", t.Scalar()));
+      rd.fail(t,
+              fmt::format("\"timeout_s\" must be a positive number of seconds, at most a week (got {})", t.Scalar()));
   }
 
   if (YAML::Node seed = run["seed"])
@@ -407,7 +410,9 @@ AppConfig load_app_config(const std::string& path) {
       try {
         app.kernel_calls(c);
       } catch (const Error&) {
-        rd.fail(run["kernel_time"]["calls"], fmt::format("config \"{}\": calls is \"{}\", not a number of calls (at least 1)", c.name, fill(app.kernel_time.calls, c, "")));
+        rd.fail(run["kernel_time"]["calls"],
+                fmt::format("config \"{}\": calls is \"{}\", not a number of calls (at least 1)", c.name,
+                            fill(app.kernel_time.calls, c, "")));
       }
     }
   }

@@ -81,8 +81,8 @@ Decision screen(const std::vector<ConfigJudgement>& configs, const std::string& 
     return {Stage::rejected, "the reported time is not credible (" + all + ")"};
   }
   if (pc.verdict != Verdict::faster)
-    return {Stage::rejected, fmt::format("{} on {} ({}; faster needs {})", verdict_name(pc.verdict), primary,
-                                         describe(pc), level)};
+    return {Stage::rejected,
+            fmt::format("{} on {} ({}; faster needs {})", verdict_name(pc.verdict), primary, describe(pc), level)};
   if (!slower.empty()) {
     std::string all;
     for (const auto& s : slower) all += (all.empty() ? "" : ", ") + s;
@@ -95,8 +95,8 @@ Decision screen(const std::vector<ConfigJudgement>& configs, const std::string& 
   if (pc.ci_low < rule.min_speedup)
     return {Stage::rejected, fmt::format("faster on {}, but the interval reaches below measure.min_speedup {:.3g} ({})",
                                          primary, rule.min_speedup, describe(pc))};
-  return {Stage::accepted, fmt::format("{:.3f}x faster on {} [{:.3f}, {:.3f}]", pc.speedup, primary, pc.ci_low,
-                                       pc.ci_high)};
+  return {Stage::accepted,
+          fmt::format("{:.3f}x faster on {} [{:.3f}, {:.3f}]", pc.speedup, primary, pc.ci_low, pc.ci_high)};
 }
 
 Decision confirm(const Judgement& fresh, const Judgement& pooled, const std::string& primary,
@@ -106,9 +106,10 @@ Decision confirm(const Judgement& fresh, const Judgement& pooled, const std::str
   const Comparison& f = fresh.comparison;
   const Comparison& all = pooled.comparison;
   if (f.speedup < rule.min_speedup)
-    return {Stage::rejected, fmt::format("not confirmed: fresh runs on {} show {:.3f}x, below measure.min_speedup {:.3g} "
-                                         "({})",
-                                         primary, f.speedup, rule.min_speedup, describe(f))};
+    return {Stage::rejected,
+            fmt::format("not confirmed: fresh runs on {} show {:.3f}x, below measure.min_speedup {:.3g} "
+                        "({})",
+                        primary, f.speedup, rule.min_speedup, describe(f))};
   if (all.verdict != Verdict::faster)
     return {Stage::rejected, fmt::format("not confirmed: all runs on {} together show {} ({})", primary,
                                          verdict_name(all.verdict), describe(all))};

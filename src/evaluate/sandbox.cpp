@@ -2,9 +2,12 @@
 
 #include "util/error.hpp"
 #include "util/hash.hpp"
+#include "util/log.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,6 +15,7 @@
 #include <filesystem>
 #include <regex>
 #include <set>
+#include <system_error>
 
 extern char** environ;
 
@@ -57,6 +61,22 @@ bool is_build_output(const fs::path& path, bool directory) {
   return ext == ".o" || ext == ".obj";
 }
 
+// What went wrong while copying into `to`, for an Error; a full disk says what to do about it.
+std::string copy_failure(const std::string& from, const std::string& to, const fs::filesystem_error& e) {
+  std::string what = e.path1().empty() ? from : e.path1().string();
+  if (e.code() == std::errc::no_space_on_device || e.code().value() == EDQUOT)
+    return fmt::format("the disk is full ({}) while copying {} into {}; the partial copy was removed: free some space "
+                       "there, then resume the run",
+                       e.code().message(), what, to);
+  return fmt::format("cannot copy {} into {}: {}; the partial copy was removed", what, to, e.code().message());
+}
+
+std::string boot_id() {
+  std::error_code ec;
+  if (!fs::exists("/proc/sys/kernel/random/boot_id", ec)) return {};
+  return std::string(util::trim(util::read_file("/proc/sys/kernel/random/boot_id")));
+}
+
 std::string last_line(const std::string& text) {
   std::string out(util::trim(last_lines(text, 1)));
   return out.size() > 200 ? out.substr(0, 200) + "..." : out;
@@ -84,7 +104,10 @@ Sandbox sandbox_for(const config::AppConfig& app) {
   return s;
 }
 
-Snapshot snapshot_application(const config::AppConfig& app, const std::string& to) {
+namespace {
+
+// The copy of snapshot_application, which removes it when it fails.
+Snapshot snapshot_into(const config::AppConfig& app, const std::string& to) {
   std::set<std::string> skip = {".git", ".optimas", "runs", "optimas-profile", "optimas-variant", "optimas-manual"};
   if (!app.binary.empty()) skip.insert(fs::path(app.binary).lexically_normal().string());
   for (const auto& o : app.outputs) skip.insert(fs::path(o).lexically_normal().string());
@@ -115,15 +138,127 @@ Snapshot snapshot_application(const config::AppConfig& app, const std::string& t
   return snap;
 }
 
-void copy_tree(const std::string& from, const std::string& to) {
-  fs::create_directories(to);
-  for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator(); ++it) {
-    fs::path target = fs::path(to) / fs::relative(it->path(), from);
-    if (it->is_directory())
-      fs::create_directories(target);
-    else if (it->is_regular_file())
-      fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing);
+} // namespace
+
+Snapshot snapshot_application(const config::AppConfig& app, const std::string& to) {
+  ScratchFolder scratch(to);
+  try {
+    Snapshot snap = snapshot_into(app, to);
+    scratch.keep();
+    return snap;
+  } catch (const fs::filesystem_error& e) {
+    throw Error(copy_failure(app.dir, to, e));
   }
+}
+
+void copy_tree(const std::string& from, const std::string& to) {
+  ScratchFolder scratch(to);
+  try {
+    fs::create_directories(to);
+    for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator(); ++it) {
+      fs::path target = fs::path(to) / fs::relative(it->path(), from);
+      if (it->is_directory())
+        fs::create_directories(target);
+      else if (it->is_regular_file())
+        fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing);
+    }
+  } catch (const fs::filesystem_error& e) {
+    throw Error(copy_failure(from, to, e));
+  }
+  scratch.keep();
+}
+
+ScratchFolder::~ScratchFolder() {
+  if (m_keep) return;
+  std::error_code ec; // a destructor may run while an exception unwinds: it must not throw
+  fs::remove_all(m_path, ec);
+}
+
+ChildRecord::ChildRecord(std::string path) : m_path(std::move(path)) {
+  util::set_child_observer([this](const util::ChildInfo& child, bool running) { changed(child, running); });
+}
+
+ChildRecord::~ChildRecord() {
+  util::set_child_observer({});
+  std::error_code ec;
+  if (!m_children.empty()) fs::remove(m_path, ec);
+}
+
+// Called by run_process (one call at a time); it must not throw, or a program would run on
+// unwatched: a record that cannot be written is a warning.
+void ChildRecord::changed(const util::ChildInfo& child, bool running) {
+  if (running) {
+    m_children.push_back(child);
+  } else {
+    m_children.erase(std::remove_if(m_children.begin(), m_children.end(),
+                                    [&](const util::ChildInfo& c) { return c.supervisor == child.supervisor; }),
+                     m_children.end());
+  }
+  try {
+    write();
+  } catch (const std::exception& e) {
+    if (!m_warned)
+      log::warn("{}: cannot record the running programs ({}); a resumed run may not find them", m_path, e.what());
+    m_warned = true;
+  }
+}
+
+void ChildRecord::write() const {
+  if (m_children.empty()) {
+    fs::remove(m_path);
+    return;
+  }
+  nlohmann::json children = nlohmann::json::array();
+  for (const auto& c : m_children)
+    children.push_back({{"supervisor", c.supervisor},
+                        {"supervisor_start", c.supervisor_start},
+                        {"group", c.group},
+                        {"group_start", c.group_start}});
+  const int self = ::getpid();
+  nlohmann::json owner = {{"pid", self}, {"start", util::process_start_time(self).value_or(0)}};
+  nlohmann::json doc = {{"owner", owner}, {"boot_id", boot_id()}, {"children", children}};
+  // Written next to the record and renamed over it: a kill at any moment leaves the old
+  // record or the new one, never half of one.
+  const std::string tmp = fmt::format("{}.tmp.{}", m_path, self);
+  util::write_file(tmp, doc.dump(2) + "\n");
+  fs::rename(tmp, m_path);
+}
+
+int end_recorded_children(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return 0;
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(util::read_file(path));
+    if (!doc.is_object() || !doc.value("children", nlohmann::json()).is_array())
+      throw std::runtime_error("no children list");
+  } catch (const std::exception& e) {
+    log::warn("{}: not a record of running programs ({}); ignoring it", path, e.what());
+    fs::remove(path, ec);
+    return 0;
+  }
+  if (doc.value("boot_id", "") != boot_id()) { // the machine restarted: nothing recorded still runs
+    fs::remove(path, ec);
+    return 0;
+  }
+  const auto& owner = doc.value("owner", nlohmann::json::object());
+  const int owner_pid = owner.value("pid", 0);
+  if (owner_pid > 0 && owner_pid != ::getpid() &&
+      util::process_start_time(owner_pid) == owner.value("start", std::uint64_t{0}))
+    throw Error(fmt::format("{}: process {}, which started these programs, is still working on this run; two processes "
+                            "must not work on one run: wait for it to finish, or stop it (kill {}) and resume again",
+                            path, owner_pid, owner_pid));
+  int ended = 0;
+  for (const auto& c : doc["children"]) {
+    util::ChildInfo child;
+    child.supervisor = c.value("supervisor", 0);
+    child.supervisor_start = c.value("supervisor_start", std::uint64_t{0});
+    child.group = c.value("group", 0);
+    child.group_start = c.value("group_start", std::uint64_t{0});
+    if (util::end_child(child)) ++ended;
+  }
+  fs::remove(path, ec);
+  return ended;
 }
 
 std::string build_fingerprint(const config::AppConfig& app, const std::string& dir, const Snapshot& snapshot) {
@@ -145,7 +280,8 @@ std::string build_fingerprint(const config::AppConfig& app, const std::string& d
   for (const auto& p : products) {
     if (!fs::exists(p)) continue;
     std::string bytes = util::read_file(p.string());
-    all += fs::relative(p, dir).string() + '\0' + util::sha256_hex(std::regex_replace(bytes, k_tmpxft, "tmpxft")) + '\n';
+    all +=
+        fs::relative(p, dir).string() + '\0' + util::sha256_hex(std::regex_replace(bytes, k_tmpxft, "tmpxft")) + '\n';
   }
   return util::sha256_hex(all);
 }
@@ -209,7 +345,8 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
   const bool via_files = !via_placeholder && !app.outputs.empty();
   // Where each output lands: the first at output_path, the k-th declared file at output_path.k.
   std::vector<std::string> targets = {output_path};
-  for (std::size_t k = 1; via_files && k < app.outputs.size(); ++k) targets.push_back(fmt::format("{}.{}", output_path, k));
+  for (std::size_t k = 1; via_files && k < app.outputs.size(); ++k)
+    targets.push_back(fmt::format("{}.{}", output_path, k));
   for (const auto& t : targets) fs::remove(t);
   if (via_files)
     for (const auto& o : app.outputs) fs::remove(fs::path(dir) / o);
@@ -233,8 +370,7 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
     return e;
   }
   const auto& kt = app.kernel_time;
-  if (auto printed = parse_kernel_time(kt.pattern, out))
-    e.kernel_ms = *printed * kt.unit_ms * app.kernel_calls(config);
+  if (auto printed = parse_kernel_time(kt.pattern, out)) e.kernel_ms = *printed * kt.unit_ms * app.kernel_calls(config);
   if (!kt.empty() && !e.kernel_ms) {
     e.failure = fmt::format("the program printed no kernel time matching '{}'", kt.pattern);
     return e;
@@ -260,7 +396,8 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
       end = end == std::string::npos ? out.size() : end + 1;
       bool dropped = false;
       for (const auto& re : drop)
-        dropped = dropped || std::regex_search(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re);
+        dropped = dropped ||
+                  std::regex_search(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re);
       if (!dropped) kept.append(out, start, end - start);
       start = end;
     }

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace optimas::evaluate {
@@ -35,16 +36,59 @@ std::vector<std::string> secret_variables();
 // make would skip the compile.
 struct Snapshot {
   std::map<std::string, std::string> files; // relative path -> SHA-256
-  std::vector<std::string> left_out;          // build outputs found in the folder and not copied
+  std::vector<std::string> left_out;        // build outputs found in the folder and not copied
 };
 
 // Copies the application folder into `to` (created), leaving out version-control folders,
 // Optimas' own folders, the binary, the output files, build.dir, and build outputs (object
-// files, CMake caches).
+// files, CMake caches). On failure (a full disk) `to` is removed and the Error says why.
 Snapshot snapshot_application(const config::AppConfig& app, const std::string& to);
 
-// Copies a folder's regular files into `to` (created): a scratch copy of a snapshot.
+// Copies a folder's regular files into `to` (created): a scratch copy of a snapshot. On
+// failure `to` is removed, so no half copy is left behind, and the Error says why.
 void copy_tree(const std::string& from, const std::string& to);
+
+// A folder removed when this goes out of scope, unless kept: a copy that fails half-way (a full
+// disk) leaves nothing behind to keep the disk full or to be taken for a complete copy.
+class ScratchFolder {
+public:
+  explicit ScratchFolder(std::string path) : m_path(std::move(path)) {}
+  ~ScratchFolder();
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  void keep() { m_keep = true; }
+
+private:
+  std::string m_path;
+  bool m_keep = false;
+};
+
+// The programs a run has running, recorded in its folder (children.json: each supervisor and
+// program group with their start times, written atomically, removed when none runs), so that a
+// resumed run can end what a killed optimas left behind. While it exists it records every
+// child util::run_process starts in this process.
+class ChildRecord {
+public:
+  explicit ChildRecord(std::string path);
+  ~ChildRecord();
+  ChildRecord(const ChildRecord&) = delete;
+  ChildRecord& operator=(const ChildRecord&) = delete;
+
+private:
+  void changed(const util::ChildInfo& child, bool running);
+  void write() const;
+
+  std::string m_path;
+  std::vector<util::ChildInfo> m_children;
+  bool m_warned = false;
+};
+
+// Ends what the process that wrote `path` (a ChildRecord) left running: its supervisors (which
+// end their programs' trees) and their program groups, each only while it is still the
+// recorded process, and nothing after a reboot. Removes the file; returns how many children
+// were still there. Error when the process that wrote it is still alive: it is working on the
+// run, and two processes must not.
+int end_recorded_children(const std::string& path);
 
 // What a build produced, as one hash: the binary (or, with none declared, every file the build
 // added to `dir` that is not in the snapshot), with the temporary-file names nvcc writes into its
@@ -67,8 +111,8 @@ struct Execution {
   bool ok = false;
   std::string failure; // empty when ok: "exit code 1: check: FAIL (...)", "timed out after 5.0 s", ...
   double wall_s = 0;
-  std::optional<double> kernel_ms; // from run.kernel_time: the run's kernel time in milliseconds
-  std::string output;              // path of the (first) output it produced (absolute)
+  std::optional<double> kernel_ms;  // from run.kernel_time: the run's kernel time in milliseconds
+  std::string output;               // path of the (first) output it produced (absolute)
   std::vector<std::string> outputs; // every output: `output`, then `output`.1, .2, ... (run.output's files)
 };
 

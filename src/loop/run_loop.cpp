@@ -17,6 +17,7 @@
 #include "store/run_store.hpp"
 #include "util/error.hpp"
 #include "util/hash.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/process.hpp"
 #include "util/strings.hpp"
@@ -132,7 +133,7 @@ json read_json(const std::string& path) {
 
 void append_line(const std::string& path, const json& doc) {
   std::ofstream out(path, std::ios::app);
-  out << doc.dump() << "\n";
+  out << util::json_text(doc, -1) << "\n";
   out.flush();
   if (!out) throw Error(path + ": cannot append");
 }
@@ -177,9 +178,9 @@ struct Variant {
   std::string previous_replies; // of the attempt before: the same answer again is not retried
 };
 
-constexpr const char* k_final_statuses[] = {"accepted",      "rejected",          "build_failed", "build_stale",
-                                            "guardrail_rejected", "no_edits", "invalid_reply", "validation_failed",
-                                            "not_measured",  "run_failed"};
+constexpr const char* k_final_statuses[] = {"accepted",           "rejected",  "build_failed",  "build_stale",
+                                            "guardrail_rejected", "no_edits",  "invalid_reply", "validation_failed",
+                                            "not_measured",       "run_failed"};
 
 // Outputs smaller than this get a warning: "PASS" alone validates almost nothing.
 constexpr std::uintmax_t k_small_output = 256;
@@ -241,11 +242,11 @@ private:
   bool m_execute = false;
   bool m_can_profile = false;
   std::string m_no_execute_reason;
-  json m_run;                 // run.json
-  json m_baseline;            // baseline/baseline.json
-  evaluate::Snapshot m_snapshot; // the application as it was when the run started (snapshot/)
+  json m_run;                          // run.json
+  json m_baseline;                     // baseline/baseline.json
+  evaluate::Snapshot m_snapshot;       // the application as it was when the run started (snapshot/)
   std::vector<std::string> m_warnings; // for the run summary
-  profile::Profile m_profile; // what the current iteration's prompt is built from
+  profile::Profile m_profile;          // what the current iteration's prompt is built from
   analysis::Diagnostics m_diagnostics;
   std::string m_best; // key of the best accepted variant ("" = baseline)
   std::vector<json> m_variants;
@@ -416,7 +417,8 @@ void Loop::snapshot() {
     m_snapshot = evaluate::snapshot_application(m_app, (m_dir / "snapshot").string());
     store::write_json_atomic(record.string(), {{"files", m_snapshot.files}, {"left_out", m_snapshot.left_out}});
     std::string left;
-    for (std::size_t i = 0; i < m_snapshot.left_out.size() && i < 5; ++i) left += (i ? ", " : "") + m_snapshot.left_out[i];
+    for (std::size_t i = 0; i < m_snapshot.left_out.size() && i < 5; ++i)
+      left += (i ? ", " : "") + m_snapshot.left_out[i];
     if (m_snapshot.left_out.size() > 5) left += ", ...";
     say("snapshot", fmt::format("{} file(s){}", m_snapshot.files.size(),
                                 left.empty() ? "" : fmt::format("; build outputs left out: {}", left)));
@@ -427,7 +429,8 @@ void Loop::snapshot() {
     inputs[s] = util::sha256_file(path);
     auto in_snapshot = m_snapshot.files.find(fs::path(s).lexically_normal().string());
     if (in_snapshot == m_snapshot.files.end())
-      throw Error(fmt::format("{}: a source the snapshot left out (it lies in build.dir or looks like a build output)", path));
+      throw Error(
+          fmt::format("{}: a source the snapshot left out (it lies in build.dir or looks like a build output)", path));
     if (in_snapshot->second != inputs[s].get<std::string>())
       throw Error(fmt::format("{} changed since run {} started; resuming would evaluate other code", path, m_id));
   }
@@ -679,10 +682,11 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
                            : !proposal->violations.empty() ? "guardrail_rejected"
                                                            : "no_edits";
       result["errors"] = why;
-      say(v.key, fmt::format("{}: {}", status,
-                             util::split(why, '\n').empty() ? "" : std::string(util::split(why, '\n')[0])));
+      say(v.key,
+          fmt::format("{}: {}", status, util::split(why, '\n').empty() ? "" : std::string(util::split(why, '\n')[0])));
       // A reply without edits is an answer, not a mistake to correct.
-      return finish(status, status == "no_edits" && proposal->reply.edits.empty() ? "the backend proposed no edit" : why,
+      return finish(status,
+                    status == "no_edits" && proposal->reply.edits.empty() ? "the backend proposed no edit" : why,
                     status != "no_edits" && !same, why);
     }
     // Edits that leave every token as it was (comments, layout) cannot change the program.

@@ -5,6 +5,7 @@
 
 #include "util/error.hpp"
 #include "util/hash.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/process.hpp"
 #include "util/strings.hpp"
@@ -127,8 +128,16 @@ std::vector<std::string> program_argv(const std::string& command) {
 // The program runs under /bin/sh, so ncu follows child processes (--target-processes all).
 std::vector<std::string> timing_command(const NcuOptions& o, const std::string& report,
                                         const std::vector<std::string>& app_argv) {
-  std::vector<std::string> cmd = {o.ncu,           "--target-processes", "all", "--metrics", "gpu__time_duration.sum",
-                                  "--clock-control", o.clock_control,   "-f",  "-o",        report};
+  std::vector<std::string> cmd = {o.ncu,
+                                  "--target-processes",
+                                  "all",
+                                  "--metrics",
+                                  "gpu__time_duration.sum",
+                                  "--clock-control",
+                                  o.clock_control,
+                                  "-f",
+                                  "-o",
+                                  report};
   cmd.insert(cmd.end(), app_argv.begin(), app_argv.end());
   return cmd;
 }
@@ -275,7 +284,7 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
   // The manifest is rewritten after every run so that an interrupted profile keeps what it has.
   auto save_manifest = [&] {
     std::string tmp = (fs::path(out_abs) / "manifest.json.tmp").string();
-    util::write_file(tmp, manifest.dump(2) + "\n");
+    util::write_file(tmp, util::json_text(manifest) + "\n");
     fs::rename(tmp, fs::path(out_abs) / "manifest.json");
   };
 

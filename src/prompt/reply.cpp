@@ -109,7 +109,8 @@ std::vector<std::string> strings(const json& j, const char* key) {
 std::int64_t line_number(const json& e, const char* key) {
   if (!e.contains(key) || e[key].is_null()) return 0;
   const json& v = e[key];
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(k_max_line) ? v.get<std::int64_t>() : -1;
+  if (v.is_number_unsigned())
+    return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(k_max_line) ? v.get<std::int64_t>() : -1;
   if (v.is_number_integer()) return v.get<std::int64_t>() >= 1 ? v.get<std::int64_t>() : -1;
   return -1;
 }

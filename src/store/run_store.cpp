@@ -1,6 +1,7 @@
 #include "store/run_store.hpp"
 
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/strings.hpp"
 
@@ -468,7 +469,7 @@ std::string new_run_id() {
 }
 
 void write_json_atomic(const std::string& path, const json& doc) {
-  const std::string content = doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  const std::string content = util::json_text(doc) + "\n";
   // Unique per process and call, so concurrent writers never share a temporary file.
   static std::atomic<unsigned> counter{0};
   const std::string tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), counter++);

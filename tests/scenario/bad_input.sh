@@ -18,4 +18,16 @@ expect_fail 1 'optimas.yml:5: config "a" has no value for \{n\}' -- "$OPTIMAS" p
 
 expect_fail 1 'ncu was not found' -- env OPTIMAS_NCU=/nonexistent/ncu "$OPTIMAS" profile "$OPTIMAS_SOURCE_DIR/examples/stream" --no-build -o "$WORK/p"
 expect_fail 2 'alpha' -- "$OPTIMAS" profile --import "$OPTIMAS_TEST_DATA/ncu-samples" --alpha 3
+# A byte that is not UTF-8 in a kernel name (every page that names it) and the session page:
+# --json output writes it as \xff instead of failing.
+mkdir -p "$WORK/latin1"
+cp "$OPTIMAS_TEST_DATA"/ncu-samples/*.csv "$WORK/latin1/"
+sed -i 's/dloop/dl\xffoop/g' "$WORK/latin1"/*.csv
+sed -i 's/NVIDIA H200/NVIDIA H200\xe9/' "$WORK/latin1/session.csv"
+"$OPTIMAS" profile --import "$WORK/latin1" --json > "$WORK/latin1.json" 2> "$WORK/latin1.log" ||
+  fail "import with a non-UTF-8 kernel name: $(cat "$WORK/latin1.log")"
+grep -qF 'dl\\xffoop' "$WORK/latin1.json" || fail "the kernel name is not in the JSON as dl\\xffoop"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$WORK/latin1.json" || fail "--json printed invalid JSON"
+"$OPTIMAS" analyze "$WORK/latin1" --json > "$WORK/latin1-analyze.json" 2> "$WORK/latin1.log" ||
+  fail "analyze with a non-UTF-8 kernel name: $(cat "$WORK/latin1.log")"
 pass "bad input"

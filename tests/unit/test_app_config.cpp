@@ -356,11 +356,11 @@ TEST(AppConfig, PathsStayInsideTheApplicationFolder) {
     std::size_t line;
   };
   for (const auto& c : std::vector<Case>{{"sources: [main.cu]", "sources: [" + outside + "]", "source", 3},
-                                          {"sources: [main.cu]", "sources: [../x/main.cu]", "source", 3},
-                                          {"  binary: demo", "  binary: /usr/bin/demo", "build.binary", 6},
-                                          {"  binary: demo", "  binary: sub/../../demo", "build.binary", 6},
-                                          {"  output: demo.out", "  output: ../demo.out", "run.output", 9},
-                                          {"  binary: demo", "  binary: demo\n  dir: /tmp", "build.dir", 7}}) {
+                                         {"sources: [main.cu]", "sources: [../x/main.cu]", "source", 3},
+                                         {"  binary: demo", "  binary: /usr/bin/demo", "build.binary", 6},
+                                         {"  binary: demo", "  binary: sub/../../demo", "build.binary", 6},
+                                         {"  output: demo.out", "  output: ../demo.out", "run.output", 9},
+                                         {"  binary: demo", "  binary: demo\n  dir: /tmp", "build.dir", 7}}) {
     std::string reason = error_reason(dir.file("p.yml", with(c.from, c.to)));
     EXPECT_NE(reason.find(c.what + " \""), std::string::npos) << c.to << ": " << reason;
     EXPECT_NE(reason.find("is not inside the application folder"), std::string::npos) << reason;

@@ -156,7 +156,8 @@ TEST(NcuSession, UnescapedQuotesInTheCommandLine) {
   auto s = read_session_page(data_path("ncu-samples/session_shell_command.csv"));
   EXPECT_EQ(s["display_name"], "NVIDIA H200");
   const std::string& command = s["Profiler Command Line"];
-  EXPECT_NE(command.find("/bin/sh -c \"./spmv --rows 262144 --iters 10 --seed 11 --out "), std::string::npos) << command;
+  EXPECT_NE(command.find("/bin/sh -c \"./spmv --rows 262144 --iters 10 --seed 11 --out "), std::string::npos)
+      << command;
   EXPECT_EQ(command.substr(command.size() - 2), "\" ") << command;
 
   // Well-formed quoting: doubled quotes are one quote.

@@ -79,15 +79,16 @@ TEST(Reply, EachEditUsesExactlyOneForm) {
 TEST(Reply, LineNumbersOutOfRangeAreErrors) {
   auto with_range = [](const std::string& start, const std::string& end) {
     return parse_reply(R"({"summary": "", "withheld": [], "edits": [{"file": "f", "kernel": "k", "find": null,
-      "replace": null, "line_start": )" + start + R"(, "line_end": )" + end + R"(, "new_text": "x", "evidence": [],
+      "replace": null, "line_start": )" +
+                       start + R"(, "line_end": )" + end + R"(, "new_text": "x", "evidence": [],
       "rationale": "", "expected_effect": []}]})");
   };
   EXPECT_TRUE(with_range("3", "4").ok());
   for (auto [start, end] : std::vector<std::pair<std::string, std::string>>{{"1", "2147483647"},
-                                                                             {"4294967349", "4294967349"},
-                                                                             {"1", "18446744073709551615"},
-                                                                             {"-3", "4"},
-                                                                             {"2.5", "4"}}) {
+                                                                            {"4294967349", "4294967349"},
+                                                                            {"1", "18446744073709551615"},
+                                                                            {"-3", "4"},
+                                                                            {"2.5", "4"}}) {
     auto p = with_range(start, end);
     ASSERT_FALSE(p.ok()) << start << ".." << end;
     bool said = false;
