@@ -1,11 +1,15 @@
 #include "util/process.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -15,6 +19,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
 
 extern char** environ;
 
@@ -46,7 +53,7 @@ std::vector<std::string> child_environment(const ProcessSpec& spec) {
 
 std::string ProcessResult::describe() const {
   if (spawn_failed) return "could not be started: " + err;
-  if (timed_out) return fmt::format("timed out after {:.1f} s (process group killed)", wall_s);
+  if (timed_out) return fmt::format("timed out after {:.1f} s (killed with everything it started)", wall_s);
   if (signal) return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
   // Commands run through sh, which reports a child killed by signal N as exit code 128 + N.
   if (exit_code > 128 && exit_code < 128 + 32)
@@ -83,18 +90,312 @@ std::optional<std::string> find_executable(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+
+// Why a supervisor, and not a cgroup: a cgroup v2 scope (systemd-run --user --scope, or a
+// writable /sys/fs/cgroup) would hold every descendant too, but CI runs Debian 12 in a container
+// without systemd and with a read-only or v1 cgroup tree, so it would only ever be an optional
+// extra. A child subreaper needs no privilege and works in containers and in the H200's
+// Firecracker VM alike: no descendant can leave its tree (an orphan is re-parented to it, setsid
+// or not), so it can always find and kill every one of them.
+
+// Seconds a program gets between SIGTERM and SIGKILL (on timeout, or when optimas dies).
+constexpr double k_grace_s = 2.0;
+// Seconds we give the supervisor beyond that before killing it and the program's group
+// ourselves (it only overruns when a process ignores SIGKILL, e.g. stuck in a driver).
+constexpr double k_supervisor_slack_s = 10.0;
+// Seconds we keep reading the output pipes after the supervisor has gone: all writers are dead
+// by then, unless the supervisor was itself killed and something it could not end holds them.
+constexpr double k_pipe_linger_s = 2.0;
+
+std::mutex g_observer_mutex;
+ChildObserver g_observer;
+
+void notify(const ChildInfo& child, bool running) {
+  std::lock_guard<std::mutex> lock(g_observer_mutex);
+  if (g_observer) g_observer(child, running);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The supervisor is a fork of a process that may have other threads: from fork to _exit it
+// uses only async-signal-safe calls (no allocation, no locks, no stdio).
+
+void write_all(int fd, const void* data, std::size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+// The parent of process `name` (its decimal pid), from /proc/<pid>/stat; -1 when unreadable.
+pid_t parent_of(const char* name) {
+  char path[64] = "/proc/";
+  std::size_t len = 6;
+  for (const char* c = name; *c && len < 50; ++c) path[len++] = *c;
+  std::memcpy(path + len, "/stat", 6);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[512];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return -1;
+  // "pid (comm) state ppid ...": the command name may hold spaces and parentheses.
+  const char* p = nullptr;
+  for (ssize_t i = n - 1; i >= 0 && !p; --i)
+    if (buf[i] == ')') p = buf + i;
+  if (!p || p + 4 >= buf + n) return -1;
+  p += 4; // ") S "
+  pid_t ppid = 0;
+  for (; p < buf + n && *p >= '0' && *p <= '9'; ++p) ppid = ppid * 10 + (*p - '0');
+  return ppid;
+}
+
+// Sends `sig` to every process whose parent we are (the orphans we adopted included).
+void signal_children(int sig) {
+  const pid_t self = ::getpid();
+  int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return;
+  alignas(struct dirent64) char buf[8192];
+  for (;;) {
+    ssize_t n = ::getdents64(dir, buf, sizeof buf);
+    if (n <= 0) break;
+    for (ssize_t off = 0; off < n;) {
+      const auto* d = reinterpret_cast<const struct dirent64*>(buf + off);
+      off += d->d_reclen;
+      pid_t pid = 0;
+      const char* c = d->d_name;
+      for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
+      if (*c || pid <= 0) continue;
+      if (parent_of(d->d_name) == self) ::kill(pid, sig);
+    }
+  }
+  ::close(dir);
+}
+
+// Whether the program has exited (it stays a zombie, so its pid and process group id remain
+// ours until end_tree kills the group); the orphans we adopted that have exited are reaped.
+bool program_exited(pid_t program) {
+  for (;;) {
+    siginfo_t si{};
+    if (::waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0) return false;
+    if (si.si_pid == program) return true;
+    ::waitpid(si.si_pid, nullptr, WNOHANG);
+  }
+}
+
+double monotonic_s() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// Kills the program's group and every descendant, and returns the program's wait status. A
+// descendant's parent is alive (and below us) or we adopted it, so killing our children round
+// after round, as their children come to us, reaches every one; it ends when we have none.
+int end_tree(pid_t program) {
+  ::kill(-program, SIGKILL);
+  int status = 0;
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  for (;;) {
+    int st = 0;
+    pid_t w;
+    while ((w = ::waitpid(-1, &st, WNOHANG)) > 0)
+      if (w == program) status = st;
+    if (w < 0 && errno != EINTR) break; // ECHILD: nothing of ours is left
+    signal_children(SIGKILL);
+    timespec step{0, 20'000'000};
+    ::sigtimedwait(&chld, nullptr, &step);
+  }
+  return status;
+}
+
+// Makes this fork of run_process a supervisor: a process group of its own (no terminal signal
+// reaches it), the signals it handles blocked (it takes them with sigwaitinfo, so none is lost
+// between a check and a wait), SIGTERM when optimas dies, and the orphans of its tree. Returns
+// the signal mask the program must start with.
+sigset_t become_supervisor(pid_t parent) {
+  ::setpgid(0, 0);
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&block, sig);
+  ::sigprocmask(SIG_BLOCK, &block, &old);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigaction(SIGCHLD, &dfl, nullptr); // an ignored SIGCHLD would reap our children for us
+  // PR_SET_PDEATHSIG fires when the parent *thread* exits, not the process: run_process is
+  // called from optimas' main thread, and that thread waits in run_process until we are gone.
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) ::_exit(1); // optimas died before the line above: start nothing
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ::prctl(PR_SET_NAME, "optimas-child");
+  return old;
+}
+
+// Waits for the program; on SIGTERM (a timeout, or optimas died) it asks the program's group
+// to stop and gives it k_grace_s; then it ends the whole tree, reports the program's wait
+// status to run_process and exits.
+[[noreturn]] void supervise(pid_t program, int exec_fd, int report_fd) {
+  if (program < 0) {
+    const char msg[] = "cannot start a process (fork failed: the process or memory limit is reached)";
+    write_all(exec_fd, msg, sizeof msg - 1);
+    ::_exit(127);
+  }
+  ::setpgid(program, program); // also here, so the group exists before anyone signals it
+  write_all(report_fd, &program, sizeof program);
+  ::close(exec_fd);
+  // optimas' standard streams may be a pipe that someone reads to its end: not ours to hold.
+  int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0)
+    for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+  sigset_t wanted;
+  sigemptyset(&wanted);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&wanted, sig);
+  bool stopping = false;
+  double stop_by = 0;
+  while (!program_exited(program)) {
+    int sig;
+    if (!stopping) {
+      sig = ::sigwaitinfo(&wanted, nullptr);
+    } else {
+      double left = stop_by - monotonic_s();
+      if (left <= 0) break;
+      auto whole = static_cast<time_t>(left);
+      timespec wait{whole, static_cast<long>((left - static_cast<double>(whole)) * 1e9)};
+      sig = ::sigtimedwait(&wanted, nullptr, &wait);
+    }
+    if (!stopping && (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)) {
+      stopping = true;
+      stop_by = monotonic_s() + k_grace_s;
+      ::kill(-program, SIGTERM);
+    }
+  }
+  int status = end_tree(program);
+  write_all(report_fd, &status, sizeof status);
+  ::_exit(0);
+}
+
+// Reads exactly sizeof(T) bytes; false at end of file.
+template <typename T> bool read_value(int fd, T& value) {
+  char* p = reinterpret_cast<char*>(&value);
+  std::size_t got = 0;
+  while (got < sizeof value) {
+    ssize_t n = ::read(fd, p + got, sizeof value - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    got += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+int pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+// Sends `sig` to the process `pid` when it still started at `start`. Through a pidfd (Linux
+// 5.3), opened before the check, the signal cannot reach a process that reused the pid; then
+// waits up to `wait_s` for it to exit and returns whether it did. Without pidfds, the check and
+// the kill are a moment apart, and the wait looks at /proc.
+bool signal_if_same(pid_t pid, std::uint64_t start, int sig, double wait_s, bool& signalled) {
+  int fd = pidfd_open(pid);
+  if (fd >= 0) {
+    bool exited = true;
+    if (process_start_time(pid) == start) {
+#ifdef SYS_pidfd_send_signal
+      if (::syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0) == 0) signalled = true;
+#else
+      if (::kill(pid, sig) == 0) signalled = true;
+#endif
+      pollfd p{fd, POLLIN, 0};
+      exited = ::poll(&p, 1, static_cast<int>(wait_s * 1000)) > 0;
+    }
+    ::close(fd);
+    return exited;
+  }
+  if (process_start_time(pid) != start) return true;
+  if (::kill(pid, sig) == 0) signalled = true;
+  for (double t0 = monotonic_s(); monotonic_s() - t0 < wait_s;) {
+    auto now = process_start_time(pid);
+    if (now != start) return true;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    auto paren = text.rfind(')');
+    if (paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z') return true;
+    ::usleep(10000);
+  }
+  return false;
+}
+
+} // namespace
+
+void set_child_observer(ChildObserver observer) {
+  std::lock_guard<std::mutex> lock(g_observer_mutex);
+  g_observer = std::move(observer);
+}
+
+std::optional<std::uint64_t> process_start_time(int pid) {
+  if (pid <= 0) return std::nullopt;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto paren = text.rfind(')');
+  if (paren == std::string::npos) return std::nullopt;
+  // Fields after the command name start with the third, the state; the start time is the 22nd.
+  std::istringstream fields(text.substr(paren + 1));
+  std::string field;
+  for (int i = 3; i <= 22; ++i)
+    if (!(fields >> field)) return std::nullopt;
+  try {
+    return std::stoull(field);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+bool end_child(const ChildInfo& child) {
+  bool signalled = false;
+  if (child.supervisor > 0) {
+    // The supervisor ends its program's tree itself, as when optimas dies; SIGKILL only when
+    // it does not finish in time.
+    if (!signal_if_same(child.supervisor, child.supervisor_start, SIGTERM, k_grace_s + k_supervisor_slack_s, signalled))
+      signal_if_same(child.supervisor, child.supervisor_start, SIGKILL, 5.0, signalled);
+  }
+  if (child.group > 0) {
+    // The supervisor was gone (killed itself): the program died with it, but its group may
+    // live on. A process group's id is not given to a new process while a member remains, so
+    // when no process has that pid any more, the members left are the program's. A process
+    // that has it is the program only when its start time says so.
+    auto start = process_start_time(child.group);
+    bool ours = !start || (child.group_start != 0 && *start == child.group_start);
+    if (ours && ::kill(-child.group, SIGKILL) == 0) signalled = true;
+  }
+  return signalled;
+}
+
 ProcessResult run_process(const ProcessSpec& spec) {
   ProcessResult result;
   auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
 
-  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1};
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1}, report_pipe[2] = {-1, -1};
   bool capture_out = spec.stdout_path.empty();
   bool capture_err = spec.stderr_path.empty() && !spec.stderr_to_stdout;
   if ((capture_out && ::pipe2(out_pipe, O_CLOEXEC) != 0) || (capture_err && ::pipe2(err_pipe, O_CLOEXEC) != 0) ||
-      ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+      ::pipe2(exec_pipe, O_CLOEXEC) != 0 || ::pipe2(report_pipe, O_CLOEXEC) != 0) {
     result.spawn_failed = true;
     result.err = std::strerror(errno);
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1], report_pipe[0]})
+      if (fd >= 0) ::close(fd);
     return result;
   }
 
@@ -114,14 +415,35 @@ ProcessResult run_process(const ProcessSpec& spec) {
   const std::string stdout_path = absolute(spec.stdout_path);
   const std::string stderr_path = absolute(spec.stderr_path);
 
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     result.spawn_failed = true;
     result.err = std::strerror(errno);
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1], report_pipe[0],
+                   report_pipe[1]})
+      if (fd >= 0) ::close(fd);
     return result;
   }
   if (pid == 0) {
-    // Child: own process group, so a timeout can kill everything it started.
+    // The supervisor (see run_process in the header).
+    ::close(exec_pipe[0]);
+    ::close(report_pipe[0]);
+    if (capture_out) ::close(out_pipe[0]);
+    if (capture_err) ::close(err_pipe[0]);
+    const sigset_t program_mask = become_supervisor(parent);
+    const pid_t supervisor = ::getpid();
+    pid_t program = ::fork();
+    if (program != 0) {
+      if (capture_out) ::close(out_pipe[1]);
+      if (capture_err) ::close(err_pipe[1]);
+      supervise(program, exec_pipe[1], report_pipe[1]);
+    }
+    // The program: its own process group, so a timeout can kill everything it started, and it
+    // dies with the supervisor (which has one thread, see become_supervisor).
+    ::sigprocmask(SIG_SETMASK, &program_mask, nullptr);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != supervisor) ::_exit(127);
     ::setpgid(0, 0);
     auto die = [&](const char* what) {
       std::string msg = std::string(what) + ": " + std::strerror(errno);
@@ -165,6 +487,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   ::setpgid(pid, pid); // also from the parent, to win the race with an early kill
   ::close(exec_pipe[1]);
+  ::close(report_pipe[1]);
   if (capture_out) ::close(out_pipe[1]);
   if (capture_err) ::close(err_pipe[1]);
 
@@ -176,14 +499,23 @@ ProcessResult run_process(const ProcessSpec& spec) {
     while ((n = ::read(exec_pipe[0], buf, sizeof buf)) > 0) exec_error.append(buf, static_cast<std::size_t>(n));
     ::close(exec_pipe[0]);
   }
+  // The supervisor reported the program's pid before it closed its end of exec_pipe.
+  pid_t program = 0;
+  if (!read_value(report_pipe[0], program)) program = 0;
+  ChildInfo info;
+  info.supervisor = pid;
+  info.supervisor_start = process_start_time(pid).value_or(0);
+  info.group = program;
+  info.group_start = program > 0 ? process_start_time(program).value_or(0) : 0;
+  notify(info, true);
 
   std::vector<pollfd> fds;
   if (capture_out) fds.push_back({out_pipe[0], POLLIN, 0});
   if (capture_err) fds.push_back({err_pipe[0], POLLIN, 0});
   int status = 0;
   bool reaped = false;
-  bool killed = false;
-  double kill_time = 0;
+  bool stop_sent = false, killed = false;
+  double stop_time = 0, reap_time = 0;
   char buf[65536];
   while (!reaped || !fds.empty()) {
     if (!fds.empty()) {
@@ -208,24 +540,33 @@ ProcessResult run_process(const ProcessSpec& spec) {
       ::usleep(10000); // nothing to read: wait for the child to exit (checked below)
     }
     if (!reaped) {
-      pid_t w = ::waitpid(pid, &status, WNOHANG);
-      if (w == pid) {
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
         reaped = true;
-        // A grandchild may keep the pipes open: end the group so reading can finish.
-        ::kill(-pid, SIGKILL);
+        reap_time = elapsed();
       }
+    } else if (elapsed() - reap_time > k_pipe_linger_s) {
+      for (const auto& f : fds) ::close(f.fd);
+      fds.clear();
     }
     if (!reaped && spec.timeout_s > 0 && elapsed() > spec.timeout_s) {
-      if (!killed) {
+      if (!stop_sent) {
         result.timed_out = true;
-        ::kill(-pid, SIGTERM);
+        ::kill(pid, SIGTERM); // the supervisor stops the program and ends its tree
+        stop_sent = true;
+        stop_time = elapsed();
+      } else if (!killed && elapsed() - stop_time > k_grace_s + k_supervisor_slack_s) {
+        ::kill(pid, SIGKILL);
+        if (program > 0) ::kill(-program, SIGKILL);
         killed = true;
-        kill_time = elapsed();
-      } else if (elapsed() - kill_time > 2.0) {
-        ::kill(-pid, SIGKILL);
       }
     }
   }
+  // The program's wait status, written by the supervisor as it ends; without it (the
+  // supervisor was killed) the supervisor's own status is all there is.
+  int program_status = 0;
+  if (read_value(report_pipe[0], program_status)) status = program_status;
+  ::close(report_pipe[0]);
+  notify(info, false);
   result.wall_s = elapsed();
   if (!exec_error.empty()) {
     result.spawn_failed = true;

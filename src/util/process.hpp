@@ -1,8 +1,10 @@
-// Runs a child process in its own process group with a time limit; on timeout the whole
-// group is killed, so a hanging program cannot outlive the call.
+// Runs a child process with a time limit under a small supervisor that ends everything the
+// child started (its process group, and processes that left the group with setsid) when the
+// child ends, times out, or optimas itself dies, so a hanging program cannot outlive the call.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -46,7 +48,38 @@ struct ProcessResult {
   std::string describe() const;
 };
 
+// Runs `spec` and waits for it. The child is a supervisor, a fork of this process that is a
+// child subreaper (PR_SET_CHILD_SUBREAPER: orphans anywhere below it become its children) and
+// dies with us (PR_SET_PDEATHSIG). It starts the program in a process group of its own (the
+// program dies with the supervisor). When the program exits, the supervisor kills whatever it
+// left; on timeout or when optimas dies, it sends SIGTERM to the program's group, gives it 2 s,
+// then kills the group and every descendant, the ones that escaped with setsid included.
 ProcessResult run_process(const ProcessSpec& spec);
+
+// A running child as another process can find it again: the supervisor and the program's
+// process group, each with its start time, which a recycled pid does not share.
+struct ChildInfo {
+  int supervisor = 0;
+  std::uint64_t supervisor_start = 0; // clock ticks after boot (field 22 of /proc/<pid>/stat)
+  int group = 0;                      // the program's process group: the program's pid
+  std::uint64_t group_start = 0;      // 0 when the program had ended before it could be read
+};
+
+// Told by run_process when a child starts (running = true) and when it has ended; a run folder
+// records its children this way (evaluate::ChildRecord). One observer per process; an empty
+// function removes it.
+using ChildObserver = std::function<void(const ChildInfo& child, bool running)>;
+void set_child_observer(ChildObserver observer);
+
+// The start time of process `pid` in clock ticks after boot; nullopt when there is none.
+std::optional<std::uint64_t> process_start_time(int pid);
+
+// Ends a child that an earlier process started and left running (it was killed, and its own
+// supervisor too): the supervisor gets SIGTERM and ends its program's tree as above, then its
+// program's process group gets SIGKILL in case the supervisor was gone. Each is signalled only
+// while it is still the recorded process (same start time), so a recycled pid is never hit.
+// Returns whether anything was signalled.
+bool end_child(const ChildInfo& child);
 
 // Convenience: `sh -c command`.
 ProcessSpec shell(const std::string& command);

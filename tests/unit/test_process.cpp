@@ -4,12 +4,98 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 using namespace optimas::util;
+
+namespace {
+
+// The first line a child writes into the FIFO `path`; empty when none comes within `timeout_s`
+// (a test that fails never hangs).
+std::string read_fifo(const std::string& path, double timeout_s = 30) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string line;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (line.find('\n') == std::string::npos) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    char buf[256];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0)
+      line.append(buf, static_cast<std::size_t>(n));
+    else if (n == 0 && !(p.revents & POLLIN))
+      break; // the writer closed without a line
+  }
+  ::close(fd);
+  return line.substr(0, line.find('\n'));
+}
+
+std::string make_fifo(const optimas::test::TempDir& dir, const std::string& name) {
+  std::string path = (dir.path() / name).string();
+  EXPECT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
+  return path;
+}
+
+pid_t read_pid(const std::string& path) {
+  std::ifstream in(path);
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
+
+// Whether `pid` is gone for good: no such process (exited and reaped).
+bool gone(pid_t pid) {
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+pid_t parent_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::istringstream fields(text.substr(text.rfind(')') + 1));
+  std::string state;
+  pid_t ppid = 0;
+  fields >> state >> ppid;
+  return ppid;
+}
+
+// Waits (bounded) until `pid` exits, through a pidfd; false when it is still running.
+bool wait_exit(pid_t pid, double timeout_s = 20) {
+  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return errno == ESRCH;
+  pollfd p{fd, POLLIN, 0};
+  bool exited = ::poll(&p, 1, static_cast<int>(timeout_s * 1000)) > 0;
+  ::close(fd);
+  return exited;
+}
+
+// For the scope of a test, orphans below us become our children (as the supervisor's do when
+// it dies), so the test can reap them and see them gone.
+class Subreaper {
+public:
+  Subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
+  ~Subreaper() {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  }
+};
+
+} // namespace
 
 TEST(Process, ExitCodeAndCapture) {
   auto r = run_process(shell("echo out; echo err >&2; exit 3"));
@@ -110,4 +196,167 @@ TEST(Process, FileSizeLimitStopsALargeWrite) {
   r = run_process(spec);
   ASSERT_TRUE(r.ok()) << r.describe();
   EXPECT_EQ(std::filesystem::file_size(big), 3000u);
+}
+
+TEST(Process, SignalOfTheProgramIsReported) {
+  ProcessSpec spec = shell("kill -SEGV $$");
+  spec.limits.core_dumps = false;
+  auto r = run_process(spec);
+  EXPECT_EQ(r.signal, SIGSEGV) << r.describe();
+  EXPECT_NE(r.describe().find("killed by signal"), std::string::npos) << r.describe();
+}
+
+// A variant that starts `setsid sleep` and then hangs: the sleep left the process group, and
+// still dies with the timeout.
+TEST(Process, SetsidEscapeeDiesWithTheTimeout) {
+  optimas::test::TempDir dir;
+  std::string fifo = make_fifo(dir, "started");
+  std::string pid_file = (dir.path() / "escapee.pid").string();
+  ProcessSpec spec = shell("setsid sh -c 'echo $$ > " + fifo + "; exec sleep 1203' & read p < " + fifo +
+                           "; echo $p > " + pid_file + "; exec sleep 1201");
+  // Not captured: an escapee holding a pipe would make a regression hang instead of fail.
+  spec.stdout_path = (dir.path() / "out.log").string();
+  spec.stderr_to_stdout = true;
+  spec.timeout_s = 1;
+  auto r = run_process(spec);
+  EXPECT_TRUE(r.timed_out) << r.describe();
+  pid_t escapee = read_pid(pid_file);
+  ASSERT_GT(escapee, 0) << "the command did not get to write the escapee's pid before the timeout";
+  EXPECT_TRUE(gone(escapee)) << "pid " << escapee << " (setsid sleep) survived the timeout";
+}
+
+// The same escapee left behind by a program that exits normally is ended too.
+TEST(Process, SetsidEscapeeDiesWhenTheProgramExits) {
+  optimas::test::TempDir dir;
+  std::string fifo = make_fifo(dir, "started");
+  std::string pid_file = (dir.path() / "escapee.pid").string();
+  ProcessSpec spec =
+      shell("(setsid sh -c 'echo $$ > " + fifo + "; exec sleep 1204' &); read p < " + fifo + "; echo $p > " + pid_file);
+  spec.stdout_path = (dir.path() / "out.log").string();
+  spec.stderr_to_stdout = true;
+  spec.timeout_s = 60;
+  auto r = run_process(spec);
+  ASSERT_TRUE(r.ok()) << r.describe();
+  pid_t escapee = read_pid(pid_file);
+  ASSERT_GT(escapee, 0);
+  EXPECT_TRUE(gone(escapee)) << "pid " << escapee << " (setsid sleep) outlived its program";
+}
+
+// optimas killed with SIGKILL: the supervisor notices its parent is gone and ends the program
+// and what it started, setsid or not, with no time limit left to do it.
+TEST(Process, AChildWhoseParentDiesIsKilled) {
+  optimas::test::TempDir dir;
+  Subreaper subreaper; // the supervisor, orphaned, becomes ours: we can reap it and look
+  std::string ready = make_fifo(dir, "ready");
+  std::string started = make_fifo(dir, "started");
+  pid_t parent = ::fork();
+  ASSERT_GE(parent, 0);
+  if (parent == 0) {
+    // The stand-in for optimas: runs a program with no time limit, and is killed.
+    ProcessSpec spec = shell("setsid sh -c 'echo $$ > " + started + "; exec sleep 1205' & read p < " + started +
+                             "; echo $$ $p > " + ready + "; exec sleep 1206");
+    run_process(spec);
+    ::_exit(0);
+  }
+  std::istringstream line(read_fifo(ready));
+  pid_t program = 0, escapee = 0;
+  line >> program >> escapee;
+  ASSERT_GT(program, 0) << "the program did not start";
+  ASSERT_GT(escapee, 0);
+  pid_t supervisor = parent_of(program);
+  ASSERT_GT(supervisor, 0);
+  EXPECT_NE(supervisor, parent) << "the program runs under a supervisor";
+
+  ::kill(parent, SIGKILL);
+  ASSERT_EQ(::waitpid(parent, nullptr, 0), parent);
+  // No sleep here: each wait returns as the process exits (or fails after 20 s).
+  EXPECT_TRUE(wait_exit(supervisor)) << "the supervisor " << supervisor << " outlived its parent";
+  ::waitpid(supervisor, nullptr, 0);
+  EXPECT_TRUE(gone(program)) << "the program " << program << " outlived optimas";
+  EXPECT_TRUE(gone(escapee)) << "the setsid sleep " << escapee << " outlived optimas";
+}
+
+TEST(Process, ObserverSeesEachChildStartAndEnd) {
+  struct Event {
+    ChildInfo child;
+    bool running;
+  };
+  std::vector<Event> events;
+  set_child_observer([&](const ChildInfo& c, bool running) { events.push_back({c, running}); });
+  auto r = run_process(shell("echo $$"));
+  set_child_observer({});
+  ASSERT_TRUE(r.ok()) << r.describe();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_TRUE(events[0].running);
+  EXPECT_FALSE(events[1].running);
+  EXPECT_GT(events[0].child.supervisor, 0);
+  EXPECT_GT(events[0].child.supervisor_start, 0u);
+  EXPECT_EQ(std::to_string(events[0].child.group) + "\n", r.out) << "the group is the program's";
+  EXPECT_EQ(events[1].child.supervisor, events[0].child.supervisor);
+  EXPECT_TRUE(gone(events[0].child.supervisor));
+  EXPECT_EQ(process_start_time(events[0].child.supervisor), std::nullopt);
+  EXPECT_NE(process_start_time(::getpid()), std::nullopt);
+}
+
+// The supervisor itself was killed (SIGKILL, no chance to clean up): its program died with it,
+// but a background process of the program's group lives on until a later process ends it.
+TEST(Process, EndChildEndsTheGroupOfAKilledSupervisor) {
+  optimas::test::TempDir dir;
+  Subreaper subreaper;
+  std::string ready = make_fifo(dir, "ready");
+  pid_t parent = ::fork();
+  ASSERT_GE(parent, 0);
+  if (parent == 0) {
+    run_process(shell("sleep 1207 & echo $$ $! > " + ready + "; wait"));
+    ::_exit(0);
+  }
+  std::istringstream line(read_fifo(ready));
+  pid_t program = 0, background = 0;
+  line >> program >> background;
+  ASSERT_GT(program, 0);
+  ASSERT_GT(background, 0);
+  ChildInfo child;
+  child.supervisor = parent_of(program);
+  child.supervisor_start = process_start_time(child.supervisor).value_or(0);
+  child.group = program;
+  child.group_start = process_start_time(program).value_or(0);
+
+  // The parent stopped (it cannot react), the supervisor killed: the program dies with it, the
+  // background sleep is orphaned and comes to us.
+  ::kill(parent, SIGSTOP);
+  ::kill(child.supervisor, SIGKILL);
+  EXPECT_TRUE(wait_exit(program));
+  ::kill(parent, SIGKILL);
+  ASSERT_EQ(::waitpid(parent, nullptr, 0), parent);
+  ::waitpid(child.supervisor, nullptr, 0);
+  ::waitpid(program, nullptr, 0);
+  ASSERT_EQ(::waitpid(background, nullptr, WNOHANG), 0) << "the background sleep should still run";
+
+  EXPECT_TRUE(end_child(child));
+  EXPECT_TRUE(wait_exit(background));
+  ASSERT_EQ(::waitpid(background, nullptr, 0), background);
+  EXPECT_TRUE(gone(background));
+  EXPECT_FALSE(end_child(child)) << "nothing is left to end";
+}
+
+// A recorded pid that now belongs to another process (another start time) is never signalled.
+TEST(Process, EndChildLeavesARecycledPidAlone) {
+  pid_t other = ::fork();
+  ASSERT_GE(other, 0);
+  if (other == 0) {
+    ::execlp("sleep", "sleep", "1208", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::setpgid(other, other);
+  auto start = process_start_time(other);
+  ASSERT_TRUE(start);
+  ChildInfo child;
+  child.supervisor = other;
+  child.supervisor_start = *start + 1;
+  child.group = other;
+  child.group_start = *start + 1;
+  EXPECT_FALSE(end_child(child));
+  EXPECT_EQ(::waitpid(other, nullptr, WNOHANG), 0) << "the process was signalled";
+  ::kill(other, SIGKILL);
+  ::waitpid(other, nullptr, 0);
 }
