@@ -5,8 +5,10 @@
 #include "util/log.hpp"
 #include "util/strings.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -71,6 +73,37 @@ std::string copy_failure(const std::string& from, const std::string& to, const f
   return fmt::format("cannot copy {} into {}: {}; the partial copy was removed", what, to, e.code().message());
 }
 
+// fs::copy_file reports a full disk as "Input/output error" (libstdc++ drops the errno of
+// sendfile): this copy keeps ENOSPC, so the message can say what to do.
+void copy_regular_file(const fs::path& from, const fs::path& to) {
+  auto fail = [&](int in, int out) {
+    std::error_code ec(errno, std::generic_category());
+    if (in >= 0) ::close(in);
+    if (out >= 0) ::close(out);
+    throw fs::filesystem_error("cannot copy", from, to, ec);
+  };
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (in < 0 || ::fstat(in, &st) != 0) fail(in, -1);
+  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 07777);
+  if (out < 0 || ::fchmod(out, st.st_mode & 07777) != 0) fail(in, out);
+  std::vector<char> buf(1 << 20);
+  for (;;) {
+    ssize_t n = ::read(in, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(in, out);
+    if (n == 0) break;
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::write(out, buf.data() + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) fail(in, out);
+      done += w;
+    }
+  }
+  ::close(in);
+  if (::close(out) != 0) fail(-1, -1);
+}
+
 std::string boot_id() {
   std::error_code ec;
   if (!fs::exists("/proc/sys/kernel/random/boot_id", ec)) return {};
@@ -130,7 +163,7 @@ Snapshot snapshot_into(const config::AppConfig& app, const std::string& to) {
     if (it->is_directory()) {
       fs::create_directories(target);
     } else if (it->is_regular_file()) {
-      fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing);
+      copy_regular_file(it->path(), target);
       snap.files[rel.string()] = util::sha256_file(target.string());
     }
   }
@@ -160,7 +193,7 @@ void copy_tree(const std::string& from, const std::string& to) {
       if (it->is_directory())
         fs::create_directories(target);
       else if (it->is_regular_file())
-        fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing);
+        copy_regular_file(it->path(), target);
     }
   } catch (const fs::filesystem_error& e) {
     throw Error(copy_failure(from, to, e));
