@@ -128,31 +128,48 @@ Application apply_edits(const std::map<std::string, std::string>& sources, const
   return app;
 }
 
+// The largest LCS table a diff may build: 16 M cells, 64 MB. A 20 MB reply once took 8 GB.
+constexpr std::size_t k_max_diff_cells = std::size_t{1} << 24;
+
 std::string unified_diff(const std::string& before, const std::string& after, const std::string& name) {
   auto a = util::split(before, '\n');
   auto b = util::split(after, '\n');
   if (!a.empty() && a.back().empty()) a.pop_back();
   if (!b.empty() && b.back().empty()) b.pop_back();
   const std::size_t n = a.size(), m = b.size();
-  // Longest common subsequence table (sources are small: a few thousand lines at most).
-  std::vector<std::vector<std::uint32_t>> lcs(n + 1, std::vector<std::uint32_t>(m + 1, 0));
-  for (std::size_t i = n; i-- > 0;)
-    for (std::size_t j = m; j-- > 0;)
-      lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
   struct Op {
     char kind; // ' ', '-', '+'
     std::size_t ai, bi;
   };
   std::vector<Op> ops;
-  std::size_t i = 0, j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && a[i] == b[j])
-      ops.push_back({' ', i++, j++});
-    else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]))
-      ops.push_back({'-', i++, j}); // removals first
-    else
-      ops.push_back({'+', i, j++});
+  // Lines equal at both ends are context; edits are local, so what is left between is small.
+  std::size_t head = 0, tail = 0;
+  while (head < n && head < m && a[head] == b[head]) ++head;
+  while (tail < n - head && tail < m - head && a[n - 1 - tail] == b[m - 1 - tail]) ++tail;
+  for (std::size_t k = 0; k < head; ++k) ops.push_back({' ', k, k});
+  const std::size_t mn = n - head - tail, mm = m - head - tail;
+  if (mn * mm <= k_max_diff_cells) {
+    // Longest common subsequence of the middle.
+    std::vector<std::vector<std::uint32_t>> lcs(mn + 1, std::vector<std::uint32_t>(mm + 1, 0));
+    for (std::size_t i = mn; i-- > 0;)
+      for (std::size_t j = mm; j-- > 0;)
+        lcs[i][j] = a[head + i] == b[head + j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+    std::size_t i = 0, j = 0;
+    while (i < mn || j < mm) {
+      if (i < mn && j < mm && a[head + i] == b[head + j])
+        ops.push_back({' ', head + i++, head + j++});
+      else if (i < mn && (j == mm || lcs[i + 1][j] >= lcs[i][j + 1]))
+        ops.push_back({'-', head + i++, head + j}); // removals first
+      else
+        ops.push_back({'+', head + i, head + j++});
+    }
+  } else {
+    // Too large a change for the table (a reply that rewrites a huge file): the middle as one
+    // removal and one addition. Still a correct diff, in bounded memory.
+    for (std::size_t i = 0; i < mn; ++i) ops.push_back({'-', head + i, head});
+    for (std::size_t j = 0; j < mm; ++j) ops.push_back({'+', head + mn, head + j});
   }
+  for (std::size_t k = 0; k < tail; ++k) ops.push_back({' ', head + mn + k, head + mm + k});
   std::string out;
   const std::size_t context = 3;
   for (std::size_t k = 0; k < ops.size();) {

@@ -1,4 +1,7 @@
 #include "edit/apply.hpp"
+#include "util/process.hpp"
+
+#include "test_helpers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -102,4 +105,34 @@ TEST(Apply, PathsMatchByFileName) {
 
 TEST(Apply, DiffOfIdenticalTextsIsEmpty) {
   EXPECT_EQ(edit::unified_diff(k_src, k_src, "main.cu"), "");
+}
+
+// A diff is a real patch: `patch` turns the before into the after, for a local edit (the common
+// head and tail are context) and for a rewrite too large for the LCS table, which is written as
+// one removal and one addition instead of a table of lines x lines (a 20 MB reply took 8 GB).
+TEST(Apply, DiffsApplyWithPatchAndStayBounded) {
+  auto lines = [](int from, int count, const char* tag) {
+    std::string out;
+    for (int i = from; i < from + count; ++i) out += std::string(tag) + " " + std::to_string(i) + "\n";
+    return out;
+  };
+  std::string local_before = lines(0, 3000, "line"), local_after = local_before;
+  local_after.replace(local_after.find("line 1500\n"), 10, "changed 1500\nadded\n");
+  std::string big_before = lines(0, 5000, "old"), big_after = "kept\n" + lines(0, 5000, "new") + "kept\n";
+  big_before = "kept\n" + big_before + "kept\n";
+  for (auto [before, after] : std::vector<std::pair<std::string, std::string>>{{local_before, local_after},
+                                                                                  {big_before, big_after}}) {
+    test::TempDir dir;
+    std::string diff = edit::unified_diff(before, after, "f.txt");
+    ASSERT_FALSE(diff.empty());
+    dir.file("f.txt", before);
+    std::string patch = dir.file("d.patch", diff);
+    util::ProcessSpec spec = util::shell("patch -s -p1 < " + patch);
+    spec.cwd = dir.path().string();
+    auto r = util::run_process(spec);
+    ASSERT_TRUE(r.ok()) << r.describe() << r.out << r.err;
+    EXPECT_EQ(test::read_all((dir.path() / "f.txt").string()), after);
+  }
+  // The same hunk GNU diff -u writes.
+  EXPECT_NE(edit::unified_diff(local_before, local_after, "f.txt").find("@@ -1498,7 +1498,8 @@"), std::string::npos);
 }
