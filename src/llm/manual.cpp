@@ -3,6 +3,8 @@
 // exists it stops and says where to put it.
 #include "llm/backend.hpp"
 
+#include "prompt/reply.hpp"
+
 #include "util/hash.hpp"
 #include "util/strings.hpp"
 
@@ -33,11 +35,20 @@ public:
     fs::create_directories(m_dir, ec);
     if (ec) return Failure{FailureKind::bad_request, fmt::format("cannot create {}: {}", m_dir, ec.message())};
     if (!fs::exists(prompt)) util::write_file(prompt.string(), text);
+    // The reply path is the user's to fill: anything but a regular file of sensible size is a
+    // mistake to name, not something to block on (a FIFO) or to read whole (a device).
+    if (fs::exists(reply) && !fs::is_regular_file(reply))
+      return Failure{FailureKind::bad_request,
+                     fmt::format("{} is not a regular file: save the model's answer there as text", reply.string())};
     if (!fs::exists(reply) || fs::file_size(reply) == 0)
       return Failure{FailureKind::awaiting_reply,
                      fmt::format("the prompt is in {}: give it to your model (a chat window will do), save the whole "
                                  "answer as {} and run the same command again",
                                  prompt.string(), reply.string())};
+    if (fs::file_size(reply) > prompt::k_max_reply_bytes)
+      return Failure{FailureKind::bad_request, fmt::format("{} has {} bytes; a reply over {} bytes is refused",
+                                                           reply.string(), fs::file_size(reply),
+                                                           prompt::k_max_reply_bytes)};
     Response out;
     out.text = util::read_file(reply.string());
     out.model = "manual";

@@ -202,6 +202,12 @@ std::optional<std::string> code_block(std::string_view text) {
 ParsedReply parse_reply(std::string_view text) {
   ParsedReply p;
   p.format = "none";
+  if (text.size() > k_max_reply_bytes) {
+    p.errors.push_back(fmt::format("the reply is {:.1f} MB; replies over {} MB are refused (edits to a kernel are "
+                                   "kilobytes)",
+                                   static_cast<double>(text.size()) / 1e6, k_max_reply_bytes / 1'000'000));
+    return p;
+  }
   std::vector<std::string> first_errors;
   for (const auto& c : candidates(text)) {
     json doc = json::parse(c.text, nullptr, false);

@@ -52,6 +52,9 @@ struct Reply {
   std::optional<std::string> full_source;
 };
 
+// Larger replies are refused before they are parsed, diffed or stored.
+inline constexpr std::size_t k_max_reply_bytes = 8'000'000;
+
 struct ParsedReply {
   std::optional<Reply> reply;
   std::string format;              // "json", "fenced-json", "prose+json", "code-block", "none"

@@ -98,6 +98,13 @@ TEST(Reply, LineNumbersOutOfRangeAreErrors) {
   }
 }
 
+TEST(Reply, OversizedRepliesAreRefusedUnparsed) {
+  std::string huge = std::string(k_reply) + std::string(k_max_reply_bytes, ' ');
+  auto p = parse_reply(huge);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.errors[0].find("replies over 8 MB are refused"), std::string::npos) << p.errors[0];
+}
+
 TEST(Reply, CodeBlockFallbackAndGarbage) {
   auto code = parse_reply("I rewrote it:\n```cuda\n__global__ void k(float* a) { a[0] = 1; }\n```\n");
   ASSERT_TRUE(code.ok());
