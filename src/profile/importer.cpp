@@ -156,6 +156,41 @@ RunPages find_pages(const std::string& folder) {
 
 namespace {
 
+// The fields of manifest.json that are read, with the types they must have: a mistyped one is an
+// error naming the file and the field (it was an "internal error").
+void check_manifest(const nlohmann::json& m, const std::string& path) {
+  auto fail = [&](const std::string& what) { throw ParseError(path, 0, what); };
+  if (!m.is_object()) fail("manifest.json must hold a JSON object");
+  auto object_of_strings = [&](const char* key) {
+    if (!m.contains(key)) return;
+    if (!m[key].is_object()) fail(fmt::format("\"{}\" must be an object", key));
+    for (const auto& [k, v] : m[key].items())
+      if (!v.is_string() && !v.is_number() && !v.is_null())
+        fail(fmt::format("\"{}.{}\" must be a string or a number", key, k));
+  };
+  object_of_strings("gpu");
+  object_of_strings("ncu");
+  object_of_strings("app");
+  if (m.contains("ncu") && m["ncu"].contains("version") && !m["ncu"]["version"].is_string())
+    fail("\"ncu.version\" must be a string");
+  for (const char* k : {"name", "driver"})
+    if (m.contains("gpu") && m["gpu"].contains(k) && !m["gpu"][k].is_string())
+      fail(fmt::format("\"gpu.{}\" must be a string", k));
+  if (!m.contains("runs") || !m["runs"].is_array() || m["runs"].empty()) fail("manifest lists no runs");
+  for (std::size_t i = 0; i < m["runs"].size(); ++i) {
+    const auto& r = m["runs"][i];
+    if (!r.is_object()) fail(fmt::format("runs[{}] must be an object", i));
+    if (r.contains("config") && !r["config"].is_string()) fail(fmt::format("runs[{}].config must be a string", i));
+    if (r.contains("repeat") && !r["repeat"].is_number_integer())
+      fail(fmt::format("runs[{}].repeat must be an integer", i));
+    if (r.contains("pages")) {
+      if (!r["pages"].is_object()) fail(fmt::format("runs[{}].pages must be an object", i));
+      for (const auto& [k, v] : r["pages"].items())
+        if (!v.is_string()) fail(fmt::format("runs[{}].pages.{} must be a file name", i, k));
+    }
+  }
+}
+
 Profile import_manifest_dir(const std::string& dir) {
   std::string manifest_path = (fs::path(dir) / "manifest.json").string();
   Profile profile;
@@ -165,14 +200,21 @@ Profile import_manifest_dir(const std::string& dir) {
   } catch (const nlohmann::json::parse_error& e) {
     throw ParseError(manifest_path, 0, std::string("not valid JSON: ") + e.what());
   }
-  const auto& runs = profile.manifest.value("runs", nlohmann::json::array());
-  if (!runs.is_array() || runs.empty()) throw ParseError(manifest_path, 0, "manifest lists no runs");
+  check_manifest(profile.manifest, manifest_path);
+  const auto& runs = profile.manifest["runs"];
   for (const auto& r : runs) {
     RunPages pages;
     auto page = [&](const char* key) -> std::string {
       const auto& p = r.value("pages", nlohmann::json::object());
       if (!p.contains(key) || p[key].get<std::string>().empty()) return {};
-      return (fs::path(dir) / p[key].get<std::string>()).string();
+      // A page is a file of the profile folder: not a path out of it, not a device.
+      fs::path path = fs::path(dir) / p[key].get<std::string>();
+      auto rel = fs::weakly_canonical(path).lexically_relative(fs::weakly_canonical(dir));
+      if (rel.empty() || *rel.begin() == ".." || !fs::is_regular_file(path))
+        throw ParseError(manifest_path, 0,
+                         fmt::format("page \"{}\" of run {} is not a file inside {}", p[key].get<std::string>(),
+                                     r.value("config", "?"), dir));
+      return path.string();
     };
     pages.details = page("details");
     pages.raw = page("raw");

@@ -82,6 +82,40 @@ TEST(Importer, Errors) {
   }
 }
 
+// Mistyped fields of manifest.json (an "internal error" before) and pages that point out of the
+// folder or at a device (/dev/zero used 3 GB) are errors naming manifest.json and the field.
+TEST(Importer, ManifestFieldsAndPagesAreChecked) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "default");
+  fs::copy_file(data_path("ncu-samples/raw_base.csv"), dir.path() / "default" / "raw.csv");
+  auto reason = [&](const std::string& manifest) -> std::string {
+    dir.file("manifest.json", manifest);
+    try {
+      import_profile(dir.path().string());
+    } catch (const optimas::ParseError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string run = R"({"config": "default", "pages": {"raw": "default/raw.csv"}})";
+  EXPECT_EQ(reason(R"({"runs": [)" + run + "]}").find("manifest.json"), std::string::npos) << "the valid one imports";
+  for (auto [manifest, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"runs": 3})", "manifest lists no runs"},
+           {R"([1, 2])", "must hold a JSON object"},
+           {R"({"gpu": "H200", "runs": [)" + run + "]}", "\"gpu\" must be an object"},
+           {R"({"gpu": {"name": 7}, "runs": [)" + run + "]}", "\"gpu.name\" must be a string"},
+           {R"({"ncu": {"version": [1]}, "runs": [)" + run + "]}", "\"ncu.version\" must be a string"},
+           {R"({"runs": [{"config": 5, "pages": {"raw": "default/raw.csv"}}]})", "runs[0].config must be a string"},
+           {R"({"runs": [{"config": "d", "pages": {"raw": 12}}]})", "runs[0].pages.raw must be a file name"},
+           {R"({"runs": [{"config": "d", "pages": {"raw": "../../../etc/passwd"}}]})", "is not a file inside"},
+           {R"({"runs": [{"config": "d", "pages": {"raw": "/dev/zero"}}]})", "is not a file inside"},
+       }) {
+    std::string got = reason(manifest);
+    EXPECT_NE(got.find("manifest.json"), std::string::npos) << manifest << ": " << got;
+    EXPECT_NE(got.find(says), std::string::npos) << manifest << ": " << got;
+  }
+}
+
 // The profiles recorded on the H200 by `optimas profile` (tests/data/h200/README.md).
 TEST(ImporterRecorded, StreamDefaultDurationsAndSamples) {
   auto prof = import_profile(data_path("h200/stream"));

@@ -153,7 +153,7 @@ TEST(NcuSession, Attributes) {
 
 // ncu leaves the quotes of the profiled command unescaped in the session page: still readable.
 TEST(NcuSession, UnescapedQuotesInTheCommandLine) {
-  auto s = read_session_page(data_path("ncu-samples/session_shell_command.csv"));
+  auto s = read_session_page(data_path("ncu-samples/shell-command/session.csv"));
   EXPECT_EQ(s["display_name"], "NVIDIA H200");
   const std::string& command = s["Profiler Command Line"];
   EXPECT_NE(command.find("/bin/sh -c \"./spmv --rows 262144 --iters 10 --seed 11 --out "), std::string::npos)
