@@ -250,6 +250,7 @@ private:
   analysis::Diagnostics m_diagnostics;
   std::string m_best; // key of the best accepted variant ("" = baseline)
   std::vector<json> m_variants;
+  std::optional<evaluate::ChildRecord> m_children; // children.json: what a resume must end if we are killed
 };
 
 config::AppConfig Loop::app_in(const fs::path& dir) const {
@@ -374,6 +375,11 @@ void Loop::open_run() {
     store::write_json_atomic((m_dir / "options.json").string(), m_overrides);
     say("run", fmt::format("{} ({}), artifacts in {}", m_id, m_app.name, m_dir.string()));
   }
+  // Before anything reuses the scratch folders: what a killed earlier process left running in
+  // them ends, and from now on our own children are recorded for a later resume.
+  if (int ended = evaluate::end_recorded_children((m_dir / "children.json").string()))
+    say("resume", fmt::format("ended {} program(s) an earlier optimas left running", ended));
+  m_children.emplace((m_dir / "children.json").string());
   m_run["pid"] = static_cast<long>(::getpid());
   m_run["status"] = "running";
   m_run["backend"] = m_backend.provider;
@@ -1090,7 +1096,11 @@ RunResult Loop::run() {
                                    m_id.substr(0, 8),
                                    m_options.runs_root == "runs" ? "" : " --runs-dir " + m_options.runs_root));
   } catch (const std::exception& e) {
-    // Whatever stopped the run, run.json says so and keeps everything recorded before it.
+    // Whatever stopped the run, run.json says so and keeps everything recorded before it. The
+    // scratch copies go first: a full disk (the usual reason) gets its space back, and a
+    // resumed run rebuilds what it needs.
+    std::error_code ec;
+    if (!m_settings.keep_work) fs::remove_all(m_dir / "work", ec);
     m_run["error"] = e.what();
     m_run["finished"] = util::utc_now_iso8601();
     m_run["outcome"] = "failed";
