@@ -1,0 +1,184 @@
+# optimas run killed with SIGKILL at random points and resumed each time: every run resumes to
+# a finished run, keeps every sample journaled before the kill, and leaves no process behind.
+# The stand-in is tests/scenario/loop-app. Wrappers around its build and run commands count
+# them; the one chosen as the stop point tells the test through a FIFO and blocks until it is
+# killed, so the kill always lands while a program or a build runs (baseline, validation or
+# measurement, taken in turn) and nothing here waits on a timer.
+#   OPTIMAS_KILL_POINTS=N  kill at N points (default 50; CI runs 50)
+#   OPTIMAS_KILL_SEED=S    choose the same points as an earlier run (it prints its seed)
+source "$(dirname "$0")/lib.sh"
+: "${FAKE_LLM_SERVER:?ctest sets FAKE_LLM_SERVER}"
+command -v g++ >/dev/null || skip "the stand-in is built with g++"
+
+POINTS=${OPTIMAS_KILL_POINTS:-50}
+SEED=${OPTIMAS_KILL_SEED:-$$}
+RANDOM=$SEED
+echo "killing optimas at $POINTS points (OPTIMAS_KILL_SEED=$SEED chooses them again)"
+D="$OPTIMAS_TEST_DATA/h200/stream"
+
+server="" optimas=""
+cleanup() {
+  [ -z "$optimas" ] || kill -KILL "$optimas" 2>/dev/null || true
+  [ -z "$server" ] || kill "$server" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# Small inputs (a run of the program takes milliseconds) and a build that compiles each distinct
+# source once: the test is about kills, not about g++.
+mkdir -p "$WORK/compiled"
+cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/app"
+sed -i -e "s|command: g++ -O2 -x c++ -o stream main.cu|command: $WORK/build.sh|" \
+  -e "s|command: ./stream|command: $WORK/wrapper.sh ./stream|" \
+  -e "s|n: 262144,  reps: 10|n: 16384, reps: 2|" -e "s|n: 1048576, reps: 10|n: 65536, reps: 2|" \
+  -e "s|n: 786432,  reps: 10|n: 49152, reps: 2|" "$WORK/app/optimas.yml"
+grep -q "command: $WORK/build.sh" "$WORK/app/optimas.yml" || fail "the build command was not wrapped"
+grep -q "wrapper.sh ./stream" "$WORK/app/optimas.yml" || fail "the run command was not wrapped"
+[ "$(grep -c 'reps: 2,' "$WORK/app/optimas.yml")" -eq 3 ] || fail "the configurations were not made small"
+
+mkfifo "$WORK/stopped" "$WORK/never"
+# Counts builds and runs (events.log: number, kind), and blocks at the chosen one until killed.
+cat > "$WORK/event.sh" <<EOF
+n=\$((\$(cat "$WORK/events" 2>/dev/null || echo 0) + 1))
+echo "\$n" > "$WORK/events"
+echo "\$n \$1" >> "$WORK/events.log"
+if [ "\$n" -eq "\$(cat "$WORK/stop_at")" ]; then
+  echo "stopped \$n \$1" > "$WORK/stopped"
+  read -r _ < "$WORK/never"
+fi
+EOF
+cat > "$WORK/wrapper.sh" <<EOF
+#!/bin/bash
+case "\$*" in
+*/out/check-*) phase=validation ;;
+*/out/measure-*) phase=measurement ;;
+*) phase=baseline ;;
+esac
+source "$WORK/event.sh" "\$phase"
+exec "\$@"
+EOF
+cat > "$WORK/build.sh" <<EOF
+#!/bin/bash
+source "$WORK/event.sh" build
+h=\$(sha256sum main.cu | cut -c1-16)
+if [ ! -f "$WORK/compiled/\$h" ]; then
+  g++ -O2 -x c++ -o "$WORK/compiled/\$h.\$\$" main.cu && mv "$WORK/compiled/\$h.\$\$" "$WORK/compiled/\$h" || exit 1
+fi
+cp "$WORK/compiled/\$h" stream
+EOF
+chmod +x "$WORK/wrapper.sh" "$WORK/build.sh"
+
+# The honest edit of loop_resume.sh: triad without its repetition.
+python3 - "$WORK/honest.json" <<'PY'
+import json, sys
+edit = {"file": "main.cu", "kernel": "triad_kernel", "find": "for (int r = 0; r < 8; ++r) {",
+        "replace": "for (int r = 0; r < 1; ++r) {", "line_start": None, "line_end": None, "new_text": None,
+        "evidence": ["PC1"], "rationale": "Each repetition recomputes the same value.",
+        "expected_effect": [{"metric": "stall_long_scoreboard", "direction": "decrease"}]}
+json.dump({"summary": "triad repeats its work", "edits": [edit], "withheld": []}, open(sys.argv[1], "w"))
+PY
+mkfifo "$WORK/ready"
+"$FAKE_LLM_SERVER" "$WORK/honest.json" "$WORK/count" > "$WORK/ready" &
+server=$!
+read -r word port < "$WORK/ready"
+[ "$word" = ready ] || fail "the fake server did not start"
+
+run_args=(-m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --import "$D" --scope file
+  --retries 0 --fresh-seeds 0 --runs 2 --warmup 0 --cache-dir "$WORK/cache" --no-cache)
+
+# Processes of this test's runs still alive: any whose working folder or command line lies in
+# WORK, other than the fake server.
+leftovers() {
+  python3 - "$WORK" "$server" <<'PY'
+import os, sys
+work, server = sys.argv[1], sys.argv[2]
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    if pid in (server, str(os.getpid())):
+        continue
+    try:
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        continue  # gone, or a zombie
+    if work in cwd or work in cmd:
+        print(f"  pid {pid} in {cwd}: {cmd}")
+PY
+}
+
+# One run without a kill: the events of a whole run, by phase, and a warm build cache.
+echo 0 > "$WORK/stop_at"
+rc=0
+"$OPTIMAS" run --config "$WORK/app" --runs-dir "$WORK/runs-whole" "${run_args[@]}" > "$WORK/whole.out" 2> "$WORK/whole.log" || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "a run without a kill: exit $rc"$'\n'"$(cat "$WORK/whole.log")"
+# A build belongs to the phase of the runs after it: the baseline's, then the variant's validation.
+declare -A phase_events
+kind_after=""
+while read -r n kind; do
+  [ "$kind" = build ] && { [ -z "$kind_after" ] && kind_after=baseline || kind_after=validation; }
+  [ "$kind" = build ] && kind=$kind_after
+  phase_events[$kind]+="$n "
+done < "$WORK/events.log"
+for phase in baseline validation measurement; do
+  [ -n "${phase_events[$phase]:-}" ] || fail "a whole run had no $phase event: $(cat "$WORK/events.log")"
+done
+echo "a whole run: $(wc -l < "$WORK/events.log") builds and program runs (baseline: ${phase_events[baseline]}; validation: ${phase_events[validation]}; measurement: ${phase_events[measurement]})"
+[ -z "$(leftovers)" ] || fail "a run without a kill left processes behind:"$'\n'"$(leftovers)"
+rm -rf "$WORK/runs-whole"
+
+declare -A killed_in
+for ((i = 1; i <= POINTS; i++)); do
+  phases=(baseline validation measurement)
+  phase=${phases[$((i % 3))]}
+  read -r -a events <<< "${phase_events[$phase]}"
+  stop=${events[$((RANDOM % ${#events[@]}))]}
+  runs="$WORK/runs-$i"
+  echo "$stop" > "$WORK/stop_at"
+  rm -f "$WORK/events" "$WORK/events.log"
+
+  (
+    "$OPTIMAS" run --config "$WORK/app" --runs-dir "$runs" "${run_args[@]}" > "$WORK/first.out" 2> "$WORK/first.log" &
+    echo $! > "$WORK/optimas.pid"
+    rc=0
+    wait $! || rc=$?
+    echo "exited $rc" > "$WORK/stopped"
+  ) 2> /dev/null & # without bash's own "Killed" notice
+  first=$!
+  read -r word n kind < "$WORK/stopped"
+  [ "$word" = stopped ] || fail "point $i: the run ended ($n) before event $stop:"$'\n'"$(cat "$WORK/first.log")"
+  optimas=$(cat "$WORK/optimas.pid")
+  kill -KILL "$optimas"
+  read -r word rc < "$WORK/stopped"
+  [ "$word $rc" = "exited 137" ] || fail "point $i: optimas was not killed: $word $rc"
+  optimas=""
+  wait "$first"
+  killed_in[$kind]=$((${killed_in[$kind]:-0} + 1))
+
+  id=$(ls "$runs" | grep -E '^[0-9a-f-]{36}$') || fail "point $i (event $stop, $kind): no run folder"
+  dir="$runs/$id"
+  rm -rf "$WORK/before"
+  mkdir -p "$WORK/before"
+  (cd "$dir" && find . -name '*.jsonl' -exec cp --parents {} "$WORK/before" \;)
+
+  echo 0 > "$WORK/stop_at"
+  rc=0
+  "$OPTIMAS" run --resume "$id" --runs-dir "$runs" > "$WORK/resume.out" 2> "$WORK/resume.log" || rc=$?
+  context="point $i (event $stop, $kind, run $id)"
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "$context: the resumed run exited $rc"$'\n'"$(cat "$WORK/resume.log")"
+  json_check "$dir/run.json" 'd["status"] == "finished" and d["variants"][0]["status"] in ("accepted", "rejected")' \
+    "$context: the resumed run did not finish with a measured variant: $(cat "$WORK/resume.log")"
+  # Every sample journaled before the kill is still there, first and unchanged.
+  while read -r journal; do
+    [ -f "$dir/$journal" ] || fail "$context: $journal is gone after the resume"
+    lines=$(wc -l < "$WORK/before/$journal")
+    [ "$(head -n "$lines" "$dir/$journal")" = "$(cat "$WORK/before/$journal")" ] ||
+      fail "$context: $journal lost or changed lines:"$'\n'"$(cat "$WORK/before/$journal")"$'\n---\n'"$(cat "$dir/$journal")"
+  done < <(cd "$WORK/before" && find . -name '*.jsonl')
+  [ ! -e "$dir/children.json" ] || fail "$context: children.json is left after the run: $(cat "$dir/children.json")"
+  [ ! -e "$dir/work" ] || fail "$context: the scratch copies are left after the run"
+  left=$(leftovers)
+  [ -z "$left" ] || fail "$context: processes left behind:"$'\n'"$left"$'\n'"$(cat "$WORK/resume.log")"
+  rm -rf "$runs"
+done
+
+echo "killed in: baseline ${killed_in[baseline]:-0}, build ${killed_in[build]:-0}, validation ${killed_in[validation]:-0}, measurement ${killed_in[measurement]:-0}"
+pass "$POINTS/$POINTS runs killed with SIGKILL resumed to the end with every journaled sample, and left no process behind"
