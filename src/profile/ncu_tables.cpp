@@ -101,6 +101,16 @@ Metric make_metric(std::string_view value, std::string_view unit) {
   return m;
 }
 
+// A kernel's duration must be a time: a negative, infinite (1e400) or missing (n/a) one would
+// count as nothing, or as everything, when the hot kernels are chosen.
+void check_duration(const util::CsvReader& r, std::string_view name, const Metric& m) {
+  if (name != "gpu__time_duration.sum") return;
+  if (std::isnan(m.value))
+    r.fail(fmt::format("gpu__time_duration.sum is \"{}\", not a number: the launch has no duration", m.text));
+  if (!std::isfinite(m.value) || m.value < 0)
+    r.fail(fmt::format("gpu__time_duration.sum is {}, not a duration", m.value));
+}
+
 void set_duration(Launch& l) {
   if (const Metric* m = l.metric("gpu__time_duration.sum")) l.duration_ns = m->value;
 }
@@ -164,7 +174,8 @@ void read_details_page(const std::string& path, std::vector<Launch>& launches) {
         l.rules.push_back(std::move(rule));
         continue;
       }
-      l.metrics[std::string(name)] = make_metric(r[value_col], r[unit_col]);
+      Metric& m = l.metrics[std::string(name)] = make_metric(r[value_col], r[unit_col]);
+      check_duration(r, name, m);
     }
     if (!header_again) break;
   }
@@ -202,7 +213,8 @@ void read_raw_page(const std::string& path, std::vector<Launch>& launches) {
         continue;
       }
       Launch& l = table.for_row(r, ids);
-      for (std::size_t i = first_metric; i < width; ++i) l.metrics[cols.names()[i]] = make_metric(r[i], units[i]);
+      for (std::size_t i = first_metric; i < width; ++i)
+        check_duration(r, cols.names()[i], l.metrics[cols.names()[i]] = make_metric(r[i], units[i]));
     }
     if (!header_again) break;
   }

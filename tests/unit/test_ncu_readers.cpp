@@ -211,11 +211,41 @@ TEST(NcuBadInput, WrongPage) {
   EXPECT_THROW(read_source_page(data_path("ncu-samples/raw_base.csv")), ParseError);
 }
 
+// A duration that is not a time (n/a, negative, 1e400) was counted as 0 when hot kernels were
+// chosen; it is an error naming the file and line, in the details and in the raw page.
+TEST(NcuBadInput, DurationsThatAreNotTimes) {
+  for (const char* value : {"n/a", "-5", "1e400", "inf"}) {
+    TempDir dir;
+    auto details = dir.file(
+        "d.csv", "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+                 "\"0\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"12\"\n"
+                 "\"1\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"" +
+                     std::string(value) + "\"\n");
+    std::vector<Launch> launches;
+    try {
+      read_details_page(details, launches);
+      FAIL() << value << ": expected a ParseError";
+    } catch (const ParseError& e) {
+      EXPECT_EQ(e.line(), 3u) << value;
+      EXPECT_NE(std::string(e.what()).find("gpu__time_duration.sum"), std::string::npos) << e.what();
+    }
+    auto raw = dir.file("r.csv", "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"nsecond\"\n"
+                                 "\"0\",\"k(int)\",\"" + std::string(value) + "\"\n");
+    launches.clear();
+    try {
+      read_raw_page(raw, launches);
+      FAIL() << value << ": expected a ParseError";
+    } catch (const ParseError& e) {
+      EXPECT_EQ(e.line(), 3u) << value;
+    }
+  }
+}
+
 TEST(NcuBadInput, GarbageValues) {
   TempDir dir;
   auto details = dir.file(
       "d.csv", "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
-               "\"0\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"n/a\"\n"
+               "\"0\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"sm__throughput.avg.pct_of_peak\",\"%\",\"n/a\"\n"
                "\"x1\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"5\"\n");
   std::vector<Launch> launches;
   try {
