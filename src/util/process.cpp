@@ -509,7 +509,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   info.group_start = program > 0 ? process_start_time(program).value_or(0) : 0;
   notify(info, true);
 
-  std::vector<pollfd> fds;
+  std::vector<pollfd> fds; // captured output
   if (capture_out) fds.push_back({out_pipe[0], POLLIN, 0});
   if (capture_err) fds.push_back({err_pipe[0], POLLIN, 0});
   int status = 0;
@@ -518,33 +518,38 @@ ProcessResult run_process(const ProcessSpec& spec) {
   double stop_time = 0, reap_time = 0;
   char buf[65536];
   while (!reaped || !fds.empty()) {
-    if (!fds.empty()) {
-      int wait_ms = 50;
-      int n = ::poll(fds.data(), fds.size(), wait_ms);
-      if (n > 0) {
-        for (std::size_t i = 0; i < fds.size();) {
-          if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
-            ssize_t r = ::read(fds[i].fd, buf, sizeof buf);
-            if (r > 0) {
-              append_capped(fds[i].fd == out_pipe[0] ? result.out : result.err, buf, static_cast<std::size_t>(r));
-            } else if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
-              ::close(fds[i].fd);
-              fds.erase(fds.begin() + static_cast<long>(i));
-              continue;
-            }
+    // The report pipe wakes us the moment the supervisor writes the program's status or dies,
+    // so wall_s is not rounded up to a polling interval.
+    std::vector<pollfd> wait = fds;
+    if (!reaped) wait.push_back({report_pipe[0], POLLIN, 0});
+    if (::poll(wait.data(), wait.size(), 50) > 0) {
+      for (std::size_t i = 0; i < fds.size(); ++i) fds[i].revents = wait[i].revents;
+      for (std::size_t i = 0; i < fds.size();) {
+        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+          ssize_t r = ::read(fds[i].fd, buf, sizeof buf);
+          if (r > 0) {
+            append_capped(fds[i].fd == out_pipe[0] ? result.out : result.err, buf, static_cast<std::size_t>(r));
+          } else if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
+            ::close(fds[i].fd);
+            fds.erase(fds.begin() + static_cast<long>(i));
+            continue;
           }
-          ++i;
         }
+        ++i;
       }
-    } else {
-      ::usleep(10000); // nothing to read: wait for the child to exit (checked below)
-    }
-    if (!reaped) {
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
+      if (!reaped && wait.back().revents) {
+        // The supervisor's last act is writing the program's status (without it, it was
+        // killed): it has exited or is about to, so this wait is short.
+        int program_status = 0;
+        bool reported = read_value(report_pipe[0], program_status);
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        if (reported) status = program_status;
         reaped = true;
         reap_time = elapsed();
       }
-    } else if (elapsed() - reap_time > k_pipe_linger_s) {
+    }
+    if (reaped && elapsed() - reap_time > k_pipe_linger_s) {
       for (const auto& f : fds) ::close(f.fd);
       fds.clear();
     }
@@ -561,10 +566,6 @@ ProcessResult run_process(const ProcessSpec& spec) {
       }
     }
   }
-  // The program's wait status, written by the supervisor as it ends; without it (the
-  // supervisor was killed) the supervisor's own status is all there is.
-  int program_status = 0;
-  if (read_value(report_pipe[0], program_status)) status = program_status;
   ::close(report_pipe[0]);
   notify(info, false);
   result.wall_s = elapsed();
