@@ -106,7 +106,7 @@ TEST(RunStore, WriteJsonAtomicReplacesTheFileAndLeavesNoTemporary) {
   write_json_atomic(path, {{"status", "finished"}, {"errors", std::string("bad \xff byte")}});
   json back = json::parse(test::read_all(path));
   EXPECT_EQ(back["status"], "finished");
-  EXPECT_EQ(back["errors"], "bad \xEF\xBF\xBD byte"); // invalid UTF-8 replaced, not fatal
+  EXPECT_EQ(back["errors"], "bad \\xff byte"); // invalid UTF-8 written as \xNN, not fatal
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
 
   try {
