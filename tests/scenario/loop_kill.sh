@@ -16,9 +16,13 @@ RANDOM=$SEED
 echo "killing optimas at $POINTS points (OPTIMAS_KILL_SEED=$SEED chooses them again)"
 D="$OPTIMAS_TEST_DATA/h200/stream"
 
-server="" optimas=""
+server="" optimas="" first=""
 cleanup() {
+  [ -n "$optimas" ] || [ ! -s "$WORK/optimas.pid" ] || optimas=$(cat "$WORK/optimas.pid")
   [ -z "$optimas" ] || kill -KILL "$optimas" 2>/dev/null || true
+  # The subshell that reports how optimas ended would wait for a reader of its FIFO forever,
+  # holding ctest's output open.
+  [ -z "$first" ] || kill -KILL "$first" 2>/dev/null || true
   [ -z "$server" ] || kill "$server" 2>/dev/null || true
   rm -rf "$WORK"
 }
@@ -133,24 +137,25 @@ for ((i = 1; i <= POINTS; i++)); do
   stop=${events[$((RANDOM % ${#events[@]}))]}
   runs="$WORK/runs-$i"
   echo "$stop" > "$WORK/stop_at"
-  rm -f "$WORK/events" "$WORK/events.log"
+  rm -f "$WORK/events" "$WORK/events.log" "$WORK/optimas.pid"
 
   (
-    "$OPTIMAS" run --config "$WORK/app" --runs-dir "$runs" "${run_args[@]}" > "$WORK/first.out" 2> "$WORK/first.log" &
-    echo $! > "$WORK/optimas.pid"
     rc=0
-    wait $! || rc=$?
+    # optimas' pid is written before it starts (exec keeps it), so before any stop point.
+    bash -c 'echo $$ > "$0"; exec "$@"' "$WORK/optimas.pid" "$OPTIMAS" run --config "$WORK/app" --runs-dir "$runs" \
+      "${run_args[@]}" > "$WORK/first.out" 2> "$WORK/first.log" || rc=$?
     echo "exited $rc" > "$WORK/stopped"
   ) 2> /dev/null & # without bash's own "Killed" notice
   first=$!
   read -r word n kind < "$WORK/stopped"
   [ "$word" = stopped ] || fail "point $i: the run ended ($n) before event $stop:"$'\n'"$(cat "$WORK/first.log")"
   optimas=$(cat "$WORK/optimas.pid")
-  kill -KILL "$optimas"
+  kill -KILL "$optimas" || fail "point $i: optimas (pid $optimas) could not be killed"
   read -r word rc < "$WORK/stopped"
   [ "$word $rc" = "exited 137" ] || fail "point $i: optimas was not killed: $word $rc"
   optimas=""
-  wait "$first"
+  wait "$first" || true
+  first=""
   killed_in[$kind]=$((${killed_in[$kind]:-0} + 1))
 
   id=$(ls "$runs" | grep -E '^[0-9a-f-]{36}$') || fail "point $i (event $stop, $kind): no run folder"
