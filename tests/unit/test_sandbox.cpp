@@ -634,7 +634,12 @@ TEST(Sandbox, ChildRecordListsTheRunningPrograms) {
   {
     ChildRecord record(path);
     // The program sees the record that names its supervisor (its parent) and itself.
-    auto r = optimas::util::run_process(optimas::util::shell("cat " + path + "; echo; echo $PPID $$"));
+    // The record is written once the supervisor has reported the program's group, which can be
+    // after the program starts: wait for that write itself (a spin on the file, no timer).
+    auto spec = optimas::util::shell("until grep -qs '\"group\"' " + path + "; do :; done; cat " + path +
+                                     "; echo; echo $PPID $$");
+    spec.timeout_s = 30;
+    auto r = optimas::util::run_process(spec);
     ASSERT_TRUE(r.ok()) << r.describe();
     auto cut = r.out.rfind('\n', r.out.size() - 2);
     auto doc = nlohmann::json::parse(r.out.substr(0, cut));
