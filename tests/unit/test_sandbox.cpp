@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -677,6 +678,10 @@ TEST(Sandbox, RecordedChildrenOfAKilledProcessAreEnded) {
   pid_t program = 0, background = 0;
   line >> program >> background;
   ASSERT_GT(background, 0) << "the program did not start";
+  // The record is written once the supervisor has reported the program, which can come after the
+  // program started: wait for that write itself before freezing the writer.
+  for (std::error_code ec; !fs::exists(path, ec) || read_all(path).find("\"group\"") == std::string::npos;)
+    std::this_thread::yield();
   pid_t supervisor = parent_of(program);
   ::kill(earlier, SIGSTOP); // it cannot update its record any more
   ::kill(supervisor, SIGKILL);
