@@ -37,6 +37,12 @@ const SchemaDialect k_openai = {
 };
 // clang-format on
 
+// The structural core of JSON Schema that every strict validator takes.
+// clang-format off
+const KeywordSet k_structural_core = {"type", "properties", "required", "additionalProperties", "items", "enum",
+                                      "const", "anyOf", "$defs", "definitions", "$ref", "description"};
+// clang-format on
+
 // Fine-tuned models ("ft:..."): the same page lists the string, number and array constraints as
 // not supported for them.
 // clang-format off
@@ -44,8 +50,7 @@ const SchemaDialect k_openai_fine_tuned = {
     .name = "openai-strict-fine-tuned",
     .source = k_openai.source,
     .declared_in = k_openai.declared_in,
-    .kept = {"type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$defs",
-             "definitions", "$ref", "description"},
+    .kept = k_structural_core,
     .strict_mode = true,
 };
 // clang-format on
@@ -59,8 +64,7 @@ const SchemaDialect k_openai_compatible = {
     .name = "openai-compatible-strict",
     .source = k_openai.source,
     .declared_in = k_openai.declared_in,
-    .kept = {"type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$defs",
-             "definitions", "$ref", "description"},
+    .kept = k_structural_core,
     .strict_mode = true,
 };
 // clang-format on
