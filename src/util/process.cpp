@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -387,15 +388,23 @@ ProcessResult run_process(const ProcessSpec& spec) {
   auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
 
-  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1}, report_pipe[2] = {-1, -1};
+  // exec_pipe: the program's exec error; report_pipe: the supervisor's reports (the program's
+  // pid, then its wait status); go: the program waits on it until it has been recorded.
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1}, report_pipe[2] = {-1, -1},
+      go[2] = {-1, -1};
+  auto close_all = [&] {
+    for (int* pair : {out_pipe, err_pipe, exec_pipe, report_pipe, go})
+      for (int i = 0; i < 2; ++i)
+        if (pair[i] >= 0) ::close(pair[i]);
+  };
   bool capture_out = spec.stdout_path.empty();
   bool capture_err = spec.stderr_path.empty() && !spec.stderr_to_stdout;
   if ((capture_out && ::pipe2(out_pipe, O_CLOEXEC) != 0) || (capture_err && ::pipe2(err_pipe, O_CLOEXEC) != 0) ||
-      ::pipe2(exec_pipe, O_CLOEXEC) != 0 || ::pipe2(report_pipe, O_CLOEXEC) != 0) {
+      ::pipe2(exec_pipe, O_CLOEXEC) != 0 || ::pipe2(report_pipe, O_CLOEXEC) != 0 ||
+      ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) != 0) {
     result.spawn_failed = true;
     result.err = std::strerror(errno);
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1], report_pipe[0]})
-      if (fd >= 0) ::close(fd);
+    close_all();
     return result;
   }
 
@@ -420,9 +429,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   if (pid < 0) {
     result.spawn_failed = true;
     result.err = std::strerror(errno);
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1], report_pipe[0],
-                   report_pipe[1]})
-      if (fd >= 0) ::close(fd);
+    close_all();
     return result;
   }
   if (pid == 0) {
@@ -437,6 +444,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
     if (program != 0) {
       if (capture_out) ::close(out_pipe[1]);
       if (capture_err) ::close(err_pipe[1]);
+      ::close(go[0]);
+      ::close(go[1]);
       supervise(program, exec_pipe[1], report_pipe[1]);
     }
     // The program: its own process group, so a timeout can kill everything it started, and it
@@ -445,6 +454,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != supervisor) ::_exit(127);
     ::setpgid(0, 0);
+    ::close(go[1]);
     auto die = [&](const char* what) {
       std::string msg = std::string(what) + ": " + std::strerror(errno);
       (void)!::write(exec_pipe[1], msg.data(), msg.size());
@@ -482,14 +492,36 @@ ProcessResult run_process(const ProcessSpec& spec) {
       if (fd < 0) die(("cannot write " + stderr_path).c_str());
       ::dup2(fd, 2);
     }
+    // The program starts only once run_process has told the observer (a run folder's record),
+    // so a kill of optimas at any moment leaves no running program that the record lacks.
+    char go_byte = 0;
+    ssize_t got;
+    while ((got = ::read(go[0], &go_byte, 1)) < 0 && errno == EINTR) {
+    }
+    if (got != 1) ::_exit(127); // we are gone, or the start failed
     ::execve(exe.c_str(), argv.data(), envp.data());
     die(("cannot run " + (spec.argv.empty() ? std::string("(nothing)") : spec.argv[0])).c_str());
   }
   ::setpgid(pid, pid); // also from the parent, to win the race with an early kill
   ::close(exec_pipe[1]);
   ::close(report_pipe[1]);
+  ::close(go[0]);
   if (capture_out) ::close(out_pipe[1]);
   if (capture_err) ::close(err_pipe[1]);
+
+  // The supervisor reports the program's pid as soon as it has forked it (nothing when it could
+  // not); the program waits for the go, so it is recorded before it runs.
+  pid_t program = 0;
+  if (!read_value(report_pipe[0], program)) program = 0;
+  ChildInfo info;
+  info.supervisor = pid;
+  info.supervisor_start = process_start_time(pid).value_or(0);
+  info.group = program;
+  info.group_start = program > 0 ? process_start_time(program).value_or(0) : 0;
+  notify(info, true);
+  // MSG_NOSIGNAL: a program that failed before it read the go must not kill us with SIGPIPE.
+  (void)!::send(go[1], "g", 1, MSG_NOSIGNAL);
+  ::close(go[1]);
 
   // exec_pipe closes on a successful exec (O_CLOEXEC); anything read from it is an exec error.
   std::string exec_error;
@@ -499,15 +531,6 @@ ProcessResult run_process(const ProcessSpec& spec) {
     while ((n = ::read(exec_pipe[0], buf, sizeof buf)) > 0) exec_error.append(buf, static_cast<std::size_t>(n));
     ::close(exec_pipe[0]);
   }
-  // The supervisor reported the program's pid before it closed its end of exec_pipe.
-  pid_t program = 0;
-  if (!read_value(report_pipe[0], program)) program = 0;
-  ChildInfo info;
-  info.supervisor = pid;
-  info.supervisor_start = process_start_time(pid).value_or(0);
-  info.group = program;
-  info.group_start = program > 0 ? process_start_time(program).value_or(0) : 0;
-  notify(info, true);
 
   std::vector<pollfd> fds; // captured output
   if (capture_out) fds.push_back({out_pipe[0], POLLIN, 0});

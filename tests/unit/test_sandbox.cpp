@@ -25,7 +25,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
-#include <thread>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -634,13 +633,9 @@ TEST(Sandbox, ChildRecordListsTheRunningPrograms) {
   const std::string path = (dir.path() / "children.json").string();
   {
     ChildRecord record(path);
-    // The program sees the record that names its supervisor (its parent) and itself.
-    // The record is written once the supervisor has reported the program's group, which can be
-    // after the program starts: wait for that write itself (a spin on the file, no timer).
-    auto spec = optimas::util::shell("until grep -qs '\"group\"' " + path + "; do :; done; cat " + path +
-                                     "; echo; echo $PPID $$");
-    spec.timeout_s = 30;
-    auto r = optimas::util::run_process(spec);
+    // The program sees the record that names its supervisor (its parent) and itself: it is
+    // written before the program starts (run_process holds the program back until then).
+    auto r = optimas::util::run_process(optimas::util::shell("cat " + path + "; echo; echo $PPID $$"));
     ASSERT_TRUE(r.ok()) << r.describe();
     auto cut = r.out.rfind('\n', r.out.size() - 2);
     auto doc = nlohmann::json::parse(r.out.substr(0, cut));
@@ -678,10 +673,6 @@ TEST(Sandbox, RecordedChildrenOfAKilledProcessAreEnded) {
   pid_t program = 0, background = 0;
   line >> program >> background;
   ASSERT_GT(background, 0) << "the program did not start";
-  // The record is written once the supervisor has reported the program, which can come after the
-  // program started: wait for that write itself before freezing the writer.
-  for (std::error_code ec; !fs::exists(path, ec) || read_all(path).find("\"group\"") == std::string::npos;)
-    std::this_thread::yield();
   pid_t supervisor = parent_of(program);
   ::kill(earlier, SIGSTOP); // it cannot update its record any more
   ::kill(supervisor, SIGKILL);
