@@ -207,12 +207,14 @@ ScratchFolder::~ScratchFolder() {
   fs::remove_all(m_path, ec);
 }
 
-ChildRecord::ChildRecord(std::string path) : m_path(std::move(path)) {
+ChildRecord::ChildRecord(std::string path, const std::string& run_id) : m_path(std::move(path)) {
   util::set_child_observer([this](const util::ChildInfo& child, bool running) { changed(child, running); });
+  util::set_child_mark(k_run_mark, run_id);
 }
 
 ChildRecord::~ChildRecord() {
   util::set_child_observer({});
+  util::set_child_mark("", "");
   std::error_code ec;
   if (!m_children.empty()) fs::remove(m_path, ec);
 }
@@ -257,7 +259,10 @@ void ChildRecord::write() const {
   fs::rename(tmp, m_path);
 }
 
-int end_recorded_children(const std::string& path) {
+namespace {
+
+// The supervisors of end_recorded_children.
+int end_recorded_supervisors(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return 0;
   nlohmann::json doc;
@@ -292,6 +297,15 @@ int end_recorded_children(const std::string& path) {
   }
   fs::remove(path, ec);
   return ended;
+}
+
+} // namespace
+
+int end_recorded_children(const std::string& path, const std::string& run_id) {
+  int ended = end_recorded_supervisors(path);
+  // What a supervisor that was itself killed left behind (a background process, one that left
+  // with setsid) no longer has a recorded pid of its own: it carries the run's mark.
+  return ended + util::end_marked(k_run_mark, run_id);
 }
 
 std::string build_fingerprint(const config::AppConfig& app, const std::string& dir, const Snapshot& snapshot) {

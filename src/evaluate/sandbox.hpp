@@ -63,13 +63,17 @@ private:
   bool m_keep = false;
 };
 
+// The environment variable that marks every program of a run (and what it starts) with the
+// run's id: how a resumed run finds what a killed supervisor left behind.
+inline constexpr const char* k_run_mark = "OPTIMAS_RUN";
+
 // The programs a run has running, recorded in its folder (children.json: each supervisor and
 // program group with their start times, written atomically, removed when none runs), so that a
 // resumed run can end what a killed optimas left behind. While it exists it records every
-// child util::run_process starts in this process.
+// child util::run_process starts in this process, and marks it with OPTIMAS_RUN=<run_id>.
 class ChildRecord {
 public:
-  explicit ChildRecord(std::string path);
+  ChildRecord(std::string path, const std::string& run_id);
   ~ChildRecord();
   ChildRecord(const ChildRecord&) = delete;
   ChildRecord& operator=(const ChildRecord&) = delete;
@@ -84,11 +88,11 @@ private:
 };
 
 // Ends what the process that wrote `path` (a ChildRecord) left running: its supervisors (which
-// end their programs' trees) and their program groups, each only while it is still the
-// recorded process, and nothing after a reboot. Removes the file; returns how many children
-// were still there. Error when the process that wrote it is still alive: it is working on the
-// run, and two processes must not.
-int end_recorded_children(const std::string& path);
+// end their programs' trees) and the program groups their programs still lead, each only while
+// it is still the recorded process, and nothing after a reboot; then every process marked with
+// OPTIMAS_RUN=<run_id>. Removes the file; returns how many it ended. Error when the process
+// that wrote the record is still alive: it is working on the run, and two processes must not.
+int end_recorded_children(const std::string& path, const std::string& run_id);
 
 // What a build produced, as one hash: the binary (or, with none declared, every file the build
 // added to `dir` that is not in the snapshot), with the temporary-file names nvcc writes into its

@@ -377,9 +377,9 @@ void Loop::open_run() {
   }
   // Before anything reuses the scratch folders: what a killed earlier process left running in
   // them ends, and from now on our own children are recorded for a later resume.
-  if (int ended = evaluate::end_recorded_children((m_dir / "children.json").string()))
+  if (int ended = evaluate::end_recorded_children((m_dir / "children.json").string(), m_id))
     say("resume", fmt::format("ended {} program(s) an earlier optimas left running", ended));
-  m_children.emplace((m_dir / "children.json").string());
+  m_children.emplace((m_dir / "children.json").string(), m_id);
   m_run["pid"] = static_cast<long>(::getpid());
   m_run["status"] = "running";
   m_run["backend"] = m_backend.provider;

@@ -21,7 +21,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 extern char** environ;
@@ -37,16 +39,24 @@ void append_capped(std::string& s, const char* data, std::size_t n) {
   if (s.size() > 2 * k_capture_limit) s.erase(0, s.size() - k_capture_limit);
 }
 
+std::mutex g_mark_mutex;
+std::string g_mark_name, g_mark_value; // set_child_mark
+
 std::vector<std::string> child_environment(const ProcessSpec& spec) {
+  std::map<std::string, std::string> set = spec.env;
+  {
+    std::lock_guard<std::mutex> lock(g_mark_mutex);
+    if (!g_mark_name.empty()) set[g_mark_name] = g_mark_value;
+  }
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string entry(*e);
     std::string key = entry.substr(0, entry.find('='));
-    bool drop = spec.env.count(key) > 0;
+    bool drop = set.count(key) > 0;
     for (const auto& u : spec.unset_env) drop = drop || u == key;
     if (!drop) env.push_back(entry);
   }
-  for (const auto& [k, v] : spec.env) env.push_back(k + "=" + v);
+  for (const auto& [k, v] : set) env.push_back(k + "=" + v);
   return env;
 }
 
@@ -371,16 +381,47 @@ bool end_child(const ChildInfo& child) {
     if (!signal_if_same(child.supervisor, child.supervisor_start, SIGTERM, k_grace_s + k_supervisor_slack_s, signalled))
       signal_if_same(child.supervisor, child.supervisor_start, SIGKILL, 5.0, signalled);
   }
-  if (child.group > 0) {
-    // The supervisor was gone (killed itself): the program died with it, but its group may
-    // live on. A process group's id is not given to a new process while a member remains, so
-    // when no process has that pid any more, the members left are the program's. A process
-    // that has it is the program only when its start time says so.
-    auto start = process_start_time(child.group);
-    bool ours = !start || (child.group_start != 0 && *start == child.group_start);
-    if (ours && ::kill(-child.group, SIGKILL) == 0) signalled = true;
+  if (child.group > 0 && child.group_start != 0 && process_start_time(child.group) == child.group_start) {
+    // The supervisor was gone (killed itself) and the program lives on: the group it leads is
+    // its own. Once the program has gone, a group of that id may be another's (the pid can be
+    // reused, as a new group leader that exits before its members), so it is not signalled:
+    // what is left there carries the run's mark (end_marked).
+    if (::kill(-child.group, SIGKILL) == 0) signalled = true;
   }
   return signalled;
+}
+
+void set_child_mark(const std::string& name, const std::string& value) {
+  std::lock_guard<std::mutex> lock(g_mark_mutex);
+  g_mark_name = name;
+  g_mark_value = value;
+}
+
+int end_marked(const std::string& name, const std::string& value) {
+  if (name.empty()) return 0;
+  const std::string mark = name + "=" + value;
+  const std::string self = std::to_string(::getpid());
+  std::set<std::string> ended;
+  // A marked process may start another while we look: look again until a pass finds none.
+  for (int pass = 0; pass < 100; ++pass) {
+    int found = 0;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+      const std::string pid = entry.path().filename().string();
+      if (pid.find_first_not_of("0123456789") != std::string::npos || pid == self) continue;
+      std::ifstream in("/proc/" + pid + "/environ", std::ios::binary);
+      std::string env((std::istreambuf_iterator<char>(in)), {});
+      // Entries are NUL-terminated; a zombie's is empty.
+      bool marked =
+          env.compare(0, mark.size() + 1, mark + '\0') == 0 || env.find('\0' + mark + '\0') != std::string::npos;
+      if (marked && ::kill(std::stoi(pid), SIGKILL) == 0) {
+        ended.insert(pid);
+        ++found;
+      }
+    }
+    if (found == 0) break;
+  }
+  return static_cast<int>(ended.size());
 }
 
 ProcessResult run_process(const ProcessSpec& spec) {

@@ -74,12 +74,22 @@ void set_child_observer(ChildObserver observer);
 // The start time of process `pid` in clock ticks after boot; nullopt when there is none.
 std::optional<std::uint64_t> process_start_time(int pid);
 
-// Ends a child that an earlier process started and left running (it was killed, and its own
-// supervisor too): the supervisor gets SIGTERM and ends its program's tree as above, then its
-// program's process group gets SIGKILL in case the supervisor was gone. Each is signalled only
+// Ends a child that an earlier process started and left running (it was killed): the
+// supervisor gets SIGTERM and ends its program's tree as above (SIGKILL if it does not finish),
+// and the program's process group gets SIGKILL while the program still leads it. Each only
 // while it is still the recorded process (same start time), so a recycled pid is never hit.
+// A group whose leader is gone is left alone: its id may have been given to a new group since.
 // Returns whether anything was signalled.
 bool end_child(const ChildInfo& child);
+
+// Every child run_process starts gets `name=value` in its environment, and so does whatever it
+// starts unless it clears its environment: the mark by which a later process finds what this
+// one left running when even the supervisor was killed (end_marked). An empty name: no mark.
+void set_child_mark(const std::string& name, const std::string& value);
+
+// Sends SIGKILL to every process but us whose environment holds `name=value`, until none is
+// left; returns how many there were.
+int end_marked(const std::string& name, const std::string& value);
 
 // Convenience: `sh -c command`.
 ProcessSpec shell(const std::string& command);

@@ -299,14 +299,17 @@ TEST(Process, ObserverSeesEachChildStartAndEnd) {
 }
 
 // The supervisor itself was killed (SIGKILL, no chance to clean up): its program died with it,
-// but a background process of the program's group lives on until a later process ends it.
-TEST(Process, EndChildEndsTheGroupOfAKilledSupervisor) {
+// but a background process of the program's group lives on. Its group has no leader, so its id
+// proves nothing (it may be another's by now) and end_child leaves it; the mark ends it.
+TEST(Process, WhatAKilledSupervisorLeftIsEndedByItsMark) {
   optimas::test::TempDir dir;
   Subreaper subreaper;
   std::string ready = make_fifo(dir, "ready");
+  const std::string mark = "test-" + std::to_string(::getpid());
   pid_t parent = ::fork();
   ASSERT_GE(parent, 0);
   if (parent == 0) {
+    set_child_mark("OPTIMAS_TEST_MARK", mark);
     run_process(shell("sleep 1207 & echo $$ $! > " + ready + "; wait"));
     ::_exit(0);
   }
@@ -332,11 +335,44 @@ TEST(Process, EndChildEndsTheGroupOfAKilledSupervisor) {
   ::waitpid(program, nullptr, 0);
   ASSERT_EQ(::waitpid(background, nullptr, WNOHANG), 0) << "the background sleep should still run";
 
-  EXPECT_TRUE(end_child(child));
+  EXPECT_FALSE(end_child(child)) << "a group without its leader was signalled";
+  EXPECT_EQ(::waitpid(background, nullptr, WNOHANG), 0);
+  EXPECT_EQ(end_marked("OPTIMAS_TEST_MARK", "other-" + mark), 0);
+  EXPECT_EQ(end_marked("OPTIMAS_TEST_MARK", mark), 1);
   EXPECT_TRUE(wait_exit(background));
   ASSERT_EQ(::waitpid(background, nullptr, 0), background);
   EXPECT_TRUE(gone(background));
-  EXPECT_FALSE(end_child(child)) << "nothing is left to end";
+  EXPECT_EQ(end_marked("OPTIMAS_TEST_MARK", mark), 0) << "nothing is left to end";
+}
+
+// While the program leads its group (its supervisor killed, the program not), end_child ends
+// the group.
+TEST(Process, EndChildEndsTheGroupOfALiveProgram) {
+  pid_t leader = ::fork();
+  ASSERT_GE(leader, 0);
+  if (leader == 0) {
+    ::setpgid(0, 0);
+    ::execlp("sh", "sh", "-c", "sleep 1209 & wait", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::setpgid(leader, leader);
+  ChildInfo child;
+  child.group = leader;
+  child.group_start = process_start_time(leader).value_or(0);
+  EXPECT_TRUE(end_child(child));
+  int status = 0;
+  ASSERT_EQ(::waitpid(leader, &status, 0), leader);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+TEST(Process, MarkReachesTheProgramAndWhatItStarts) {
+  set_child_mark("OPTIMAS_TEST_MARK", "m1");
+  auto r = run_process(shell("echo $OPTIMAS_TEST_MARK; sh -c 'echo $OPTIMAS_TEST_MARK'"));
+  set_child_mark("", "");
+  ASSERT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(r.out, "m1\nm1\n");
+  r = run_process(shell("echo ${OPTIMAS_TEST_MARK:-none}"));
+  EXPECT_EQ(r.out, "none\n");
 }
 
 // A recorded pid that now belongs to another process (another start time) is never signalled.

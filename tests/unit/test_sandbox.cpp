@@ -632,16 +632,19 @@ TEST(Sandbox, ChildRecordListsTheRunningPrograms) {
   TempDir dir;
   const std::string path = (dir.path() / "children.json").string();
   {
-    ChildRecord record(path);
+    ChildRecord record(path, "run-1");
     // The program sees the record that names its supervisor (its parent) and itself: it is
     // written before the program starts (run_process holds the program back until then).
-    auto r = optimas::util::run_process(optimas::util::shell("cat " + path + "; echo; echo $PPID $$"));
+    auto r = optimas::util::run_process(
+        optimas::util::shell("cat " + path + "; echo; echo $PPID $$ $" + std::string(k_run_mark)));
     ASSERT_TRUE(r.ok()) << r.describe();
     auto cut = r.out.rfind('\n', r.out.size() - 2);
     auto doc = nlohmann::json::parse(r.out.substr(0, cut));
     std::istringstream ids(r.out.substr(cut + 1));
     int supervisor = 0, program = 0;
-    ids >> supervisor >> program;
+    std::string mark;
+    ids >> supervisor >> program >> mark;
+    EXPECT_EQ(mark, "run-1") << "the program carries the run's mark";
     ASSERT_EQ(doc["children"].size(), 1u) << r.out;
     EXPECT_EQ(doc["children"][0]["supervisor"], supervisor);
     EXPECT_EQ(doc["children"][0]["group"], program);
@@ -649,9 +652,10 @@ TEST(Sandbox, ChildRecordListsTheRunningPrograms) {
     EXPECT_EQ(doc["boot_id"], boot_id());
     EXPECT_FALSE(fs::exists(path)) << "removed when no program runs";
   }
-  // Once the record is gone, nothing is written.
-  auto r = optimas::util::run_process(optimas::util::shell("test ! -e " + path));
-  EXPECT_TRUE(r.ok()) << "a program was recorded after the record ended";
+  // Once the record is gone, nothing is written or marked.
+  auto r = optimas::util::run_process(
+      optimas::util::shell("test ! -e " + path + " && test -z \"$" + std::string(k_run_mark) + "\""));
+  EXPECT_TRUE(r.ok()) << "a program was recorded or marked after the record ended";
 }
 
 // optimas and the supervisor were both killed (SIGKILL): a background process of the program
@@ -665,7 +669,7 @@ TEST(Sandbox, RecordedChildrenOfAKilledProcessAreEnded) {
   pid_t earlier = ::fork();
   ASSERT_GE(earlier, 0);
   if (earlier == 0) {
-    ChildRecord record(path);
+    ChildRecord record(path, "run-2");
     optimas::util::run_process(optimas::util::shell("sleep 1209 & echo $$ $! > " + ready + "; wait"));
     ::_exit(0);
   }
@@ -684,11 +688,11 @@ TEST(Sandbox, RecordedChildrenOfAKilledProcessAreEnded) {
   ASSERT_EQ(::waitpid(background, nullptr, WNOHANG), 0) << "the background sleep should still run";
   ASSERT_TRUE(fs::exists(path));
 
-  EXPECT_EQ(end_recorded_children(path), 1);
+  EXPECT_EQ(end_recorded_children(path, "run-2"), 1);
   EXPECT_TRUE(wait_exit(background));
   EXPECT_EQ(::waitpid(background, nullptr, 0), background);
   EXPECT_FALSE(fs::exists(path));
-  EXPECT_EQ(end_recorded_children(path), 0) << "nothing recorded, nothing to end";
+  EXPECT_EQ(end_recorded_children(path, "run-3"), 0) << "nothing recorded, nothing to end";
   ::prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
@@ -706,17 +710,17 @@ TEST(Sandbox, RecordedChildrenAreCheckedBeforeTheyAreSignalled) {
   const nlohmann::json gone_owner = {{"pid", other}, {"start", start + 1}};
   // Its pid now belongs to another process (another start time): not ours.
   record(start + 1, boot_id(), gone_owner);
-  EXPECT_EQ(end_recorded_children(path), 0);
+  EXPECT_EQ(end_recorded_children(path, "run-3"), 0);
   EXPECT_EQ(::waitpid(other, nullptr, WNOHANG), 0) << "a process with a recycled pid was signalled";
   EXPECT_FALSE(fs::exists(path));
   // Recorded before the machine restarted: nothing recorded can still run.
   record(start, "another-boot", gone_owner);
-  EXPECT_EQ(end_recorded_children(path), 0);
+  EXPECT_EQ(end_recorded_children(path, "run-3"), 0);
   EXPECT_EQ(::waitpid(other, nullptr, WNOHANG), 0) << "a record of another boot was acted on";
   // The process that wrote the record is alive: it is still working on the run.
   record(start, boot_id(), {{"pid", other}, {"start", start}});
   try {
-    end_recorded_children(path);
+    end_recorded_children(path, "run-3");
     ADD_FAILURE() << "a record whose writer is alive was acted on";
   } catch (const optimas::Error& e) {
     EXPECT_NE(std::string(e.what()).find("still working on this run"), std::string::npos) << e.what();
@@ -724,7 +728,7 @@ TEST(Sandbox, RecordedChildrenAreCheckedBeforeTheyAreSignalled) {
   EXPECT_EQ(::waitpid(other, nullptr, WNOHANG), 0);
   // A record that is not one is set aside with a warning.
   std::ofstream(path) << "{not json";
-  EXPECT_EQ(end_recorded_children(path), 0);
+  EXPECT_EQ(end_recorded_children(path, "run-3"), 0);
   EXPECT_FALSE(fs::exists(path));
   ::kill(other, SIGKILL);
   ::waitpid(other, nullptr, 0);
