@@ -10,10 +10,14 @@ command -v g++ >/dev/null || skip "the stand-in is built with g++"
 D="$OPTIMAS_TEST_DATA/h200/stream"
 RUNS="$WORK/runs"
 
-server="" optimas="" pgid=""
+server="" optimas="" pgid="" first=""
 cleanup() {
+  # The stopped program dies with optimas (its supervisor ends it); its group id is not ours to
+  # signal once it may be gone.
   [ -z "$optimas" ] || kill -KILL "$optimas" 2>/dev/null || true
-  [ -z "$pgid" ] || kill -KILL -- "-$pgid" 2>/dev/null || true
+  # The subshell that reports how optimas ended would wait for a reader of its FIFO forever,
+  # holding ctest's output open.
+  [ -z "$first" ] || kill -KILL "$first" 2>/dev/null || true
   [ -z "$server" ] || kill "$server" 2>/dev/null || true
   rm -rf "$WORK"
 }
@@ -75,6 +79,7 @@ read -r word port < "$WORK/ready"
   wait $! || rc=$?
   echo "exited $rc" > "$WORK/stopped"
 ) 2> /dev/null & # without bash's own "Killed" notice
+first=$!
 read -r word value < "$WORK/stopped"
 [ "$word" = stopped ] || fail "the run ended ($value) before program run $STOP_AT:"$'\n'"$(cat "$WORK/first.log")"
 [[ "$value" =~ ^[0-9]+$ ]] && [ "$value" -gt 1 ] || fail "the wrapper reported no process group: $value"
@@ -83,7 +88,7 @@ optimas=$(cat "$WORK/optimas.pid")
 kill -KILL "$optimas"
 read -r word rc < "$WORK/stopped"
 [ "$word $rc" = "exited 137" ] || fail "optimas was not killed: $word $rc"
-optimas=""
+optimas="" first=""
 # The stopped program is not the test's to kill: its supervisor ends it when optimas dies, and
 # the resumed run makes sure of it (checked below).
 
