@@ -98,6 +98,13 @@ std::string with(const std::string& extra, const std::string& run_extra = "") {
   return yml + extra;
 }
 
+// k_valid with the first `from` replaced by `to`.
+std::string replaced(const std::string& from, const std::string& to) {
+  std::string yml = k_valid;
+  yml.replace(yml.find(from), from.size(), to);
+  return yml;
+}
+
 std::string error_reason(const std::string& path) {
   try {
     load_app_config(path);
@@ -346,11 +353,6 @@ TEST(AppConfig, PathsStayInsideTheApplicationFolder) {
   TempDir dir, elsewhere;
   dir.file("main.cu", "");
   std::string outside = elsewhere.file("main.cu", "// the user's file elsewhere\n");
-  auto with = [&](const std::string& from, const std::string& to) {
-    std::string yml = k_valid;
-    yml.replace(yml.find(from), from.size(), to);
-    return yml;
-  };
   struct Case {
     std::string from, to, what;
     std::size_t line;
@@ -361,18 +363,18 @@ TEST(AppConfig, PathsStayInsideTheApplicationFolder) {
                                          {"  binary: demo", "  binary: sub/../../demo", "build.binary", 6},
                                          {"  output: demo.out", "  output: ../demo.out", "run.output", 9},
                                          {"  binary: demo", "  binary: demo\n  dir: /tmp", "build.dir", 7}}) {
-    std::string reason = error_reason(dir.file("p.yml", with(c.from, c.to)));
+    std::string reason = error_reason(dir.file("p.yml", replaced(c.from, c.to)));
     EXPECT_NE(reason.find(c.what + " \""), std::string::npos) << c.to << ": " << reason;
     EXPECT_NE(reason.find("is not inside the application folder"), std::string::npos) << reason;
-    EXPECT_EQ(error_line(dir.file("p.yml", with(c.from, c.to))), c.line) << c.to;
+    EXPECT_EQ(error_line(dir.file("p.yml", replaced(c.from, c.to))), c.line) << c.to;
   }
   // A symbolic link out of the folder is outside too.
   std::filesystem::create_symlink(outside, dir.path() / "link.cu");
-  EXPECT_NE(error_reason(dir.file("l.yml", with("sources: [main.cu]", "sources: [link.cu]"))).find("not inside"),
+  EXPECT_NE(error_reason(dir.file("l.yml", replaced("sources: [main.cu]", "sources: [link.cu]"))).find("not inside"),
             std::string::npos);
   // Inside, in any spelling: accepted and normalised.
   dir.file("src/k.cu", "");
-  auto app = load_app_config(dir.file("ok.yml", with("sources: [main.cu]", "sources: [./src/../src/k.cu]")));
+  auto app = load_app_config(dir.file("ok.yml", replaced("sources: [main.cu]", "sources: [./src/../src/k.cu]")));
   EXPECT_EQ(app.sources, std::vector<std::string>{"src/k.cu"});
 }
 
@@ -380,11 +382,6 @@ TEST(AppConfig, PathsStayInsideTheApplicationFolder) {
 TEST(AppConfig, BadValuesNameTheirLine) {
   TempDir dir;
   dir.file("main.cu", "");
-  auto with = [&](const std::string& from, const std::string& to) {
-    std::string yml = k_valid;
-    yml.replace(yml.find(from), from.size(), to);
-    return yml;
-  };
   struct Case {
     std::string from, to, says;
     std::size_t line;
@@ -400,7 +397,7 @@ TEST(AppConfig, BadValuesNameTheirLine) {
            {"  timeout_s: 30", "  timeout_s: 30\n  timeout_s: 40", "given twice", 12},
            {"{name: small, n: 1024, seed: 1}", "{name: small, n: 1024, n: 2048, seed: 1}", "given twice", 13},
        }) {
-    std::string path = dir.file("bad.yml", with(c.from, c.to));
+    std::string path = dir.file("bad.yml", replaced(c.from, c.to));
     std::string reason = error_reason(path);
     EXPECT_NE(reason.find(c.says), std::string::npos) << c.to << ": " << reason;
     EXPECT_EQ(error_line(path), c.line) << c.to << ": " << reason;
