@@ -37,6 +37,9 @@ struct ProfileArgs {
   std::string metrics;
   int repeats = 1;
   int launch_count = 0;
+  int launch_cap = 3;
+  std::string tracer = "auto";
+  double budget_s = 0;
   int warp_sampling_interval = -1;
   double timeout_s = 1800;
   std::string ncu = "ncu";
@@ -107,6 +110,9 @@ void run_profile(const ProfileArgs& a) {
     o.configs = a.inputs;
     o.repeats = a.repeats;
     o.launch_count = a.launch_count;
+    o.launch_cap = a.launch_cap;
+    o.tracer = a.tracer;
+    o.budget_s = a.budget_s;
     o.warp_sampling_interval = a.warp_sampling_interval;
     o.timeout_s = a.timeout_s;
     o.build = !a.no_build;
@@ -118,16 +124,22 @@ void run_profile(const ProfileArgs& a) {
         if (o.configs.empty() && c.held_out) continue;
         auto argv = profile::program_argv(
             app.command_for(c, util::shell_quote((fs::path(out) / c.name / "program.out").string())));
-        if (o.mode == profile::ProfileMode::two_pass)
-          std::printf(
-              "%s: %s\n", c.name.c_str(),
-              util::shell_join(profile::timing_command(o, (fs::path(out) / c.name / "timing").string(), argv)).c_str());
+        bool two_pass = o.mode == profile::ProfileMode::two_pass;
+        std::string tracer = two_pass ? profile::resolve_tracer(o.tracer) : "";
+        if (two_pass)
+          std::printf("%s: %s\n", c.name.c_str(),
+                      util::shell_join(tracer.empty()
+                                           ? profile::timing_command(o, (fs::path(out) / c.name / "timing").string(), argv)
+                                           : profile::trace_command(tracer, (fs::path(out) / c.name / "trace").string(), argv))
+                          .c_str());
+        // The heavy pass's kernels and launches come from the timing pass; placeholders stand for them.
+        std::vector<profile::LaunchPick> picks;
+        if (two_pass && o.launch_cap > 0) picks.push_back({"HOT_KERNEL", {1}, 1});
         std::printf("%s: %s\n", c.name.c_str(),
                     util::shell_join(profile::heavy_command(o, (fs::path(out) / c.name / "report").string(),
-                                                            o.mode == profile::ProfileMode::two_pass
-                                                                ? std::vector<std::string>{"HOT_KERNELS"}
-                                                                : std::vector<std::string>{},
-                                                            argv))
+                                                            two_pass ? std::vector<std::string>{"HOT_KERNEL"}
+                                                                     : std::vector<std::string>{},
+                                                            picks, argv))
                         .c_str());
       }
       return;
@@ -171,6 +183,17 @@ void add_profile_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-c,--launch-count", args->launch_count,
                   "Profile at most this many launches in the heavy pass (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--launch-cap", args->launch_cap,
+                  "Heavy pass: profile at most this many launches of each hot kernel, spread over the run (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--tracer", args->tracer,
+                  "Kernel tracer for the timing pass: auto (liboptimas-trace.so beside optimas), a path, or none "
+                  "(ncu times every launch)")
+      ->envname("OPTIMAS_TRACER")
+      ->capture_default_str();
+  cmd->add_option("--budget", args->budget_s, "Seconds the whole profile may take (0: no limit)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--warp-sampling-interval", args->warp_sampling_interval, "ncu --warp-sampling-interval (0..31)")
       ->check(CLI::Range(0, 31));

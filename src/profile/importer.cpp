@@ -3,6 +3,7 @@
 #include "profile/ncu_agent.hpp"
 #include "profile/ncu_page.hpp"
 #include "profile/ncu_readers.hpp"
+#include "profile/trace.hpp"
 
 #include "util/csv.hpp"
 #include "util/error.hpp"
@@ -70,6 +71,14 @@ Run read_run(const RunPages& pages) {
     read_raw_page(pages.timing_raw, run.timing);
     std::sort(run.timing.begin(), run.timing.end(), [](const Launch& a, const Launch& b) { return a.id < b.id; });
     add_file(pages.timing_raw);
+  }
+  if (!pages.trace.empty()) {
+    Trace trace = read_trace(pages.trace);
+    run.timing = std::move(trace.launches);
+    // Later stages match launches by ncu's spelling of a kernel's name.
+    adopt_profiled_names(run.timing, run.launches);
+    run.files.insert(run.files.end(), trace.files.begin(), trace.files.end());
+    run.input_bytes += trace.bytes;
   }
   if (!pages.session.empty()) {
     run.session = read_session_page(pages.session);
@@ -204,13 +213,14 @@ Profile import_manifest_dir(const std::string& dir) {
   const auto& runs = profile.manifest["runs"];
   for (const auto& r : runs) {
     RunPages pages;
-    auto page = [&](const char* key) -> std::string {
+    auto page = [&](const char* key, bool folder_ok = false) -> std::string {
       const auto& p = r.value("pages", nlohmann::json::object());
       if (!p.contains(key) || p[key].get<std::string>().empty()) return {};
       // A page is a file of the profile folder: not a path out of it, not a device.
       fs::path path = fs::path(dir) / p[key].get<std::string>();
       auto rel = fs::weakly_canonical(path).lexically_relative(fs::weakly_canonical(dir));
-      if (rel.empty() || *rel.begin() == ".." || !fs::is_regular_file(path))
+      bool kind_ok = fs::is_regular_file(path) || (folder_ok && fs::is_directory(path));
+      if (rel.empty() || *rel.begin() == ".." || !kind_ok)
         throw ParseError(manifest_path, 0,
                          fmt::format("page \"{}\" of run {} is not a file inside {}", p[key].get<std::string>(),
                                      r.value("config", "?"), dir));
@@ -221,6 +231,7 @@ Profile import_manifest_dir(const std::string& dir) {
     pages.source = page("source");
     pages.session = page("session");
     pages.timing_raw = page("timing_raw");
+    pages.trace = page("trace", true);
     Run run = read_run(pages);
     run.config = r.value("config", "default");
     run.repeat = r.value("repeat", 0);

@@ -15,6 +15,7 @@ struct RunPages {
   std::string source;
   std::string session;
   std::string timing_raw; // raw page of the cheap timing pass (two-pass mode)
+  std::string trace;      // kernel trace of the timing pass (file or folder), instead of timing_raw
 };
 
 // Reads one run's pages into the model; source blocks get the result IDs of the launches.

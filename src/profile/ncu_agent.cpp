@@ -12,8 +12,11 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 
 namespace optimas::profile {
@@ -59,13 +62,6 @@ std::string regex_escape(std::string_view s) {
   return out;
 }
 
-// ncu's default --kernel-name-base "function" is the name without parameters or templates.
-std::string function_name(std::string_view kernel) {
-  std::string_view s = kernel;
-  if (auto lt = s.find('<'); lt != std::string_view::npos) s = s.substr(0, lt);
-  return std::string(s);
-}
-
 util::ProcessResult run_logged(const std::vector<std::string>& argv, const std::string& cwd,
                                const std::string& log_path, double timeout_s) {
   util::ProcessSpec spec;
@@ -106,6 +102,63 @@ nlohmann::json gpu_info() {
   return out;
 }
 
+
+using Say = std::function<void(const std::string&)>;
+
+// The old timing pass: ncu times every launch (each one replayed; slow with many launches).
+std::vector<Launch> ncu_timing_pass(const NcuOptions& o, nlohmann::json& run, const fs::path& run_dir,
+                                    const std::vector<std::string>& app_argv, const std::string& cwd,
+                                    const std::string& out_abs, double timeout_s, const Say& say) {
+  const std::string run_name = run["dir"];
+  say(fmt::format("{}: timing pass over every kernel (ncu)", run_name));
+  std::string report = (run_dir / "timing").string();
+  auto cmd = timing_command(o, report, app_argv);
+  run["timing_command"] = util::shell_join(cmd);
+  std::string log_path = (run_dir / "timing.log").string();
+  auto r = run_logged(cmd, cwd, log_path, timeout_s);
+  if (!r.ok())
+    throw Error(fmt::format("{}: the timing pass failed ({})\n{}\n{}", run_name, r.describe(),
+                            run["timing_command"].get<std::string>(), log_tail(log_path)));
+  RunPages tp = export_pages(o.ncu, report + ".ncu-rep", run_dir.string(), "timing_", PageSet::timing, o.timeout_s);
+  run["pages"]["timing_raw"] = fs::relative(tp.raw, out_abs).string();
+  std::vector<Launch> timed;
+  read_raw_page(tp.raw, timed);
+  if (timed.empty()) throw Error(fmt::format("{}: the timing pass saw no kernel launch", run_name));
+  return timed;
+}
+
+// The timing pass with the kernel tracer: one plain run of the program, every launch recorded.
+std::vector<Launch> traced_timing_pass(const std::string& tracer, nlohmann::json& run, const fs::path& run_dir,
+                                       const std::vector<std::string>& app_argv, const std::string& cwd,
+                                       const std::string& out_abs, double timeout_s, const Say& say) {
+  const std::string run_name = run["dir"];
+  say(fmt::format("{}: timing pass over every kernel (kernel tracer)", run_name));
+  fs::path trace_dir = run_dir / "trace";
+  fs::remove_all(trace_dir);
+  fs::create_directories(trace_dir);
+  auto cmd = trace_command(tracer, trace_dir.string(), app_argv);
+  run["timing_command"] = util::shell_join(cmd);
+  std::string log_path = (run_dir / "timing.log").string();
+  auto r = run_logged(cmd, cwd, log_path, timeout_s);
+  run["timing_wall_s"] = r.wall_s;
+  if (!r.ok())
+    throw Error(fmt::format("{}: the traced run failed ({})\n{}\n{}", run_name, r.describe(),
+                            run["timing_command"].get<std::string>(), log_tail(log_path)));
+  // No trace at all: CUPTI could not start in this program (its message is in the log), or the
+  // program is no CUDA program; ncu's own timing pass then decides.
+  std::error_code ec;
+  if (fs::is_empty(trace_dir, ec)) {
+    log::warn("{}: the kernel tracer wrote no trace (see {}); timing with ncu instead", run_name, log_path);
+    fs::remove_all(trace_dir, ec);
+    return {};
+  }
+  Trace t = read_trace(trace_dir.string());
+  if (t.launches.empty()) throw Error(fmt::format("{}: the traced run launched no kernel", run_name));
+  for (const auto& f : t.incomplete) log::warn("{}: the trace has no end line (a process did not exit normally)", f);
+  if (t.dropped > 0) log::warn("{}: CUPTI dropped {} kernel records; times are a lower bound", run_name, t.dropped);
+  run["pages"]["trace"] = fs::relative(trace_dir, out_abs).string();
+  return std::move(t.launches);
+}
 } // namespace
 
 std::string ncu_version(const std::string& ncu) {
@@ -142,8 +195,39 @@ std::vector<std::string> timing_command(const NcuOptions& o, const std::string& 
   return cmd;
 }
 
+std::vector<std::string> trace_command(const std::string& tracer, const std::string& trace_dir,
+                                       const std::vector<std::string>& app_argv) {
+  std::vector<std::string> cmd = {"env", "CUDA_INJECTION64_PATH=" + tracer, "OPTIMAS_TRACE_DIR=" + trace_dir};
+  cmd.insert(cmd.end(), app_argv.begin(), app_argv.end());
+  return cmd;
+}
+
+std::string find_tracer() {
+  if (const char* env = std::getenv("OPTIMAS_TRACER")) {
+    std::string v = env;
+    return v == "none" ? "" : v;
+  }
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  for (const auto& candidate :
+       {exe.parent_path() / "liboptimas-trace.so", exe.parent_path().parent_path() / "lib" / "liboptimas-trace.so"})
+    if (fs::is_regular_file(candidate, ec)) return candidate.string();
+  return {};
+}
+
+std::string resolve_tracer(const std::string& setting) {
+  std::string path = setting == "auto" ? find_tracer() : setting == "none" ? "" : setting;
+  if (path.empty()) return {};
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw UsageError(fmt::format("the kernel tracer {} does not exist (build it with CUPTI, or pass --tracer none)", path));
+  return fs::absolute(path).lexically_normal().string();
+}
+
 std::vector<std::string> heavy_command(const NcuOptions& o, const std::string& report,
                                        const std::vector<std::string>& hot_kernels,
+                                       const std::vector<LaunchPick>& picks,
                                        const std::vector<std::string>& app_argv) {
   std::vector<std::string> cmd = {o.ncu, "--target-processes", "all"};
   if (o.mode == ProfileMode::full) {
@@ -153,12 +237,26 @@ std::vector<std::string> heavy_command(const NcuOptions& o, const std::string& r
   }
   auto metrics = o.metrics.empty() ? default_metrics() : o.metrics;
   if (!metrics.empty()) cmd.insert(cmd.end(), {"--metrics", util::join(metrics, ",")});
-  if (!hot_kernels.empty()) {
-    std::vector<std::string> names;
-    for (const auto& k : hot_kernels) {
-      std::string f = regex_escape(function_name(k));
-      if (std::find(names.begin(), names.end(), f) == names.end()) names.push_back(f);
+  auto add_name = [](std::vector<std::string>& names, std::string_view kernel) {
+    std::string f = regex_escape(kernel_function_name(kernel));
+    if (std::find(names.begin(), names.end(), f) == names.end()) names.push_back(f);
+  };
+  if (!picks.empty() && o.launch_cap > 0) {
+    // --kernel-id ::regex:NAMES:INVOCATIONS, 1-based invocations of each function name. Its
+    // fields are split at ':', so a namespace's "::" in a name is matched as any character.
+    std::vector<std::string> names, invocations;
+    for (const auto& p : picks) {
+      add_name(names, p.function);
+      for (auto n : p.invocations)
+        if (std::find(invocations.begin(), invocations.end(), std::to_string(n)) == invocations.end())
+          invocations.push_back(std::to_string(n));
     }
+    std::string name_re = "^(" + util::join(names, "|") + ")$";
+    std::replace(name_re.begin(), name_re.end(), ':', '.');
+    cmd.insert(cmd.end(), {"--kernel-id", "::regex:" + name_re + ":^(" + util::join(invocations, "|") + ")$"});
+  } else if (!hot_kernels.empty()) {
+    std::vector<std::string> names;
+    for (const auto& k : hot_kernels) add_name(names, k);
     cmd.insert(cmd.end(), {"-k", "regex:^(" + util::join(names, "|") + ")$"});
   }
   if (o.launch_count > 0) cmd.insert(cmd.end(), {"-c", std::to_string(o.launch_count)});
@@ -237,10 +335,29 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
 
   fs::create_directories(out_dir);
   std::string out_abs = fs::absolute(out_dir).lexically_normal().string();
+  std::string tracer = o.mode == ProfileMode::two_pass ? resolve_tracer(o.tracer) : "";
   int passes = o.mode == ProfileMode::two_pass ? 2 : 1;
   int steps = (o.build ? 1 : 0) + static_cast<int>(configs.size()) * o.repeats * passes;
   int step = 0;
-  auto say = [&](const std::string& what) { progress(fmt::format("[{}/{}] {}", ++step, steps, what)); };
+  auto started = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+  std::function<void(const std::string&)> say = [&](const std::string& what) {
+    progress(fmt::format("[{}/{}] {}", ++step, steps, what));
+  };
+  // Each pass may take what is left of the budget, and no more than its own limit.
+  auto pass_timeout = [&] {
+    if (o.budget_s <= 0) return o.timeout_s;
+    double left = o.budget_s - elapsed();
+    if (left <= 1)
+      throw Error(fmt::format("the profile's time budget of {:.0f} s is spent after {} of {} steps; what was "
+                              "finished is in {} (manifest.json); raise --budget or profile fewer "
+                              "configurations (-i)",
+                              o.budget_s, step, steps, out_abs));
+    return std::min(o.timeout_s, left);
+  };
+  if (o.mode == ProfileMode::two_pass)
+    progress(tracer.empty() ? std::string("timing pass: ncu (no kernel tracer; build it with CUPTI for a faster one)")
+                            : "timing pass: kernel tracer " + tracer);
 
   nlohmann::json manifest;
   manifest["schema"] = "optimas.profile-dir/1";
@@ -250,6 +367,8 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
   manifest["clock_control"] = o.clock_control;
   manifest["app"] = {{"name", app.name}, {"config_file", app.path}, {"dir", app.dir}};
   manifest["ncu"] = {{"path", o.ncu}, {"version", ncu_version(o.ncu)}};
+  manifest["timing"] = o.mode == ProfileMode::full ? "none" : tracer.empty() ? "ncu" : "trace";
+  manifest["launch_cap"] = o.launch_cap;
   manifest["gpu"] = gpu_info();
 
   if (o.build) {
@@ -300,36 +419,32 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
                             {"command", command}, {"dir", run_name}, {"pages", nlohmann::json::object()}};
 
       std::vector<std::string> hot;
+      std::vector<LaunchPick> picks;
       if (o.mode == ProfileMode::two_pass) {
-        say(fmt::format("{}: timing pass over every kernel", run_name));
-        std::string report = (run_dir / "timing").string();
-        auto cmd = timing_command(o, report, app_argv);
-        run["timing_command"] = util::shell_join(cmd);
-        std::string log_path = (run_dir / "timing.log").string();
-        auto r = run_logged(cmd, app.dir, log_path, o.timeout_s);
-        if (!r.ok())
-          throw Error(fmt::format("{}: the timing pass failed ({})\n{}\n{}", run_name, r.describe(),
-                                  run["timing_command"].get<std::string>(), log_tail(log_path)));
-        RunPages tp =
-            export_pages(o.ncu, report + ".ncu-rep", run_dir.string(), "timing_", PageSet::timing, o.timeout_s);
-        run["pages"]["timing_raw"] = fs::relative(tp.raw, out_abs).string();
         std::vector<Launch> timed;
-        read_raw_page(tp.raw, timed);
-        if (timed.empty()) throw Error(fmt::format("{}: the timing pass saw no kernel launch", run_name));
+        if (!tracer.empty()) timed = traced_timing_pass(tracer, run, run_dir, app_argv, app.dir, out_abs, pass_timeout(), say);
+        if (timed.empty()) {
+          if (!tracer.empty()) --step; // the same step, done the other way
+          timed = ncu_timing_pass(o, run, run_dir, app_argv, app.dir, out_abs, pass_timeout(), say);
+        }
         HotKernels hk = select_hot_kernels(timed, o.alpha);
         hot = hk.hot_names();
+        picks = pick_launches(timed, hk.hot_demangled(), o.launch_cap);
         run["hot_kernels"] = hot;
-        progress(fmt::format("      hot kernels ({:.0f}% of {:.3f} ms): {}", 100 * o.alpha, hk.total_ns / 1e6,
-                             util::join(hot, ", ")));
+        nlohmann::json cap = nlohmann::json::array();
+        for (const auto& p : picks) cap.push_back({{"function", p.function}, {"invocations", p.invocations}, {"launches", p.traced}});
+        run["launch_picks"] = cap;
+        progress(fmt::format("      hot kernels ({:.0f}% of {:.3f} ms): {} ({} launches timed, {:.0f} s so far)",
+                             100 * o.alpha, hk.total_ns / 1e6, util::join(hot, ", "), timed.size(), elapsed()));
       }
 
       say(fmt::format("{}: {} pass{}", run_name, o.mode == ProfileMode::full ? "--set full" : "roofline + PC sampling",
                       hot.empty() ? "" : " over the hot kernels"));
       std::string report = (run_dir / "report").string();
-      auto cmd = heavy_command(o, report, hot, app_argv);
+      auto cmd = heavy_command(o, report, hot, picks, app_argv);
       run["ncu_command"] = util::shell_join(cmd);
       std::string log_path = (run_dir / "ncu.log").string();
-      auto r = run_logged(cmd, app.dir, log_path, o.timeout_s);
+      auto r = run_logged(cmd, app.dir, log_path, pass_timeout());
       run["exit"] = r.exit_code;
       run["wall_s"] = r.wall_s;
       if (!r.ok())

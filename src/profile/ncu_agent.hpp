@@ -6,6 +6,7 @@
 #include "config/app_config.hpp"
 #include "profile/importer.hpp"
 #include "profile/profile.hpp"
+#include "profile/trace.hpp"
 
 #include <functional>
 #include <string>
@@ -24,7 +25,10 @@ struct NcuOptions {
   std::vector<std::string> metrics;   // extra counters for interaction analysis; empty: default_metrics()
   std::vector<std::string> configs;   // input configurations to profile; empty: all visible ones
   int repeats = 1;                    // passes per configuration (more runs for counter analysis)
-  int launch_count = 0;               // max profiled launches in the heavy pass (0: all)
+  int launch_count = 0;               // max profiled launches in the heavy pass, all kernels together (0: all)
+  int launch_cap = 3;                 // heavy pass: launches per hot kernel, spread over the run (0: all)
+  std::string tracer = "auto";        // liboptimas-trace.so for the timing pass; "auto": find_tracer(); "": ncu
+  double budget_s = 0;                // the whole profile's time limit in seconds (0: none)
   int warp_sampling_interval = -1;    // ncu --warp-sampling-interval (-1: ncu's default)
   double timeout_s = 1800;            // per ncu invocation; the whole process group is killed
   bool build = true;                  // run the application's build command first
@@ -58,8 +62,20 @@ std::vector<std::string> program_argv(const std::string& command);
 
 std::vector<std::string> timing_command(const NcuOptions& o, const std::string& report,
                                         const std::vector<std::string>& app_argv);
+// The timing pass with the kernel tracer: the program itself, with the tracer injected.
+std::vector<std::string> trace_command(const std::string& tracer, const std::string& trace_dir,
+                                       const std::vector<std::string>& app_argv);
+// `picks` (from the timing pass) cap the launches per kernel with --kernel-id; without them
+// every launch of the hot kernels is profiled (up to launch_count).
 std::vector<std::string> heavy_command(const NcuOptions& o, const std::string& report,
                                        const std::vector<std::string>& hot_kernels,
+                                       const std::vector<LaunchPick>& picks,
                                        const std::vector<std::string>& app_argv);
+
+// The tracer to use: $OPTIMAS_TRACER ("none" or "" turns it off), else liboptimas-trace.so
+// beside the optimas executable or in ../lib; empty when there is none.
+std::string find_tracer();
+// NcuOptions::tracer resolved: "auto" becomes find_tracer(), a path must exist.
+std::string resolve_tracer(const std::string& setting);
 
 } // namespace optimas::profile

@@ -52,4 +52,8 @@ std::string kernel_base_name(std::string_view demangled) {
   return std::string(util::trim(s.substr(name_start)));
 }
 
+std::string kernel_function_name(std::string_view kernel) {
+  return std::string(kernel.substr(0, kernel.find('<')));
+}
+
 } // namespace optimas::profile

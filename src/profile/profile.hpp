@@ -38,6 +38,7 @@ struct Launch {
   int id = -1;           // ncu's result ID within its report
   std::string kernel;    // function name with template arguments: "dloop", "rhs4<0, 1>"
   std::string demangled; // as ncu prints it: "dloop(int, double *)"
+  std::string mangled;   // from a kernel trace; ncu's pages do not carry it
   std::array<std::int64_t, 3> block{0, 0, 0};
   std::array<std::int64_t, 3> grid{0, 0, 0};
   int device = 0;
@@ -47,6 +48,7 @@ struct Launch {
   std::int64_t context = 0;
   std::int64_t stream = 0;
   double duration_ns = k_nan; // gpu__time_duration.sum
+  std::uint64_t start_ns = 0; // GPU start, from a kernel trace (CUPTI's clock); 0 when unknown
   std::map<std::string, Metric> metrics;
   std::vector<Rule> rules;
 
@@ -111,5 +113,9 @@ struct Profile {
 
 // Strips the parameter list and a leading return type: "void rhs4<0, 1>(double *)" -> "rhs4<0, 1>".
 std::string kernel_base_name(std::string_view demangled);
+
+// What ncu's default --kernel-name-base "function" matches: the base name without its
+// template arguments ("rhs4<0, 1>" -> "rhs4").
+std::string kernel_function_name(std::string_view kernel);
 
 } // namespace optimas::profile

@@ -4,6 +4,8 @@ source "$(dirname "$0")/lib.sh"
 
 S="$OPTIMAS_TEST_DATA/ncu-samples"
 export FAKE_NCU_DATA="$WORK/pages" FAKE_NCU_LOG="$WORK/ncu.log"
+# ncu's own timing pass; the kernel tracer's fallback to it is checked at the end.
+export OPTIMAS_TRACER=none
 mkdir -p "$FAKE_NCU_DATA/timing" "$FAKE_NCU_DATA/heavy"
 cp "$S/details_base_name.csv" "$FAKE_NCU_DATA/heavy/details.csv"
 cp "$S/raw_base.csv" "$FAKE_NCU_DATA/heavy/raw.csv"
@@ -48,7 +50,9 @@ grep -q '\[1/5\] build' "$WORK/progress.txt" || fail "progress lines: $(cat "$WO
 grep -q 'hot kernels (80% of 0.830 ms): dloop' "$WORK/progress.txt" || fail "hot kernels line: $(cat "$WORK/progress.txt")"
 [ -x "$WORK/app/app" ] || fail "the build command did not run"
 # Only the hot kernel is asked for in the heavy pass, with the PC-sampling sections and LC_ALL=C exports.
-grep -q -- "-k regex:^(dloop)\$ --import-source yes --clock-control none" "$FAKE_NCU_LOG" || fail "heavy pass: $(cat "$FAKE_NCU_LOG")"
+# At most three launches of each hot kernel (--launch-cap 3), spread over the run; dloop has two,
+# its first and second invocations.
+grep -q -- "--kernel-id ::regex:^(dloop)\$:^(1|2)\$ --import-source yes --clock-control none" "$FAKE_NCU_LOG" || fail "heavy pass: $(cat "$FAKE_NCU_LOG")"
 grep -q -- "--section SourceCounters --section WarpStateStats" "$FAKE_NCU_LOG" || fail "sections"
 grep -q -- "--page source --print-source cuda,sass" "$FAKE_NCU_LOG" || fail "source export"
 M="$P/manifest.json"
@@ -95,4 +99,28 @@ grep -q "tee app.log" "$WORK/shell-app/optimas.yml" || fail "the shell command w
 [ "$(cat "$WORK/shell-app/app.log")" = "$(printf 'kernel_time_ms: 0.4\nafter')" ] ||
   fail "the run command did not go through a shell: app.log holds: $(cat "$WORK/shell-app/app.log" 2>&1)"
 grep -q -- "--target-processes all .* /bin/sh -c " "$FAKE_NCU_LOG" || fail "ncu does not follow the shell's child: $(cat "$FAKE_NCU_LOG")"
+# With a kernel tracer the timing pass is the program itself with the tracer injected (the dry
+# run shows it); a program that leaves no trace (here: no CUDA at all) is timed by ncu instead,
+# with a warning, and the profile is the same.
+TRACER="$WORK/liboptimas-trace.so"
+: > "$TRACER"
+"$OPTIMAS" profile "$WORK/app" -i default -o "$WORK/prof-dry" --tracer "$TRACER" --dry-run > "$WORK/dry.txt" ||
+  fail "dry run with a tracer"
+grep -q "^default: env CUDA_INJECTION64_PATH=$TRACER OPTIMAS_TRACE_DIR=$WORK/prof-dry/default/trace /bin/sh -c " "$WORK/dry.txt" ||
+  fail "the dry run does not show the traced command: $(cat "$WORK/dry.txt")"
+grep -q -- "--kernel-id '::regex:^(HOT_KERNEL)" "$WORK/dry.txt" || fail "the dry run does not show the launch cap: $(cat "$WORK/dry.txt")"
+"$OPTIMAS" profile "$WORK/app" -i default -o "$WORK/prof-fallback" --tracer "$TRACER" --json \
+  --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" > "$WORK/fallback.json" 2> "$WORK/fallback.txt" ||
+  fail "profile with a tracer that writes nothing: $(cat "$WORK/fallback.txt")"
+grep -q "the kernel tracer wrote no trace" "$WORK/fallback.txt" || fail "no warning: $(cat "$WORK/fallback.txt")"
+grep -q '\[3/3\] default: roofline' "$WORK/fallback.txt" || fail "step count after the fallback: $(cat "$WORK/fallback.txt")"
+json_check "$WORK/prof-fallback/manifest.json" 'd["timing"] == "trace" and "timing_raw" in d["runs"][0]["pages"]'
+json_check "$WORK/fallback.json" 'len(d["timing"]) == 4 and len(d["launches"]) == 4'
+expect_fail 2 'does not exist' -- "$OPTIMAS" profile "$WORK/app" -i default --tracer "$WORK/none.so" --dry-run
+
+# A time budget: a hanging configuration is stopped when the budget is spent, and what was
+# finished before stays in the manifest.
+expect_fail 1 'timed out after' -- \
+  "$OPTIMAS" profile "$WORK/app" -i small -i hang -o "$WORK/prof-budget" --budget 3 --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu"
+json_check "$WORK/prof-budget/manifest.json" '[r["config"] for r in d["runs"]] == ["small"]' "the budget keeps finished runs"
 pass "profiling agent with a stand-in ncu"

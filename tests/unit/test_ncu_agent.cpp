@@ -1,4 +1,7 @@
 #include "profile/ncu_agent.hpp"
+#include "util/error.hpp"
+
+#include "test_helpers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -30,7 +33,7 @@ TEST(NcuAgent, HeavyPassSelectsHotKernelsAndSections) {
   NcuOptions o;
   o.clock_control = "base";
   o.launch_count = 5;
-  auto cmd = heavy_command(o, "/p/report", {"triad", "dot<double>", "triad"}, {"./app"});
+  auto cmd = heavy_command(o, "/p/report", {"triad", "dot<double>", "triad"}, {}, {"./app"});
   EXPECT_TRUE(has_pair(cmd, "-k", "regex:^(triad|dot)$"));
   EXPECT_TRUE(has_pair(cmd, "--section", "SpeedOfLight_RooflineChart"));
   EXPECT_TRUE(has_pair(cmd, "--section", "SourceCounters"));
@@ -45,7 +48,7 @@ TEST(NcuAgent, FullModeIsOneSetFullPass) {
   NcuOptions o;
   o.mode = ProfileMode::full;
   o.metrics = {"dram__bytes.sum"};
-  auto cmd = heavy_command(o, "/p/report", {}, {"./app"});
+  auto cmd = heavy_command(o, "/p/report", {}, {}, {"./app"});
   EXPECT_TRUE(has_pair(cmd, "--set", "full"));
   EXPECT_TRUE(has_pair(cmd, "--metrics", "dram__bytes.sum"));
   EXPECT_EQ(std::count(cmd.begin(), cmd.end(), "--section"), 0);
@@ -54,6 +57,43 @@ TEST(NcuAgent, FullModeIsOneSetFullPass) {
 
 TEST(NcuAgent, KernelNamesAreEscapedForTheRegex) {
   NcuOptions o;
-  auto cmd = heavy_command(o, "r", {"a.b"}, {"./app"});
+  auto cmd = heavy_command(o, "r", {"a.b"}, {}, {"./app"});
   EXPECT_TRUE(has_pair(cmd, "-k", "regex:^(a\\.b)$"));
+}
+
+TEST(NcuAgent, TracedTimingPassRunsTheProgramWithTheTracerInjected) {
+  auto cmd = trace_command("/opt/lib/liboptimas-trace.so", "/p/trace", {"/bin/sh", "-c", "./app > out"});
+  EXPECT_EQ(cmd, (std::vector<std::string>{"env", "CUDA_INJECTION64_PATH=/opt/lib/liboptimas-trace.so",
+                                           "OPTIMAS_TRACE_DIR=/p/trace", "/bin/sh", "-c", "./app > out"}));
+}
+
+TEST(NcuAgent, HeavyPassCapsLaunchesPerKernelWithKernelId) {
+  NcuOptions o;
+  std::vector<LaunchPick> picks = {{"triad", {1, 50, 100}, 100}, {"ns::dot", {1, 50, 100}, 100}};
+  auto cmd = heavy_command(o, "/p/report", {"triad", "ns::dot<double>"}, picks, {"./app"});
+  EXPECT_TRUE(has_pair(cmd, "--kernel-id", "::regex:^(triad|ns..dot)$:^(1|50|100)$"));
+  EXPECT_EQ(std::count(cmd.begin(), cmd.end(), "-k"), 0);
+  // Without a cap the hot kernels are named, every launch of them profiled.
+  o.launch_cap = 0;
+  cmd = heavy_command(o, "/p/report", {"triad"}, picks, {"./app"});
+  EXPECT_TRUE(has_pair(cmd, "-k", "regex:^(triad)$"));
+  EXPECT_EQ(std::count(cmd.begin(), cmd.end(), "--kernel-id"), 0);
+}
+
+TEST(NcuAgent, TracerIsFoundOrTurnedOff) {
+  optimas::test::TempDir dir;
+  auto lib = dir.file("liboptimas-trace.so", "x");
+  {
+    optimas::test::ScopedEnv env("OPTIMAS_TRACER", lib.c_str());
+    EXPECT_EQ(find_tracer(), lib);
+    EXPECT_EQ(resolve_tracer("auto"), lib);
+  }
+  {
+    optimas::test::ScopedEnv env("OPTIMAS_TRACER", "none");
+    EXPECT_EQ(find_tracer(), "");
+    EXPECT_EQ(resolve_tracer("auto"), "");
+  }
+  EXPECT_EQ(resolve_tracer("none"), "");
+  EXPECT_EQ(resolve_tracer(lib), lib);
+  EXPECT_THROW(resolve_tracer((dir.path() / "missing.so").string()), optimas::UsageError);
 }

@@ -1,0 +1,49 @@
+// Kernel traces written by liboptimas-trace (src/tracer/; format in docs/trace-format.md):
+// every launch of a program with its GPU start and end, read into the profile model so that
+// hot kernels, launch caps and trace-based measurement come from real durations.
+#pragma once
+
+#include "profile/profile.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace optimas::profile {
+
+struct Trace {
+  std::vector<Launch> launches; // in order of GPU start; duration_ns = end - start
+  std::vector<std::string> files;
+  std::uint64_t dropped = 0;    // records CUPTI reported as lost
+  std::vector<std::string> incomplete; // files without their end line (the program did not exit normally)
+  std::uint64_t bytes = 0;
+};
+
+// Reads one trace file, or every trace-*.tsv of a folder (one per traced process). Bad lines
+// are errors naming the file and line; a missing end line is recorded in `incomplete`.
+Trace read_trace(const std::string& path);
+
+// Summed GPU time of the launches whose kernel_key is in `keys` (all launches when empty), ns.
+double traced_time_ns(const Trace& trace, const std::vector<std::string>& keys = {});
+
+// A spelling-independent key of a demangled kernel name, so that the tracer's names (the C++
+// ABI demangler: "K<64>(int const*, int*)") match Nsight Compute's ("void K<(int)64>(const
+// int *, int *)"): no return type, no whitespace, no const, no literal casts or suffixes.
+std::string kernel_key(std::string_view demangled);
+
+// Gives traced launches the names Nsight Compute uses for the same kernels (matched by
+// kernel_key), so that later stages match launches of both by name.
+void adopt_profiled_names(std::vector<Launch>& traced, const std::vector<Launch>& profiled);
+
+// The launches of each hot kernel to profile in the heavy pass: at most `cap` per kernel,
+// spread evenly over its traced launches (first, ..., last). Invocation numbers are 1-based
+// and count the launches of the kernel's function name, as ncu's --kernel-id does.
+struct LaunchPick {
+  std::string function; // ncu's --kernel-name-base function: no parameters, no template arguments
+  std::vector<std::int64_t> invocations;
+  std::int64_t traced = 0; // launches of this function in the trace
+};
+std::vector<LaunchPick> pick_launches(const std::vector<Launch>& traced, const std::vector<std::string>& hot_demangled,
+                                      int cap);
+
+} // namespace optimas::profile

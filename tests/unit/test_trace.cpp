@@ -1,0 +1,162 @@
+#include "profile/trace.hpp"
+
+#include "profile/hot_kernels.hpp"
+#include "util/error.hpp"
+
+#include "test_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace optimas;
+using namespace optimas::profile;
+
+namespace {
+
+// Two kernels as liboptimas-trace writes them: a template instance and a plain kernel.
+const char* k_trace = "# optimas-trace 1\n"
+                      "P\t4242\t1000\n"
+                      "K\t0\t_Z6reduceILi64EEvPKiPib\tvoid reduce<64>(int const*, int*, bool)\n"
+                      "L\t0\t0\t1\t7\t132\t1\t1\t64\t1\t1\t0\t256\t32\t2000\t5000\n"
+                      "K\t1\t_Z5triadPKdS0_Pddl\ttriad(double const*, double const*, double*, double, long)\n"
+                      "L\t1\t0\t1\t7\t1024\t1\t1\t256\t1\t1\t0\t0\t16\t6000\t7000\n"
+                      "L\t0\t0\t1\t7\t132\t1\t1\t64\t1\t1\t0\t256\t32\t8000\t12000\n"
+                      "E\t3\t0\n";
+
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
+} // namespace
+
+TEST(Trace, ReadsLaunchesWithTheirDurationsAndShapes) {
+  test::TempDir dir;
+  Trace t = read_trace(dir.file("trace-4242.tsv", k_trace));
+  ASSERT_EQ(t.launches.size(), 3u);
+  EXPECT_TRUE(t.incomplete.empty());
+  const Launch& first = t.launches[0];
+  EXPECT_EQ(first.kernel, "reduce<64>");
+  EXPECT_EQ(first.mangled, "_Z6reduceILi64EEvPKiPib");
+  EXPECT_EQ(first.duration_ns, 3000);
+  EXPECT_EQ(first.grid, (std::array<std::int64_t, 3>{132, 1, 1}));
+  EXPECT_EQ(first.block, (std::array<std::int64_t, 3>{64, 1, 1}));
+  EXPECT_EQ(first.stream, 7);
+  EXPECT_EQ(first.pid, 4242);
+  EXPECT_EQ(first.value("launch__shared_mem_per_block_dynamic"), 256);
+  EXPECT_EQ(first.value("launch__registers_per_thread"), 32);
+  EXPECT_EQ(t.launches[1].kernel, "triad");
+  EXPECT_DOUBLE_EQ(traced_time_ns(t), 3000 + 1000 + 4000);
+  EXPECT_DOUBLE_EQ(traced_time_ns(t, {kernel_key("void reduce<(int)64>(const int *, int *, bool)")}), 7000);
+}
+
+TEST(Trace, AFolderHoldsOneFilePerProcessInGpuOrder) {
+  test::TempDir dir;
+  dir.file("trace-1.tsv", with(k_trace, "P\t4242", "P\t1"));
+  dir.file("trace-2.tsv", "# optimas-trace 1\nP\t2\t0\nK\t0\t_Z1kv\tk()\nL\t0\t0\t1\t7\t1\t1\t1\t1\t1\t1\t0\t0\t8\t500\t600\nE\t1\t4\n");
+  dir.file("unrelated.txt", "not a trace");
+  Trace t = read_trace(dir.path().string());
+  ASSERT_EQ(t.launches.size(), 4u);
+  EXPECT_EQ(t.launches[0].kernel, "k"); // started first, though in the second file
+  EXPECT_EQ(t.launches[0].pid, 2);
+  EXPECT_EQ(t.launches[3].id, 3);
+  EXPECT_EQ(t.dropped, 4u);
+  EXPECT_EQ(t.files.size(), 2u);
+}
+
+TEST(Trace, AFileWithoutItsEndLineIsReadAndMarkedIncomplete) {
+  test::TempDir dir;
+  std::string text = k_trace;
+  text = text.substr(0, text.find("E\t"));
+  Trace t = read_trace(dir.file("trace-9.tsv", text));
+  EXPECT_EQ(t.launches.size(), 3u);
+  ASSERT_EQ(t.incomplete.size(), 1u);
+}
+
+TEST(Trace, BadInputIsAnErrorAtItsLine) {
+  test::TempDir dir;
+  auto line_of = [&](const std::string& text) -> std::size_t {
+    try {
+      read_trace(dir.file("trace-1.tsv", text));
+    } catch (const ParseError& e) {
+      return e.line();
+    }
+    return 0;
+  };
+  EXPECT_EQ(line_of("hello\n"), 1u);
+  EXPECT_EQ(line_of("# optimas-trace 2\n"), 1u);
+  EXPECT_EQ(line_of(""), 1u);
+  EXPECT_EQ(line_of(with(k_trace, "\t2000\t5000", "\t5000\t2000")), 4u);  // ends before it starts
+  EXPECT_EQ(line_of(with(k_trace, "L\t1\t0", "L\t9\t0")), 6u);            // undefined name
+  EXPECT_EQ(line_of(with(k_trace, "\t1024\t1\t1", "\t10x4\t1\t1")), 6u);  // not a number
+  EXPECT_EQ(line_of(with(k_trace, "E\t3\t0", "E\t4\t0")), 8u);            // count disagrees
+  EXPECT_EQ(line_of(with(k_trace, "K\t1\t", "K\t0\t")), 5u);              // id defined twice
+  EXPECT_EQ(line_of(std::string(k_trace) + "L\t0\n"), 9u);                // after the end
+  EXPECT_THROW(read_trace(dir.path().string() + "/none"), Error);
+  test::TempDir empty;
+  EXPECT_THROW(read_trace(empty.path().string()), Error);
+}
+
+TEST(Trace, KernelKeysMatchTheTracersAndNcusSpelling) {
+  EXPECT_EQ(kernel_key("void reduce<64>(int const*, int*, bool)"),
+            kernel_key("void reduce<(int)64>(const int *, int *, bool)"));
+  EXPECT_EQ(kernel_key("triad(double const*, double const*, double*, double, long)"),
+            kernel_key("triad(const double *, const double *, double *, double, long)"));
+  EXPECT_EQ(kernel_key("void scan<256u, float>(float const*, float*)"),
+            kernel_key("void scan<(unsigned int)256, float>(const float *, float *)"));
+  EXPECT_EQ(kernel_key("void ns::k<-3l>(int)"), kernel_key("void ns::k<(long)-3>(int)"));
+  EXPECT_NE(kernel_key("void reduce<64>(int const*, int*, bool)"), kernel_key("void reduce<32>(int const*, int*, bool)"));
+  EXPECT_NE(kernel_key("k(int)"), kernel_key("k(long)"));
+}
+
+TEST(Trace, TracedLaunchesTakeNcusNames) {
+  test::TempDir dir;
+  Trace t = read_trace(dir.file("trace-1.tsv", k_trace));
+  Launch profiled;
+  profiled.kernel = "reduce<(int)64>";
+  profiled.demangled = "void reduce<(int)64>(const int *, int *, bool)";
+  adopt_profiled_names(t.launches, {profiled});
+  EXPECT_EQ(t.launches[0].demangled, profiled.demangled);
+  EXPECT_EQ(t.launches[2].kernel, "reduce<(int)64>");
+  EXPECT_EQ(t.launches[1].kernel, "triad"); // not profiled: keeps the tracer's name
+}
+
+TEST(Trace, LaunchPicksAreSpreadAndCountedPerFunctionName) {
+  // 10 launches of k<1> interleaved with 10 of k<2> (one function name), then 4 of other.
+  std::vector<Launch> traced;
+  auto add = [&](const std::string& kernel, const std::string& demangled) {
+    Launch l;
+    l.kernel = kernel;
+    l.demangled = demangled;
+    l.duration_ns = 1;
+    traced.push_back(l);
+  };
+  for (int i = 0; i < 10; ++i) add("k<1>", "void k<1>()"), add("k<2>", "void k<2>()");
+  for (int i = 0; i < 4; ++i) add("other", "other()");
+  auto picks = pick_launches(traced, {"void k<2>()", "other()"}, 3);
+  ASSERT_EQ(picks.size(), 2u);
+  EXPECT_EQ(picks[0].function, "k");
+  // k<2> is every second launch of "k": invocations 2, 4, ..., 20; first, middle, last.
+  EXPECT_EQ(picks[0].invocations, (std::vector<std::int64_t>{2, 10, 20}));
+  EXPECT_EQ(picks[0].traced, 20);
+  EXPECT_EQ(picks[1].function, "other");
+  EXPECT_EQ(picks[1].invocations, (std::vector<std::int64_t>{1, 2, 4}));
+  // No cap, or fewer launches than the cap: every launch.
+  EXPECT_EQ(pick_launches(traced, {"other()"}, 0)[0].invocations.size(), 4u);
+  EXPECT_EQ(pick_launches(traced, {"other()"}, 9)[0].invocations.size(), 4u);
+  EXPECT_EQ(pick_launches(traced, {"other()"}, 1)[0].invocations, (std::vector<std::int64_t>{1}));
+  // Two instances of one function share one pick.
+  auto both = pick_launches(traced, {"void k<1>()", "void k<2>()"}, 2);
+  ASSERT_EQ(both.size(), 1u);
+  EXPECT_EQ(both[0].invocations, (std::vector<std::int64_t>{1, 2, 19, 20}));
+}
+
+TEST(Trace, HotKernelsComeFromTracedDurations) {
+  test::TempDir dir;
+  Trace t = read_trace(dir.file("trace-1.tsv", k_trace));
+  HotKernels hk = select_hot_kernels(t.launches, 0.8);
+  ASSERT_EQ(hk.kernels.size(), 2u);
+  EXPECT_EQ(hk.kernels[0].kernel, "reduce<64>");
+  EXPECT_EQ(hk.kernels[0].launches, 2);
+  EXPECT_TRUE(hk.kernels[0].hot);
+  EXPECT_FALSE(hk.kernels[1].hot); // 7000 of 8000 ns = 87.5% >= 80%
+}
