@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# On a GPU machine, from the repository root, after scripts/device-pack.sh on the build machine:
+# the kernel tracer's checks and figures (docs/profiling-cost.md says what came out).
+#   1. the tracer on examples/heat (returns from main) and on a program that leaves by exit();
+#   2. which launches ncu's --kernel-id invocation numbers select;
+#   3. the tracer's overhead (bench/trace_overhead.sh) on 12,000 launches, normal and tiny grids;
+#   4. what profiling costs: optimas profile (tracer + capped heavy pass), the old way (ncu times
+#      every launch, every hot launch profiled) and ncu --set full over every kernel;
+#   5. every example profiled with the tracer and the capped heavy pass (TRACE_EXAMPLES).
+# Every step stops at a shared deadline (TRACE_SECONDS, default 540); results land in $OUT.
+set -uo pipefail
+OUT=${OUT:-/tmp/optimas-trace-out}
+DEADLINE=$(( $(date +%s) + ${TRACE_SECONDS:-540} ))
+STEPS=${TRACE_STEPS:-smoke kernelid overhead examples cost}
+export PATH="$PWD/.device/bin:$PATH"
+cupti=$(dirname "$(find /usr/local /opt -name 'libcupti.so.*' 2>/dev/null | head -1)")
+export LD_LIBRARY_PATH="$PWD/.device/lib:$cupti${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+TRACER=$PWD/.device/bin/liboptimas-trace.so
+W=/tmp/optimas-trace
+rm -rf "$W"; mkdir -p "$W/profiles" "$OUT"
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/device.log"; }
+left() { echo $(( DEADLINE - $(date +%s) )); }
+step() { [[ " $STEPS " == *" $1 "* ]] && [ "$(left)" -gt 20 ]; }
+limit() { local l=$(( $(left) - 15 )); [ "$l" -gt "$1" ] && l=$1; echo "$l"; }
+secs() { local t0=$1; awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }'; }
+
+{ nvidia-smi; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; ncu --version; nvcc --version;
+  uname -a; echo "cupti: $cupti"; ldd "$TRACER"; } > "$OUT/environment.txt" 2>&1
+log "optimas: $(optimas --version 2>&1); cupti in $cupti"
+nvcc -O3 -arch=sm_90 -lineinfo -o "$W/heat" examples/heat/main.cu || log "heat did not build"
+
+if step smoke; then
+  mkdir -p "$W/t-heat" "$W/t-exit"
+  CUDA_INJECTION64_PATH=$TRACER OPTIMAS_TRACE_DIR=$W/t-heat "$W/heat" --nx 256 --ny 256 --steps 500 --out "$W/h.out" \
+    > "$W/t-heat.txt" 2>&1
+  log "heat small traced: exit $?; printed $(grep launches: "$W/t-heat.txt"); trace has $(grep -c '^L' "$W"/t-heat/trace-*.tsv) launch lines; end: $(grep '^E' "$W"/t-heat/trace-*.tsv)"
+  cp "$W"/t-heat/trace-*.tsv "$OUT/heat-small.trace.tsv"
+  cat > "$W/leave.cu" <<'CU'
+#include <cstdio>
+#include <cstdlib>
+__global__ void tick(int* x) { atomicAdd(x, 1); }
+static void leave() { std::exit(0); } // no synchronisation, no return from main
+int main() {
+  int* x;
+  cudaMalloc(&x, sizeof(int));
+  for (int i = 0; i < 100; ++i) tick<<<1, 32>>>(x);
+  leave();
+}
+CU
+  nvcc -O3 -arch=sm_90 -o "$W/leave" "$W/leave.cu" &&
+    CUDA_INJECTION64_PATH=$TRACER OPTIMAS_TRACE_DIR=$W/t-exit "$W/leave" > "$W/t-exit.txt" 2>&1
+  log "exit() program traced: $(grep -c '^L' "$W"/t-exit/trace-*.tsv) launch lines of 100; end: $(grep '^E' "$W"/t-exit/trace-*.tsv); stderr: $(head -c 300 "$W/t-exit.txt")"
+  head -5 "$W"/t-heat/trace-*.tsv >> "$OUT/device.log"
+fi
+
+if step kernelid; then
+  # a: 10 launches alternating between grids of 1 and 2 blocks; b: 10 launches; template c<N>.
+  cat > "$W/kid.cu" <<'CU'
+template <int N> __global__ void c(float* x) { x[threadIdx.x] += N; }
+__global__ void a(float* x) { x[threadIdx.x] += 1; }
+__global__ void b(float* x) { x[threadIdx.x] += 2; }
+int main() {
+  float* x;
+  cudaMalloc(&x, 1024 * sizeof(float));
+  for (int i = 0; i < 10; ++i) {
+    a<<<1 + i % 2, 32>>>(x);
+    b<<<1, 32>>>(x);
+    if (i % 2) c<1><<<1, 32>>>(x); else c<2><<<1, 32>>>(x);
+  }
+  cudaDeviceSynchronize();
+}
+CU
+  nvcc -O3 -arch=sm_90 -o "$W/kid" "$W/kid.cu"
+  for filter in "::regex:^(a|b)\$:^(2|5)\$" "::regex:^(c)\$:^(2|5)\$"; do
+    timeout "$(limit 60)" ncu --kernel-id "$filter" --metrics gpu__time_duration.sum -f -o "$W/kid" "$W/kid" > "$W/kid.log" 2>&1
+    ncu -i "$W/kid.ncu-rep" --csv --page raw --print-units base > "$W/kid.csv" 2>&1
+    log "kernel-id $filter profiled (ID, kernel, grid):"
+    python3 - "$W/kid.csv" <<'PY' | tee -a "$OUT/device.log"
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 8]
+h = rows[0]
+for r in rows[2:]:
+    print("   ", r[h.index("ID")], r[h.index("Kernel Name")], r[h.index("Grid Size")])
+PY
+  done
+fi
+
+if step overhead; then
+  log "tracer overhead, heat default (512x512, 4000 steps: 12,000 launches)"
+  timeout "$(limit 150)" bash bench/trace_overhead.sh "$TRACER" 7 -- "$W/heat" --nx 512 --ny 512 --steps 4000 \
+    --out "$W/o.out" 2>&1 | tee -a "$OUT/device.log"
+  log "tracer overhead, tiny grid (64x64, 4000 steps: 12,000 launches of a few microseconds)"
+  timeout "$(limit 100)" bash bench/trace_overhead.sh "$TRACER" 7 -- "$W/heat" --nx 64 --ny 64 --steps 4000 \
+    --out "$W/o.out" 2>&1 | tee -a "$OUT/device.log"
+fi
+
+if step examples; then
+  for ex in ${TRACE_EXAMPLES:-stream accuracy shmem sobol gather stencil spmv edges heat}; do
+    [ -d "examples/$ex" ] || continue
+    t0=$(date +%s.%N)
+    timeout "$(limit 90)" optimas profile "examples/$ex" -i default -o "$W/profiles/$ex" \
+      > "$W/profiles/$ex.summary.txt" 2> "$W/profiles/$ex.progress.txt"
+    log "profile $ex -i default: exit $? in $(secs "$t0") s; $(grep -o 'hot kernels.*' "$W/profiles/$ex.progress.txt" | head -1)"
+  done
+fi
+if step cost; then
+  for cfg in small default; do
+    t0=$(date +%s.%N)
+    timeout "$(limit 120)" optimas profile examples/heat -i $cfg -o "$W/profiles/heat-$cfg" \
+      > "$W/profiles/heat-$cfg.summary.txt" 2> "$W/profiles/heat-$cfg.progress.txt"
+    log "optimas profile heat -i $cfg (tracer, --launch-cap 3): exit $? in $(secs "$t0") s"
+  done
+  t0=$(date +%s.%N)
+  timeout "$(limit 130)" optimas profile examples/heat -i small --tracer none -o "$W/heat-old" \
+    > /dev/null 2> "$W/heat-old.progress.txt"
+  log "old timing pass, heat -i small (ncu times every launch; same capped heavy pass): exit $? in $(secs "$t0") s; $(tail -1 "$W/heat-old.progress.txt")"
+  ( cd examples/heat && nvcc -O3 -arch=sm_90 -lineinfo -o "$W/heat-lineinfo" main.cu )
+  t0=$(date +%s.%N)
+  budget=$(limit 130)
+  timeout "$budget" ncu --target-processes all --set full --import-source yes --clock-control none -f -o "$W/full" \
+    "$W/heat-lineinfo" --nx 256 --ny 256 --steps 500 --out "$W/f.out" > "$W/full.log" 2>&1
+  rc=$?
+  log "ncu --set full, heat small (1,500 launches): exit $rc after $(secs "$t0") s (limit $budget s), $(grep -c '==PROF== Profiling' "$W/full.log") launches profiled"
+fi
+
+tar czf "$OUT/profiles.tgz" --exclude='*.ncu-rep' -C "$W" profiles
+log "done, $(left) s left"
+ls -la "$OUT" | tee -a "$OUT/device.log"
