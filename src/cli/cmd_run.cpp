@@ -24,7 +24,8 @@ struct RunArgs {
   bool dry_run = false;
   bool json = false;
   // Overrides of optimas.yml; empty or unset values leave the file's settings alone.
-  std::string model, base_url, diagnostics, scope, timing, tolerance, import, ncu, execute, template_path, cache_dir;
+  std::string model, base_url, diagnostics, scope, timing, tolerance, import, ncu, tracer, execute, template_path,
+      cache_dir;
   std::vector<std::string> options, measure_configs, validate_configs;
   int iterations = 0, retries = -1, runs = 0, warmup = -1, fresh_seeds = -1;
   std::size_t token_budget = 0;
@@ -45,6 +46,7 @@ loop::Overrides overrides_from(const RunArgs& a) {
   text("tolerance", a.tolerance);
   text("import", a.import);
   text("ncu", a.ncu);
+  text("tracer", a.tracer);
   text("execute", a.execute);
   text("template", a.template_path);
   text("cache_dir", a.cache_dir);
@@ -195,7 +197,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--retries", a->retries, "Further attempts after a build failure or guardrail rejection");
   cmd->add_option("--runs", a->runs, "Timed runs of baseline and variant each");
   cmd->add_option("--warmup", a->warmup, "Untimed runs of each first");
-  cmd->add_option("--timing", a->timing, "kernel_time (the printed time), wall, or auto");
+  cmd->add_option("--timing", a->timing,
+                  "trace (the kernels' traced GPU time), kernel_time (the printed time), wall, or auto (trace for "
+                  "CUDA programs where the tracer exists, else kernel_time when configured, else wall)");
   cmd->add_option("--min-speedup", a->min_speedup, "Accept only when the speedup's interval lies above this (1.01)");
   cmd->add_flag("--no-confirm", a->no_confirm, "Accept without a confirmation round of fresh runs");
   cmd->add_flag(
@@ -208,6 +212,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--tolerance", a->tolerance, "exact (default), abs=X, rel=X or ulp=N");
   cmd->add_option("--import", a->import, "Use this recorded profile instead of profiling");
   cmd->add_option("--ncu", a->ncu, "The ncu executable")->envname("OPTIMAS_NCU");
+  cmd->add_option("--tracer", a->tracer, "Kernel tracer: auto (liboptimas-trace.so beside optimas), a path, or none")
+      ->envname("OPTIMAS_TRACER");
   cmd->add_flag("--full", a->full_profile, "Profile with one --set full pass instead of two passes");
   cmd->add_option("--execute", a->execute, "Run programs: auto (when a GPU is present), yes, no");
   cmd->add_option("--template", a->template_path, "A prompt template file");

@@ -322,8 +322,8 @@ AppConfig load_app_config(const std::string& path) {
     if (m["warmup"]) s.warmup = rd.count(m["warmup"], "warmup", 0);
     if (m["timing"]) {
       s.timing = rd.scalar<std::string>(m["timing"], "timing");
-      if (s.timing != "auto" && s.timing != "kernel_time" && s.timing != "wall")
-        rd.fail(m["timing"], "\"timing\" is auto, kernel_time or wall");
+      if (s.timing != "auto" && s.timing != "trace" && s.timing != "kernel_time" && s.timing != "wall")
+        rd.fail(m["timing"], "\"timing\" is auto, trace, kernel_time or wall");
       if (s.timing == "kernel_time" && app.kernel_time.empty())
         rd.fail(m["timing"], "timing: kernel_time needs run.kernel_time (the pattern of the printed time)");
     }

@@ -34,7 +34,9 @@ struct MeasureSettings {
   // confirmation round of `runs` fresh interleaved runs must agree.
   double min_speedup = 1.01;
   bool confirm = true;
-  std::string timing = "auto"; // kernel_time (the program's printed time), wall, or auto: kernel_time when configured
+  // trace (the traced GPU time of every kernel), kernel_time (the program's printed time), wall,
+  // or auto: trace for CUDA programs where the tracer exists, else kernel_time when configured.
+  std::string timing = "auto";
   std::vector<std::string> configs; // empty: every configuration
   double confidence = 0.95;
   double significance = 0.05;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace optimas::evaluate {
@@ -53,6 +54,19 @@ Judgement judge(const std::vector<Sample>& base, const std::vector<Sample>& vari
     j.suspicious = fmt::format("it reports {:.4g} ms less kernel time per run, but the rest of the process took "
                                "{:.4g} ms longer (at least {:.4g} ms, {:.0f}% interval): the wall time did not fall",
                                claimed, growth, j.overhead_growth.low, 100 * rule.confidence);
+  auto printed = [](const std::vector<Sample>& s) {
+    std::vector<double> out;
+    for (const auto& x : s)
+      if (x.printed_ms) out.push_back(*x.printed_ms);
+    return out;
+  };
+  auto pb = printed(base), pv = printed(variant);
+  if (c.verdict == Verdict::faster && !pb.empty() && pb.size() == base.size() && pv.size() == variant.size() &&
+      median(pv) > 0) {
+    double claims = median(pb) / median(pv), traced = c.speedup;
+    if (claims - 1 > 1.5 * std::max(traced - 1, 0.0) + 0.02)
+      j.suspicious = fmt::format("its printed kernel time says {:.3f}x, its traced GPU time {:.3f}x", claims, traced);
+  }
   return j;
 }
 

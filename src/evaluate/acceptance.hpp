@@ -35,10 +35,13 @@ struct AcceptanceRule {
 // The smallest two-sided p-value the exact rank test can give with `runs` samples a side.
 double smallest_p_value(int runs);
 
-// One timed run: the process's wall time and, when the program prints one, its kernel time.
+// One timed run: the process's wall time and its kernel time: the traced GPU time of its
+// kernels (measure.timing trace) or what the program printed. With a trace, a printed time is
+// kept beside it as `printed_ms`, the program's claim that the trace checks.
 struct Sample {
   double wall_ms = 0;
   std::optional<double> kernel_ms;
+  std::optional<double> printed_ms;
 };
 
 // One configuration's comparison: of kernel times when `kernel_time`, else of wall times.
@@ -51,7 +54,8 @@ struct Judgement {
 // Compares the samples at the rule's corrected significance. A printed time is the program's
 // claim: the time outside the kernels (wall minus printed time, per run, which cancels the noise
 // both share) must not grow by what the kernels claim to save, and no run may print more kernel
-// time than its process ran.
+// time than its process ran. Where every sample has a printed time beside a traced one, the
+// printed saving may not exceed the traced saving by more than half of it (and 2 points).
 Judgement judge(const std::vector<Sample>& base, const std::vector<Sample>& variant, bool kernel_time,
                 const AcceptanceRule& rule);
 

@@ -1,5 +1,7 @@
 #include "evaluate/sandbox.hpp"
 
+#include "profile/trace.hpp"
+
 #include "util/error.hpp"
 #include "util/hash.hpp"
 #include "util/log.hpp"
@@ -404,6 +406,13 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
   spec.unset_env = sandbox.unset_env;
   spec.stdout_path = log_path;
   spec.stderr_path = stderr_log(log_path);
+  const fs::path trace_dir = log_path + ".trace";
+  if (!sandbox.tracer.empty()) {
+    fs::remove_all(trace_dir);
+    fs::create_directories(trace_dir);
+    spec.env["CUDA_INJECTION64_PATH"] = sandbox.tracer;
+    spec.env["OPTIMAS_TRACE_DIR"] = trace_dir.string();
+  }
   auto r = util::run_process(spec);
 
   Execution e;
@@ -415,6 +424,23 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
     std::string last = last_line(err.empty() ? out : err);
     e.failure = r.describe() + (last.empty() ? "" : ": " + last);
     return e;
+  }
+  if (!sandbox.tracer.empty()) {
+    // The trace is the program's own record of its kernels; it is read and then removed, and a
+    // run that left none (the tracer could not start, or the program bypassed it) has no time.
+    std::error_code ec;
+    if (fs::is_empty(trace_dir, ec)) {
+      e.failure = fmt::format("the run left no kernel trace in {} (see {})", trace_dir.string(), stderr_log(log_path));
+      return e;
+    }
+    profile::Trace trace = profile::read_trace(trace_dir.string());
+    if (!trace.incomplete.empty()) {
+      e.failure = "its kernel trace has no end line: a process of the run did not exit normally";
+      return e;
+    }
+    e.traced_ms = profile::traced_time_ns(trace, sandbox.trace_kernels) / 1e6;
+    e.traced_launches = trace.launches.size();
+    fs::remove_all(trace_dir, ec);
   }
   const auto& kt = app.kernel_time;
   if (auto printed = parse_kernel_time(kt.pattern, out)) e.kernel_ms = *printed * kt.unit_ms * app.kernel_calls(config);

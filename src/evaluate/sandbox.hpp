@@ -19,6 +19,11 @@ struct Sandbox {
   double timeout_s = 600;
   util::ResourceLimits limits;
   std::vector<std::string> unset_env; // variables the child must not see
+  // With a kernel tracer (liboptimas-trace.so) every run records its kernels, and the run's
+  // kernel time is their summed GPU time (of the kernels whose profile::kernel_key is in
+  // trace_kernels; all when empty).
+  std::string tracer;
+  std::vector<std::string> trace_kernels;
 };
 
 // Default isolation for an application: its timeout, no core dumps, files up to 16 GiB,
@@ -116,6 +121,8 @@ struct Execution {
   std::string failure; // empty when ok: "exit code 1: check: FAIL (...)", "timed out after 5.0 s", ...
   double wall_s = 0;
   std::optional<double> kernel_ms;  // from run.kernel_time: the run's kernel time in milliseconds
+  std::optional<double> traced_ms;  // with Sandbox::tracer: the traced GPU time of its kernels
+  std::uint64_t traced_launches = 0;
   std::string output;               // path of the (first) output it produced (absolute)
   std::vector<std::string> outputs; // every output: `output`, then `output`.1, .2, ... (run.output's files)
 };

@@ -56,6 +56,7 @@ struct Settings {
   std::string base_url;
   std::string import;
   std::string ncu = "ncu";
+  std::string tracer = "auto"; // the kernel tracer (profile::resolve_tracer)
   bool full_profile = false;
   std::string execute = "auto";
   std::string template_path;
@@ -72,6 +73,7 @@ Settings settings_from(const config::AppConfig& app, const Overrides& o) {
   s.base_url = o.value("base_url", std::string());
   s.import = o.value("import", std::string());
   s.ncu = o.value("ncu", std::string("ncu"));
+  s.tracer = o.value("tracer", std::string("auto"));
   s.full_profile = o.value("full_profile", false);
   s.execute = o.value("execute", std::string("auto"));
   s.template_path = o.value("template", std::string());
@@ -228,7 +230,7 @@ private:
 
   // Executes one configuration of the program built in `work`; the output goes to `output`.
   evaluate::Execution execute(const fs::path& work, const config::InputConfig& input, const fs::path& output,
-                              const fs::path& log);
+                              const fs::path& log, const evaluate::Sandbox* sandbox = nullptr);
 
   RunOptions m_options;
   std::optional<store::RunStore> m_store; // opened by open_run (a dry run touches nothing)
@@ -239,6 +241,7 @@ private:
   Settings m_settings;
   llm::BackendConfig m_backend;
   evaluate::Sandbox m_sandbox;
+  evaluate::Sandbox m_measure_sandbox; // m_sandbox, with the kernel tracer when timing by trace
   bool m_execute = false;
   bool m_can_profile = false;
   std::string m_no_execute_reason;
@@ -295,10 +298,11 @@ std::map<std::string, std::string> Loop::current_sources() const {
 }
 
 evaluate::Execution Loop::execute(const fs::path& work, const config::InputConfig& input, const fs::path& output,
-                                  const fs::path& log) {
+                                  const fs::path& log, const evaluate::Sandbox* sandbox) {
   fs::create_directories(output.parent_path());
   fs::create_directories(log.parent_path());
-  return evaluate::execute_in(m_app, work.string(), input, fs::absolute(output).string(), log.string(), m_sandbox);
+  return evaluate::execute_in(m_app, work.string(), input, fs::absolute(output).string(), log.string(),
+                              sandbox ? *sandbox : m_sandbox);
 }
 
 void Loop::configure() {
@@ -306,6 +310,16 @@ void Loop::configure() {
   m_settings = settings_from(m_app, m_overrides);
   m_backend = backend_config(m_app, m_settings, m_overrides);
   m_sandbox = evaluate::sandbox_for(m_app);
+  // Timing by trace: the traced GPU time of every kernel, so that a program that prints no
+  // time, an odd one or a false one is measured alike. auto takes it for CUDA programs where
+  // the tracer exists.
+  m_measure_sandbox = m_sandbox;
+  if (m_app.measure.timing == "trace" || (m_app.measure.timing == "auto" && m_app.needs_gpu)) {
+    m_measure_sandbox.tracer = profile::resolve_tracer(m_settings.tracer);
+    if (m_measure_sandbox.tracer.empty() && m_app.measure.timing == "trace")
+      throw UsageError("--timing trace needs the kernel tracer (liboptimas-trace.so, built where CUDA's CUPTI is "
+                       "found), and there is none beside optimas; pass --tracer PATH");
+  }
   // A rule that can never accept is worth knowing before anything runs.
   auto rule = acceptance_rule(m_app);
   if (evaluate::smallest_p_value(m_app.measure.runs) >= rule.corrected_significance()) {
@@ -519,6 +533,7 @@ void Loop::obtain_profile() {
     } else if (m_can_profile) {
       profile::NcuOptions o;
       o.ncu = m_settings.ncu;
+      o.tracer = m_settings.tracer;
       o.mode = m_settings.full_profile ? profile::ProfileMode::full : profile::ProfileMode::two_pass;
       o.build = false;
       o.timeout_s = std::max(1800.0, m_app.timeout_s * 4);
@@ -862,7 +877,9 @@ bool Loop::validate(Variant& v, json& result) {
 // runs of the primary one to confirm.
 bool Loop::measure(Variant& v, json& result) {
   const auto& ms = m_app.measure;
-  const bool kernel_time = ms.timing == "kernel_time" || (ms.timing == "auto" && !m_app.kernel_time.empty());
+  const bool traced = !m_measure_sandbox.tracer.empty();
+  const bool kernel_time =
+      traced || ms.timing == "kernel_time" || (ms.timing == "auto" && !m_app.kernel_time.empty());
   const auto rule = acceptance_rule(m_app);
   const auto configs = measured_configs(m_app);
   fs::path journal = v.dir / "measurements.jsonl";
@@ -873,7 +890,7 @@ bool Loop::measure(Variant& v, json& result) {
   auto run_one = [&](const config::InputConfig& c, const std::string& role, int round) -> std::optional<std::string> {
     const fs::path& work = role == "baseline" ? parent : v.work;
     std::string stem = fmt::format("measure-{}-{}-{}", c.name, role, round);
-    auto e = execute(work, c, work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"));
+    auto e = execute(work, c, work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"), &m_measure_sandbox);
     if (!e.ok) return fmt::format("the {} failed while being measured on {}: {}", role, c.name, e.failure);
     std::string sha = evaluate::outputs_sha256(e);
     evaluate::remove_outputs(e);
@@ -882,7 +899,13 @@ bool Loop::measure(Variant& v, json& result) {
       return fmt::format("the variant's output on {} changed between runs (nondeterministic)", c.name);
     if (round >= 0) {
       json s = {{"config", c.name}, {"role", role}, {"round", round}, {"wall_s", e.wall_s}};
-      if (e.kernel_ms) s["kernel_ms"] = *e.kernel_ms;
+      if (traced) {
+        s["kernel_ms"] = e.traced_ms.value_or(0);
+        s["launches"] = e.traced_launches;
+        if (e.kernel_ms) s["printed_ms"] = *e.kernel_ms;
+      } else if (e.kernel_ms) {
+        s["kernel_ms"] = *e.kernel_ms;
+      }
       append_line(journal.string(), s);
       taken[c.name][role][round] = s;
     }
@@ -914,8 +937,9 @@ bool Loop::measure(Variant& v, json& result) {
     std::vector<evaluate::Sample> out;
     for (const auto& [round, s] : taken[config][role])
       if (round >= from && round < to) {
-        evaluate::Sample x{s.value("wall_s", 0.0) * 1000.0, std::nullopt};
+        evaluate::Sample x{s.value("wall_s", 0.0) * 1000.0, std::nullopt, std::nullopt};
         if (s.contains("kernel_ms")) x.kernel_ms = s["kernel_ms"].get<double>();
+        if (s.contains("printed_ms")) x.printed_ms = s["printed_ms"].get<double>();
         out.push_back(x);
       }
     return out;
@@ -973,7 +997,7 @@ bool Loop::measure(Variant& v, json& result) {
   const std::string primary =
       per_config.contains(m_app.default_config().name) ? m_app.default_config().name : per_config.begin().key();
   auto decision = evaluate::screen(screening, primary, rule);
-  json m = {{"timing", kernel_time ? "kernel_time" : "wall"},
+  json m = {{"timing", traced ? "trace" : kernel_time ? "kernel_time" : "wall"},
             {"runs", ms.runs},
             {"warmup", ms.warmup},
             {"primary", primary},
@@ -1014,6 +1038,7 @@ void Loop::reprofile(Variant& v) {
   fs::remove_all(dir);
   profile::NcuOptions o;
   o.ncu = m_settings.ncu;
+  o.tracer = m_settings.tracer;
   o.mode = m_settings.full_profile ? profile::ProfileMode::full : profile::ProfileMode::two_pass;
   o.build = false;
   o.configs = {m_diagnostics.config.empty() ? m_app.default_config().name : m_diagnostics.config};
@@ -1219,8 +1244,8 @@ void apply_overrides(config::AppConfig& app, const Overrides& o) {
   if (o.contains("measure_configs")) ms.configs = string_list(o["measure_configs"]);
   if (ms.runs < 2) throw UsageError("--runs must be at least 2 (a comparison needs more than one sample)");
   if (ms.warmup < 0) throw UsageError("--warmup must not be negative");
-  if (ms.timing != "auto" && ms.timing != "wall" && ms.timing != "kernel_time")
-    throw UsageError("--timing is auto, kernel_time or wall");
+  if (ms.timing != "auto" && ms.timing != "wall" && ms.timing != "kernel_time" && ms.timing != "trace")
+    throw UsageError("--timing is auto, trace, kernel_time or wall");
   if (ms.timing == "kernel_time" && app.kernel_time.empty())
     throw UsageError("--timing kernel_time needs run.kernel_time in " + app.path);
   if (o.contains("min_speedup")) ms.min_speedup = o["min_speedup"].get<double>();

@@ -56,8 +56,9 @@ RunPages export_pages(const std::string& ncu, const std::string& report, const s
 std::string ncu_version(const std::string& ncu);
 
 // The ncu command line of each pass (exposed for --dry-run and tests).
-// How a profiler starts run.command: through /bin/sh -c, as every other run does, so that
-// redirections, pipes and `;` mean what they mean in a shell.
+// How a profiler starts run.command: a plain command (util::split_simple_command) as its own
+// words, anything else through /bin/sh -c, so that redirections, pipes and `;` mean what they
+// mean in a shell.
 std::vector<std::string> program_argv(const std::string& command);
 
 std::vector<std::string> timing_command(const NcuOptions& o, const std::string& report,

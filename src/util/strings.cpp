@@ -2,6 +2,7 @@
 
 #include "util/error.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <sstream>
@@ -124,6 +125,47 @@ std::string first_sentence(std::string_view text) {
       return c == '.' ? flat.substr(0, i) : flat.substr(0, i + 1);
   }
   return flat;
+}
+
+std::optional<std::vector<std::string>> split_simple_command(std::string_view command) {
+  auto plain = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./=:,+@%^-").find(c) != std::string_view::npos;
+  };
+  std::vector<std::string> words;
+  std::size_t i = 0;
+  while (i < command.size()) {
+    if (command[i] == ' ' || command[i] == '\t') {
+      ++i;
+      continue;
+    }
+    std::string word;
+    while (i < command.size() && command[i] != ' ' && command[i] != '\t') {
+      char c = command[i];
+      if (c == '\'' || c == '"') {
+        auto end = command.find(c, i + 1);
+        if (end == std::string_view::npos) return std::nullopt;
+        auto inside = command.substr(i + 1, end - i - 1);
+        if (c == '"' && inside.find_first_of("$`\\!") != std::string_view::npos) return std::nullopt;
+        word += inside;
+        i = end + 1;
+      } else if (plain(c)) {
+        word += c;
+        ++i;
+      } else {
+        return std::nullopt;
+      }
+    }
+    words.push_back(std::move(word));
+  }
+  if (words.empty()) return std::nullopt;
+  // "A=b prog" sets a variable; builtins and keywords are not programs.
+  static const std::vector<std::string> k_builtins = {"exec", "cd", "export", "set", "eval", "source", ".", "time",
+                                                      "if", "for", "while", "until", "case", "unset", "ulimit", "umask"};
+  const std::string& first = words.front();
+  if (first.empty() || first.find('=') != std::string::npos ||
+      std::find(k_builtins.begin(), k_builtins.end(), first) != k_builtins.end())
+    return std::nullopt;
+  return words;
 }
 
 } // namespace optimas::util

@@ -1,6 +1,7 @@
 // Small string helpers that know nothing of CUDA, profiles or models.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,11 @@ bool contains(std::string_view haystack, std::string_view needle);
 // Quotes a word for a POSIX shell so that it survives `sh -c` unchanged.
 std::string shell_quote(std::string_view word);
 std::string shell_join(const std::vector<std::string>& argv);
+// The words of a command that a POSIX shell would run as one plain program: words of
+// [A-Za-z0-9_./=:,+@%^-], single-quoted strings and double-quoted strings without $ ` \ !.
+// nullopt for anything a shell would interpret (pipes, redirections, ;, &, variables, globs,
+// ~, an assignment or a builtin in front), and for an empty command.
+std::optional<std::vector<std::string>> split_simple_command(std::string_view command);
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, std::string_view content);
 

@@ -106,7 +106,7 @@ TRACER="$WORK/liboptimas-trace.so"
 : > "$TRACER"
 "$OPTIMAS" profile "$WORK/app" -i default -o "$WORK/prof-dry" --tracer "$TRACER" --dry-run > "$WORK/dry.txt" ||
   fail "dry run with a tracer"
-grep -q "^default: env CUDA_INJECTION64_PATH=$TRACER OPTIMAS_TRACE_DIR=$WORK/prof-dry/default/trace /bin/sh -c " "$WORK/dry.txt" ||
+grep -q "^default: env CUDA_INJECTION64_PATH=$TRACER OPTIMAS_TRACE_DIR=$WORK/prof-dry/default/trace ./app --n 2 " "$WORK/dry.txt" ||
   fail "the dry run does not show the traced command: $(cat "$WORK/dry.txt")"
 grep -q -- "--kernel-id '::regex:^(HOT_KERNEL)" "$WORK/dry.txt" || fail "the dry run does not show the launch cap: $(cat "$WORK/dry.txt")"
 "$OPTIMAS" profile "$WORK/app" -i default -o "$WORK/prof-fallback" --tracer "$TRACER" --json \

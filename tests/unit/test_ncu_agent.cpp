@@ -97,3 +97,10 @@ TEST(NcuAgent, TracerIsFoundOrTurnedOff) {
   EXPECT_EQ(resolve_tracer(lib), lib);
   EXPECT_THROW(resolve_tracer((dir.path() / "missing.so").string()), optimas::UsageError);
 }
+
+TEST(NcuAgent, PlainCommandsRunWithoutAShell) {
+  EXPECT_EQ(program_argv("./heat --nx 256 --out '/p/x y.out'"),
+            (std::vector<std::string>{"./heat", "--nx", "256", "--out", "/p/x y.out"}));
+  EXPECT_EQ(program_argv("./app > log; echo done"),
+            (std::vector<std::string>{"/bin/sh", "-c", "./app > log; echo done"}));
+}
