@@ -30,4 +30,24 @@ grep -qF 'dl\\xffoop' "$WORK/latin1.json" || fail "the kernel name is not in the
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$WORK/latin1.json" || fail "--json printed invalid JSON"
 "$OPTIMAS" analyze "$WORK/latin1" --json > "$WORK/latin1-analyze.json" 2> "$WORK/latin1.log" ||
   fail "analyze with a non-UTF-8 kernel name: $(cat "$WORK/latin1.log")"
+# A compressed source page that unpacks to one 200 MB line (it took 6.2 GB): an error naming
+# the page and line, in bounded memory. The page is made here, not committed.
+mkdir -p "$WORK/bomb"
+cp "$OPTIMAS_TEST_DATA/ncu-samples/details_base_name.csv" "$WORK/bomb/"
+python3 - "$OPTIMAS_TEST_DATA/ncu-samples/src_both.csv" "$WORK/bomb/src_both.csv.gz" <<'PY'
+import gzip, sys
+head = b"".join(open(sys.argv[1], "rb").readlines()[:3])
+with gzip.open(sys.argv[2], "wb", 1) as f:
+    f.write(head)
+    for _ in range(200):
+        f.write(b"1," * (512 * 1024))
+    f.write(b"\n")
+PY
+[ "$(stat -c %s "$WORK/bomb/src_both.csv.gz")" -lt 4000000 ] || fail "the bomb is not small"
+expect_fail 1 'src_both\.csv\.gz:4: a record of more than [0-9]+ fields' -- \
+  /usr/bin/time -f 'max_rss_kb %M' -o "$WORK/bomb.rss" "$OPTIMAS" profile --import "$WORK/bomb"
+rss=$(awk '/max_rss_kb/ {print $2}' "$WORK/bomb.rss")
+[ "$rss" -lt 400000 ] || fail "reading the bomb took $rss KB"
+echo "a page of one 200 MB line: refused, max RSS $rss KB"
+
 pass "bad input"
