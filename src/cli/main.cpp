@@ -70,6 +70,9 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     log::error("{}", e.what());
     return k_exit_usage;
+  } catch (const ConfigError& e) {
+    log::error("{}", e.what());
+    return k_exit_usage;
   } catch (const Error& e) {
     log::error("{}", e.what());
     return k_exit_error;

@@ -14,7 +14,21 @@ expect_fail 1 'no such file' -- "$OPTIMAS" profile --import "$WORK/nothing-here"
 
 mkdir -p "$WORK/app"
 printf 'name: x\nbuild: {command: "true"}\nrun: {command: "./x {n}"}\nconfigs:\n  - {name: a, m: 3}\n' > "$WORK/app/optimas.yml"
-expect_fail 1 'optimas.yml:5: config "a" has no value for \{n\}' -- "$OPTIMAS" profile "$WORK/app" --dry-run
+# A mistake in optimas.yml is a usage error (exit 2), named by file and line, in every command
+# that reads one.
+expect_fail 2 'optimas.yml:5: config "a" has no value for \{n\}' -- "$OPTIMAS" profile "$WORK/app" --dry-run
+mkdir -p "$WORK/typo" "$WORK/badvalue" "$WORK/badyaml"
+printf 'name: x\nbuild: {command: "true"}\nrun: {command: "./x {n}", timeout: 5}\nconfigs:\n  - {name: a, n: 3}\n' \
+  > "$WORK/typo/optimas.yml"
+printf 'name: x\nbuild: {command: "true"}\nrun: {command: "./x {n}"}\nconfigs:\n  - {name: a, n: 3}\nmeasure:\n  runs: many\n' \
+  > "$WORK/badvalue/optimas.yml"
+printf 'name: x\nbuild: {command: "true"\nrun: [\n' > "$WORK/badyaml/optimas.yml"
+expect_fail 2 'typo/optimas.yml:3: unknown key "timeout" in run' -- "$OPTIMAS" profile "$WORK/typo" --dry-run
+expect_fail 2 'typo/optimas.yml:3: unknown key "timeout" in run' -- "$OPTIMAS" run --config "$WORK/typo" --dry-run
+expect_fail 2 'badvalue/optimas.yml:7: .*runs' -- "$OPTIMAS" run --config "$WORK/badvalue" --dry-run
+expect_fail 2 'badyaml/optimas.yml:[0-9]+: ' -- "$OPTIMAS" run --config "$WORK/badyaml" --dry-run
+expect_fail 2 'typo/optimas.yml:3: unknown key' -- "$OPTIMAS" prompt "$OPTIMAS_TEST_DATA/h200/stream" --app "$WORK/typo"
+expect_fail 2 'nothing-here.*(cannot open|not exist|no such)' -- "$OPTIMAS" run --config "$WORK/nothing-here" --dry-run
 
 expect_fail 1 'ncu was not found' -- env OPTIMAS_NCU=/nonexistent/ncu "$OPTIMAS" profile "$OPTIMAS_SOURCE_DIR/examples/stream" --no-build -o "$WORK/p"
 expect_fail 2 'alpha' -- "$OPTIMAS" profile --import "$OPTIMAS_TEST_DATA/ncu-samples" --alpha 3
