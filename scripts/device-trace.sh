@@ -94,6 +94,92 @@ if step overhead; then
     --out "$W/o.out" 2>&1 | tee -a "$OUT/device.log"
 fi
 
+if step ncucost; then
+  # Where the heavy pass's time goes with many launches (heat small: 500 launches of each kernel).
+  ( cd examples/heat && nvcc -O3 -arch=sm_90 -lineinfo -o "$W/heat-li" main.cu )
+  H=("$W/heat-li" --nx 256 --ny 256 --steps 500 --out "$W/n.out")
+  SEC=(--section SpeedOfLight --section SourceCounters --section WarpStateStats --import-source yes)
+  n=0
+  while IFS='|' read -r name args; do
+    n=$((n + 1))
+    t0=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    timeout "$(limit 40)" ncu --clock-control none -f -o "$W/e$n" $args "${H[@]}" > "$W/e$n.log" 2>&1
+    log "ncu cost $name: exit $? in $(secs "$t0") s, $(grep -c '==PROF== Profiling' "$W/e$n.log") profiled"
+  done <<'EXP'
+E1 kernel-id 1,250,500 of stencil_step, PC sections|--kernel-id ::regex:^(stencil_step)$:^(1|250|500)$ --section SpeedOfLight --section SourceCounters --section WarpStateStats --import-source yes
+E2 kernel-id 1,250,500 of stencil_step, SpeedOfLight only|--kernel-id ::regex:^(stencil_step)$:^(1|250|500)$ --section SpeedOfLight
+E3 kernel-id 1,250,500, PC sections, application replay|--kernel-id ::regex:^(stencil_step)$:^(1|250|500)$ --section SpeedOfLight --section SourceCounters --section WarpStateStats --replay-mode application
+E4 first 3 of stencil_step, PC sections, --kill yes|-k regex:^(stencil_step)$ -c 3 --kill yes --section SpeedOfLight --section SourceCounters --section WarpStateStats
+E5 kernel-id 1,2,3 of stencil_step, PC sections, no kill|--kernel-id ::regex:^(stencil_step)$:^(1|2|3)$ --section SpeedOfLight --section SourceCounters --section WarpStateStats
+E6 kernel-id 1,250,500, PC sections, cache-control none|--kernel-id ::regex:^(stencil_step)$:^(1|250|500)$ --section SpeedOfLight --section SourceCounters --section WarpStateStats --cache-control none
+E7 no section at all: timing metric on 1,250,500|--kernel-id ::regex:^(stencil_step)$:^(1|250|500)$ --metrics gpu__time_duration.sum
+EXP
+  log "tracer overhead by length (fixed and per-launch cost), check every step and every 100"
+  for steps in 100 4000 16000; do
+    for check in 1 100; do
+      r=$(timeout "$(limit 60)" bash bench/trace_overhead.sh "$TRACER" 5 -- "$W/heat" --nx 256 --ny 256 --steps $steps --check $check --out "$W/o.out" 2>&1 | tr '\n' ' ')
+      log "steps $steps check $check: $r"
+    done
+  done
+fi
+
+if step ncucost2; then
+  # The heavy pass as optimas runs it, against the same without parts of it (heat small).
+  ( cd examples/heat && nvcc -O3 -arch=sm_90 -lineinfo -o "$W/heat-li" main.cu )
+  PROG="$W/heat-li --nx 256 --ny 256 --steps 500 --out $W/n.out"
+  SEC="--section SpeedOfLight --section SpeedOfLight_RooflineChart --section SourceCounters --section WarpStateStats --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section SchedulerStats"
+  MET="--metrics smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__sass_thread_inst_executed_op_fmul_pred_on.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__sass_thread_inst_executed_op_dadd_pred_on.sum,smsp__sass_thread_inst_executed_op_dmul_pred_on.sum,smsp__sass_thread_inst_executed_op_dfma_pred_on.sum,smsp__sass_thread_inst_executed_op_hadd_pred_on.sum,smsp__sass_thread_inst_executed_op_hmul_pred_on.sum,smsp__sass_thread_inst_executed_op_hfma_pred_on.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,smsp__inst_executed.sum,smsp__pcsamp_sample_count"
+  K3="--kernel-id ::regex:^(residual_partial|boundary|stencil_step)\$:^(1|250|500)\$"
+  K1="--kernel-id ::regex:^(stencil_step)\$:^(1|250|500)\$"
+  n=10
+  while IFS='|' read -r name args; do
+    n=$((n + 1))
+    t0=$(date +%s.%N)
+    eval "timeout $(limit 45) ncu --clock-control none --import-source yes -f -o $W/e$n $args" > "$W/e$n.log" 2>&1
+    log "ncu cost $name: exit $? in $(secs "$t0") s, $(grep -c '==PROF== Profiling' "$W/e$n.log") profiled"
+  done <<'EXP'
+E8 as optimas runs it (3 kernels, sections, metrics, sh)|--target-processes all $SEC $MET $K3 /bin/sh -c "$PROG"
+E9 E8 without --metrics|--target-processes all $SEC $K3 /bin/sh -c "$PROG"
+E10 E8 with one kernel name|--target-processes all $SEC $MET $K1 /bin/sh -c "$PROG"
+E13 E8 without the shell, with --target-processes all|--target-processes all $SEC $MET $K3 $PROG
+E14 E8 with the shell, without --target-processes all|$SEC $MET $K3 /bin/sh -c "$PROG"
+EXP
+  tail -5 "$W/e11.log" >> "$OUT/device.log"
+fi
+
+if step noop; then
+  # The tracer's cost split: a library that CUDA injects and that does nothing, against the tracer.
+  printf 'extern "C" int InitializeInjection(void) { return 1; }\n' > "$W/noop.c"
+  gcc -shared -fPIC -o "$W/libnoop.so" "$W/noop.c"
+  for lib in "$W/libnoop.so" "$TRACER"; do
+    r=$(timeout "$(limit 60)" bash bench/trace_overhead.sh "$lib" 7 -- "$W/heat" --nx 512 --ny 512 --steps 4000 --out "$W/o.out" 2>&1 | tr '\n' ' ')
+    log "injected $(basename "$lib"), heat default: $r"
+  done
+fi
+
+if step gputest; then
+  OPTIMAS=$(command -v optimas) OPTIMAS_SOURCE_DIR=$PWD timeout "$(limit 150)" bash tests/scenario/gpu_profile.sh > "$OUT/gpu_profile.txt" 2>&1
+  log "gpu_profile.sh: exit $? ($(tail -1 "$OUT/gpu_profile.txt"))"
+fi
+
+if step aa; then
+  # Measurement by trace end to end: an A/A run (a second build of the unchanged program).
+  timeout "$(limit 120)" optimas run --config examples/heat --aa --runs 4 --measure-configs small --runs-dir "$W/runs" \
+    --json > "$W/aa.json" 2> "$W/aa.txt"
+  log "A/A heat (timing by trace): exit $?; $(grep -E 'measure|timing' "$W/aa.txt" | tail -3 | tr '\n' ' ')"
+  python3 - "$W/runs" <<'PY' | tee -a "$OUT/device.log"
+import glob, json, sys
+for f in glob.glob(sys.argv[1] + "/*/iter-*/*/result.json") + glob.glob(sys.argv[1] + "/*/*/result.json"):
+    r = json.load(open(f))
+    m = r.get("measurement", {})
+    print("   ", f.split("/")[-2], r.get("status"), r.get("reason", "")[:160], "timing:", m.get("timing"))
+for f in glob.glob(sys.argv[1] + "/*/**/measurements.jsonl", recursive=True)[:1]:
+    for line in open(f).read().splitlines()[:4]:
+        print("   ", line)
+PY
+fi
+
 if step examples; then
   for ex in ${TRACE_EXAMPLES:-stream accuracy shmem sobol gather stencil spmv edges heat}; do
     [ -d "examples/$ex" ] || continue
@@ -104,19 +190,19 @@ if step examples; then
   done
 fi
 if step cost; then
-  for cfg in small default; do
+  for cfg in default small; do
     t0=$(date +%s.%N)
-    timeout "$(limit 120)" optimas profile examples/heat -i $cfg -o "$W/profiles/heat-$cfg" \
+    timeout "$(limit 90)" optimas profile examples/heat -i $cfg -o "$W/profiles/heat-$cfg" \
       > "$W/profiles/heat-$cfg.summary.txt" 2> "$W/profiles/heat-$cfg.progress.txt"
-    log "optimas profile heat -i $cfg (tracer, --launch-cap 3): exit $? in $(secs "$t0") s"
+    log "optimas profile heat -i $cfg (tracer, --launch-cap 3): exit $? in $(secs "$t0") s; $(grep -c '==PROF== Profiling' "$W/profiles/heat-$cfg/$cfg/ncu.log") launches profiled"
   done
   t0=$(date +%s.%N)
-  timeout "$(limit 130)" optimas profile examples/heat -i small --tracer none -o "$W/heat-old" \
+  timeout "$(limit 120)" optimas profile examples/heat -i small --tracer none -o "$W/heat-old" \
     > /dev/null 2> "$W/heat-old.progress.txt"
-  log "old timing pass, heat -i small (ncu times every launch; same capped heavy pass): exit $? in $(secs "$t0") s; $(tail -1 "$W/heat-old.progress.txt")"
+  log "old timing pass, heat -i small (ncu times every launch; same capped heavy pass): exit $? in $(secs "$t0") s; $(grep -c '==PROF== Profiling' "$W/heat-old/small/timing.log" 2>/dev/null) timed by ncu; $(tail -1 "$W/heat-old.progress.txt")"
   ( cd examples/heat && nvcc -O3 -arch=sm_90 -lineinfo -o "$W/heat-lineinfo" main.cu )
   t0=$(date +%s.%N)
-  budget=$(limit 130)
+  budget=$(limit 120)
   timeout "$budget" ncu --target-processes all --set full --import-source yes --clock-control none -f -o "$W/full" \
     "$W/heat-lineinfo" --nx 256 --ny 256 --steps 500 --out "$W/f.out" > "$W/full.log" 2>&1
   rc=$?

@@ -8,9 +8,9 @@
 #include "llm/cache.hpp"
 #include "llm/pricing.hpp"
 #include "llm/retry.hpp"
-#include "llm/secrets.hpp"
 #include "prompt/builder.hpp"
 #include "prompt/reply.hpp"
+#include "util/secrets.hpp"
 
 #include "util/error.hpp"
 #include "util/json_text.hpp"
@@ -114,7 +114,7 @@ void run_ask(const AskArgs& a) {
       auto base = (fs::path(a.out) / fmt::format("prompt-{}", i + 1)).string();
       util::write_file(base + ".system.md", p.system);
       util::write_file(base + ".user.md", p.user);
-      util::write_file(base + ".reply.txt", llm::redact(response.text));
+      util::write_file(base + ".reply.txt", util::redact(response.text));
       util::write_file(base + ".result.json", util::json_text(entry) + "\n");
     }
     if (!a.json) {

@@ -7,8 +7,8 @@
 #include "llm/check.hpp"
 #include "llm/pricing.hpp"
 #include "llm/schema_dialect.hpp"
-#include "llm/secrets.hpp"
 #include "util/error.hpp"
+#include "util/secrets.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -62,7 +62,7 @@ void print_report(const llm::CheckReport& r) {
   if (r.failure) line("error", fmt::format("{}: {}", llm::failure_kind_name(r.failure->kind), r.failure->message));
   if (!r.advice.empty()) line(r.passed ? "note" : "to do", r.advice);
   // Every message is redacted where it is made; once more here, because this is what leaves.
-  std::cout << llm::redact(out);
+  std::cout << util::redact(out);
 }
 
 void run_check(const BackendsArgs& a) {
@@ -70,7 +70,7 @@ void run_check(const BackendsArgs& a) {
   llm::PriceTable prices = a.prices.empty() ? llm::PriceTable::builtin() : llm::PriceTable::with_overrides(a.prices);
   llm::CheckReport report = llm::check_backend(config, prices, a.options);
   if (a.json)
-    std::cout << llm::redact(llm::to_json(report).dump(2)) << "\n";
+    std::cout << util::redact(llm::to_json(report).dump(2)) << "\n";
   else
     print_report(report);
   if (!report.passed) command_exit_code() = k_exit_error;

@@ -13,6 +13,7 @@
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
+#include <fmt/printf.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -58,18 +59,19 @@ std::string app_config_path(const std::string& app) {
 
 void print_summary(const profile::Profile& prof) {
   for (const auto& run : prof.runs) {
-    std::printf("run %s (repeat %d): %zu profiled launches", run.config.c_str(), run.repeat, run.launches.size());
-    if (!run.timing.empty()) std::printf(", %zu in the timing pass", run.timing.size());
-    std::printf(", %.1f KB of pages\n", static_cast<double>(run.input_bytes) / 1024.0);
+    std::cout << fmt::sprintf("run %s (repeat %d): %zu profiled launches", run.config.c_str(), run.repeat,
+                              run.launches.size());
+    if (!run.timing.empty()) std::cout << fmt::sprintf(", %zu in the timing pass", run.timing.size());
+    std::cout << fmt::sprintf(", %.1f KB of pages\n", static_cast<double>(run.input_bytes) / 1024.0);
     auto hot = profile::select_hot_kernels(run.timed_launches());
-    std::printf("  %-40s %8s %12s %7s\n", "kernel", "launches", "time (us)", "share");
+    std::cout << fmt::sprintf("  %-40s %8s %12s %7s\n", "kernel", "launches", "time (us)", "share");
     for (const auto& k : hot.kernels)
-      std::printf("  %-40s %8d %12.3f %6.1f%%%s\n", k.kernel.c_str(), k.launches, k.total_ns / 1e3, 100 * k.share,
-                  k.hot ? "  hot" : "");
+      std::cout << fmt::sprintf("  %-40s %8d %12.3f %6.1f%%%s\n", k.kernel.c_str(), k.launches, k.total_ns / 1e3,
+                                100 * k.share, k.hot ? "  hot" : "");
     for (const auto& s : run.sources) {
-      std::printf("  source of result %d (%s): %llu samples over %zu lines, %zu instructions\n", s.result_id,
-                  s.kernel.c_str(), static_cast<unsigned long long>(s.total_samples()), s.lines.size(),
-                  s.instructions.size());
+      std::cout << fmt::sprintf("  source of result %d (%s): %llu samples over %zu lines, %zu instructions\n",
+                                s.result_id, s.kernel.c_str(), static_cast<unsigned long long>(s.total_samples()),
+                                s.lines.size(), s.instructions.size());
       std::vector<const profile::SourceLine*> lines;
       for (const auto& l : s.lines) lines.push_back(&l);
       std::stable_sort(lines.begin(), lines.end(), [](auto* a, auto* b) { return a->samples.all > b->samples.all; });
@@ -79,10 +81,10 @@ void print_summary(const profile::Profile& prof) {
         std::size_t top = 0;
         for (std::size_t k = 1; k < profile::k_stall_count; ++k)
           if (l->samples.stalls[k] > l->samples.stalls[top]) top = k;
-        std::printf("    %s:%d  %llu samples, most %s  | %s\n", fs::path(l->file).filename().c_str(), l->line,
-                    static_cast<unsigned long long>(l->samples.all),
-                    std::string(profile::stall_label(static_cast<profile::Stall>(top))).c_str(),
-                    std::string(util::trim(l->code)).substr(0, 60).c_str());
+        std::cout << fmt::sprintf("    %s:%d  %llu samples, most %s  | %s\n", fs::path(l->file).filename().c_str(),
+                                  l->line, static_cast<unsigned long long>(l->samples.all),
+                                  std::string(profile::stall_label(static_cast<profile::Stall>(top))).c_str(),
+                                  std::string(util::trim(l->code)).substr(0, 60).c_str());
       }
     }
   }
@@ -118,7 +120,7 @@ void run_profile(const ProfileArgs& a) {
     o.build = !a.no_build;
     std::string out = a.out.empty() ? (fs::path("optimas-profile") / app.name).string() : a.out;
     if (a.dry_run) {
-      std::printf("build (in %s): %s\n", app.dir.c_str(), app.build_command.c_str());
+      std::cout << fmt::sprintf("build (in %s): %s\n", app.dir.c_str(), app.build_command.c_str());
       for (const auto& c : app.configs) {
         if (!o.configs.empty() && std::find(o.configs.begin(), o.configs.end(), c.name) == o.configs.end()) continue;
         if (o.configs.empty() && c.held_out) continue;
@@ -127,7 +129,7 @@ void run_profile(const ProfileArgs& a) {
         bool two_pass = o.mode == profile::ProfileMode::two_pass;
         std::string tracer = two_pass ? profile::resolve_tracer(o.tracer) : "";
         if (two_pass)
-          std::printf("%s: %s\n", c.name.c_str(),
+          std::cout << fmt::sprintf("%s: %s\n", c.name.c_str(),
                       util::shell_join(tracer.empty()
                                            ? profile::timing_command(o, (fs::path(out) / c.name / "timing").string(), argv)
                                            : profile::trace_command(tracer, (fs::path(out) / c.name / "trace").string(), argv))
@@ -135,7 +137,7 @@ void run_profile(const ProfileArgs& a) {
         // The heavy pass's kernels and launches come from the timing pass; placeholders stand for them.
         std::vector<profile::LaunchPick> picks;
         if (two_pass && o.launch_cap > 0) picks.push_back({"HOT_KERNEL", {1}, 1});
-        std::printf("%s: %s\n", c.name.c_str(),
+        std::cout << fmt::sprintf("%s: %s\n", c.name.c_str(),
                     util::shell_join(profile::heavy_command(o, (fs::path(out) / c.name / "report").string(),
                                                             two_pass ? std::vector<std::string>{"HOT_KERNEL"}
                                                                      : std::vector<std::string>{},

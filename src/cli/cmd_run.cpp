@@ -6,6 +6,7 @@
 #include "util/error.hpp"
 #include "util/json_text.hpp"
 #include "util/log.hpp"
+#include "util/secrets.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -77,7 +78,7 @@ public:
   void operator()(const loop::Progress& p) {
     if (log::level() > log::Level::info) return;
     double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
-    std::string line = fmt::format("[{:5.0f}s] {}: {}", t, p.step, p.detail);
+    std::string line = util::redact(fmt::format("[{:5.0f}s] {}: {}", t, p.step, p.detail));
     if (!p.done) {
       if (!m_live) return;
       clear();

@@ -2,17 +2,43 @@
 
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/secrets.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <iostream>
 
 #ifndef OPTIMAS_VERSION
 #define OPTIMAS_VERSION "0.1.0"
 #endif
 
+namespace {
+
+// Puts a redacting buffer under std::cout and std::cerr for the life of main, so that nothing a
+// command prints (results, --json, CLI11's messages) carries a key.
+class RedactedStandardStreams {
+public:
+  RedactedStandardStreams() : m_out(std::cout.rdbuf()), m_err(std::cerr.rdbuf()) {
+    std::cout.rdbuf(&m_out);
+    std::cerr.rdbuf(&m_err);
+  }
+  ~RedactedStandardStreams() {
+    std::cout.flush();
+    std::cerr.flush();
+    std::cout.rdbuf(m_out.target());
+    std::cerr.rdbuf(m_err.target());
+  }
+
+private:
+  optimas::util::RedactingStreambuf m_out, m_err;
+};
+
+} // namespace
+
 int main(int argc, char** argv) {
   using namespace optimas;
+  RedactedStandardStreams redacted;
   CLI::App app{"Optimas: profile GPU code, distil the evidence, optimize, and prove it"};
   app.set_version_flag("--version", OPTIMAS_VERSION);
   app.require_subcommand(1);
@@ -42,6 +68,9 @@ int main(int argc, char** argv) {
     log::info("{}", e.what());
     return k_exit_pending;
   } catch (const UsageError& e) {
+    log::error("{}", e.what());
+    return k_exit_usage;
+  } catch (const ConfigError& e) {
     log::error("{}", e.what());
     return k_exit_usage;
   } catch (const Error& e) {

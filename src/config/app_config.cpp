@@ -33,7 +33,7 @@ public:
   explicit Reader(std::string path) : m_path(std::move(path)) {}
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& msg) const {
-    throw ParseError(m_path, at.IsDefined() ? static_cast<std::size_t>(at.Mark().line + 1) : 0, msg);
+    throw ConfigError(m_path, at.IsDefined() ? static_cast<std::size_t>(at.Mark().line + 1) : 0, msg);
   }
 
   template <std::size_t N>
@@ -233,11 +233,11 @@ AppConfig load_app_config(const std::string& path) {
   try {
     root = YAML::LoadFile(path);
   } catch (const YAML::BadFile&) {
-    throw Error(path + ": cannot open");
+    throw ConfigError(path, 0, "cannot open it: name an application's optimas.yml or the folder that holds one");
   } catch (const YAML::ParserException& e) {
-    throw ParseError(path, static_cast<std::size_t>(e.mark.line + 1), e.msg);
+    throw ConfigError(path, static_cast<std::size_t>(e.mark.line + 1), e.msg);
   }
-  if (!root || !root.IsMap()) throw ParseError(path, 1, "expected a mapping with name, build, run and configs");
+  if (!root || !root.IsMap()) throw ConfigError(path, 1, "expected a mapping with name, build, run and configs");
   rd.check_keys(root, k_top_keys, "optimas.yml");
 
   AppConfig app;

@@ -14,14 +14,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <set>
 #include <system_error>
-
-extern char** environ;
 
 namespace optimas::evaluate {
 
@@ -30,14 +27,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::uint64_t k_gib = 1ull << 30;
-
-bool looks_secret(const std::string& name) {
-  std::string upper;
-  for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (const char* word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"})
-    if (upper.find(word) != std::string::npos) return true;
-  return false;
-}
 
 std::string stderr_log(const std::string& log_path) {
   std::string base = log_path;
@@ -119,23 +108,12 @@ std::string last_line(const std::string& text) {
 
 } // namespace
 
-std::vector<std::string> secret_variables() {
-  std::vector<std::string> out;
-  for (char** e = environ; *e; ++e) {
-    std::string entry(*e);
-    std::string name = entry.substr(0, entry.find('='));
-    if (looks_secret(name)) out.push_back(name);
-  }
-  return out;
-}
-
 Sandbox sandbox_for(const config::AppConfig& app) {
   Sandbox s;
   s.timeout_s = app.timeout_s;
   s.limits.core_dumps = false;
   s.limits.file_bytes = 16 * k_gib;
   if (!app.needs_gpu) s.limits.address_space = 64 * k_gib;
-  s.unset_env = secret_variables();
   return s;
 }
 
@@ -347,7 +325,6 @@ BuildResult build_in(const config::AppConfig& app, const std::string& dir, const
     spec.cwd = dir;
     spec.timeout_s = sandbox.timeout_s;
     spec.limits = sandbox.limits;
-    spec.unset_env = sandbox.unset_env;
     spec.stdout_path = log_path;
     spec.append_stdout = append;
     spec.stderr_to_stdout = true;
@@ -403,7 +380,6 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
   spec.cwd = dir;
   spec.timeout_s = sandbox.timeout_s;
   spec.limits = sandbox.limits;
-  spec.unset_env = sandbox.unset_env;
   spec.stdout_path = log_path;
   spec.stderr_path = stderr_log(log_path);
   const fs::path trace_dir = log_path + ".trace";

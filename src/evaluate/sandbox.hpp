@@ -18,7 +18,6 @@ namespace optimas::evaluate {
 struct Sandbox {
   double timeout_s = 600;
   util::ResourceLimits limits;
-  std::vector<std::string> unset_env; // variables the child must not see
   // With a kernel tracer (liboptimas-trace.so) every run records its kernels, and the run's
   // kernel time is their summed GPU time (of the kernels whose profile::kernel_key is in
   // trace_kernels; all when empty).
@@ -27,13 +26,9 @@ struct Sandbox {
 };
 
 // Default isolation for an application: its timeout, no core dumps, files up to 16 GiB,
-// a 64 GiB address space for host programs (CUDA programs reserve more, so none for them),
-// and every secret-looking variable removed.
+// a 64 GiB address space for host programs (CUDA programs reserve more, so none for them).
+// The key variables (util/secrets.hpp) are kept from every child by util::run_process itself.
 Sandbox sandbox_for(const config::AppConfig& app);
-
-// Names in our environment that look like credentials (…KEY…, …TOKEN…, …SECRET…, …PASSWORD…,
-// …CREDENTIAL…): none of them reach a built or run program.
-std::vector<std::string> secret_variables();
 
 // A run's source snapshot: the application folder as it was when the run started, without
 // anything a build makes. Baseline and variants are built from copies of it, never from a tree

@@ -1,9 +1,9 @@
 #include "llm/cache.hpp"
 
 #include "llm/http.hpp"
-#include "llm/secrets.hpp"
 #include "util/hash.hpp"
 #include "util/log.hpp"
+#include "util/secrets.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -29,10 +29,10 @@ bool is_key(const std::string& key) {
 }
 
 json to_json(const Response& r) {
-  return {{"text", redact(r.text)},
+  return {{"text", util::redact(r.text)},
           {"model", r.model},
           {"usage", {{"input_tokens", r.usage.input_tokens}, {"output_tokens", r.usage.output_tokens}}},
-          {"raw", redact(r.raw)},
+          {"raw", util::redact(r.raw)},
           {"attempts", r.attempts},
           {"latency_s", r.latency_s}};
 }
@@ -88,7 +88,8 @@ std::optional<Response> ResponseCache::get(const std::string& key) const {
     r.from_cache = true;
     return r;
   } catch (const std::exception& e) {
-    log::warn("{}", redact(fmt::format("response cache entry {} is damaged ({}); ignoring it and asking the model "
+    log::warn("{}",
+              util::redact(fmt::format("response cache entry {} is damaged ({}); ignoring it and asking the model "
                                        "again",
                                        path.string(), e.what())));
     return std::nullopt;
@@ -110,7 +111,7 @@ std::optional<std::string> ResponseCache::put(const std::string& key, const Resp
   tmp += fmt::format(".tmp.{}.{}", ::getpid(), counter++);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << entry.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+    out << util::redact(entry.dump(2, ' ', false, json::error_handler_t::replace)) << '\n';
     out.close();
     if (!out) {
       std::filesystem::remove(tmp, ec);
@@ -130,14 +131,14 @@ Result complete_cached(Backend& backend, const BackendConfig& config, const Requ
   if (!cache) return complete_with_retry(backend, request, policy, sleep);
   const std::string key = ResponseCache::key(config, request);
   if (auto hit = cache->get(key)) {
-    log::debug("{}", redact(fmt::format("{}: answer replayed from the response cache ({})", backend.name(),
-                                        cache->path_for(key).string())));
+    log::debug("{}", util::redact(fmt::format("{}: answer replayed from the response cache ({})", backend.name(),
+                                              cache->path_for(key).string())));
     return *hit;
   }
   Result result = complete_with_retry(backend, request, policy, sleep);
   if (const auto* response = std::get_if<Response>(&result))
     if (auto problem = cache->put(key, *response))
-      log::warn("{}", redact(fmt::format("{}: {}; the answer is used but not cached", backend.name(), *problem)));
+      log::warn("{}", util::redact(fmt::format("{}: {}; the answer is used but not cached", backend.name(), *problem)));
   return result;
 }
 

@@ -1,8 +1,8 @@
 #include "llm/check.hpp"
 
 #include "llm/schema_dialect.hpp"
-#include "llm/secrets.hpp"
 #include "prompt/reply.hpp"
+#include "util/secrets.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -135,7 +135,7 @@ CheckReport check_backend(const BackendConfig& config, const PriceTable& prices,
   }
 
   Failure failure = std::get<Failure>(result);
-  failure.message = redact(failure.message);
+  failure.message = util::redact(failure.message);
   report.failure = failure;
   switch (failure.kind) {
   case FailureKind::auth:
@@ -198,17 +198,17 @@ json to_json(const CheckReport& r) {
   if (r.failure)
     failure = {{"kind", std::string(failure_kind_name(r.failure->kind))},
                {"http_status", r.failure->http_status},
-               {"message", redact(r.failure->message)},
+               {"message", util::redact(r.failure->message)},
                {"retry_after_s", r.failure->retry_after_s >= 0 ? json(r.failure->retry_after_s) : json(nullptr)}};
   return {{"backend", r.backend},
           {"passed", r.passed},
           {"key", {{"status", r.key}, {"variables", r.key_variables}}},
           {"schema", {{"status", r.schema}, {"dialect", r.dialect}, {"strict", r.strict}, {"stripped", r.stripped}}},
-          {"answer", redact(r.answer)},
+          {"answer", util::redact(r.answer)},
           {"latency_s", r.latency_s},
           {"usage", usage},
           {"failure", failure},
-          {"advice", redact(r.advice)}};
+          {"advice", util::redact(r.advice)}};
 }
 
 } // namespace optimas::llm

@@ -1,6 +1,6 @@
 #include "llm/http.hpp"
 
-#include "llm/secrets.hpp"
+#include "util/secrets.hpp"
 #include "util/strings.hpp"
 
 #include <curl/curl.h>
@@ -207,7 +207,7 @@ std::variant<HttpResponse, Failure> http_post_json(const std::string& url, const
     Failure f;
     f.kind = failure_kind_for_curl(code, status);
     // A stall caught by the low-speed limit is CURLE_OPERATION_TIMEDOUT as well: a timeout.
-    f.message = redact(fmt::format("POST {}: {}", url, curl_failure_text(code, error_detail, timeout_s)));
+    f.message = util::redact(fmt::format("POST {}: {}", url, curl_failure_text(code, error_detail, timeout_s)));
     f.http_status = static_cast<int>(status);
     return f;
   }
@@ -256,8 +256,8 @@ Failure http_status_failure(const HttpResponse& response, std::string_view url, 
   while (!detail.empty() && detail.back() == '.') detail.pop_back();
   if (detail.empty()) detail = "(no error text)";
   std::string wait = f.retry_after_s >= 0 ? fmt::format(" (Retry-After: {:g} s)", f.retry_after_s) : "";
-  f.message = redact(fmt::format("HTTP {} from POST {}{}: {}; {}", response.status, url, wait, detail,
-                                 status_hint(f.kind, response.status, auth_hint)));
+  f.message = util::redact(fmt::format("HTTP {} from POST {}{}: {}; {}", response.status, url, wait, detail,
+                                       status_hint(f.kind, response.status, auth_hint)));
   return f;
 }
 
@@ -291,13 +291,13 @@ std::variant<ApiReply, Failure> post_json_api(std::string_view who, const std::s
   // beats failing the call.
   auto sent = http_post_json(url, headers, body.dump(-1, ' ', false, json::error_handler_t::replace), timeout_s);
   if (auto* f = std::get_if<Failure>(&sent)) {
-    f->message = redact(fmt::format("{}: {}", who, f->message));
+    f->message = util::redact(fmt::format("{}: {}", who, f->message));
     return *f;
   }
   auto& response = std::get<HttpResponse>(sent);
   if (response.status < 200 || response.status > 299) {
     Failure f = http_status_failure(response, url, auth_hint);
-    f.message = redact(fmt::format("{}: {}", who, f.message));
+    f.message = util::redact(fmt::format("{}: {}", who, f.message));
     return f;
   }
   ApiReply reply;
@@ -309,7 +309,7 @@ std::variant<ApiReply, Failure> post_json_api(std::string_view who, const std::s
                                     "a proxy?): {}",
                                     response.status, url, excerpt(response.body)),
                         response.status);
-  reply.raw = redact(response.body);
+  reply.raw = util::redact(response.body);
   return reply;
 }
 
@@ -340,7 +340,7 @@ Failure make_failure(FailureKind kind, std::string_view who, std::string_view wh
   Failure f;
   f.kind = kind;
   f.http_status = http_status;
-  f.message = redact(fmt::format("{}: {}", who, what));
+  f.message = util::redact(fmt::format("{}: {}", who, what));
   return f;
 }
 

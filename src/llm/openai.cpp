@@ -5,6 +5,7 @@
 
 #include "llm/http.hpp"
 #include "llm/schema_dialect.hpp"
+#include "util/secrets.hpp"
 
 #include <fmt/format.h>
 
@@ -128,6 +129,7 @@ private:
     auto named = m_config.options.find("api_key_env");
     if (named != m_config.options.end() && !named->second.empty()) {
       auth_hint = fmt::format("check that {} holds a key this server accepts", named->second);
+      util::register_secret_variable(named->second); // set_option did, unless the config was built by hand
       const char* v = std::getenv(named->second.c_str());
       if (v && *v) return std::string(v);
       return make_failure(FailureKind::auth, who,

@@ -3,6 +3,7 @@
 #include "llm/backend.hpp"
 
 #include "util/error.hpp"
+#include "util/secrets.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -62,6 +63,14 @@ const std::vector<BackendSpec>& backends() {
        {{"allow_fp_changes", "also apply rules that can change floating-point results", "false"}},
        make_builtin},
   };
+  // The redactor and the child environments must know every key variable, even one not named
+  // like a key: the registry declares its own once.
+  static const bool k_registered = [] {
+    for (const auto& b : k_backends)
+      for (const auto& var : b.key_env) util::register_secret_variable(var);
+    return true;
+  }();
+  (void)k_registered;
   return k_backends;
 }
 
@@ -83,6 +92,8 @@ void set_option(BackendConfig& config, const std::string& key, const std::string
     throw UsageError(fmt::format("the {} backend has no option \"{}\" (its options: {})", config.provider, key,
                                  names.empty() ? "none" : util::join(names, ", ")));
   config.options[key] = value;
+  // Known before any build or program starts, so none of them sees it.
+  if (key == "api_key_env") util::register_secret_variable(value);
 }
 
 BackendConfig parse_model(std::string_view spec) {

@@ -1,7 +1,7 @@
 #include "llm/retry.hpp"
 
-#include "llm/secrets.hpp"
 #include "util/log.hpp"
+#include "util/secrets.hpp"
 
 #include <fmt/format.h>
 
@@ -36,22 +36,27 @@ Result complete_with_retry(Backend& backend, const Request& request, const Retry
   for (int attempt = 1;; ++attempt) {
     Result result = backend.complete(request);
     if (auto* response = std::get_if<Response>(&result)) {
+      // Every answer passes here: a server that echoes the key into it (a proxy, a test
+      // server) must not hand it to the parser, the cache or the run store.
+      response->text = util::redact(response->text);
+      response->raw = util::redact(response->raw);
+      response->model = util::redact(response->model);
       response->attempts = attempt;
       return result;
     }
     Failure failure = std::get<Failure>(std::move(result));
     if (!is_retryable(failure.kind)) {
-      failure.message = redact(fmt::format("{} (attempt {} of {}; {} failures are not retried)", failure.message,
-                                           attempt, max_attempts, failure_kind_name(failure.kind)));
+      failure.message = util::redact(fmt::format("{} (attempt {} of {}; {} failures are not retried)", failure.message,
+                                                 attempt, max_attempts, failure_kind_name(failure.kind)));
       return failure;
     }
     if (attempt >= max_attempts) {
-      failure.message = redact(fmt::format("{} (gave up after {})", failure.message, attempts_word(attempt)));
+      failure.message = util::redact(fmt::format("{} (gave up after {})", failure.message, attempts_word(attempt)));
       return failure;
     }
     double wait = backoff_s(policy, attempt, failure.retry_after_s, rng);
-    log::warn("{}", redact(fmt::format("{} ({}); retrying in {:.1f} s, attempt {} of {}", failure.message,
-                                       failure_kind_name(failure.kind), wait, attempt + 1, max_attempts)));
+    log::warn("{}", util::redact(fmt::format("{} ({}); retrying in {:.1f} s, attempt {} of {}", failure.message,
+                                             failure_kind_name(failure.kind), wait, attempt + 1, max_attempts)));
     sleep(wait);
   }
 }

@@ -12,11 +12,15 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <unordered_map>
 
 namespace optimas::profile {
 
 namespace {
+
+// A session page is read whole: a few KB in practice, so this is room enough.
+constexpr std::uintmax_t k_max_session_page_bytes = std::uintmax_t{16} << 20;
 
 // The identifying columns the details and raw pages share (older ncu versions lack some).
 struct IdColumns {
@@ -226,9 +230,23 @@ void read_raw_page(const std::string& path, std::vector<Launch>& launches) {
 // accepts. Each attribute is one line, "key","value", so the value is everything between the
 // first "," and the line's last quote.
 std::map<std::string, std::string> read_session_page(const std::string& path) {
+  // A session page is a few dozen lines; it is read whole, so its size is bounded first.
+  std::error_code ec;
+  if (auto size = std::filesystem::file_size(path, ec); !ec && size > k_max_session_page_bytes)
+    throw ParseError(path, 0,
+                     fmt::format("a session page of {} bytes; no Nsight Compute session page is larger than "
+                                 "{} MiB: is the file damaged?",
+                                 size, k_max_session_page_bytes >> 20));
   std::string text = util::read_file(path);
-  if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b)
-    text = util::gunzip(text);
+  if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b) {
+    try {
+      text = util::gunzip(text, k_max_session_page_bytes);
+    } catch (const ParseError&) {
+      throw;
+    } catch (const Error& e) {
+      throw ParseError(path, 0, std::string(e.what()) + " (a session page is a few KB: is the file damaged?)");
+    }
+  }
   auto unquote = [](std::string_view v) {
     std::string out;
     for (std::size_t i = 0; i < v.size(); ++i) {

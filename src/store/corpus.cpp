@@ -2,6 +2,7 @@
 
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/secrets.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -246,7 +247,7 @@ std::size_t export_corpus(const RunStore& store, const CorpusOptions& options, s
   std::size_t written = 0;
   for (const auto& [id, run] : runs) {
     for (const auto& record : corpus_records(id, run, options.all_variants)) {
-      out << record.dump(-1, ' ', false, ordered_json::error_handler_t::replace) << '\n';
+      out << util::redact(record.dump(-1, ' ', false, ordered_json::error_handler_t::replace)) << '\n';
       ++written;
     }
   }

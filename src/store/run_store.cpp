@@ -3,6 +3,7 @@
 #include "util/error.hpp"
 #include "util/json_text.hpp"
 #include "util/log.hpp"
+#include "util/secrets.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -166,8 +167,11 @@ public:
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
+  // Every text the index holds passes here, redacted: a run.json from an older optimas, or one
+  // edited by hand, may still carry a key.
   Statement& bind(int i, const std::optional<std::string>& v) {
-    check(v ? sqlite3_bind_text(m_stmt, i, v->data(), static_cast<int>(v->size()), SQLITE_TRANSIENT)
+    const std::string text = v ? util::redact(*v) : std::string();
+    check(v ? sqlite3_bind_text(m_stmt, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT)
             : sqlite3_bind_null(m_stmt, i));
     return *this;
   }

@@ -2,6 +2,7 @@
 
 #include "util/error.hpp"
 
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -18,9 +19,15 @@ namespace optimas::util {
 namespace {
 constexpr std::size_t k_chunk = 1 << 20;
 constexpr std::size_t k_padding = 16;
+
+std::string size_text(std::uint64_t bytes) {
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) return fmt::format("{} GiB", bytes >> 30);
+  if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) return fmt::format("{} MiB", bytes >> 20);
+  return fmt::format("{} bytes", bytes);
+}
 } // namespace
 
-CsvReader::CsvReader(const std::string& path) : m_name(path) {
+CsvReader::CsvReader(const std::string& path, const CsvLimits& limits) : m_name(path), m_limits(limits) {
   // zlib reads gzip-compressed pages and plain files alike.
   errno = 0;
   m_gz = gzopen(path.c_str(), "rb");
@@ -30,9 +37,10 @@ CsvReader::CsvReader(const std::string& path) : m_name(path) {
   m_buf[0] = '"'; // sentinel
 }
 
-CsvReader CsvReader::from_string(std::string content, std::string name) {
+CsvReader CsvReader::from_string(std::string content, std::string name, const CsvLimits& limits) {
   CsvReader r;
   r.m_name = std::move(name);
+  r.m_limits = limits;
   r.m_buf.assign(content.begin(), content.end());
   r.m_end = r.m_buf.size();
   r.m_buf.push_back('"'); // sentinel
@@ -42,8 +50,9 @@ CsvReader CsvReader::from_string(std::string content, std::string name) {
 }
 
 CsvReader::CsvReader(CsvReader&& o) noexcept
-    : m_gz(o.m_gz), m_name(std::move(o.m_name)), m_buf(std::move(o.m_buf)), m_begin(o.m_begin), m_end(o.m_end),
-      m_eof(o.m_eof), m_next_line(o.m_next_line), m_record_line(o.m_record_line), m_consumed(o.m_consumed) {
+    : m_gz(o.m_gz), m_name(std::move(o.m_name)), m_limits(o.m_limits), m_read(o.m_read), m_buf(std::move(o.m_buf)),
+      m_begin(o.m_begin), m_end(o.m_end), m_eof(o.m_eof), m_next_line(o.m_next_line), m_record_line(o.m_record_line),
+      m_consumed(o.m_consumed) {
   o.m_gz = nullptr;
 }
 
@@ -65,7 +74,13 @@ bool CsvReader::refill() {
   }
   // One byte past the data always holds a '"' sentinel for the quoted-field scan, and
   // k_padding bytes after it keep 16-byte loads inside the buffer.
-  if (m_end + 1 + k_padding >= m_buf.size()) m_buf.resize(m_buf.size() * 2);
+  if (m_end + 1 + k_padding >= m_buf.size()) {
+    if (m_end >= m_limits.record_bytes)
+      throw ParseError(m_name, m_next_line,
+                       fmt::format("a record longer than {} (no Nsight Compute page has one; is the file damaged?)",
+                                   size_text(m_limits.record_bytes)));
+    m_buf.resize(m_buf.size() * 2);
+  }
   for (;;) {
     int n = gzread(static_cast<gzFile>(m_gz), m_buf.data() + m_end,
                    static_cast<unsigned>(m_buf.size() - m_end - 1 - k_padding));
@@ -82,6 +97,12 @@ bool CsvReader::refill() {
     }
     m_end += static_cast<std::size_t>(n);
     m_buf[m_end] = '"';
+    m_read += static_cast<std::uint64_t>(n);
+    if (m_read > m_limits.page_bytes)
+      throw ParseError(m_name, m_next_line,
+                       fmt::format("the page holds more than {} (decompressed); no Nsight Compute page is that large: "
+                                   "is it a damaged or hostile file?",
+                                   size_text(m_limits.page_bytes)));
     return true;
   }
 }
@@ -114,10 +135,11 @@ CsvReader::Parse CsvReader::parse_record(std::size_t& record_end, std::size_t& n
   std::size_t n = 0; // fields found
   m_escaped.clear();
   auto push = [&](std::size_t b, std::size_t e) {
-    if (n == m_fields.size()) m_fields.resize(2 * n + 16);
+    if (n == m_fields.size()) m_fields.resize(std::min(2 * n + 16, m_limits.fields + 1));
     m_fields[n++] = std::string_view(buf + b, e - b);
   };
   for (;;) {
+    if (n > m_limits.fields) return Parse::too_many_fields;
     if (i < end && buf[i] == '"') {
       // Quoted field: runs to the next quote that is not doubled. Fast path first: the
       // closing quote followed by a separator, as in nearly every field of an ncu page.
@@ -197,6 +219,7 @@ bool CsvReader::next() {
     m_record_line = m_next_line;
     if (p == Parse::unterminated) fail("unterminated quoted field (truncated file?)");
     if (p == Parse::bad_quote) fail("unexpected character after a closing quote");
+    if (p == Parse::too_many_fields) fail(fmt::format("a record of more than {} fields", m_limits.fields));
     refill(); // need_more: at end of input the next parse completes or reports the truncation
   }
   m_record_line = m_next_line;
@@ -204,7 +227,12 @@ bool CsvReader::next() {
   m_consumed += record_end - m_begin;
   // A blank line is a record with no fields.
   bool blank = m_field_count == 1 && m_fields[0].empty() && m_buf[m_begin] != '"';
+  if (m_field_count > m_limits.fields) fail(fmt::format("a record of more than {} fields", m_limits.fields));
   m_fields.resize(blank ? 0 : m_field_count);
+  for (std::size_t f = 0; f < m_fields.size(); ++f)
+    if (m_fields[f].size() > m_limits.field_bytes)
+      fail(fmt::format("field {} is longer than {} (no Nsight Compute page has one; is the file damaged?)", f + 1,
+                       size_text(m_limits.field_bytes)));
   for (std::size_t f : m_escaped) {
     // Collapse doubled quotes in place: the text only shrinks.
     char* text = const_cast<char*>(m_fields[f].data());

@@ -12,7 +12,7 @@ inline constexpr int k_exit_ok = 0;
 inline constexpr int k_exit_error = 1;
 inline constexpr int k_exit_usage = 2;
 inline constexpr int k_exit_no_improvement = 3; // finished, but no variant was shown to be faster
-inline constexpr int k_exit_pending = 4; // waiting for something outside (a manual reply)
+inline constexpr int k_exit_pending = 4;        // waiting for something outside (a manual reply)
 
 // A failure a caller may handle or report; the message says what and where.
 class Error : public std::runtime_error {
@@ -32,6 +32,13 @@ private:
   std::string m_file;
   std::size_t m_line;
   std::string m_reason;
+};
+
+// A mistake in a configuration file (an optimas.yml): wrong use rather than bad data, so main()
+// gives it the usage exit code; like any ParseError it names the file and line.
+class ConfigError : public ParseError {
+public:
+  using ParseError::ParseError;
 };
 
 // Not a failure: the work waits for something the user must do (the message says what).

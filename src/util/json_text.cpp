@@ -1,5 +1,7 @@
 #include "util/json_text.hpp"
 
+#include "util/secrets.hpp"
+
 #include <fmt/format.h>
 
 namespace optimas::util {
@@ -55,12 +57,15 @@ std::string escape_invalid_utf8(std::string_view text) {
 }
 
 std::string json_text(const nlohmann::json& j, int indent) {
+  std::string text;
   try {
-    return j.dump(indent);
+    text = j.dump(indent);
   } catch (const nlohmann::json::type_error&) {
     // 316: invalid UTF-8 somewhere; the rare case pays for the copy.
-    return escaped(j).dump(indent);
+    text = escaped(j).dump(indent);
   }
+  // All JSON output and artifacts are made here: --json, result.json, run.json, journals.
+  return redact(text);
 }
 
 } // namespace optimas::util

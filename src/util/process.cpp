@@ -1,5 +1,7 @@
 #include "util/process.hpp"
 
+#include "util/secrets.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -52,7 +54,9 @@ std::vector<std::string> child_environment(const ProcessSpec& spec) {
   for (char** e = environ; *e; ++e) {
     std::string entry(*e);
     std::string key = entry.substr(0, entry.find('='));
-    bool drop = set.count(key) > 0;
+    // The one list of key variables (util/secrets) is kept from every child: builds, programs,
+    // profilers. A variable the caller sets on purpose is its own.
+    bool drop = set.count(key) > 0 || is_secret_variable(key);
     for (const auto& u : spec.unset_env) drop = drop || u == key;
     if (!drop) env.push_back(entry);
   }
@@ -640,6 +644,12 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  // A program sees no key variable, but may find a key elsewhere (a file, another process):
+  // what it wrote is redacted before anyone reads it.
+  if (!spec.stdout_path.empty()) redact_file(stdout_path);
+  if (!spec.stderr_path.empty()) redact_file(stderr_path);
+  result.out = redact(result.out);
+  result.err = redact(result.err);
   return result;
 }
 

@@ -1,6 +1,7 @@
 #include "util/strings.hpp"
 
 #include "util/error.hpp"
+#include "util/secrets.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -84,9 +85,12 @@ std::string read_file(const std::string& path) {
 }
 
 void write_file(const std::string& path, std::string_view content) {
+  // Every artifact optimas writes goes through here, sources of variants included: a key a
+  // model's answer carries must not reach any of them.
+  const std::string text = redact(content);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw Error("cannot write " + path);
-  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
   if (!out) throw Error("write failed: " + path);
 }
 

@@ -14,7 +14,21 @@ expect_fail 1 'no such file' -- "$OPTIMAS" profile --import "$WORK/nothing-here"
 
 mkdir -p "$WORK/app"
 printf 'name: x\nbuild: {command: "true"}\nrun: {command: "./x {n}"}\nconfigs:\n  - {name: a, m: 3}\n' > "$WORK/app/optimas.yml"
-expect_fail 1 'optimas.yml:5: config "a" has no value for \{n\}' -- "$OPTIMAS" profile "$WORK/app" --dry-run
+# A mistake in optimas.yml is a usage error (exit 2), named by file and line, in every command
+# that reads one.
+expect_fail 2 'optimas.yml:5: config "a" has no value for \{n\}' -- "$OPTIMAS" profile "$WORK/app" --dry-run
+mkdir -p "$WORK/typo" "$WORK/badvalue" "$WORK/badyaml"
+printf 'name: x\nbuild: {command: "true"}\nrun: {command: "./x {n}", timeout: 5}\nconfigs:\n  - {name: a, n: 3}\n' \
+  > "$WORK/typo/optimas.yml"
+printf 'name: x\nbuild: {command: "true"}\nrun: {command: "./x {n}"}\nconfigs:\n  - {name: a, n: 3}\nmeasure:\n  runs: many\n' \
+  > "$WORK/badvalue/optimas.yml"
+printf 'name: x\nbuild: {command: "true"\nrun: [\n' > "$WORK/badyaml/optimas.yml"
+expect_fail 2 'typo/optimas.yml:3: unknown key "timeout" in run' -- "$OPTIMAS" profile "$WORK/typo" --dry-run
+expect_fail 2 'typo/optimas.yml:3: unknown key "timeout" in run' -- "$OPTIMAS" run --config "$WORK/typo" --dry-run
+expect_fail 2 'badvalue/optimas.yml:7: .*runs' -- "$OPTIMAS" run --config "$WORK/badvalue" --dry-run
+expect_fail 2 'badyaml/optimas.yml:[0-9]+: ' -- "$OPTIMAS" run --config "$WORK/badyaml" --dry-run
+expect_fail 2 'typo/optimas.yml:3: unknown key' -- "$OPTIMAS" prompt "$OPTIMAS_TEST_DATA/h200/stream" --app "$WORK/typo"
+expect_fail 2 'nothing-here.*(cannot open|not exist|no such)' -- "$OPTIMAS" run --config "$WORK/nothing-here" --dry-run
 
 expect_fail 1 'ncu was not found' -- env OPTIMAS_NCU=/nonexistent/ncu "$OPTIMAS" profile "$OPTIMAS_SOURCE_DIR/examples/stream" --no-build -o "$WORK/p"
 expect_fail 2 'alpha' -- "$OPTIMAS" profile --import "$OPTIMAS_TEST_DATA/ncu-samples" --alpha 3
@@ -30,4 +44,24 @@ grep -qF 'dl\\xffoop' "$WORK/latin1.json" || fail "the kernel name is not in the
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$WORK/latin1.json" || fail "--json printed invalid JSON"
 "$OPTIMAS" analyze "$WORK/latin1" --json > "$WORK/latin1-analyze.json" 2> "$WORK/latin1.log" ||
   fail "analyze with a non-UTF-8 kernel name: $(cat "$WORK/latin1.log")"
+# A compressed source page that unpacks to one 200 MB line (it took 6.2 GB): an error naming
+# the page and line, in bounded memory. The page is made here, not committed.
+mkdir -p "$WORK/bomb"
+cp "$OPTIMAS_TEST_DATA/ncu-samples/details_base_name.csv" "$WORK/bomb/"
+python3 - "$OPTIMAS_TEST_DATA/ncu-samples/src_both.csv" "$WORK/bomb/src_both.csv.gz" <<'PY'
+import gzip, sys
+head = b"".join(open(sys.argv[1], "rb").readlines()[:3])
+with gzip.open(sys.argv[2], "wb", 1) as f:
+    f.write(head)
+    for _ in range(200):
+        f.write(b"1," * (512 * 1024))
+    f.write(b"\n")
+PY
+[ "$(stat -c %s "$WORK/bomb/src_both.csv.gz")" -lt 4000000 ] || fail "the bomb is not small"
+expect_fail 1 'src_both\.csv\.gz:4: a record of more than [0-9]+ fields' -- \
+  /usr/bin/time -f 'max_rss_kb %M' -o "$WORK/bomb.rss" "$OPTIMAS" profile --import "$WORK/bomb"
+rss=$(awk '/max_rss_kb/ {print $2}' "$WORK/bomb.rss")
+[ "$rss" -lt 400000 ] || fail "reading the bomb took $rss KB"
+echo "a page of one 200 MB line: refused, max RSS $rss KB"
+
 pass "bad input"

@@ -46,6 +46,6 @@ grep -q 'no edit was applied' crafted.txt || fail "optimize does not say nothing
 mkdir -p "$WORK/mine" && cp "$APP/main.cu" "$WORK/mine/main.cu"
 sed "s|^sources: .*|sources: [$WORK/mine/main.cu]|" "$APP/optimas.yml" > "$APP/abs.yml"
 mine_before=$(sha256sum < "$WORK/mine/main.cu")
-expect_fail 1 'is not inside the application folder' -- "$OPTIMAS" optimize "$OPTIMAS_TEST_DATA/h200/stream" --app "$APP/abs.yml" -o abs-out
+expect_fail 2 'is not inside the application folder' -- "$OPTIMAS" optimize "$OPTIMAS_TEST_DATA/h200/stream" --app "$APP/abs.yml" -o abs-out
 [ "$(sha256sum < "$WORK/mine/main.cu")" = "$mine_before" ] || fail "optimize changed a file outside the application"
 pass "optimize on $(ls -d "$OPTIMAS_TEST_DATA"/h200/*/ | wc -l) examples; crafted replies rejected"

@@ -121,3 +121,82 @@ TEST(Csv, TruncatedGzipIsAnError) {
       },
       ParseError);
 }
+
+// A compressed page that unpacks to one 200 MB line of empty fields took 6.2 GB (a view per
+// field): the reader stops at its field count, naming file and line, in bounded memory.
+TEST(Csv, ALineOfMillionsOfFieldsIsAnErrorInBoundedMemory) {
+  optimas::test::TempDir dir;
+  std::string path = (dir.path() / "source.csv.gz").string();
+  optimas::test::write_gzip(path, "\"a\",\"b\"\n1,2\n", "x,", 200u << 20, "\n");
+  CsvReader r(path);
+  ASSERT_TRUE(r.next());
+  ASSERT_TRUE(r.next());
+  try {
+    r.next();
+    FAIL() << "a record of 100 M fields was read";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 3u);
+    EXPECT_NE(std::string(e.what()).find(path + ":3: a record of more than 1048576 fields"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(optimas::test::peak_rss_mib(), 400);
+}
+
+// One 200 MB field and no line break: the record is refused once it passes 64 MiB.
+TEST(Csv, ARecordLongerThanTheLimitIsAnErrorInBoundedMemory) {
+  optimas::test::TempDir dir;
+  std::string path = (dir.path() / "raw.csv.gz").string();
+  optimas::test::write_gzip(path, "\"a\"\n", "x", 200u << 20, "\n");
+  CsvReader r(path);
+  ASSERT_TRUE(r.next());
+  try {
+    while (r.next()) {
+    }
+    FAIL() << "a 200 MB record was read";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 2u);
+    EXPECT_NE(std::string(e.what()).find(path + ":2: a record longer than 64 MiB"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(optimas::test::peak_rss_mib(), 400);
+}
+
+TEST(Csv, AFieldLongerThanTheLimitIsAnError) {
+  const std::size_t limit = optimas::util::k_csv_limits.field_bytes;
+  EXPECT_EQ(limit, 1u << 20);
+  auto fits = CsvReader::from_string("a,\"" + std::string(limit, 'y') + "\"\n", "fits.csv");
+  ASSERT_TRUE(fits.next());
+  EXPECT_EQ(fits[1].size(), limit);
+  auto r = CsvReader::from_string("\"a\",\"b\"\n1,\"" + std::string(limit + 1, 'y') + "\"\n", "long.csv");
+  ASSERT_TRUE(r.next());
+  try {
+    r.next();
+    FAIL() << "a field of more than 1 MiB was read";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("long.csv:2: field 2 is longer than 1 MiB"), std::string::npos) << e.what();
+  }
+}
+
+// A page may unpack to so much that reading it never ends (a gzip bomb of well-formed lines):
+// past its limit it is an error. The limit is lowered here; the real one is far above the 1 GB
+// pages bench_distill reads.
+TEST(Csv, APageLargerThanTheLimitIsAnError) {
+  EXPECT_GE(optimas::util::k_csv_limits.page_bytes, std::uint64_t{4} << 30);
+  optimas::test::TempDir dir;
+  std::string path = (dir.path() / "details.csv.gz").string();
+  optimas::test::write_gzip(path, "\"a\",\"b\"\n", "1,2\n", 8u << 20);
+  optimas::util::CsvLimits limits;
+  limits.page_bytes = 4u << 20;
+  CsvReader whole(path);
+  std::size_t records = 0;
+  while (whole.next()) ++records;
+  EXPECT_EQ(records, 1u + (8u << 20) / 4);
+  CsvReader r(path, limits);
+  try {
+    while (r.next()) {
+    }
+    FAIL() << "an 8 MiB page was read whole with a 4 MiB limit";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("more than 4 MiB (decompressed)"), std::string::npos) << e.what();
+  }
+}

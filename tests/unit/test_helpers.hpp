@@ -1,6 +1,11 @@
 // Shared by the unit tests: temporary folders and files that clean up after themselves.
 #pragma once
 
+#include <sys/resource.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -67,6 +72,28 @@ inline std::string data_path(std::string_view rel) {
 inline std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Writes a gzip file of `head`, then `piece` repeated until `bytes` more, then `tail`: a page
+// that unpacks to far more than it holds on disk (a gzip bomb), made by the test itself.
+inline void write_gzip(const std::string& path, std::string_view head, std::string_view piece, std::uint64_t bytes,
+                       std::string_view tail = {}) {
+  gzFile gz = gzopen(path.c_str(), "wb1");
+  if (!gz) std::abort();
+  gzwrite(gz, head.data(), static_cast<unsigned>(head.size()));
+  std::string block;
+  while (block.size() < (1u << 20)) block += piece;
+  for (std::uint64_t written = 0; written < bytes; written += block.size())
+    gzwrite(gz, block.data(), static_cast<unsigned>(std::min<std::uint64_t>(block.size(), bytes - written)));
+  gzwrite(gz, tail.data(), static_cast<unsigned>(tail.size()));
+  gzclose(gz);
+}
+
+// The most memory this process has held so far, in MiB (each test runs in a process of its own).
+inline double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
 } // namespace optimas::test

@@ -1,7 +1,7 @@
 // Tests of llm/http: the libcurl transport against a local server, the status and Retry-After
 // mapping, and the helpers the backends share.
 #include "llm/http.hpp"
-#include "llm/secrets.hpp"
+#include "util/secrets.hpp"
 
 #include "test_helpers.hpp"
 

@@ -4,6 +4,7 @@
 #include "llm/retry.hpp"
 #include "llm/schema_dialect.hpp"
 #include "prompt/reply.hpp"
+#include "util/secrets.hpp"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -368,6 +369,26 @@ TEST_F(OpenAi, CompatibleSendsOnlyTheNamedVariable) {
   auto proxied = make_openai_compatible(c);
   ASSERT_TRUE(ok(m_calls.call(*proxied, sample_request())));
   EXPECT_EQ(m_api.last().header("Authorization"), "Bearer litellm-test-key-777");
+}
+
+// The api_key_env variable need not look like a key: naming it makes it one, so a server that
+// echoes the Authorization header gets its key replaced in everything the call returns or logs.
+TEST_F(OpenAi, ThePlainlyNamedKeyOfAnEchoingServerIsRedacted) {
+  ScopedEnv plain("OPTIMAS_TEST_VLLM_ACCESS", "vllm-access-value-31");
+  m_api.reply_with([](const httplib::Request& req, httplib::Response& res) {
+    const std::string echo = req.get_header_value("Authorization");
+    res.set_content(openai_answer(R"({"kernel":")" + echo + R"(","speedup":1.5})").dump(), "application/json");
+  });
+  BackendConfig c = parse_model("openai-compatible/test");
+  c.base_url = m_api.url() + "/v1";
+  set_option(c, "api_key_env", "OPTIMAS_TEST_VLLM_ACCESS");
+  EXPECT_TRUE(optimas::util::is_secret_variable("OPTIMAS_TEST_VLLM_ACCESS"));
+  auto backend = make_backend(c);
+  Result r = m_calls.call(*backend, sample_request());
+  ASSERT_TRUE(ok(r)) << failure_of(r).message;
+  EXPECT_EQ(m_api.last().header("Authorization"), "Bearer vllm-access-value-31"); // it was sent
+  for (const auto& text : m_calls.texts) EXPECT_EQ(text.find("vllm-access-value-31"), std::string::npos) << text;
+  EXPECT_NE(response_of(r).text.find("Bearer [REDACTED]"), std::string::npos) << response_of(r).text;
 }
 
 TEST_F(OpenAi, CompatibleWithANamedButUnsetVariableIsAnAuthFailure) {

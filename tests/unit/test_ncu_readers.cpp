@@ -166,6 +166,24 @@ TEST(NcuSession, UnescapedQuotesInTheCommandLine) {
   EXPECT_EQ(read_session_page(path)["Note"], "say \"hi\"");
 }
 
+// A session page is read whole: one that unpacks (or is) larger than any real one is refused,
+// naming it, before it is held in memory.
+TEST(NcuSession, AnOversizedSessionPageIsRefused) {
+  TempDir dir;
+  std::string bomb = (dir.path() / "session.csv.gz").string();
+  optimas::test::write_gzip(bomb, "Session Info\n\"Attribute\",\"Value\"\n", "\"k\",\"v\"\n", 400u << 20);
+  try {
+    read_session_page(bomb);
+    FAIL() << "a session page of 400 MB was read";
+  } catch (const optimas::ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find(bomb + ": the gzip data unpacks to more than 16 MiB"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(optimas::test::peak_rss_mib(), 200);
+  std::string big = dir.file("big/session.csv", std::string(17u << 20, 'x'));
+  EXPECT_THROW(read_session_page(big), optimas::ParseError);
+}
+
 // Broken input: every case is an error naming the file and the line, never a crash.
 TEST(NcuBadInput, TruncatedSourcePage) {
   TempDir dir;
@@ -217,10 +235,11 @@ TEST(NcuBadInput, DurationsThatAreNotTimes) {
   for (const char* value : {"n/a", "-5", "1e400", "inf"}) {
     TempDir dir;
     auto details = dir.file(
-        "d.csv", "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
-                 "\"0\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"12\"\n"
-                 "\"1\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"" +
-                     std::string(value) + "\"\n");
+        "d.csv",
+        "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+        "\"0\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"12\"\n"
+        "\"1\",\"k(int)\",\"(32, 1, 1)\",\"(1, 1, 1)\",\"gpu__time_duration.sum\",\"ns\",\"" +
+            std::string(value) + "\"\n");
     std::vector<Launch> launches;
     try {
       read_details_page(details, launches);
@@ -230,7 +249,8 @@ TEST(NcuBadInput, DurationsThatAreNotTimes) {
       EXPECT_NE(std::string(e.what()).find("gpu__time_duration.sum"), std::string::npos) << e.what();
     }
     auto raw = dir.file("r.csv", "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"nsecond\"\n"
-                                 "\"0\",\"k(int)\",\"" + std::string(value) + "\"\n");
+                                 "\"0\",\"k(int)\",\"" +
+                                     std::string(value) + "\"\n");
     launches.clear();
     try {
       read_raw_page(raw, launches);

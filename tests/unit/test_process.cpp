@@ -1,5 +1,7 @@
 #include "util/process.hpp"
 
+#include "util/secrets.hpp"
+
 #include "test_helpers.hpp"
 
 #include <gtest/gtest.h>
@@ -115,6 +117,35 @@ TEST(Process, EnvironmentAndWorkingDirectory) {
   auto r = run_process(spec);
   ASSERT_TRUE(r.ok()) << r.describe();
   EXPECT_EQ(r.out, dir.path().string() + "\n1-unset\n");
+}
+
+// One list (util/secrets) decides what no child sees: keys named like keys, and variables
+// registered because a backend reads a key from them (api_key_env), whatever their name.
+TEST(Process, NoChildSeesAKeyVariable) {
+  optimas::test::ScopedEnv a("OPTIMAS_TEST_CHILD_API_KEY", "child-api-key-123456");
+  optimas::test::ScopedEnv b("OPTIMAS_TEST_CHILD_ACCESS", "child-access-value-9");
+  optimas::util::register_secret_variable("OPTIMAS_TEST_CHILD_ACCESS");
+  auto r = run_process(shell("env"));
+  ASSERT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(r.out.find("OPTIMAS_TEST_CHILD_API_KEY"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("OPTIMAS_TEST_CHILD_ACCESS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PATH="), std::string::npos);
+}
+
+// A child may find a key elsewhere (here, a file): what it writes is redacted before anyone reads it.
+TEST(Process, WhatAChildWritesIsRedacted) {
+  optimas::test::TempDir dir;
+  optimas::test::ScopedEnv a("OPTIMAS_TEST_CHILD_TOKEN", "child-token-abcdef12");
+  std::string key_file = dir.file("key.txt", "child-token-abcdef12");
+  ProcessSpec spec = shell("cat " + key_file + "; cat " + key_file + " >&2");
+  spec.stdout_path = (dir.path() / "out.log").string();
+  spec.stderr_path = (dir.path() / "err.log").string();
+  ASSERT_TRUE(run_process(spec).ok());
+  EXPECT_EQ(optimas::test::read_all(spec.stdout_path), "[REDACTED]");
+  EXPECT_EQ(optimas::test::read_all(spec.stderr_path), "[REDACTED]");
+  auto captured = run_process(shell("cat " + key_file + "; cat " + key_file + " >&2"));
+  EXPECT_EQ(captured.out, "[REDACTED]");
+  EXPECT_EQ(captured.err, "[REDACTED]");
 }
 
 TEST(Process, TimeoutKillsTheWholeProcessGroup) {
