@@ -361,6 +361,8 @@ void Loop::restore_after(const Variant& v, const evaluate::TreeChanges& outside)
     for (const auto& p : *list) {
       auto parts = util::split(p, '/');
       if (parts.size() > 2 && parts[0] == "work") works.insert(std::string(parts[1]));
+      if (!parts.empty() && parts[0] != "work" && parts[0] != "snapshot" && list == &outside.added)
+        fs::remove_all(m_dir / p, ec); // a planted file (fake journal lines are in one the run reads back)
       if (parts.empty() || parts[0] != "snapshot" || parts.size() < 2) continue;
       const std::string rel = fs::path(p).lexically_relative("snapshot").string();
       const fs::path copy = m_dir / p, original = fs::path(m_app.dir) / rel;

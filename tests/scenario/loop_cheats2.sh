@@ -284,6 +284,7 @@ loop journal "$WORK/app-journal" "$WORK/replies/journal.json" --retries 0 --scop
 expect journal i1a1 validation_failed 'outside its scratch copy: iterations/1/attempt-1/measurements.jsonl \(added\)'
 [ -n "$(logs_of "$id" '^journal: wrote')" ] || fail "journal: the variant did not write its samples"
 [ ! -e "$RUNS/$id/iterations/1/attempt-1/measurement.json" ] || fail "journal: the planted samples were measured"
+[ ! -e "$RUNS/$id/iterations/1/attempt-1/measurements.jsonl" ] || fail "journal: the planted journal was kept: $(head -3 "$RUNS/$id/iterations/1/attempt-1/measurements.jsonl")"
 pass "16. samples written into its measurement journal: validation_failed, nothing measured"
 
 new_app app-snapshot
