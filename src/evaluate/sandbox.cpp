@@ -5,11 +5,13 @@
 #include "util/error.hpp"
 #include "util/hash.hpp"
 #include "util/log.hpp"
+#include "util/secrets.hpp"
 #include "util/strings.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +21,8 @@
 #include <regex>
 #include <set>
 #include <system_error>
+
+extern char** environ;
 
 namespace optimas::evaluate {
 
@@ -107,6 +111,23 @@ std::string last_line(const std::string& text) {
 }
 
 } // namespace
+
+void shield_self() {
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // /proc/<pid>/environ reads the strings the kernel placed at exec, whatever environ[] points
+  // to now: setenv moves each secret to the heap, then its old bytes are zeroed.
+  for (const auto& name : util::secret_variables()) {
+    for (char** e = environ; *e; ++e) {
+      std::string entry(*e);
+      if (entry.compare(0, name.size() + 1, name + "=") != 0) continue;
+      char* old = *e;
+      ::setenv(name.c_str(), entry.c_str() + name.size() + 1, 1);
+      // setenv may hand back a string it made before (a second call): then it is the live one.
+      if (std::getenv(name.c_str()) != old + name.size() + 1) std::fill(old, old + entry.size(), '\0');
+      break;
+    }
+  }
+}
 
 Sandbox sandbox_for(const config::AppConfig& app) {
   Sandbox s;

@@ -30,6 +30,13 @@ struct Sandbox {
 // The key variables (util/secrets.hpp) are kept from every child by util::run_process itself.
 Sandbox sandbox_for(const config::AppConfig& app);
 
+// Shields this process from the programs it runs, which run as our user: it becomes
+// non-dumpable, so /proc/<pid>/{environ,mem,fd} of optimas and its supervisors belong to root
+// (a variant running as root with CAP_SYS_PTRACE still reads them), and the secret-looking
+// variables are blanked in the block /proc/<pid>/environ shows (getenv still finds them, on the
+// heap). Call it before the first program starts.
+void shield_self();
+
 // A run's source snapshot: the application folder as it was when the run started, without
 // anything a build makes. Baseline and variants are built from copies of it, never from a tree
 // holding object files: a copied object file looks as new as the edited source beside it, and

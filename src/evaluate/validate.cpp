@@ -136,6 +136,18 @@ OutputComparison compare_output_sets(const std::vector<std::string>& expected, c
   return {true, ""};
 }
 
+std::string derived_seed(const std::string& salt) {
+  std::string h = util::sha256_hex(salt);
+  return std::to_string(std::stoul(h.substr(0, 7), nullptr, 16) + 1000);
+}
+
+config::InputConfig with_fresh_seed(const config::AppConfig& app, const config::InputConfig& config,
+                                    const std::string& salt) {
+  config::InputConfig out = config;
+  if (!app.seed_param.empty()) out.params[app.seed_param] = derived_seed(salt);
+  return out;
+}
+
 std::vector<Check> validation_checks(const config::AppConfig& app, const std::string& salt) {
   std::vector<const config::InputConfig*> selected;
   if (app.validate.configs.empty())
@@ -148,10 +160,9 @@ std::vector<Check> validation_checks(const config::AppConfig& app, const std::st
   for (int k = 0; k < app.validate.fresh_seeds; ++k) {
     for (const auto* c : selected) {
       // Seeds derived from the run and variant: new to the backend, the same on a resume.
-      std::string h = util::sha256_hex(fmt::format("{}/{}/{}", salt, c->name, k));
-      unsigned long seed = std::stoul(h.substr(0, 7), nullptr, 16) + 1000;
+      std::string seed = derived_seed(fmt::format("{}/{}/{}", salt, c->name, k));
       Check check{c->name, fmt::format("{}+seed {}", c->name, seed), c->held_out, *c};
-      check.input.params[app.seed_param] = std::to_string(seed);
+      check.input.params[app.seed_param] = seed;
       checks.push_back(std::move(check));
     }
   }

@@ -45,4 +45,12 @@ struct Check {
 // of each with seeds derived from `salt` (the run id and variant), where the program takes a seed.
 std::vector<Check> validation_checks(const config::AppConfig& app, const std::string& salt);
 
+// A seed derived from `salt`: new to everyone, the same on a resume.
+std::string derived_seed(const std::string& salt);
+
+// `config` with a seed derived from `salt` where the program takes one (else unchanged): a
+// measured run's input, which no earlier run has seen, so no cache of earlier runs can answer it.
+config::InputConfig with_fresh_seed(const config::AppConfig& app, const config::InputConfig& config,
+                                    const std::string& salt);
+
 } // namespace optimas::evaluate

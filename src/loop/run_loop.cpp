@@ -7,6 +7,7 @@
 #include "evaluate/ear.hpp"
 #include "evaluate/sandbox.hpp"
 #include "evaluate/stats.hpp"
+#include "evaluate/tree_guard.hpp"
 #include "evaluate/validate.hpp"
 #include "llm/backend.hpp"
 #include "llm/cache.hpp"
@@ -174,10 +175,11 @@ std::string tool_version(const std::vector<std::string>& argv, const std::string
 struct Variant {
   std::string key; // "i1a2"
   int iteration = 0, attempt = 0;
-  fs::path dir;                 // artifacts: run/iterations/<i>/attempt-<a>
-  fs::path work;                // scratch: run/work/<key>
-  json result;                  // result.json once final
-  std::string previous_replies; // of the attempt before: the same answer again is not retried
+  fs::path dir;                      // artifacts: run/iterations/<i>/attempt-<a>
+  fs::path work;                     // scratch: run/work/<key>
+  json result;                       // result.json once final
+  std::string previous_replies;      // of the attempt before: the same answer again is not retried
+  std::set<std::string> left_behind; // files its runs left in its scratch copy (removed after each run)
 };
 
 constexpr const char* k_final_statuses[] = {"accepted",           "rejected",  "build_failed",  "build_stale",
@@ -231,6 +233,13 @@ private:
   // Executes one configuration of the program built in `work`; the output goes to `output`.
   evaluate::Execution execute(const fs::path& work, const config::InputConfig& input, const fs::path& output,
                               const fs::path& log, const evaluate::Sandbox* sandbox = nullptr);
+  // The same for the variant, watched: `tampered` says what it changed that it must not (a file
+  // of the run outside its scratch copy, or its own build); what it added to its copy is removed.
+  evaluate::Execution execute_variant(Variant& v, const config::InputConfig& input, const fs::path& output,
+                                      const fs::path& log, std::string& tampered,
+                                      const evaluate::Sandbox* sandbox = nullptr);
+  void restore_after(const Variant& v, const evaluate::TreeChanges& outside);
+  void rebuild_work(const std::string& key);
 
   RunOptions m_options;
   std::optional<store::RunStore> m_store; // opened by open_run (a dry run touches nothing)
@@ -305,6 +314,107 @@ evaluate::Execution Loop::execute(const fs::path& work, const config::InputConfi
                               sandbox ? *sandbox : m_sandbox);
 }
 
+// A variant runs as our user and could write anywhere we can: into the baseline's copy (a slower
+// baseline, or one that agrees with it), the run's journals (samples it never ran), its own
+// binary (a replay), or a cache in its folder for its next run. Nothing of the run outside its
+// copy may change while it runs, nor its build; what it adds to its copy is removed.
+evaluate::Execution Loop::execute_variant(Variant& v, const config::InputConfig& input, const fs::path& output,
+                                          const fs::path& log, std::string& tampered,
+                                          const evaluate::Sandbox* sandbox) {
+  fs::create_directories(output.parent_path());
+  fs::create_directories(log.parent_path());
+  const std::string own = fs::relative(v.work, m_dir).string();
+  std::string stderr_log = log.string();
+  if (stderr_log.size() > 4 && stderr_log.compare(stderr_log.size() - 4, 4, ".log") == 0)
+    stderr_log.resize(stderr_log.size() - 4);
+  stderr_log += ".stderr.log";
+  // Ours to write while it runs: its logs and the record of running programs.
+  const std::set<std::string> ours = {own, fs::relative(log, m_dir).string(), fs::relative(stderr_log, m_dir).string(),
+                                      fs::relative(log, m_dir).string() + ".trace",
+                                      "children.json", fmt::format("children.json.tmp.{}", ::getpid())};
+  std::set<std::string> outputs = {fs::relative(output, v.work).string()};
+  for (std::size_t k = 1; k < m_app.outputs.size(); ++k)
+    outputs.insert(fs::relative(output, v.work).string() + "." + std::to_string(k));
+  for (const auto& o : m_app.outputs) outputs.insert(fs::path(o).lexically_normal().string());
+  const auto outside_before = evaluate::tree_state(m_dir.string(), ours);
+  const auto own_before = evaluate::tree_state(v.work.string(), outputs);
+  auto e = execute(v.work, input, output, log, sandbox);
+  auto outside = evaluate::tree_changes(outside_before, evaluate::tree_state(m_dir.string(), ours));
+  auto mine = evaluate::tree_changes(own_before, evaluate::tree_state(v.work.string(), outputs));
+  std::error_code ec;
+  for (const auto& p : mine.added) {
+    v.left_behind.insert(p);
+    fs::remove_all(v.work / p, ec);
+  }
+  tampered.clear();
+  if (!outside.empty()) {
+    tampered = "it changed files of the run outside its scratch copy: " + outside.describe();
+    restore_after(v, outside);
+  } else if (!mine.changed.empty() || !mine.removed.empty()) {
+    mine.added.clear();
+    tampered = "it changed its own build in its scratch copy: " + mine.describe();
+  }
+  return e;
+}
+
+// After a variant changed files of the run: a snapshot file comes back from the application
+// folder while that still has the recorded hash (else the run stops: nothing is left to build
+// from), and a scratch build it touched (the baseline's, say) is built again from its sources
+// and must give the product it gave before.
+void Loop::restore_after(const Variant& v, const evaluate::TreeChanges& outside) {
+  std::set<std::string> works;
+  std::error_code ec;
+  for (const auto* list : {&outside.added, &outside.changed, &outside.removed})
+    for (const auto& p : *list) {
+      auto parts = util::split(p, '/');
+      if (parts.size() > 2 && parts[0] == "work") works.insert(std::string(parts[1]));
+      if (!parts.empty() && parts[0] != "work" && parts[0] != "snapshot" && list == &outside.added)
+        fs::remove_all(m_dir / p, ec); // a planted file (fake journal lines are in one the run reads back)
+      if (parts.empty() || parts[0] != "snapshot" || parts.size() < 2) continue;
+      const std::string rel = fs::path(p).lexically_relative("snapshot").string();
+      const fs::path copy = m_dir / p, original = fs::path(m_app.dir) / rel;
+      auto recorded = m_snapshot.files.find(rel);
+      if (recorded == m_snapshot.files.end()) {
+        if (!fs::is_directory(copy)) fs::remove_all(copy, ec); // added by the variant
+        continue;
+      }
+      if (!fs::is_regular_file(original) || util::sha256_file(original.string()) != recorded->second)
+        throw Error(fmt::format("variant {} changed the run's source snapshot ({}) and {} is no longer as recorded; "
+                                "nothing is left to build from: start a new run",
+                                v.key, outside.describe(), original.string()));
+      fs::remove_all(copy, ec);
+      fs::copy_file(original, copy);
+    }
+  for (const auto& key : works) rebuild_work(key);
+}
+
+void Loop::rebuild_work(const std::string& key) {
+  fs::path work = m_dir / "work" / key;
+  fs::path sources = m_dir / "snapshot", log = m_dir / "baseline" / "rebuild.log";
+  std::string fingerprint = m_baseline.value("fingerprint", "");
+  if (key != "baseline") {
+    const json* found = nullptr;
+    for (const auto& x : m_variants)
+      if (x.value("key", "") == key) found = &x;
+    if (!found) {
+      fs::remove_all(work); // a failed variant's copy: nothing measures it again
+      return;
+    }
+    sources = m_dir / found->value("source", "");
+    log = m_dir / found->value("dir", "") / "rebuild.log";
+    fingerprint = read_json((m_dir / found->value("dir", "") / "build.json").string()).value("fingerprint", "");
+  }
+  say("restore", fmt::format("rebuilding {} after a variant changed it", key), false);
+  fs::remove_all(work);
+  evaluate::copy_tree((m_dir / "snapshot").string(), work.string());
+  if (key != "baseline") evaluate::copy_tree(sources.string(), work.string());
+  auto b = evaluate::build_in(m_app, work.string(), log.string(), m_sandbox);
+  if (!b.ok || evaluate::build_fingerprint(m_app, work.string(), m_snapshot) != fingerprint)
+    throw Error(fmt::format("{} was changed by a variant and does not build again as it was ({}); start a new run",
+                            work.string(), b.ok ? "another product" : b.result));
+  say("restore", fmt::format("{} rebuilt, identical to its first build", key));
+}
+
 void Loop::configure() {
   apply_overrides(m_app, m_overrides);
   m_settings = settings_from(m_app, m_overrides);
@@ -320,6 +430,7 @@ void Loop::configure() {
       throw UsageError("--timing trace needs the kernel tracer (liboptimas-trace.so, built where CUDA's CUPTI is "
                        "found), and there is none beside optimas; pass --tracer PATH");
   }
+  evaluate::shield_self(); // before any program of ours starts
   // A rule that can never accept is worth knowing before anything runs.
   auto rule = acceptance_rule(m_app);
   if (evaluate::smallest_p_value(m_app.measure.runs) >= rule.corrected_significance()) {
@@ -826,8 +937,14 @@ bool Loop::validate(Variant& v, json& result) {
       say(v.key + " validate", fmt::format("[{}/{}] {}", index, checks.size(), check.label), false);
       std::string stem = fmt::format("check-{}", index);
       rec = {{"label", check.label}, {"config", check.config}, {"held_out", check.held_out}};
-      auto ve = execute(v.work, check.input, v.work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"));
-      if (!ve.ok) {
+      std::string tampered;
+      auto ve =
+          execute_variant(v, check.input, v.work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"), tampered);
+      if (!tampered.empty()) {
+        rec["passed"] = false;
+        rec["tampered"] = true;
+        rec["detail"] = tampered;
+      } else if (!ve.ok) {
         rec["passed"] = false;
         rec["detail"] = "the variant failed: " + ve.failure;
       } else {
@@ -862,8 +979,9 @@ bool Loop::validate(Variant& v, json& result) {
   if (!passed) {
     const auto& bad = records.back();
     result["status"] = "validation_failed";
-    result["reason"] = fmt::format("wrong output on {}{}: {}", bad.value("label", ""),
-                                   bad.value("held_out", false) ? " (held out)" : "", bad.value("detail", ""));
+    result["reason"] =
+        fmt::format("{} {}{}: {}", bad.value("tampered", false) ? "caught on" : "wrong output on",
+                    bad.value("label", ""), bad.value("held_out", false) ? " (held out)" : "", bad.value("detail", ""));
     result["errors"] = result["reason"];
     return false;
   }
@@ -887,18 +1005,41 @@ bool Loop::measure(Variant& v, json& result) {
   for (auto& j : read_journal(journal.string())) taken[j["config"]][j["role"]][j.value("round", 0)] = j;
   const fs::path parent = parent_work();
 
+  // Each round (and warm-up, round < 0) runs both on an input of its own: a fresh seed where the
+  // program takes one, so no cache of an earlier run can answer it, and the variant's output must
+  // be the baseline's on that input. Only hashes are kept: no reference output exists while the
+  // variant runs.
+  std::map<std::pair<std::string, int>, std::map<std::string, std::string>> hashes; // (config, round) -> role -> sha
+  for (const auto& [config, roles] : taken)
+    for (const auto& [role, rounds] : roles)
+      for (const auto& [round, s] : rounds)
+        if (s.contains("output_sha256")) hashes[{config, round}][role] = s["output_sha256"];
   auto run_one = [&](const config::InputConfig& c, const std::string& role, int round) -> std::optional<std::string> {
     const fs::path& work = role == "baseline" ? parent : v.work;
     std::string stem = fmt::format("measure-{}-{}-{}", c.name, role, round);
-    auto e = execute(work, c, work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"), &m_measure_sandbox);
+    const auto input =
+        evaluate::with_fresh_seed(m_app, c, fmt::format("{}/{}/measure/{}/{}", m_id, v.key, c.name, round));
+    std::string tampered;
+    auto e = role == "baseline"
+                 ? execute(work, input, work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"), &m_measure_sandbox)
+                 : execute_variant(v, input, work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"), tampered,
+                                   &m_measure_sandbox);
+    if (!tampered.empty()) {
+      evaluate::remove_outputs(e);
+      return fmt::format("while being measured on {}, {}", c.name, tampered);
+    }
     if (!e.ok) return fmt::format("the {} failed while being measured on {}: {}", role, c.name, e.failure);
     std::string sha = evaluate::outputs_sha256(e);
     evaluate::remove_outputs(e);
-    if (role == "variant" && m_app.validate.tolerance == "exact" &&
-        sha != m_baseline["configs"][c.name].value("output_sha256", sha))
-      return fmt::format("the variant's output on {} changed between runs (nondeterministic)", c.name);
+    auto& pair = hashes[{c.name, round}];
+    pair[role] = sha;
+    if (m_app.validate.tolerance == "exact" && pair.size() == 2 && pair["baseline"] != pair["variant"])
+      return fmt::format("the variant's output on {} while measured (round {}{}) differs from the baseline's on the "
+                         "same input: it computed something else when timed",
+                         c.name, round < 0 ? "warm-up" : std::to_string(round + 1),
+                         m_app.seed_param.empty() ? "" : ", seed " + input.params.at(m_app.seed_param));
     if (round >= 0) {
-      json s = {{"config", c.name}, {"role", role}, {"round", round}, {"wall_s", e.wall_s}};
+      json s = {{"config", c.name}, {"role", role}, {"round", round}, {"wall_s", e.wall_s}, {"output_sha256", sha}};
       if (traced) {
         s["kernel_ms"] = e.traced_ms.value_or(0);
         s["launches"] = e.traced_launches;
@@ -920,7 +1061,7 @@ bool Loop::measure(Variant& v, json& result) {
     for (int w = 0; w < warmup; ++w) {
       say(v.key + " measure", fmt::format("{}: warm-up", c.name), false);
       for (const char* role : {"baseline", "variant"})
-        if (auto f = run_one(c, role, -1)) return f;
+        if (auto f = run_one(c, role, -1 - w - from)) return f;
     }
     for (int round = from; round < to; ++round) {
       const char* order[2] = {"baseline", "variant"};
@@ -1050,6 +1191,17 @@ void Loop::reprofile(Variant& v) {
 }
 
 void Loop::finish_variant(Variant& v, json result) {
+  if (!v.left_behind.empty() && !result.contains("left_behind")) {
+    // Each run starts from the copy as built: what one left there (a cache) was removed.
+    std::vector<std::string> left(v.left_behind.begin(), v.left_behind.end());
+    result["left_behind"] = left;
+    std::string names;
+    for (std::size_t i = 0; i < left.size() && i < 3; ++i) names += (i ? ", " : "") + left[i];
+    if (left.size() > 3) names += ", ...";
+    result["reason"] = result.value("reason", "") +
+                       fmt::format("; its runs left {} file(s) in its scratch copy, removed before each next run: {}",
+                                   left.size(), names);
+  }
   store::write_json_atomic((v.dir / "result.json").string(), result);
   v.result = result;
   bool replaced = false;

@@ -723,3 +723,38 @@ TEST(Sandbox, RecordedChildrenAreCheckedBeforeTheyAreSignalled) {
   ::kill(other, SIGKILL);
   ::waitpid(other, nullptr, 0);
 }
+
+namespace {
+
+std::string proc_self_environ() {
+  std::ifstream in("/proc/self/environ", std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+} // namespace
+
+// Run by ShieldSelfHidesSecretsFromProc in a fresh process, whose exec placed the secret in the
+// block /proc/<pid>/environ shows; skipped when run on its own.
+TEST(Sandbox, ShieldSelfInAFreshProcess) {
+  const char* secret = std::getenv("SHIELD_TEST_API_KEY");
+  if (!std::getenv("OPTIMAS_SHIELD_CHILD") || !secret) GTEST_SKIP() << "run by ShieldSelfHidesSecretsFromProc";
+  const std::string value = secret;
+  ASSERT_NE(proc_self_environ().find(value), std::string::npos); // what a variant of ours could read before
+  optimas::evaluate::shield_self();
+  optimas::evaluate::shield_self(); // twice: setenv hands back its own string, which must stay
+  EXPECT_EQ(proc_self_environ().find(value), std::string::npos);
+  ASSERT_NE(std::getenv("SHIELD_TEST_API_KEY"), nullptr);
+  EXPECT_EQ(std::string(std::getenv("SHIELD_TEST_API_KEY")), value); // still ours to use
+  EXPECT_EQ(::prctl(PR_GET_DUMPABLE), 0);
+}
+
+TEST(Sandbox, ShieldSelfHidesSecretsFromProc) {
+  optimas::util::ProcessSpec spec;
+  spec.argv = {fs::read_symlink("/proc/self/exe").string(), "--gtest_filter=Sandbox.ShieldSelfInAFreshProcess"};
+  spec.env = {{"OPTIMAS_SHIELD_CHILD", "1"}, {"SHIELD_TEST_API_KEY", "sk-shield-4711"}};
+  spec.timeout_s = 60;
+  auto r = optimas::util::run_process(spec);
+  EXPECT_TRUE(r.ok()) << r.describe() << "\n" << r.out << r.err;
+  EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("SKIPPED"), std::string::npos) << r.out;
+}
