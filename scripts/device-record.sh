@@ -2,10 +2,13 @@
 # Records the project's test data on a GPU machine (run there from the repository root, with
 # an optimas binary built elsewhere in .device/bin and its shared libraries in .device/lib).
 # Writes everything into $OUT (a few tarballs) and stops each step at a shared deadline.
+# scripts/store-profile.sh turns a recorded profile into a tests/data/h200 folder.
 set -uo pipefail
 OUT=${OUT:-/tmp/optimas-record-out}
 DEADLINE=$(( $(date +%s) + ${RECORD_SECONDS:-540} ))
-export LD_LIBRARY_PATH="$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The kernel tracer beside optimas (liboptimas-trace.so) loads CUPTI from the CUDA install.
+cupti=$(dirname "$(find /usr/local /opt -name 'libcupti.so.*' 2>/dev/null | head -1)")
+export LD_LIBRARY_PATH="$PWD/.device/lib:$cupti${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$PWD/.device/bin:$PATH"
 REC=/tmp/optimas-record
 rm -rf "$REC"; mkdir -p "$REC/profiles" "$OUT"
@@ -16,11 +19,13 @@ left() { echo $(( DEADLINE - $(date +%s) )); }
 cp "$REC/environment.txt" "$OUT/environment.txt"
 log "optimas: $(optimas --version 2>&1)"
 
-# 1. The GPU scenario test (label gpu).
+# 1. The GPU scenario test (label gpu); SKIP_GPU_TEST=1 leaves it out.
+[ -n "${SKIP_GPU_TEST:-}" ] || {
 log "gpu scenario test"
 OPTIMAS=$(command -v optimas) OPTIMAS_SOURCE_DIR=$PWD timeout $(( $(left) > 200 ? 200 : $(left) )) \
   bash tests/scenario/gpu_profile.sh > "$OUT/gpu_test.txt" 2>&1
 log "gpu scenario test exit $?"
+}
 
 # 2. Metric dictionary for plain-language counter names.
 [ -n "${SKIP_METRICS:-}" ] || {

@@ -19,7 +19,7 @@ struct Sandbox {
   double timeout_s = 600;
   util::ResourceLimits limits;
   // With a kernel tracer (liboptimas-trace.so) every run records its kernels, and the run's
-  // kernel time is their summed GPU time (of the kernels whose profile::kernel_key is in
+  // kernel time is their summed GPU time (of the kernels whose profile::kernel_signature_key is in
   // trace_kernels; all when empty).
   std::string tracer;
   std::vector<std::string> trace_kernels;

@@ -90,15 +90,37 @@ bool written_in_body(const std::vector<cuda::Token>& body, const std::string& na
   return false;
 }
 
-// Arguments of every launch of `kernel` in the sources: name<<<...>>>(a, b, ...).
+// Where a launch's "<<<" starts after a kernel's name at `i`: right after it, or after the
+// template arguments of an instance (name<W><<<...); 0 when this is no launch.
+std::size_t launch_chevrons(const std::vector<cuda::Token>& t, std::size_t i) {
+  std::size_t j = i + 1;
+  auto chevrons = [&](std::size_t k) {
+    return k + 2 < t.size() && t[k].text == "<" && t[k + 1].text == "<" && t[k + 2].text == "<";
+  };
+  if (!chevrons(j) && j < t.size() && t[j].text == "<") {
+    int depth = 0;
+    for (; j < t.size(); ++j) {
+      if (t[j].text == "<") ++depth;
+      if (t[j].text == ">" && --depth == 0) break;
+      if (t[j].text == ";" || t[j].text == "{") return 0;
+    }
+    ++j;
+  }
+  return chevrons(j) ? j : 0;
+}
+
+// Arguments of every launch of `kernel` in the sources: name<<<...>>>(a, b, ...), and of its
+// template instances: name<8><<<...>>>(a, b, ...).
 std::vector<std::vector<std::string>> launch_arguments(const std::map<std::string, std::string>& sources,
                                                        const std::string& kernel) {
   std::vector<std::vector<std::string>> out;
   for (const auto& [file, text] : sources) {
     auto t = cuda::lex(text);
     for (std::size_t i = 0; i + 3 < t.size(); ++i) {
-      if (t[i].text != kernel || t[i + 1].text != "<" || t[i + 2].text != "<" || t[i + 3].text != "<") continue;
-      std::size_t j = i + 4;
+      if (t[i].text != kernel) continue;
+      std::size_t at = launch_chevrons(t, i);
+      if (at == 0) continue;
+      std::size_t j = at + 3;
       while (j + 2 < t.size() && !(t[j].text == ">" && t[j + 1].text == ">" && t[j + 2].text == ">")) ++j;
       j += 3;
       if (j >= t.size() || t[j].text != "(") continue;
@@ -186,6 +208,7 @@ public:
 
     prompt::Reply reply;
     std::vector<std::string> summary;
+    std::set<const cuda::Function*> edited;
     for (const auto& k : ctx["diagnostics"]["kernels"]) {
       std::string name = k["kernel"].get<std::string>();
       name = name.substr(0, name.find('<'));
@@ -197,7 +220,8 @@ public:
           fn = x;
           break;
         }
-      if (!fn) continue;
+      // Instances of one template share its source: the hottest one (listed first) decides its edits.
+      if (!fn || !edited.insert(fn).second) continue;
       KernelEdits ke;
       rule_restrict(k, *file, *fn, sources, ke);
       rule_bounds(k, *file, *fn, ke);

@@ -4,6 +4,7 @@
 #include "profile/ncu_page.hpp"
 #include "profile/ncu_readers.hpp"
 #include "profile/trace.hpp"
+#include "profile/source_match.hpp"
 
 #include "util/csv.hpp"
 #include "util/error.hpp"
@@ -88,22 +89,11 @@ Run read_run(const RunPages& pages) {
     int expected = run.launches.empty() ? -1 : static_cast<int>(run.launches.size());
     run.sources = read_source_page(pages.source, expected);
     add_file(pages.source);
-    // The source page has no ID column: its blocks come in result order.
-    if (!run.launches.empty()) {
-      if (run.sources.size() != run.launches.size())
-        log::warn("{}: {} source blocks for {} profiled launches; matching them by kernel name in order", pages.source,
-                  run.sources.size(), run.launches.size());
-      std::size_t li = 0;
-      for (auto& src : run.sources) {
-        while (li < run.launches.size() && run.launches[li].demangled != src.demangled) ++li;
-        if (li == run.launches.size())
-          throw ParseError(
-              pages.source, 0,
-              fmt::format("source block for \"{}\" matches no remaining launch of the report", src.demangled));
-        src.result_id = run.launches[li++].id;
-      }
-    } else {
+    if (run.launches.empty()) {
+      // A source page alone: its blocks come in result order.
       for (std::size_t i = 0; i < run.sources.size(); ++i) run.sources[i].result_id = static_cast<int>(i);
+    } else {
+      match_sources(run.sources, run.launches, run.timing, pages.source);
     }
   }
   return run;

@@ -29,6 +29,9 @@ std::vector<KernelSource> read_source_page(const std::string& path, int expected
 // view's doubled blocks are not undone here (read_source_page does that).
 void for_each_source_block(const std::string& path, const std::function<void(KernelSource&&)>& on_block);
 
+// Whether two blocks hold the same kernel's same instructions and samples: one block printed twice.
+bool same_block(const KernelSource& a, const KernelSource& b);
+
 // Reads the session page's "attribute","value" pairs (ncu version, CUDA version, device, ...).
 std::map<std::string, std::string> read_session_page(const std::string& path);
 

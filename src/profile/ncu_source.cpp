@@ -96,6 +96,8 @@ bool parse_address(std::string_view f, std::uint64_t& out) {
   return ec == std::errc() && p == f.data() + f.size();
 }
 
+} // namespace
+
 bool same_block(const KernelSource& a, const KernelSource& b) {
   if (a.demangled != b.demangled || a.instructions.size() != b.instructions.size() || a.lines.size() != b.lines.size())
     return false;
@@ -109,13 +111,16 @@ bool same_block(const KernelSource& a, const KernelSource& b) {
   return true;
 }
 
+namespace {
+
 // Undoes the sass view's doubled blocks: k, k, m, m, ... -> k, m, ...
 void undo_doubling(std::vector<KernelSource>& blocks, int expected, const std::string& path) {
   if (blocks.size() < 2 || blocks.size() % 2 != 0) return;
   bool pairs_equal = true;
   for (std::size_t i = 0; i + 1 < blocks.size() && pairs_equal; i += 2)
     pairs_equal = same_block(blocks[i], blocks[i + 1]);
-  bool doubled = expected > 0 ? blocks.size() == 2 * static_cast<std::size_t>(expected) : pairs_equal;
+  // Equal pairs are a doubled page whatever the count: two launches never sample alike.
+  bool doubled = pairs_equal || (expected > 0 && blocks.size() == 2 * static_cast<std::size_t>(expected));
   if (!doubled) return;
   if (!pairs_equal)
     log::warn("{}: {} blocks for {} results, but pairs differ; keeping every other block", path, blocks.size(),
@@ -152,6 +157,7 @@ void for_each_source_block(const std::string& path, const std::function<void(Ker
     finish_block();
     block_start = r.bytes_consumed();
     have_block = true;
+    k.page_line = r.line();
     k.demangled = std::string(demangled);
     k.kernel = kernel_base_name(k.demangled);
     files_in_block.clear();

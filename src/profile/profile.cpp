@@ -2,6 +2,8 @@
 
 #include "util/strings.hpp"
 
+#include <cctype>
+
 namespace optimas::profile {
 
 const Metric* Launch::metric(const std::string& name) const {
@@ -24,27 +26,92 @@ std::uint64_t KernelSource::total_samples() const {
   return total;
 }
 
-std::string kernel_base_name(std::string_view demangled) {
-  std::string_view s = util::trim(demangled);
-  // The parameter list is the last top-level "(...)".
-  if (!s.empty() && s.back() == ')') {
-    int depth = 0;
-    for (std::size_t i = s.size(); i-- > 0;) {
-      if (s[i] == ')')
-        ++depth;
-      else if (s[i] == '(' && --depth == 0) {
-        s = s.substr(0, i);
-        break;
+namespace {
+
+// Where the parameter list starts: the last top-level "(" of a name that ends with ")".
+std::size_t parameters_start(std::string_view s) {
+  if (s.empty() || s.back() != ')') return std::string_view::npos;
+  int depth = 0;
+  for (std::size_t i = s.size(); i-- > 0;) {
+    if (s[i] == ')')
+      ++depth;
+    else if (s[i] == '(' && --depth == 0)
+      return i;
+  }
+  return std::string_view::npos;
+}
+
+bool identifier_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// Drops the casts NVIDIA's demangler writes before integer template arguments: "(int)64" -> "64",
+// "(unsigned long)4096" -> "4096". A cast is a parenthesised type name right after "<", "," or a
+// space and right before a number.
+std::string drop_literal_casts(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '(' && (i == 0 || s[i - 1] == '<' || s[i - 1] == ',' || s[i - 1] == ' ')) {
+      std::size_t close = s.find(')', i);
+      bool type_name = close != std::string_view::npos && close > i + 1;
+      for (std::size_t j = i + 1; type_name && j < close; ++j)
+        type_name = identifier_char(s[j]) || s[j] == ' ' || s[j] == ':';
+      std::size_t v = close + 1;
+      if (type_name && v < s.size() && s[v] == '-') ++v;
+      if (type_name && v < s.size() && std::isdigit(static_cast<unsigned char>(s[v]))) {
+        i = close;
+        continue;
       }
     }
+    out += s[i];
   }
-  // A return type precedes the name at template depth 0: "void foo<int>".
+  return out;
+}
+
+// One spelling for what demanglers write differently: no casts, no integer suffixes ("4096ul"),
+// true/false as 1/0, no const ("const int *" and "int const*"), no whitespace.
+std::string canonical(std::string_view s) {
+  std::string cast_free = drop_literal_casts(s);
+  std::string out;
+  std::string_view t = cast_free;
+  for (std::size_t i = 0; i < t.size();) {
+    if (identifier_char(t[i]) && (i == 0 || !identifier_char(t[i - 1]))) {
+      std::size_t end = i;
+      while (end < t.size() && identifier_char(t[end])) ++end;
+      std::string_view word = t.substr(i, end - i);
+      std::size_t digits = 0;
+      while (digits < word.size() && std::isdigit(static_cast<unsigned char>(word[digits]))) ++digits;
+      bool suffix_only = digits > 0 && word.find_first_not_of("uUlL", digits) == std::string_view::npos;
+      std::string_view kept = suffix_only ? word.substr(0, digits) : word;
+      if (word == "true")
+        kept = "1";
+      else if (word == "false")
+        kept = "0";
+      else if (word == "const")
+        kept = {}; // its place differs between demanglers
+      out += kept;
+      i = end;
+      continue;
+    }
+    if (!std::isspace(static_cast<unsigned char>(t[i]))) out += t[i];
+    ++i;
+  }
+  return out;
+}
+
+} // namespace
+
+std::string kernel_base_name(std::string_view demangled) {
+  std::string_view s = util::trim(demangled);
+  if (auto p = parameters_start(s); p != std::string_view::npos) s = s.substr(0, p);
+  // A return type precedes the name outside template arguments and parentheses: "void foo<int>",
+  // "void (anonymous namespace)::k".
   int depth = 0;
   std::size_t name_start = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '<')
+    if (s[i] == '<' || s[i] == '(')
       ++depth;
-    else if (s[i] == '>')
+    else if (s[i] == '>' || s[i] == ')')
       --depth;
     else if (s[i] == ' ' && depth == 0)
       name_start = i + 1;
@@ -54,6 +121,20 @@ std::string kernel_base_name(std::string_view demangled) {
 
 std::string kernel_function_name(std::string_view kernel) {
   return std::string(kernel.substr(0, kernel.find('<')));
+}
+
+std::string_view kernel_parameters(std::string_view demangled) {
+  std::string_view s = util::trim(demangled);
+  auto p = parameters_start(s);
+  return p == std::string_view::npos ? std::string_view() : s.substr(p);
+}
+
+std::string kernel_name_key(std::string_view demangled) {
+  return canonical(kernel_base_name(demangled));
+}
+
+std::string kernel_signature_key(std::string_view demangled) {
+  return kernel_name_key(demangled) + canonical(kernel_parameters(demangled));
 }
 
 } // namespace optimas::profile

@@ -88,6 +88,7 @@ struct KernelSource {
   std::vector<SourceLine> lines;
   std::vector<SassInstruction> instructions;
   std::uint64_t page_bytes = 0; // bytes of the source page this block took (uncompressed)
+  std::size_t page_line = 0;    // the page's line where the block starts (for messages)
   std::uint64_t total_samples() const;
 };
 
@@ -117,5 +118,15 @@ std::string kernel_base_name(std::string_view demangled);
 // What ncu's default --kernel-name-base "function" matches: the base name without its
 // template arguments ("rhs4<0, 1>" -> "rhs4").
 std::string kernel_function_name(std::string_view kernel);
+
+// The parameter list of a demangled name, "(const int *, int *, bool)"; empty when it has none.
+std::string_view kernel_parameters(std::string_view demangled);
+
+// Keys under which two spellings of one kernel agree (NVIDIA's "K<(int)64, (bool)1>(const int *)"
+// and GNU's "K<64, true>(int const*)", "4096ul" and "(unsigned long)4096", any spacing; no
+// return type, no const): the name with its template arguments, and that with the parameter
+// list. Different instances and overloads keep different keys.
+std::string kernel_name_key(std::string_view demangled);
+std::string kernel_signature_key(std::string_view demangled);
 
 } // namespace optimas::profile

@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <unordered_map>
 
 namespace optimas::profile {
@@ -147,7 +146,7 @@ double traced_time_ns(const Trace& trace, const std::vector<std::string>& keys) 
   for (const auto& l : trace.launches) {
     if (!keys.empty()) {
       auto [it, inserted] = wanted.emplace(l.demangled, false);
-      if (inserted) it->second = std::find(keys.begin(), keys.end(), kernel_key(l.demangled)) != keys.end();
+      if (inserted) it->second = std::find(keys.begin(), keys.end(), kernel_signature_key(l.demangled)) != keys.end();
       if (!it->second) continue;
     }
     total += l.duration_ns;
@@ -155,29 +154,14 @@ double traced_time_ns(const Trace& trace, const std::vector<std::string>& keys) 
   return total;
 }
 
-std::string kernel_key(std::string_view demangled) {
-  std::string s(demangled);
-  // The return type that template instances carry ("void K<64>(...)").
-  std::string base = kernel_base_name(s);
-  if (auto at = s.find(base); at != std::string::npos) s = s.substr(at);
-  static const std::regex k_cast(R"(\((?:unsigned |signed )?(?:char|short|int|long|long long|bool)\)(?=-?[0-9]))");
-  static const std::regex k_const(R"(\bconst\b)");
-  static const std::regex k_suffix(R"(\b([0-9]+)(?:ull|ul|ll|u|l)\b)");
-  s = std::regex_replace(s, k_cast, "");
-  s = std::regex_replace(s, k_const, "");
-  s = std::regex_replace(s, k_suffix, "$1");
-  s.erase(std::remove_if(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); }), s.end());
-  return s;
-}
-
 void adopt_profiled_names(std::vector<Launch>& traced, const std::vector<Launch>& profiled) {
   std::map<std::string, const Launch*> by_key;
-  for (const auto& l : profiled) by_key.emplace(kernel_key(l.demangled), &l);
+  for (const auto& l : profiled) by_key.emplace(kernel_signature_key(l.demangled), &l);
   std::unordered_map<std::string, const Launch*> cache;
   for (auto& l : traced) {
     auto [it, inserted] = cache.emplace(l.demangled, nullptr);
     if (inserted)
-      if (auto m = by_key.find(kernel_key(l.demangled)); m != by_key.end()) it->second = m->second;
+      if (auto m = by_key.find(kernel_signature_key(l.demangled)); m != by_key.end()) it->second = m->second;
     if (it->second) {
       l.kernel = it->second->kernel;
       l.demangled = it->second->demangled;

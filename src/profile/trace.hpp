@@ -23,16 +23,12 @@ struct Trace {
 // are errors naming the file and line; a missing end line is recorded in `incomplete`.
 Trace read_trace(const std::string& path);
 
-// Summed GPU time of the launches whose kernel_key is in `keys` (all launches when empty), ns.
+// Summed GPU time of the launches whose kernel_signature_key is in `keys` (all when empty), ns.
 double traced_time_ns(const Trace& trace, const std::vector<std::string>& keys = {});
 
-// A spelling-independent key of a demangled kernel name, so that the tracer's names (the C++
-// ABI demangler: "K<64>(int const*, int*)") match Nsight Compute's ("void K<(int)64>(const
-// int *, int *)"): no return type, no whitespace, no const, no literal casts or suffixes.
-std::string kernel_key(std::string_view demangled);
-
 // Gives traced launches the names Nsight Compute uses for the same kernels (matched by
-// kernel_key), so that later stages match launches of both by name.
+// kernel_signature_key: the tracer's demangler spells "K<64>(int const*)" where ncu spells
+// "void K<(int)64>(const int *)"), so that later stages match launches of both by name.
 void adopt_profiled_names(std::vector<Launch>& traced, const std::vector<Launch>& profiled);
 
 // The launches of each hot kernel to profile in the heavy pass: at most `cap` per kernel,

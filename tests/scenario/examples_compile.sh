@@ -16,4 +16,9 @@ for yml in "$WORK"/examples/*/optimas.yml; do
   bin=$(sed -n 's/^ *binary: *\([^ #]*\).*/\1/p' "$yml")
   [ -x "$WORK/built/$name/$bin" ] || fail "$yml: $bin was not built"
 done
+# The windows example is the importer's template case: five instances of one kernel template
+# (its mangled names, e.g. _Z17moving_sum_kernelILi64EEvPKiPiib) and two of another.
+instances() { strings "$WORK/built/windows/windows" | grep -E "^_Z[0-9]+$1I[A-Za-z0-9_]+EEv[A-Za-z0-9_]*\$" | sort -u | wc -l; }
+[ "$(instances moving_sum_kernel)" -eq 5 ] || fail "windows: $(instances moving_sum_kernel) instances of moving_sum_kernel, not 5"
+[ "$(instances window_variance_kernel)" -eq 2 ] || fail "windows: $(instances window_variance_kernel) instances of window_variance_kernel, not 2"
 pass "examples compile"

@@ -117,6 +117,45 @@ TEST(Builtin, SilentWithoutEvidence) {
   EXPECT_NE(r.summary.find("no change"), std::string::npos);
 }
 
+namespace {
+
+const char* k_template = R"(template <int TAPS>
+__global__ void fir(float* out, float* in, const float* w, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float acc = 0.0f;
+  for (int t = 0; t < TAPS; t++)
+    acc += w[t] * in[i + t];
+  out[i] = acc;
+}
+int main() {
+  float *a, *b, *c;
+  fir<8><<<64, 256>>>(a, b, c, 1000);
+  fir<(16)><<<64, 256>>>(a, b, c, 1000);
+  return 0;
+}
+)";
+
+} // namespace
+
+// Hot instances of one template share its source: one set of edits, from the hottest (listed
+// first); their launches, name<N><<<...>>>, are what the aliasing check reads.
+TEST(Builtin, TemplateInstancesShareOneSetOfEdits) {
+  json hot =
+      json::array({kernel(json::array({line("PC1", 7, "stall_long_scoreboard", 0.9)}), "warps", {}, "fir<(int)8>"),
+                   kernel(json::array({line("PC2", 7, "stall_long_scoreboard", 0.8)}), "warps", {}, "fir<(int)16>")});
+  auto r = ask(hot, k_template);
+  ASSERT_EQ(r.edits.size(), 1u);
+  EXPECT_EQ(r.edits[0].evidence, (std::vector<std::string>{"PC1"}));
+  EXPECT_NE(r.edits[0].replace->find("float* __restrict__ out"), std::string::npos) << *r.edits[0].replace;
+  std::string aliased = k_template;
+  aliased.replace(aliased.find("(a, b, c, 1000);\n  return"), 15, "(a, a, c, 1000)");
+  r = ask(hot, aliased.c_str());
+  EXPECT_TRUE(r.edits.empty());
+  ASSERT_EQ(r.withheld.size(), 1u);
+  EXPECT_NE(r.withheld[0].reason.find("same buffer"), std::string::npos) << r.withheld[0].reason;
+}
+
 TEST(Builtin, NeedsStructuredContext) {
   auto backend = llm::make_backend(llm::parse_model("builtin"));
   auto result = backend->complete(llm::Request{});

@@ -4,8 +4,10 @@
 
 #include "test_helpers.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 
 using namespace optimas::profile;
@@ -154,4 +156,202 @@ TEST(ImporterRecorded, KernelSpanningTwoFiles) {
   EXPECT_TRUE(main_cu);
   EXPECT_EQ(src.total_samples(), 12659u);
   EXPECT_EQ(prof.runs[0].sources.size(), prof.runs[0].launches.size());
+}
+
+// Reports built here in Nsight Compute 2025.3.1's CSV layout (shared/reference/ncu-formats.md):
+// every field quoted, the details page's 20 columns with a trailing comma, the raw page's units
+// row, and the cuda,sass source page with no ID column (its blocks are in result order).
+namespace {
+
+// One profiled launch: the kernel as ncu prints it, and its PC samples.
+struct Result {
+  std::string kernel;
+  std::uint64_t samples;
+};
+
+std::string q(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csv_row(const std::vector<std::string>& fields, bool trailing_comma = false) {
+  std::string out;
+  for (std::size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + q(fields[i]);
+  return out + (trailing_comma ? ",\n" : "\n");
+}
+
+std::vector<std::string> id_fields(int id, const Result& r) {
+  return {std::to_string(id), "4711", "app", "127.0.0.1", r.kernel, "1", "7", "(128, 1, 1)", "(64, 1, 1)", "0", "9.0"};
+}
+
+std::string details_page(const std::vector<Result>& results) {
+  std::string out = csv_row({"ID",
+                             "Process ID",
+                             "Process Name",
+                             "Host Name",
+                             "Kernel Name",
+                             "Context",
+                             "Stream",
+                             "Block Size",
+                             "Grid Size",
+                             "Device",
+                             "CC",
+                             "Section Name",
+                             "Metric Name",
+                             "Metric Unit",
+                             "Metric Value",
+                             "Rule Name",
+                             "Rule Type",
+                             "Rule Description",
+                             "Estimated Speedup Type",
+                             "Estimated Speedup"});
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    auto f = id_fields(static_cast<int>(i), results[i]);
+    f.insert(f.end(), {"GPU Speed Of Light Throughput", "gpu__time_duration.sum", "ns",
+                       fmt::format("{},{:03}", 1 + i, 100 * i)});
+    out += csv_row(f, true);
+  }
+  return out;
+}
+
+std::string raw_page(const std::vector<Result>& results) {
+  std::vector<std::string> header = {"ID",
+                                     "Process ID",
+                                     "Process Name",
+                                     "Host Name",
+                                     "Kernel Name",
+                                     "Context",
+                                     "Stream",
+                                     "Block Size",
+                                     "Grid Size",
+                                     "Device",
+                                     "CC",
+                                     "gpu__time_duration.sum",
+                                     "smsp__pcsamp_sample_count"};
+  std::string out = csv_row(header);
+  std::vector<std::string> units(11, "");
+  units.insert(units.end(), {"ns", ""});
+  out += csv_row(units);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    auto f = id_fields(static_cast<int>(i), results[i]);
+    f.insert(f.end(), {std::to_string(1000 * (1 + i) + 100 * i), std::to_string(results[i].samples)});
+    out += csv_row(f);
+  }
+  return out;
+}
+
+// A cuda,sass block: one CUDA line holding the samples, spread over two SASS instructions.
+std::string source_block(const Result& r, const std::string& file = "/w/app/k.cuh") {
+  std::uint64_t a = r.samples * 2 / 3, b = r.samples - a;
+  std::string out = csv_row({"File Path", file}) + csv_row({"Function Name", r.kernel});
+  out += csv_row({"Line No", "Source", "Address", "Source", "Warp Stall Sampling (All Samples)",
+                  "Warp Stall Sampling (Not-issued Samples)", "stall_long_sb", "stall_wait"});
+  out += csv_row({"12", "  s += in[(i + k) % n];", "-", "-", std::to_string(r.samples), std::to_string(a),
+                  std::to_string(a), std::to_string(b)});
+  out += csv_row({"", "", "0x7f15bf7a0100", "      LDG.E R2, desc[UR4][R2.64]", std::to_string(a), std::to_string(a),
+                  std::to_string(a), "0"});
+  out +=
+      csv_row({"", "", "0x7f15bf7a0110", "      IADD3 R5, R5, R2, RZ", std::to_string(b), "0", "0", std::to_string(b)});
+  return out;
+}
+
+// Imports a folder holding the three pages; the source page has the given blocks.
+optimas::profile::Run import_report(const TempDir& dir, const std::vector<Result>& results,
+                                    const std::vector<Result>& blocks) {
+  dir.file("details.csv", details_page(results));
+  dir.file("raw.csv", raw_page(results));
+  std::string source;
+  for (const auto& b : blocks) source += source_block(b);
+  dir.file("source.csv", source);
+  auto prof = import_profile(dir.path().string());
+  EXPECT_EQ(prof.runs.size(), 1u);
+  return prof.runs.at(0);
+}
+
+std::vector<int> result_ids(const optimas::profile::Run& run) {
+  std::vector<int> ids;
+  for (const auto& s : run.sources) ids.push_back(s.result_id);
+  return ids;
+}
+
+const std::string k_k64 = "void K<(int)64>(const int *, int *, bool)";
+const std::string k_k128 = "void K<(int)128>(const int *, int *, bool)";
+const std::string k_k256 = "void K<(int)256>(const int *, int *, bool)";
+const std::string k_scale = "void scale<float, (int)32>(const T1 *, T1 *, int)";
+
+} // namespace
+
+// The failure seen on a public program: five instances of one template; the page lists the
+// blocks in another order than the launch tables (an in-order scan stopped at the first block
+// it had passed: 'source block for "void K<(int)64>(...)" matches no remaining launch').
+TEST(ImporterMatching, TemplateInstancesInAnotherOrder) {
+  TempDir dir;
+  std::vector<Result> results = {{k_k64, 100}, {k_k128, 200}, {k_k64, 101}, {k_k256, 300}, {k_scale, 50}};
+  optimas::profile::Run run = import_report(dir, results, {results[1], results[0], results[3], results[2], results[4]});
+  EXPECT_EQ(result_ids(run), (std::vector<int>{1, 0, 3, 2, 4}));
+  ASSERT_EQ(run.launches.size(), 5u);
+  EXPECT_EQ(run.launches[4].kernel, "scale<float, (int)32>");
+  EXPECT_EQ(run.launches[1].demangled, k_k128);
+  for (const auto& s : run.sources) {
+    const Launch& l = run.launches.at(static_cast<std::size_t>(s.result_id));
+    EXPECT_EQ(s.demangled, l.demangled);
+    EXPECT_EQ(static_cast<double>(s.total_samples()), l.value("smsp__pcsamp_sample_count"));
+  }
+  EXPECT_DOUBLE_EQ(run.launches[4].duration_ns, 5400); // "5,400": a thousands separator
+}
+
+// One kernel profiled several times: the n-th block is the n-th launch, unless its samples say
+// which launch it is (a block missing in the middle).
+TEST(ImporterMatching, SameKernelProfiledSeveralTimes) {
+  TempDir dir;
+  std::vector<Result> results = {{k_k64, 10}, {k_k64, 11}, {k_k64, 12}, {k_k128, 20}};
+  optimas::profile::Run run = import_report(dir, results, results);
+  EXPECT_EQ(result_ids(run), (std::vector<int>{0, 1, 2, 3}));
+  run = import_report(dir, results, {results[0], results[2], results[3]});
+  EXPECT_EQ(result_ids(run), (std::vector<int>{0, 2, 3}));
+}
+
+// More blocks than launches: a block printed twice is dropped, a block of a kernel the launch
+// tables lack is kept without a result ID; neither is an error, and nothing matched is lost.
+TEST(ImporterMatching, MoreBlocksThanLaunches) {
+  TempDir dir;
+  std::vector<Result> results = {{k_k64, 10}, {k_k128, 20}};
+  optimas::profile::Run run = import_report(dir, results, {results[0], results[0], {k_k256, 30}, results[1]});
+  EXPECT_EQ(result_ids(run), (std::vector<int>{0, -1, 1}));
+  EXPECT_EQ(run.sources[1].demangled, k_k256);
+  EXPECT_EQ(run.sources[1].total_samples(), 30u);
+  // Fewer blocks than launches: the launches without one stay, the blocks are matched.
+  run = import_report(dir, {{k_k64, 10}, {k_k128, 20}, {k_k256, 30}}, {{k_k256, 30}});
+  EXPECT_EQ(result_ids(run), (std::vector<int>{2}));
+  EXPECT_EQ(run.launches.size(), 3u);
+}
+
+// A page that spells the kernels another way than the launch tables (another demangler's
+// "K<64>", "int const*") still matches each instance to its own launches, never to another
+// instance's, and the blocks take the launch tables' spelling for the later stages.
+TEST(ImporterMatching, NamesSpelledAnotherWay) {
+  TempDir dir;
+  std::vector<Result> results = {{"void K<64>(int const*, int*, bool)", 10},
+                                 {"void K<128>(int const*, int*, bool)", 20},
+                                 {"void K<64>(int const*, int*, bool)", 11}};
+  optimas::profile::Run run = import_report(dir, results, {{k_k128, 20}, {k_k64, 10}, {k_k64, 11}});
+  EXPECT_EQ(result_ids(run), (std::vector<int>{1, 0, 2}));
+  EXPECT_EQ(run.sources[0].demangled, results[1].kernel);
+  EXPECT_EQ(run.sources[0].kernel, "K<128>");
+}
+
+// Names with commas, parentheses and quotes survive the CSV quoting of every page.
+TEST(ImporterMatching, NamesWithCommasParenthesesAndQuotes) {
+  TempDir dir;
+  const std::string anon = "void (anonymous namespace)::K<(int)64, (bool)1>(const int *, int *, bool)";
+  const std::string quoted = "void tag<\"x,y\">(int)";
+  std::vector<Result> results = {{anon, 10}, {k_scale, 20}, {quoted, 30}};
+  optimas::profile::Run run = import_report(dir, results, results);
+  EXPECT_EQ(result_ids(run), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(run.launches[0].demangled, anon);
+  EXPECT_EQ(run.launches[0].kernel, "(anonymous namespace)::K<(int)64, (bool)1>");
+  EXPECT_EQ(run.launches[0].block, (std::array<std::int64_t, 3>{128, 1, 1}));
+  EXPECT_EQ(run.launches[2].demangled, quoted);
+  EXPECT_EQ(run.sources[2].demangled, quoted);
 }

@@ -46,7 +46,7 @@ TEST(Trace, ReadsLaunchesWithTheirDurationsAndShapes) {
   EXPECT_EQ(first.value("launch__registers_per_thread"), 32);
   EXPECT_EQ(t.launches[1].kernel, "triad");
   EXPECT_DOUBLE_EQ(traced_time_ns(t), 3000 + 1000 + 4000);
-  EXPECT_DOUBLE_EQ(traced_time_ns(t, {kernel_key("void reduce<(int)64>(const int *, int *, bool)")}), 7000);
+  EXPECT_DOUBLE_EQ(traced_time_ns(t, {kernel_signature_key("void reduce<(int)64>(const int *, int *, bool)")}), 7000);
 }
 
 TEST(Trace, AFolderHoldsOneFilePerProcessInGpuOrder) {
@@ -97,15 +97,15 @@ TEST(Trace, BadInputIsAnErrorAtItsLine) {
 }
 
 TEST(Trace, KernelKeysMatchTheTracersAndNcusSpelling) {
-  EXPECT_EQ(kernel_key("void reduce<64>(int const*, int*, bool)"),
-            kernel_key("void reduce<(int)64>(const int *, int *, bool)"));
-  EXPECT_EQ(kernel_key("triad(double const*, double const*, double*, double, long)"),
-            kernel_key("triad(const double *, const double *, double *, double, long)"));
-  EXPECT_EQ(kernel_key("void scan<256u, float>(float const*, float*)"),
-            kernel_key("void scan<(unsigned int)256, float>(const float *, float *)"));
-  EXPECT_EQ(kernel_key("void ns::k<-3l>(int)"), kernel_key("void ns::k<(long)-3>(int)"));
-  EXPECT_NE(kernel_key("void reduce<64>(int const*, int*, bool)"), kernel_key("void reduce<32>(int const*, int*, bool)"));
-  EXPECT_NE(kernel_key("k(int)"), kernel_key("k(long)"));
+  EXPECT_EQ(kernel_signature_key("void reduce<64>(int const*, int*, bool)"),
+            kernel_signature_key("void reduce<(int)64>(const int *, int *, bool)"));
+  EXPECT_EQ(kernel_signature_key("triad(double const*, double const*, double*, double, long)"),
+            kernel_signature_key("triad(const double *, const double *, double *, double, long)"));
+  EXPECT_EQ(kernel_signature_key("void scan<256u, float>(float const*, float*)"),
+            kernel_signature_key("void scan<(unsigned int)256, float>(const float *, float *)"));
+  EXPECT_EQ(kernel_signature_key("void ns::k<-3l>(int)"), kernel_signature_key("void ns::k<(long)-3>(int)"));
+  EXPECT_NE(kernel_signature_key("void reduce<64>(int const*, int*, bool)"), kernel_signature_key("void reduce<32>(int const*, int*, bool)"));
+  EXPECT_NE(kernel_signature_key("k(int)"), kernel_signature_key("k(long)"));
 }
 
 TEST(Trace, TracedLaunchesTakeNcusNames) {
