@@ -270,6 +270,25 @@ TEST(NcuBadInput, GarbageValues) {
   EXPECT_THROW(read_raw_page(binary, launches), ParseError);
 }
 
+// Found by fuzz_csv: an ID, process ID or grid size of inf or 1e300 was cast to an integer
+// (undefined behaviour); it is an error at its line.
+TEST(NcuBadInput, IntegersOutOfRange) {
+  TempDir dir;
+  const std::string header = "\"ID\",\"Process ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Metric Name\","
+                             "\"Metric Unit\",\"Metric Value\"\n";
+  for (const char* row : {"\"inf\",\"1\",\"k()\",\"(32, 1, 1)\",\"(1, 1, 1)\"", "\"0\",\"1e300\",\"k()\",\"(32, 1, 1)\",\"(1, 1, 1)\"",
+                          "\"0\",\"1\",\"k()\",\"(32, 1, 1)\",\"(inf, 1, 1)\""}) {
+    auto details = dir.file("d.csv", header + row + ",\"gpu__time_duration.sum\",\"ns\",\"5\"\n");
+    std::vector<Launch> launches;
+    try {
+      read_details_page(details, launches);
+      FAIL() << row << ": expected a ParseError";
+    } catch (const ParseError& e) {
+      EXPECT_EQ(e.line(), 2u) << row;
+    }
+  }
+}
+
 TEST(NcuDetails, NaValueIsKeptAsText) {
   TempDir dir;
   auto details =
