@@ -44,7 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     prompt::to_json(*parsed.reply).dump();
     std::map<std::string, std::string> sources{{"main.cu", source}, {"util.cuh", "__device__ int one() { return 1; }\n"}};
     auto app = edit::apply_edits(sources, *parsed.reply, {"PC1", "RF1", "SL1"});
-    if (app.applied() > app.outcomes.size()) __builtin_trap();
+    // Every claimed edit is applied or recorded as not applied, with its reason.
+    if (app.outcomes.size() != parsed.reply->edits.size()) __builtin_trap();
     for (auto scope : {edit::Scope::kernel, edit::Scope::file})
       edit::check_guardrails(app, {scope, {"scale", "sum"}});
     for (const auto& [name, text] : app.result) edit::unified_diff(app.original.at(name), text, name);
