@@ -289,6 +289,24 @@ TEST(NcuBadInput, IntegersOutOfRange) {
   }
 }
 
+// Found by fuzz_ncu_pages: a sample count of 1e39 or inf was converted to an integer
+// (undefined behaviour); like a fraction, it is an error naming the column and line.
+TEST(NcuBadInput, SampleCountsThatAreNotWholeNumbers) {
+  TempDir dir;
+  for (const char* count : {"1.11111e+39", "inf", "2.5"}) {
+    auto source = dir.file("s.csv", std::string("\"Kernel Name\",\"k(int)\"\n\"Address\",\"Source\",\"Warp Stall "
+                                                "Sampling (All Samples)\"\n\"0x10\",\"NOP\",\"") +
+                                        count + "\"\n");
+    try {
+      read_source_page(source);
+      FAIL() << count << ": expected a ParseError";
+    } catch (const ParseError& e) {
+      EXPECT_EQ(e.line(), 3u) << count;
+      EXPECT_NE(std::string(e.what()).find("not a sample count"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(NcuDetails, NaValueIsKeptAsText) {
   TempDir dir;
   auto details =
