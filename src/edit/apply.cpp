@@ -92,6 +92,11 @@ Application apply_edits(const std::map<std::string, std::string>& sources, const
       span.replacement = e.new_text.value_or("");
       if (!span.replacement.empty() && span.replacement.back() != '\n' && span.end > 0 && text[span.end - 1] == '\n')
         span.replacement += '\n';
+    } else if (!e.find) {
+      // The parser reports such an edit (a line range below 1, or no form at all); a caller
+      // that applies the reply anyway gets a reason, not a read of an empty optional.
+      fail("the edit gives neither find/replace nor a valid line range");
+      continue;
     } else {
       const std::string& find = *e.find;
       std::size_t n = count_occurrences(text, find);

@@ -196,7 +196,7 @@ Profile import_manifest_dir(const std::string& dir) {
   try {
     std::ifstream in(manifest_path);
     profile.manifest = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) { // parse_error, or out_of_range for 1e400
     throw ParseError(manifest_path, 0, std::string("not valid JSON: ") + e.what());
   }
   check_manifest(profile.manifest, manifest_path);

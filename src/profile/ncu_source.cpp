@@ -70,7 +70,8 @@ std::uint64_t count_field(const util::CsvReader& r, std::size_t i, std::string_v
   auto [p, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
   if (ec == std::errc() && p == f.data() + f.size()) return v;
   // Thousands separators under some locales.
-  auto d = util::parse_number(f);
+  // A whole number below 2^53: 1e39 or inf was converted to an integer (undefined behaviour).
+  auto d = util::parse_integer(f);
   if (!d || *d < 0) r.fail(fmt::format("column \"{}\" is \"{}\", not a sample count", column, f));
   return static_cast<std::uint64_t>(*d);
 }

@@ -40,10 +40,9 @@ std::string_view field(const util::CsvReader& r, int index) {
 
 std::int64_t integer_field(const util::CsvReader& r, int index, std::string_view what) {
   if (index < 0) return 0;
-  auto v = util::parse_number(r[static_cast<std::size_t>(index)]);
-  if (!v || *v != std::floor(*v))
-    r.fail(fmt::format("{} is \"{}\", not an integer", what, r[static_cast<std::size_t>(index)]));
-  return static_cast<std::int64_t>(*v);
+  auto v = util::parse_integer(r[static_cast<std::size_t>(index)]);
+  if (!v) r.fail(fmt::format("{} is \"{}\", not an integer", what, r[static_cast<std::size_t>(index)]));
+  return *v;
 }
 
 // Launches of one page, looked up by result ID; new IDs are appended in page order.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace optimas::embedded {
 std::string_view reply_schema_json();
 }
@@ -19,9 +21,11 @@ namespace {
 
 bool has_type(const json& v, const std::string& type) {
   if (type == "string") return v.is_string();
+  // A float with no fraction is an integer (JSON Schema); 4e125 is one, and casting it to long
+  // long to find out was undefined behaviour.
   if (type == "integer")
     return v.is_number_integer() ||
-           (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>())));
+           (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::trunc(v.get<double>()));
   if (type == "number") return v.is_number();
   if (type == "boolean") return v.is_boolean();
   if (type == "array") return v.is_array();

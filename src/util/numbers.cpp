@@ -37,6 +37,13 @@ std::optional<double> parse_number(std::string_view text) {
   return value;
 }
 
+std::optional<std::int64_t> parse_integer(std::string_view text) {
+  constexpr double k_exact = 9007199254740992.0; // 2^53
+  auto v = parse_number(text);
+  if (!v || !(std::fabs(*v) < k_exact) || *v != std::floor(*v)) return std::nullopt;
+  return static_cast<std::int64_t>(*v);
+}
+
 std::optional<std::array<std::int64_t, 3>> parse_dim3(std::string_view text) {
   text = trim(text);
   std::array<std::int64_t, 3> out{1, 1, 1};
@@ -46,15 +53,15 @@ std::optional<std::array<std::int64_t, 3>> parse_dim3(std::string_view text) {
     auto parts = split(text, ',');
     if (parts.empty() || parts.size() > 3) return std::nullopt;
     for (std::size_t i = 0; i < parts.size(); ++i) {
-      auto v = parse_number(parts[i]);
-      if (!v || *v < 0 || *v != std::floor(*v)) return std::nullopt;
-      out[i] = static_cast<std::int64_t>(*v);
+      auto v = parse_integer(parts[i]);
+      if (!v || *v < 0) return std::nullopt;
+      out[i] = *v;
     }
     return out;
   }
-  auto v = parse_number(text);
-  if (!v || *v < 0 || *v != std::floor(*v)) return std::nullopt;
-  out[0] = static_cast<std::int64_t>(*v);
+  auto v = parse_integer(text);
+  if (!v || *v < 0) return std::nullopt;
+  out[0] = *v;
   return out;
 }
 

@@ -14,6 +14,11 @@ namespace optimas::util {
 // "nan" and "inf" parse to the IEEE values, since ncu prints them for undefined ratios.
 std::optional<double> parse_number(std::string_view text);
 
+// Parses a whole number as parse_number does ("1,024"). Nullopt for fractions, text, inf, nan
+// and magnitudes of 2^53 or more, which a double does not hold exactly (and past 2^63 cannot
+// be converted at all).
+std::optional<std::int64_t> parse_integer(std::string_view text);
+
 // Parses "(256, 1, 1)" or "256"; nullopt when it is neither.
 std::optional<std::array<std::int64_t, 3>> parse_dim3(std::string_view text);
 

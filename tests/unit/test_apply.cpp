@@ -95,6 +95,20 @@ TEST(Apply, HugeLineRangesAreNotApplied) {
   EXPECT_EQ(app.result["main.cu"], k_src);
 }
 
+// Found by fuzz_reply: an edit whose line_start the parser marked invalid (-1) and that has no
+// find text was taken as a find/replace edit and its empty find dereferenced (a segfault).
+TEST(Apply, EditWithNeitherFormIsNotApplied) {
+  prompt::Reply r;
+  r.edits = {range_edit(-1, 5, "x"), range_edit(0, 0, "y")};
+  auto app = edit::apply_edits({{"main.cu", k_src}}, r, {"RF1"});
+  ASSERT_EQ(app.outcomes.size(), 2u);
+  for (const auto& o : app.outcomes) {
+    EXPECT_FALSE(o.applied);
+    EXPECT_NE(o.reason.find("neither find/replace nor a valid line range"), std::string::npos) << o.reason;
+  }
+  EXPECT_EQ(app.result["main.cu"], k_src);
+}
+
 TEST(Apply, PathsMatchByFileName) {
   prompt::Reply r;
   r.edits = {find_edit("2.0f", "2.0f /* x */")};

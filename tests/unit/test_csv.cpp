@@ -4,6 +4,7 @@
 #include "test_helpers.hpp"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <string>
 #include <vector>
@@ -107,6 +108,27 @@ TEST(Csv, GzipCompressedFile) {
   int rows = 0;
   while (r.next()) ++rows;
   EXPECT_EQ(rows, 7); // the units row and six launches
+}
+
+// The buffer is sized by the file, so a small compressed page whose records unpack to far more
+// than its size must grow it (here 300 KB of fields from a page of about 1 KB).
+TEST(Csv, CompressedRecordsLongerThanTheFile) {
+  optimas::test::TempDir dir;
+  std::string path = (dir.path() / "long.csv.gz").string();
+  const std::string field(300000, 'x');
+  gzFile gz = gzopen(path.c_str(), "wb9");
+  ASSERT_NE(gz, nullptr);
+  std::string text = "\"a\",\"" + field + "\"\n" + field + ",b\n";
+  gzwrite(gz, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(gz);
+  CsvReader r(path);
+  ASSERT_TRUE(r.next());
+  EXPECT_EQ(r[1], field);
+  ASSERT_TRUE(r.next());
+  EXPECT_EQ(r.line(), 2u);
+  EXPECT_EQ(r[0], field);
+  EXPECT_EQ(r[1], "b");
+  EXPECT_FALSE(r.next());
 }
 
 TEST(Csv, TruncatedGzipIsAnError) {

@@ -293,6 +293,43 @@ TEST(NcuBadInput, GarbageValues) {
   EXPECT_THROW(read_raw_page(binary, launches), ParseError);
 }
 
+// Found by fuzz_csv: an ID, process ID or grid size of inf or 1e300 was cast to an integer
+// (undefined behaviour); it is an error at its line.
+TEST(NcuBadInput, IntegersOutOfRange) {
+  TempDir dir;
+  const std::string header = "\"ID\",\"Process ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Metric Name\","
+                             "\"Metric Unit\",\"Metric Value\"\n";
+  for (const char* row : {"\"inf\",\"1\",\"k()\",\"(32, 1, 1)\",\"(1, 1, 1)\"", "\"0\",\"1e300\",\"k()\",\"(32, 1, 1)\",\"(1, 1, 1)\"",
+                          "\"0\",\"1\",\"k()\",\"(32, 1, 1)\",\"(inf, 1, 1)\""}) {
+    auto details = dir.file("d.csv", header + row + ",\"gpu__time_duration.sum\",\"ns\",\"5\"\n");
+    std::vector<Launch> launches;
+    try {
+      read_details_page(details, launches);
+      FAIL() << row << ": expected a ParseError";
+    } catch (const ParseError& e) {
+      EXPECT_EQ(e.line(), 2u) << row;
+    }
+  }
+}
+
+// Found by fuzz_ncu_pages: a sample count of 1e39 or inf was converted to an integer
+// (undefined behaviour); like a fraction, it is an error naming the column and line.
+TEST(NcuBadInput, SampleCountsThatAreNotWholeNumbers) {
+  TempDir dir;
+  for (const char* count : {"1.11111e+39", "inf", "2.5"}) {
+    auto source = dir.file("s.csv", std::string("\"Kernel Name\",\"k(int)\"\n\"Address\",\"Source\",\"Warp Stall "
+                                                "Sampling (All Samples)\"\n\"0x10\",\"NOP\",\"") +
+                                        count + "\"\n");
+    try {
+      read_source_page(source);
+      FAIL() << count << ": expected a ParseError";
+    } catch (const ParseError& e) {
+      EXPECT_EQ(e.line(), 3u) << count;
+      EXPECT_NE(std::string(e.what()).find("not a sample count"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(NcuDetails, NaValueIsKeptAsText) {
   TempDir dir;
   auto details =

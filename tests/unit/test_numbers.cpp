@@ -36,6 +36,19 @@ TEST(Numbers, Dim3) {
   EXPECT_EQ(parse_dim3("(1.5, 1, 1)"), std::nullopt);
 }
 
+// Found by fuzz_csv: inf and numbers past 2^63 were converted to int64 (undefined behaviour,
+// INT64_MIN on x86) and taken as a grid size.
+TEST(Numbers, IntegersTooLargeForInt64AreRejected) {
+  for (const char* text : {"inf", "-inf", "nan", "1e300", "9223372036854775808", "9007199254740992"}) {
+    EXPECT_EQ(parse_integer(text), std::nullopt) << text;
+    EXPECT_EQ(parse_dim3(text), std::nullopt) << text;
+    EXPECT_EQ(parse_dim3(std::string("(1, ") + text + ", 1)"), std::nullopt) << text;
+  }
+  EXPECT_EQ(parse_integer("9007199254740991"), 9007199254740991);
+  EXPECT_EQ(parse_integer("-1,024"), -1024);
+  EXPECT_EQ(parse_integer("2.5"), std::nullopt);
+}
+
 TEST(Numbers, BaseUnits) {
   auto us = to_base_unit(96.096, "us");
   EXPECT_DOUBLE_EQ(us.value, 96096.0);

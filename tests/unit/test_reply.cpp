@@ -128,3 +128,18 @@ TEST(Reply, ValidatorOnTheSchemaItself) {
           .empty());
   EXPECT_EQ(validate(nlohmann::json::array(), reply_schema()).size(), 1u);
 }
+
+// Found by fuzz_reply: a float line number past long long's range (4e125) was cast to long long to
+// see whether it is whole (undefined behaviour; on x86 it then failed as "not an integer").
+// It is an integer by JSON Schema, and the edit's range check rejects it.
+TEST(Reply, HugeFloatIsAnIntegerWithoutOverflow) {
+  const nlohmann::json integer = {{"type", "integer"}};
+  EXPECT_TRUE(validate(nlohmann::json(4.44444e125), integer).empty());
+  EXPECT_TRUE(validate(nlohmann::json(-1e300), integer).empty());
+  EXPECT_FALSE(validate(nlohmann::json(2.5), integer).empty());
+  auto p = parse_reply(R"({"summary": "", "withheld": [], "edits": [{"file": "f", "kernel": "k", "find": null,
+    "replace": null, "line_start": 1, "line_end": 4.44444e125, "new_text": "x", "evidence": [], "rationale": "",
+    "expected_effect": []}]})");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.errors[0].find("line range"), std::string::npos) << p.errors[0];
+}

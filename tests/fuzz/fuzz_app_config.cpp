@@ -1,0 +1,35 @@
+// An application's optimas.yml, loaded as every subcommand loads it, then each configuration's
+// run command and kernel-call count filled in as the loop does.
+#include "fuzz_common.hpp"
+
+#include "config/app_config.hpp"
+#include "util/error.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace optimas;
+  static const bool ready = [] {
+    // The sources a config may name, so that loading gets past the existence checks.
+    std::filesystem::create_directories(fuzz::scratch() / "app" / "src");
+    fuzz::write_file("app/main.cu", "__global__ void k() {}\n");
+    fuzz::write_file("app/src/k.cu", "__global__ void k() {}\n");
+    fuzz::write_file("app/Makefile", "all:\n");
+    return true;
+  }();
+  (void)ready;
+  std::string path = fuzz::write_file("app/optimas.yml", std::string_view(reinterpret_cast<const char*>(data), size));
+  try {
+    auto app = config::load_app_config(path);
+    for (const auto& c : app.configs) {
+      app.command_for(c, "out.bin");
+      app.kernel_calls(c);
+    }
+    app.default_config();
+  } catch (const Error&) {
+  }
+  return 0;
+}

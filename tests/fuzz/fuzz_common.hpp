@@ -1,0 +1,41 @@
+// What the harnesses share: a scratch folder for readers that take paths, and quiet logs.
+// A harness lets through only optimas::Error (a clear message for bad input): any other
+// exception, a crash or a sanitizer report is a bug.
+#pragma once
+
+#include "util/log.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <unistd.h>
+
+namespace optimas::fuzz {
+
+// One folder per process, removed at exit; /dev/shm when there is one, so writes stay in memory.
+inline const std::filesystem::path& scratch() {
+  static const std::filesystem::path dir = [] {
+    const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+    std::string tmpl = std::string(base) + "/optimas-fuzz-XXXXXX";
+    if (!mkdtemp(tmpl.data())) std::abort();
+    log::set_level(log::Level::quiet); // logs would dominate the time per input
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(scratch(), ec);
+    });
+    return std::filesystem::path(tmpl);
+  }();
+  return dir;
+}
+
+inline std::string write_file(const std::string& name, std::string_view content) {
+  std::string path = (scratch() / name).string();
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  return path;
+}
+
+} // namespace optimas::fuzz
