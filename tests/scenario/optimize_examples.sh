@@ -9,6 +9,15 @@ cp -r "$OPTIMAS_SOURCE_DIR/examples" "$WORK/examples"
 before=$(cd "$WORK/examples" && find . -type f -exec sha256sum {} + | sort | sha256sum)
 for dir in "$OPTIMAS_TEST_DATA"/h200/*/; do
   ex=$(basename "$dir")
+  if [ "$ex" = windows ]; then
+    # Its real profile says compute-bound, stall_math_pipe_throttle on an integer modulo: no
+    # rule of the builtin fits (issue #14), and it says so instead of editing.
+    rc=0
+    "$OPTIMAS" -q optimize "$dir" --app "$WORK/examples/$ex" -o "$WORK/out-$ex" --json > "$WORK/$ex.json" || rc=$?
+    [ $rc -eq 3 ] || fail "windows: optimize without an applicable rule exits $rc, expected 3"
+    json_check "$WORK/$ex.json" 'd["applied"] == 0 and d["outcomes"] == []' "windows: no edit without a rule"
+    continue
+  fi
   args=()
   [ $NVCC_OK = 1 ] && args+=(--compile)
   "$OPTIMAS" -q optimize "$dir" --app "$WORK/examples/$ex" -o "$WORK/out-$ex" --json "${args[@]}" > "$WORK/$ex.json" \

@@ -160,3 +160,23 @@ TEST(Trace, HotKernelsComeFromTracedDurations) {
   EXPECT_TRUE(hk.kernels[0].hot);
   EXPECT_FALSE(hk.kernels[1].hot); // 7000 of 8000 ns = 87.5% >= 80%
 }
+
+// Recorded on the H200 (tests/data/h200/heat/README.md): heat -i small, 500 steps of a stencil,
+// a boundary copy and a residual reduction.
+TEST(TraceRecorded, HeatSmallHasEveryLaunchAndTheCapsNcuUsed) {
+  Trace t = read_trace(std::string(OPTIMAS_TEST_DATA) + "/h200/heat/small/trace");
+  ASSERT_EQ(t.launches.size(), 1500u);
+  EXPECT_TRUE(t.incomplete.empty());
+  EXPECT_EQ(t.dropped, 0u);
+  for (std::size_t i = 1; i < t.launches.size(); ++i) EXPECT_LE(t.launches[i - 1].start_ns, t.launches[i].start_ns);
+  HotKernels hk = select_hot_kernels(t.launches, 0.8);
+  ASSERT_EQ(hk.kernels.size(), 3u);
+  for (const auto& k : hk.kernels) EXPECT_EQ(k.launches, 500) << k.kernel;
+  EXPECT_EQ(t.launches[0].kernel, "stencil_step");
+  EXPECT_EQ(t.launches[0].grid, (std::array<std::int64_t, 3>{8, 32, 1}));  // 256 x 256 in 32 x 8 blocks
+  EXPECT_EQ(t.launches[0].block, (std::array<std::int64_t, 3>{32, 8, 1}));
+  // The picks ncu was given (manifest.json's launch_picks): first, middle, last of each.
+  auto picks = pick_launches(t.launches, hk.hot_demangled(), 3);
+  ASSERT_EQ(picks.size(), hk.hot_demangled().size());
+  for (const auto& p : picks) EXPECT_EQ(p.invocations, (std::vector<std::int64_t>{1, 250, 500})) << p.function;
+}
