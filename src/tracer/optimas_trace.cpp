@@ -31,6 +31,7 @@ constexpr int k_format_version = 1;
 
 std::mutex g_mutex; // the file and the name table; CUPTI may complete buffers on any thread
 std::FILE* g_file = nullptr;
+std::string g_path;
 std::unordered_map<std::string, std::uint32_t> g_names;
 std::uint64_t g_launches = 0;
 std::uint64_t g_dropped = 0;
@@ -39,11 +40,16 @@ std::atomic<bool> g_finished{false};
 
 void say(const char* what) { std::fprintf(stderr, "optimas-trace: %s\n", what); }
 
+// No trace rather than a partial one: the file goes, and the message says why.
 void fail(const char* call, CUptiResult r) {
   const char* text = nullptr;
   cuptiGetResultString(r, &text);
   std::fprintf(stderr, "optimas-trace: %s failed (%s); no kernel trace is written\n", call, text ? text : "?");
   g_enabled = false;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_file) std::fclose(g_file);
+  g_file = nullptr;
+  std::remove(g_path.c_str());
 }
 
 // Tabs and newlines would break the line format; kernel names never hold them, but a
@@ -119,10 +125,10 @@ bool open_trace() {
     say("OPTIMAS_TRACE_DIR is not set; no kernel trace is written");
     return false;
   }
-  std::string path = std::string(dir) + "/trace-" + std::to_string(getpid()) + ".tsv";
-  g_file = std::fopen(path.c_str(), "w");
+  g_path = std::string(dir) + "/trace-" + std::to_string(getpid()) + ".tsv";
+  g_file = std::fopen(g_path.c_str(), "w");
   if (!g_file) {
-    std::fprintf(stderr, "optimas-trace: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "optimas-trace: cannot write %s: %s\n", g_path.c_str(), std::strerror(errno));
     return false;
   }
   // Records arrive in buffers of thousands; a large stdio buffer keeps the writes few.
