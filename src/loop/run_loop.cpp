@@ -129,7 +129,7 @@ llm::BackendConfig backend_config(const config::AppConfig& app, const Settings& 
 json read_json(const std::string& path) {
   try {
     return json::parse(util::read_file(path));
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) { // parse_error, and out_of_range for a number like 1e400
     throw Error(fmt::format("{}: not valid JSON ({}); delete it to redo that step", path, e.what()));
   }
 }
@@ -151,7 +151,7 @@ std::vector<json> read_journal(const std::string& path) {
     if (line.empty()) continue;
     try {
       out.push_back(json::parse(line));
-    } catch (const json::parse_error&) {
+    } catch (const json::exception&) {
       log::warn("{}: ignoring a truncated line", path);
     }
   }

@@ -606,6 +606,9 @@ json RunStore::load_run(const std::string& id) const {
     auto close = what.find("] ");
     if (close != std::string::npos) what = what.substr(close + 2);
     throw ParseError(path, line_of(content, e.byte), "run " + id + ": not valid JSON: " + what);
+  } catch (const json::exception& e) {
+    // A number past double's range (1e400) is out_of_range, not parse_error.
+    throw ParseError(path, 0, "run " + id + ": not valid JSON: " + std::string(e.what()));
   }
   if (!doc.is_object()) throw ParseError(path, 1, "run " + id + ": run.json is not a JSON object");
   return doc;

@@ -166,6 +166,15 @@ TEST(RunStore, LoadRunReportsTheFileAndLineOfBrokenJson) {
   dir.file("broken/run.json", "[1, 2]");
   EXPECT_THROW(store.load_run("broken"), ParseError);
   EXPECT_THROW(store.load_run("absent"), Error);
+  // A number past double's range is nlohmann's out_of_range, not its parse_error: still the
+  // file's error, not an internal one.
+  dir.file("broken/run.json", "{\"id\": \"broken\", \"wall_s\": 1e400}");
+  try {
+    store.load_run("broken");
+    FAIL() << "1e400 parsed";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.file(), store.run_dir("broken") + "/run.json");
+  }
 }
 
 TEST(RunStore, ListRunsReturnsTheIndexedFieldsNewestFirst) {
