@@ -435,7 +435,7 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
       e.failure = "its kernel trace has no end line: a process of the run did not exit normally";
       return e;
     }
-    e.traced_ms = profile::traced_time_ns(trace, sandbox.trace_kernels) / 1e6;
+    e.traced_ms = profile::traced_time_ns(trace) / 1e6;
     e.traced_launches = trace.launches.size();
     fs::remove_all(trace_dir, ec);
   }

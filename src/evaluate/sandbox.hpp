@@ -19,10 +19,8 @@ struct Sandbox {
   double timeout_s = 600;
   util::ResourceLimits limits;
   // With a kernel tracer (liboptimas-trace.so) every run records its kernels, and the run's
-  // kernel time is their summed GPU time (of the kernels whose profile::kernel_signature_key is in
-  // trace_kernels; all when empty).
+  // kernel time is the summed GPU time of all of them.
   std::string tracer;
-  std::vector<std::string> trace_kernels;
 };
 
 // Default isolation for an application: its timeout, no core dumps, files up to 16 GiB,
