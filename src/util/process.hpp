@@ -71,6 +71,12 @@ struct ChildInfo {
 using ChildObserver = std::function<void(const ChildInfo& child, bool running)>;
 void set_child_observer(ChildObserver observer);
 
+// Seconds a program gets between SIGTERM and SIGKILL (on timeout, or when optimas dies).
+inline constexpr double k_grace_s = 2.0;
+// Seconds we give the supervisor beyond that before killing it and the program's group
+// ourselves (it only overruns when a process ignores SIGKILL, e.g. stuck in a driver).
+inline constexpr double k_supervisor_slack_s = 10.0;
+
 // The start time of process `pid` in clock ticks after boot; nullopt when there is none.
 std::optional<std::uint64_t> process_start_time(int pid);
 

@@ -1,0 +1,137 @@
+// Ending what an earlier optimas left running: its recorded supervisors and program groups,
+// checked by start time so that a reused pid is never signalled, and the processes that carry
+// its run's mark (util/process.hpp).
+#include "util/process.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace optimas::util {
+
+namespace {
+
+double monotonic_s() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+int pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+// Sends `sig` to the process `pid` when it still started at `start`. Through a pidfd (Linux
+// 5.3), opened before the check, the signal cannot reach a process that reused the pid; then
+// waits up to `wait_s` for it to exit and returns whether it did. Without pidfds, the check and
+// the kill are a moment apart, and the wait looks at /proc.
+bool signal_if_same(pid_t pid, std::uint64_t start, int sig, double wait_s, bool& signalled) {
+  int fd = pidfd_open(pid);
+  if (fd >= 0) {
+    bool exited = true;
+    if (process_start_time(pid) == start) {
+#ifdef SYS_pidfd_send_signal
+      if (::syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0) == 0) signalled = true;
+#else
+      if (::kill(pid, sig) == 0) signalled = true;
+#endif
+      pollfd p{fd, POLLIN, 0};
+      exited = ::poll(&p, 1, static_cast<int>(wait_s * 1000)) > 0;
+    }
+    ::close(fd);
+    return exited;
+  }
+  if (process_start_time(pid) != start) return true;
+  if (::kill(pid, sig) == 0) signalled = true;
+  for (double t0 = monotonic_s(); monotonic_s() - t0 < wait_s;) {
+    auto now = process_start_time(pid);
+    if (now != start) return true;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    auto paren = text.rfind(')');
+    if (paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z') return true;
+    ::usleep(10000);
+  }
+  return false;
+}
+
+} // namespace
+
+std::optional<std::uint64_t> process_start_time(int pid) {
+  if (pid <= 0) return std::nullopt;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto paren = text.rfind(')');
+  if (paren == std::string::npos) return std::nullopt;
+  // Fields after the command name start with the third, the state; the start time is the 22nd.
+  std::istringstream fields(text.substr(paren + 1));
+  std::string field;
+  for (int i = 3; i <= 22; ++i)
+    if (!(fields >> field)) return std::nullopt;
+  try {
+    return std::stoull(field);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+bool end_child(const ChildInfo& child) {
+  bool signalled = false;
+  if (child.supervisor > 0) {
+    // The supervisor ends its program's tree itself, as when optimas dies; SIGKILL only when
+    // it does not finish in time.
+    if (!signal_if_same(child.supervisor, child.supervisor_start, SIGTERM, k_grace_s + k_supervisor_slack_s, signalled))
+      signal_if_same(child.supervisor, child.supervisor_start, SIGKILL, 5.0, signalled);
+  }
+  if (child.group > 0 && child.group_start != 0 && process_start_time(child.group) == child.group_start) {
+    // The supervisor was gone (killed itself) and the program lives on: the group it leads is
+    // its own. Once the program has gone, a group of that id may be another's (the pid can be
+    // reused, as a new group leader that exits before its members), so it is not signalled:
+    // what is left there carries the run's mark (end_marked).
+    if (::kill(-child.group, SIGKILL) == 0) signalled = true;
+  }
+  return signalled;
+}
+
+int end_marked(const std::string& name, const std::string& value) {
+  if (name.empty()) return 0;
+  const std::string mark = name + "=" + value;
+  const std::string self = std::to_string(::getpid());
+  std::set<std::string> ended;
+  // A marked process may start another while we look: look again until a pass finds none.
+  for (int pass = 0; pass < 100; ++pass) {
+    int found = 0;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+      const std::string pid = entry.path().filename().string();
+      if (pid.find_first_not_of("0123456789") != std::string::npos || pid == self) continue;
+      std::ifstream in("/proc/" + pid + "/environ", std::ios::binary);
+      std::string env((std::istreambuf_iterator<char>(in)), {});
+      // Entries are NUL-terminated; a zombie's is empty.
+      bool marked =
+          env.compare(0, mark.size() + 1, mark + '\0') == 0 || env.find('\0' + mark + '\0') != std::string::npos;
+      if (marked && ::kill(std::stoi(pid), SIGKILL) == 0) {
+        ended.insert(pid);
+        ++found;
+      }
+    }
+    if (found == 0) break;
+  }
+  return static_cast<int>(ended.size());
+}
+
+} // namespace optimas::util
