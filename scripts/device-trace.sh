@@ -160,6 +160,18 @@ if step noop; then
   done
 fi
 
+if step split; then
+  # The tracer's cost split into its parts (bench/trace_variants.sh built .device/variants).
+  # SPLIT_ARGS: heat's argument sets, separated by ';'.
+  IFS=';' read -ra sets <<< "${SPLIT_ARGS:---nx 512 --ny 512 --steps 4000;--nx 512 --ny 512 --steps 4000 --check 4000;--nx 64 --ny 64 --steps 4000}"
+  for args in "${sets[@]}"; do
+    timeout "$(limit 150)" bash bench/trace_overhead_split.sh .device/variants "${SPLIT_RUNS:-9}" -- "$W/heat" $args \
+      --out "$W/o.out" > "$W/split.txt" 2>&1
+    log "tracer cost split, heat $args: exit $?"
+    cat "$W/split.txt" | tee -a "$OUT/device.log"
+  done
+fi
+
 if step gputest; then
   OPTIMAS=$(command -v optimas) OPTIMAS_SOURCE_DIR=$PWD timeout "$(limit 150)" bash tests/scenario/gpu_profile.sh > "$OUT/gpu_profile.txt" 2>&1
   log "gpu_profile.sh: exit $? ($(tail -1 "$OUT/gpu_profile.txt"))"
