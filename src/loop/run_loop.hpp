@@ -5,6 +5,7 @@
 #pragma once
 
 #include "config/app_config.hpp"
+#include "loop/settings.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -13,16 +14,6 @@
 #include <string>
 
 namespace optimas::loop {
-
-// What the command line may change over optimas.yml (kept in the run folder, so a resumed run
-// works with the same settings). Keys: model, base_url, options (["k=v"]), diagnostics, scope,
-// iterations, retries, runs, warmup, timing, measure_configs, validate_configs, fresh_seeds,
-// tolerance ("rel=1e-12"), import, ncu, full_profile, execute ("auto", "yes", "no"),
-// template, token_budget, cache_dir, no_cache, keep_work.
-using Overrides = nlohmann::json;
-
-// Applies the settings overrides to an application's configuration; UsageError on a bad value.
-void apply_overrides(config::AppConfig& app, const Overrides& overrides);
 
 struct Progress {
   std::string step;   // "baseline", "profile", "i1a1 build", ...
