@@ -87,11 +87,14 @@ fi
 
 if step overhead; then
   log "tracer overhead, heat default (512x512, 4000 steps: 12,000 launches)"
-  timeout "$(limit 150)" bash bench/trace_overhead.sh "$TRACER" 7 -- "$W/heat" --nx 512 --ny 512 --steps 4000 \
+  timeout "$(limit 150)" bash bench/trace_overhead.sh "$TRACER" "${OVERHEAD_RUNS:-7}" -- "$W/heat" --nx 512 --ny 512 --steps 4000 \
     --out "$W/o.out" 2>&1 | tee -a "$OUT/device.log"
   log "tracer overhead, tiny grid (64x64, 4000 steps: 12,000 launches of a few microseconds)"
   timeout "$(limit 100)" bash bench/trace_overhead.sh "$TRACER" 7 -- "$W/heat" --nx 64 --ny 64 --steps 4000 \
     --out "$W/o.out" 2>&1 | tee -a "$OUT/device.log"
+  log "tracer overhead, large grid (2048x2048, 3334 steps: 10,002 launches of about 30 microseconds)"
+  timeout "$(limit 100)" bash bench/trace_overhead.sh "$TRACER" "${OVERHEAD_RUNS:-7}" -- "$W/heat" --nx 2048 --ny 2048 \
+    --steps 3334 --out "$W/o.out" 2>&1 | tee -a "$OUT/device.log"
 fi
 
 if step ncucost; then
@@ -195,7 +198,7 @@ PY
 fi
 
 if step examples; then
-  for ex in ${TRACE_EXAMPLES:-stream accuracy shmem sobol gather stencil spmv edges heat}; do
+  for ex in ${TRACE_EXAMPLES:-stream accuracy shmem sobol gather stencil spmv edges heat windows}; do
     [ -d "examples/$ex" ] || continue
     t0=$(date +%s.%N)
     timeout "$(limit 90)" optimas profile "examples/$ex" -i default -o "$W/profiles/$ex" \

@@ -1,6 +1,7 @@
 #include "config/app_config.hpp"
 
 #include "util/error.hpp"
+#include "util/regex.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -152,9 +153,9 @@ std::string fill(const std::string& text, const InputConfig& c, const std::strin
 
 void check_regex(const Reader& rd, const YAML::Node& at, const std::string& re, const char* what, unsigned groups) {
   try {
-    if (std::regex(re).mark_count() < groups)
+    if (util::compile_regex(re).mark_count() < groups)
       rd.fail(at, fmt::format("\"{}\" needs a capture group around the number", what));
-  } catch (const std::regex_error& e) {
+  } catch (const util::BadRegex& e) {
     rd.fail(at, fmt::format("\"{}\" is not a valid regex (\"{}\"): {}", what, re, e.what()));
   }
 }

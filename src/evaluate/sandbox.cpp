@@ -5,6 +5,7 @@
 #include "util/error.hpp"
 #include "util/hash.hpp"
 #include "util/log.hpp"
+#include "util/regex.hpp"
 #include "util/secrets.hpp"
 #include "util/strings.hpp"
 
@@ -374,7 +375,7 @@ BuildResult build_in(const config::AppConfig& app, const std::string& dir, const
 
 std::optional<double> parse_kernel_time(const std::string& pattern, const std::string& text) {
   if (pattern.empty()) return std::nullopt;
-  std::regex re(pattern);
+  std::regex re = util::compile_regex(pattern); // checked when optimas.yml was loaded
   std::optional<double> total;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
     char* end = nullptr;
@@ -458,8 +459,8 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
     // The output is stdout, less the lines that vary from run to run: the kernel time and what
     // validate.ignore names (bandwidths, elapsed times).
     std::vector<std::regex> drop;
-    if (!kt.empty()) drop.emplace_back(kt.pattern);
-    for (const auto& re : app.validate.ignore) drop.emplace_back(re);
+    if (!kt.empty()) drop.push_back(util::compile_regex(kt.pattern));
+    for (const auto& re : app.validate.ignore) drop.push_back(util::compile_regex(re));
     std::string kept;
     for (std::size_t start = 0; start < out.size();) {
       std::size_t end = out.find('\n', start);

@@ -207,10 +207,13 @@ Profile import_manifest_dir(const std::string& dir) {
       const auto& p = r.value("pages", nlohmann::json::object());
       if (!p.contains(key) || p[key].get<std::string>().empty()) return {};
       // A page is a file of the profile folder: not a path out of it, not a device.
+      // The error_code forms: a name the file system refuses (too long, say) is a bad page too.
       fs::path path = fs::path(dir) / p[key].get<std::string>();
-      auto rel = fs::weakly_canonical(path).lexically_relative(fs::weakly_canonical(dir));
-      bool kind_ok = fs::is_regular_file(path) || (folder_ok && fs::is_directory(path));
-      if (rel.empty() || *rel.begin() == ".." || !kind_ok)
+      std::error_code ec_page, ec_dir, ec_kind;
+      auto rel = fs::weakly_canonical(path, ec_page).lexically_relative(fs::weakly_canonical(dir, ec_dir));
+      auto st = fs::status(path, ec_kind);
+      bool kind_ok = fs::is_regular_file(st) || (folder_ok && fs::is_directory(st));
+      if (ec_page || ec_dir || ec_kind || rel.empty() || *rel.begin() == ".." || !kind_ok)
         throw ParseError(manifest_path, 0,
                          fmt::format("page \"{}\" of run {} is not a file inside {}", p[key].get<std::string>(),
                                      r.value("config", "?"), dir));

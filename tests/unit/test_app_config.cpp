@@ -80,6 +80,11 @@ TEST(AppConfig, ErrorsNameTheLine) {
   std::string bad_regex = k_valid;
   bad_regex.replace(bad_regex.find("'kernel_time_ms: ([0-9.]+)'"), 27, "'no group here'");
   EXPECT_EQ(error_line(dir.file("f.yml", bad_regex)), 10u);
+
+  // libstdc++'s regex compiler overflows a long on this repeat count (found by fuzz_app_config).
+  std::string huge_repeat = k_valid;
+  huge_repeat.replace(huge_repeat.find("'kernel_time_ms: ([0-9.]+)'"), 27, "'x{7777777777777777777}([0-9]+)'");
+  EXPECT_EQ(error_line(dir.file("g.yml", huge_repeat)), 10u);
 }
 
 TEST(AppConfig, MissingSourceAndFile) {

@@ -111,6 +111,9 @@ TEST(Importer, ManifestFieldsAndPagesAreChecked) {
            {R"({"runs": [{"config": "d", "pages": {"raw": 12}}]})", "runs[0].pages.raw must be a file name"},
            {R"({"runs": [{"config": "d", "pages": {"raw": "../../../etc/passwd"}}]})", "is not a file inside"},
            {R"({"runs": [{"config": "d", "pages": {"raw": "/dev/zero"}}]})", "is not a file inside"},
+           // A name the file system refuses (ENAMETOOLONG; found by fuzz_manifest).
+           {R"({"runs": [{"config": "d", "pages": {"raw": ")" + std::string(300, 'x') + R"(.csv"}}]})",
+            "is not a file inside"},
            // Found by fuzz_manifest: a number too large for a double escaped as nlohmann's out_of_range.
            {R"({"alpha": 1e400, "runs": [)" + run + "]}", "not valid JSON"},
        }) {

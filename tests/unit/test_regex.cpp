@@ -1,0 +1,39 @@
+#include "util/regex.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using optimas::util::BadRegex;
+using optimas::util::compile_regex;
+
+TEST(Regex, CompilesOrdinaryPatterns) {
+  EXPECT_EQ(compile_regex(R"(kernel_time_ms: ([0-9.]+))").mark_count(), 1u);
+  EXPECT_TRUE(std::regex_search("a aaa", compile_regex("a{3}")));
+  EXPECT_TRUE(std::regex_search("xx", compile_regex("x{1,1000}")));
+}
+
+TEST(Regex, RefusesRepeatCountsOverTheLimit) {
+  EXPECT_THROW(compile_regex("x{7777777777777777777}"), BadRegex); // UB inside libstdc++ otherwise
+  EXPECT_THROW(compile_regex("x{1001}"), BadRegex);
+  EXPECT_THROW(compile_regex("x{2,5000}"), BadRegex);
+  EXPECT_THROW(compile_regex("x{12345,}"), BadRegex);
+  try {
+    compile_regex("(a){2000}");
+    FAIL() << "no error";
+  } catch (const BadRegex& e) {
+    EXPECT_NE(std::string(e.what()).find("2000"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Regex, BracesThatAreNotRepeatsAreLeftAlone) {
+  // An escaped brace and one in a bracket expression are characters, not repeat counts.
+  EXPECT_TRUE(std::regex_search("{99999}", compile_regex(R"(\{99999\})")));
+  EXPECT_TRUE(std::regex_search("9", compile_regex("[{99999}]")));
+}
+
+TEST(Regex, RefusesLongAndInvalidPatterns) {
+  EXPECT_THROW(compile_regex(std::string(optimas::util::k_regex_max_length + 1, 'a')), BadRegex);
+  EXPECT_NO_THROW(compile_regex(std::string(optimas::util::k_regex_max_length, 'a')));
+  EXPECT_THROW(compile_regex("(unclosed"), BadRegex);
+}
