@@ -8,13 +8,21 @@ namespace optimas::util {
 
 namespace {
 
+std::size_t digits_at(const std::string& p, std::size_t i) {
+  std::size_t j = i;
+  while (j < p.size() && std::isdigit(static_cast<unsigned char>(p[j]))) ++j;
+  return j - i;
+}
+
 // The first repeat count {n}, {n,} or {n,m} over the limit, outside bracket expressions and
-// escapes; 0 when there is none.
+// escapes, or a back-reference \N of more than 4 digits (the compiler reads both into a long);
+// 0 when there is none.
 unsigned long too_large_repeat(const std::string& p) {
   bool in_brackets = false;
   for (std::size_t i = 0; i < p.size(); ++i) {
     char c = p[i];
     if (c == '\\') {
+      if (digits_at(p, i + 1) > 4) return k_regex_max_repeat + 1;
       ++i;
     } else if (in_brackets) {
       in_brackets = c != ']';
@@ -45,7 +53,9 @@ std::regex compile_regex(const std::string& pattern) {
   if (pattern.size() > k_regex_max_length)
     throw BadRegex(fmt::format("it is {} characters long; at most {} are accepted", pattern.size(), k_regex_max_length));
   if (unsigned long n = too_large_repeat(pattern))
-    throw BadRegex(n > 9999 ? fmt::format("a repeat count has more than 4 digits; at most {} is accepted", k_regex_max_repeat)
+    throw BadRegex(n > 9999 ? fmt::format("a repeat count or back-reference has more than 4 digits; repeats of at most {} "
+                                          "are accepted",
+                                          k_regex_max_repeat)
                             : fmt::format("a repeat count of {} is over the limit of {}", n, k_regex_max_repeat));
   try {
     return std::regex(pattern);

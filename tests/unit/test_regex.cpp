@@ -11,6 +11,7 @@ TEST(Regex, CompilesOrdinaryPatterns) {
   EXPECT_EQ(compile_regex(R"(kernel_time_ms: ([0-9.]+))").mark_count(), 1u);
   EXPECT_TRUE(std::regex_search("a aaa", compile_regex("a{3}")));
   EXPECT_TRUE(std::regex_search("xx", compile_regex("x{1,1000}")));
+  EXPECT_TRUE(std::regex_search("abab", compile_regex(R"((ab)\1)")));
 }
 
 TEST(Regex, RefusesRepeatCountsOverTheLimit) {
@@ -18,6 +19,7 @@ TEST(Regex, RefusesRepeatCountsOverTheLimit) {
   EXPECT_THROW(compile_regex("x{1001}"), BadRegex);
   EXPECT_THROW(compile_regex("x{2,5000}"), BadRegex);
   EXPECT_THROW(compile_regex("x{12345,}"), BadRegex);
+  EXPECT_THROW(compile_regex(R"((a)\7777777777777777777777)"), BadRegex); // a back-reference, read the same way
   try {
     compile_regex("(a){2000}");
     FAIL() << "no error";
