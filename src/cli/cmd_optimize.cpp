@@ -6,6 +6,7 @@
 #include "analysis/diagnostics.hpp"
 #include "analysis/json.hpp"
 #include "cli/common.hpp"
+#include "cli/options.hpp"
 #include "edit/apply.hpp"
 #include "edit/guardrails.hpp"
 #include "evaluate/variant.hpp"
@@ -37,7 +38,7 @@ struct OptimizeArgs {
   ProfileInput input;
   BackendChoice backend;
   PromptChoice prompt;
-  std::string scope = "kernel";
+  std::string scope;
   std::string out = "optimas-variant";
   bool compile = false;
   bool json = false;
@@ -139,9 +140,7 @@ void add_optimize_command(CLI::App& app) {
   add_profile_input_options(cmd, a->input);
   add_backend_options(cmd, a->backend);
   add_prompt_options(cmd, a->prompt);
-  cmd->add_option("--scope", a->scope, "Where edits may go: kernel (the implicated kernels) or file")
-      ->check(CLI::IsMember({"kernel", "file"}))
-      ->capture_default_str();
+  add_option(cmd, "scope", a->scope);
   cmd->add_option("-o,--out", a->out, "Folder for the variant, its diff and the results")->capture_default_str();
   cmd->add_flag("--compile", a->compile,
                 "Build the variant with the application's build command, in the sandbox (no API keys)");
