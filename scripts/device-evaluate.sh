@@ -48,7 +48,7 @@ if step manual; then
     (
       cd "$W/manual-$ex" || exit 1
       args=(--runs-dir "$RUNS" --import "$profile" "${NO_REPROFILE[@]}" --measure-configs default)
-      timeout $(( $(left) - 10 )) optimas run --config app -m manual "${args[@]}" > first.out 2> first.log
+      timeout $(( $(left) - 10 )) optimas run --app app -m manual "${args[@]}" > first.out 2> first.log
       rc=$?
       [ "$rc" -eq 4 ] || { echo "expected exit 4 (waiting), got $rc"; tail -5 first.log; exit 1; }
       prompt=$(ls optimas-manual/prompt-*.md)
@@ -82,7 +82,7 @@ if step aa; then
     profile="$W/h200/$ex"; [ -d "$profile" ] || profile="tests/data/h200/$ex"
     log "A/A $ex"
     rm -rf "$W/aa-$ex" && cp -r "examples/$ex" "$W/aa-$ex"
-    timeout $(( $(left) - 5 )) optimas run --config "$W/aa-$ex" --runs-dir "$RUNS" --import "$profile" "${NO_REPROFILE[@]}" \
+    timeout $(( $(left) - 5 )) optimas run --app "$W/aa-$ex" --runs-dir "$RUNS" --import "$profile" "${NO_REPROFILE[@]}" \
       --aa --runs 10 --measure-configs default --validate-configs default --fresh-seeds 0 --json \
       > "$OUT/aa-$ex.json" 2> "$W/aa-$ex.log"
     log "A/A $ex exit $?: $(python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["variants"][0]; print(v["status"], v["reason"])' "$OUT/aa-$ex.json" 2>&1)"

@@ -182,7 +182,7 @@ fi
 
 if step aa; then
   # Measurement by trace end to end: an A/A run (a second build of the unchanged program).
-  timeout "$(limit 120)" optimas run --config examples/heat --aa --runs 4 --measure-configs small --runs-dir "$W/runs" \
+  timeout "$(limit 120)" optimas run --app examples/heat --aa --runs 4 --measure-configs small --runs-dir "$W/runs" \
     --json > "$W/aa.json" 2> "$W/aa.txt"
   log "A/A heat (timing by trace): exit $?; $(grep -E 'measure|timing' "$W/aa.txt" | tail -3 | tr '\n' ' ')"
   python3 - "$W/runs" <<'PY' | tee -a "$OUT/device.log"

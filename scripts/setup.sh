@@ -15,7 +15,7 @@ if ! command -v nvcc >/dev/null; then
   echo "from NVIDIA, then run this again. The tests run without it: bash scripts/test.sh"
   exit 0
 fi
-args=(run --config examples/stream)
+args=(run --app examples/stream)
 if ! { command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU && command -v ncu >/dev/null; }; then
   echo "No NVIDIA GPU with ncu here: using the profile of examples/stream recorded on an H200"
   echo "(tests/data/h200/stream); the variant is built but not run or measured."

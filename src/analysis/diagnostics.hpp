@@ -24,7 +24,7 @@ unsigned parse_sources(std::string_view list);
 std::string sources_label(unsigned sources);
 
 struct AnalysisOptions {
-  double alpha = profile::k_default_alpha;
+  double alpha = config::default_of<double>("alpha");
   double tau_sat = k_default_tau_sat;
   SaliencyOptions saliency;
   EompOptions eomp;

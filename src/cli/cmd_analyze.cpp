@@ -3,6 +3,7 @@
 
 #include "analysis/diagnostics.hpp"
 #include "analysis/json.hpp"
+#include "cli/options.hpp"
 #include "profile/importer.hpp"
 
 #include "util/json_text.hpp"
@@ -16,8 +17,8 @@ namespace {
 
 struct AnalyzeArgs {
   std::string profile = "optimas-profile";
-  std::string diagnostics = "pc,ia,roofline";
-  std::string ncu = "ncu";
+  std::string diagnostics;
+  std::string ncu;
   analysis::AnalysisOptions options;
   bool json = false;
 };
@@ -42,13 +43,10 @@ void add_analyze_command(CLI::App& app) {
                                  "Hot kernels, roofline, PC-stall saliency and counter selection, with evidence IDs");
   cmd->add_option("profile", a->profile, "A profile directory, a folder of ncu CSV pages, or a .ncu-rep")
       ->capture_default_str();
-  cmd->add_option("--diagnostics", a->diagnostics, "Sources to use: any of pc, ia, roofline (comma-separated) or all")
-      ->capture_default_str();
-  cmd->add_option("--config", a->options.config,
-                  "Input configuration whose run is analysed (default: \"default\" or the first)");
-  cmd->add_option("--alpha", a->options.alpha, "Hot kernels: smallest set with at least this share of GPU time")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+  add_option(cmd, "diagnostics", a->diagnostics);
+  add_option(cmd, "input", a->options.config);
+  add_deprecated_alias(cmd, "--config", "input", a->options.config);
+  add_option(cmd, "alpha", a->options.alpha);
   cmd->add_option("--tau-sat", a->options.tau_sat, "Roofline: a resource is saturated at this utilisation")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
@@ -70,7 +68,7 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--seed", a->options.eomp.seed, "Counters: random seed (results are deterministic for a seed)")
       ->capture_default_str();
   cmd->add_option("--counters", a->options.eomp.report, "Counters: how many to report")->capture_default_str();
-  cmd->add_option("--ncu", a->ncu, "The ncu executable (for .ncu-rep input)")->envname("OPTIMAS_NCU");
+  add_option(cmd, "ncu", a->ncu);
   cmd->add_flag("--json", a->json, "Print the diagnostics as JSON (schema optimas.diagnostics/1)");
   cmd->callback([a] { run_analyze(*a); });
 }

@@ -1,13 +1,15 @@
 // optimas optimize: from a profile and a backend (builtin by default) to a variant source and
 // its diff, checked by the guardrails — without running anything. --compile builds the variant
-// in its own copy of the application.
+// in its own copy of the application, through the sandbox (evaluate/variant.hpp).
 #include "cli/commands.hpp"
 
 #include "analysis/diagnostics.hpp"
 #include "analysis/json.hpp"
 #include "cli/common.hpp"
+#include "cli/options.hpp"
 #include "edit/apply.hpp"
 #include "edit/guardrails.hpp"
+#include "evaluate/variant.hpp"
 #include "llm/backend.hpp"
 #include "llm/cache.hpp"
 #include "llm/retry.hpp"
@@ -18,7 +20,6 @@
 #include "util/error.hpp"
 #include "util/json_text.hpp"
 #include "util/log.hpp"
-#include "util/process.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -37,7 +38,7 @@ struct OptimizeArgs {
   ProfileInput input;
   BackendChoice backend;
   PromptChoice prompt;
-  std::string scope = "kernel";
+  std::string scope;
   std::string out = "optimas-variant";
   bool compile = false;
   bool json = false;
@@ -74,11 +75,10 @@ void run_optimize(const OptimizeArgs& a) {
   // not touched.
   fs::path out(a.out);
   fs::path variant = out / "variant";
-  fs::remove_all(variant);
   fs::create_directories(out);
-  fs::copy(loaded.app.dir, variant, fs::copy_options::recursive);
-  for (const auto& s : loaded.app.sources)
-    util::write_file((variant / s).string(), app.result.at(fs::path(s).filename().string()));
+  std::map<std::string, std::string> edited;
+  for (const auto& s : loaded.app.sources) edited[s] = app.result.at(fs::path(s).filename().string());
+  evaluate::write_variant(loaded.app, edited, variant.string());
   util::write_file((out / "diff.patch").string(), diff);
   util::write_file((out / "reply.json").string(), util::json_text(prompt::to_json(merged)) + "\n");
 
@@ -95,14 +95,9 @@ void run_optimize(const OptimizeArgs& a) {
   result["variant"] = variant.string();
 
   if (a.compile && violations.empty()) {
-    util::ProcessSpec spec = util::shell(loaded.app.build_command);
-    spec.cwd = variant.string();
-    spec.timeout_s = loaded.app.timeout_s;
-    spec.stdout_path = (out / "build.log").string();
-    spec.stderr_to_stdout = true;
-    auto r = util::run_process(spec);
-    result["compiled"] = r.ok();
-    result["build"] = {{"command", loaded.app.build_command}, {"result", r.describe()}, {"log", spec.stdout_path}};
+    auto b = evaluate::build_variant(loaded.app, variant.string(), (out / "build.log").string());
+    result["compiled"] = b.ok;
+    result["build"] = {{"command", loaded.app.build_command}, {"result", b.result}, {"log", b.log}};
   }
   util::write_file((out / "result.json").string(), util::json_text(result) + "\n");
 
@@ -145,11 +140,10 @@ void add_optimize_command(CLI::App& app) {
   add_profile_input_options(cmd, a->input);
   add_backend_options(cmd, a->backend);
   add_prompt_options(cmd, a->prompt);
-  cmd->add_option("--scope", a->scope, "Where edits may go: kernel (the implicated kernels) or file")
-      ->check(CLI::IsMember({"kernel", "file"}))
-      ->capture_default_str();
+  add_option(cmd, "scope", a->scope);
   cmd->add_option("-o,--out", a->out, "Folder for the variant, its diff and the results")->capture_default_str();
-  cmd->add_flag("--compile", a->compile, "Build the variant with the application's build command");
+  cmd->add_flag("--compile", a->compile,
+                "Build the variant with the application's build command, in the sandbox (no API keys)");
   cmd->add_flag("--json", a->json, "Print the result as JSON");
   cmd->callback([a] { run_optimize(*a); });
 }

@@ -1,6 +1,7 @@
 // optimas profile: run Nsight Compute over an application, or import existing reports.
 #include "cli/commands.hpp"
 
+#include "cli/options.hpp"
 #include "config/app_config.hpp"
 #include "profile/hot_kernels.hpp"
 #include "profile/importer.hpp"
@@ -26,24 +27,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The profiler's options are bound to profile::NcuOptions itself, so that its defaults are the
+// only ones; the option table's rows (ncu, tracer, alpha, input) start at the table's.
 struct ProfileArgs {
   std::string app = ".";
   std::string import_path;
   std::string out;
-  std::vector<std::string> inputs;
+  profile::NcuOptions ncu;
   bool full = false;
-  double alpha = profile::k_default_alpha;
-  std::string clock_control = "none";
-  std::vector<std::string> sections;
   std::string metrics;
-  int repeats = 1;
-  int launch_count = 0;
-  int launch_cap = 3;
-  std::string tracer = "auto";
-  double budget_s = 0;
-  int warp_sampling_interval = -1;
-  double timeout_s = 1800;
-  std::string ncu = "ncu";
   bool no_build = false;
   bool dry_run = false;
   bool json = false;
@@ -57,13 +49,13 @@ std::string app_config_path(const std::string& app) {
   return p.string();
 }
 
-void print_summary(const profile::Profile& prof) {
+void print_summary(const profile::Profile& prof, double alpha) {
   for (const auto& run : prof.runs) {
     std::cout << fmt::sprintf("run %s (repeat %d): %zu profiled launches", run.config.c_str(), run.repeat,
                               run.launches.size());
     if (!run.timing.empty()) std::cout << fmt::sprintf(", %zu in the timing pass", run.timing.size());
     std::cout << fmt::sprintf(", %.1f KB of pages\n", static_cast<double>(run.input_bytes) / 1024.0);
-    auto hot = profile::select_hot_kernels(run.timed_launches());
+    auto hot = profile::select_hot_kernels(run.timed_launches(), alpha);
     std::cout << fmt::sprintf("  %-40s %8s %12s %7s\n", "kernel", "launches", "time (us)", "share");
     for (const auto& k : hot.kernels)
       std::cout << fmt::sprintf("  %-40s %8d %12.3f %6.1f%%%s\n", k.kernel.c_str(), k.launches, k.total_ns / 1e3,
@@ -94,29 +86,17 @@ void run_profile(const ProfileArgs& a) {
   profile::Profile prof;
   if (!a.import_path.empty()) {
     profile::ImportOptions io;
-    io.ncu = a.ncu;
-    io.timeout_s = a.timeout_s;
+    io.ncu = a.ncu.ncu;
+    io.timeout_s = a.ncu.timeout_s;
     if (!a.out.empty()) io.export_dir = a.out;
     log::info("importing {}", a.import_path);
     prof = profile::import_profile(a.import_path, io);
   } else {
     auto app = config::load_app_config(app_config_path(a.app));
-    profile::NcuOptions o;
-    o.ncu = a.ncu;
+    profile::NcuOptions o = a.ncu;
     o.mode = a.full ? profile::ProfileMode::full : profile::ProfileMode::two_pass;
-    o.alpha = a.alpha;
-    o.clock_control = a.clock_control;
-    o.sections = a.sections;
     if (!a.metrics.empty())
       for (auto m : util::split(a.metrics, ',')) o.metrics.emplace_back(util::trim(m));
-    o.configs = a.inputs;
-    o.repeats = a.repeats;
-    o.launch_count = a.launch_count;
-    o.launch_cap = a.launch_cap;
-    o.tracer = a.tracer;
-    o.budget_s = a.budget_s;
-    o.warp_sampling_interval = a.warp_sampling_interval;
-    o.timeout_s = a.timeout_s;
     o.build = !a.no_build;
     std::string out = a.out.empty() ? (fs::path("optimas-profile") / app.name).string() : a.out;
     if (a.dry_run) {
@@ -153,9 +133,10 @@ void run_profile(const ProfileArgs& a) {
     profile::JsonOptions jo;
     jo.metrics = a.all_metrics;
     jo.instructions = a.instructions;
+    jo.alpha = a.ncu.alpha;
     std::cout << util::json_text(profile::to_json(prof, jo)) << "\n";
   } else {
-    print_summary(prof);
+    print_summary(prof, a.ncu.alpha);
   }
 }
 
@@ -165,42 +146,36 @@ void add_profile_command(CLI::App& app) {
   auto args = std::make_shared<ProfileArgs>();
   auto* cmd = app.add_subcommand("profile", "Profile an application with Nsight Compute, or import existing reports");
   cmd->add_option("app", args->app, "optimas.yml of the application, or its folder")->capture_default_str();
-  cmd->add_option("--import", args->import_path,
-                  "Import instead of profiling: a profile directory, a folder of exported CSV pages, or a .ncu-rep");
+  add_option(cmd, "app", args->app);
+  add_option(cmd, "import", args->import_path);
   cmd->add_option("-o,--out", args->out, "Profile directory to write (default: optimas-profile/<app>)");
-  cmd->add_option("-i,--input", args->inputs, "Input configuration to profile (repeatable; default: all visible)");
-  cmd->add_flag("--full", args->full, "One --set full pass over every kernel (the paper's mode) instead of two passes");
-  cmd->add_option("--alpha", args->alpha, "Hot kernels: smallest set with at least this share of the time")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--clock-control", args->clock_control, "ncu --clock-control (none keeps the GPU's clocks)")
+  add_option(cmd, "input", args->ncu.configs);
+  add_flag(cmd, "full_profile", args->full);
+  add_option(cmd, "alpha", args->ncu.alpha);
+  cmd->add_option("--clock-control", args->ncu.clock_control, "ncu --clock-control (none keeps the GPU's clocks)")
       ->check(CLI::IsMember({"none", "base"}))
       ->capture_default_str();
-  cmd->add_option("--section", args->sections,
+  cmd->add_option("--section", args->ncu.sections,
                   "ncu section for the heavy pass (repeatable; default: roofline, PC "
                   "sampling, occupancy, launch, memory)");
   cmd->add_option("--metrics", args->metrics, "Comma-separated counters to collect (default: FLOP and byte counts)");
-  cmd->add_option("--repeats", args->repeats, "Passes per input configuration")
+  cmd->add_option("--repeats", args->ncu.repeats, "Passes per input configuration")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("-c,--launch-count", args->launch_count,
+  cmd->add_option("--launch-count", args->ncu.launch_count,
                   "Profile at most this many launches in the heavy pass (0: all)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--launch-cap", args->launch_cap,
+  cmd->add_option("--launch-cap", args->ncu.launch_cap,
                   "Heavy pass: profile at most this many launches of each hot kernel, spread over the run (0: all)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option("--tracer", args->tracer,
-                  "Kernel tracer for the timing pass: auto (liboptimas-trace.so beside optimas), a path, or none "
-                  "(ncu times every launch)")
-      ->envname("OPTIMAS_TRACER")
-      ->capture_default_str();
-  cmd->add_option("--budget", args->budget_s, "Seconds the whole profile may take (0: no limit)")
+  add_option(cmd, "tracer", args->ncu.tracer);
+  cmd->add_option("--budget", args->ncu.budget_s, "Seconds the whole profile may take (0: no limit)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--warp-sampling-interval", args->warp_sampling_interval, "ncu --warp-sampling-interval (0..31)")
+  cmd->add_option("--warp-sampling-interval", args->ncu.warp_sampling_interval, "ncu --warp-sampling-interval (0..31)")
       ->check(CLI::Range(0, 31));
-  cmd->add_option("--timeout", args->timeout_s, "Seconds allowed for each ncu invocation")->capture_default_str();
-  cmd->add_option("--ncu", args->ncu, "The ncu executable")->envname("OPTIMAS_NCU")->capture_default_str();
+  cmd->add_option("--timeout", args->ncu.timeout_s, "Seconds allowed for each ncu invocation")->capture_default_str();
+  add_option(cmd, "ncu", args->ncu.ncu);
   cmd->add_flag("--no-build", args->no_build, "Do not run the application's build command first");
   cmd->add_flag("--dry-run", args->dry_run, "Print the commands that would run, and run nothing");
   cmd->add_flag("--json", args->json, "Print the profile model as JSON on stdout");

@@ -2,6 +2,8 @@
 // stderr, one line per step in batch jobs and a live line on a terminal; the result to stdout.
 #include "cli/commands.hpp"
 
+#include "cli/options.hpp"
+
 #include "loop/run_loop.hpp"
 #include "util/error.hpp"
 #include "util/json_text.hpp"
@@ -18,56 +20,13 @@ namespace optimas::cli {
 
 namespace {
 
-struct RunArgs {
-  std::string config;
-  std::string runs_root = "runs";
-  std::string resume;
+// The command line of `optimas run`: the loop's options, whose overrides the option table's rows
+// fill (only what is given), and what only this command has.
+struct RunCommand {
+  loop::RunOptions options;
   bool dry_run = false;
   bool json = false;
-  // Overrides of optimas.yml; empty or unset values leave the file's settings alone.
-  std::string model, base_url, diagnostics, scope, timing, tolerance, import, ncu, tracer, execute, template_path,
-      cache_dir;
-  std::vector<std::string> options, measure_configs, validate_configs;
-  int iterations = 0, retries = -1, runs = 0, warmup = -1, fresh_seeds = -1;
-  std::size_t token_budget = 0;
-  double min_speedup = 0;
-  bool full_profile = false, no_cache = false, keep_work = false, no_confirm = false, aa = false;
 };
-
-loop::Overrides overrides_from(const RunArgs& a) {
-  loop::Overrides o = loop::Overrides::object();
-  auto text = [&](const char* key, const std::string& v) {
-    if (!v.empty()) o[key] = v;
-  };
-  text("model", a.model);
-  text("base_url", a.base_url);
-  text("diagnostics", a.diagnostics);
-  text("scope", a.scope);
-  text("timing", a.timing);
-  text("tolerance", a.tolerance);
-  text("import", a.import);
-  text("ncu", a.ncu);
-  text("tracer", a.tracer);
-  text("execute", a.execute);
-  text("template", a.template_path);
-  text("cache_dir", a.cache_dir);
-  if (!a.options.empty()) o["options"] = a.options;
-  if (!a.measure_configs.empty()) o["measure_configs"] = a.measure_configs;
-  if (!a.validate_configs.empty()) o["validate_configs"] = a.validate_configs;
-  if (a.iterations > 0) o["iterations"] = a.iterations;
-  if (a.retries >= 0) o["retries"] = a.retries;
-  if (a.runs > 0) o["runs"] = a.runs;
-  if (a.warmup >= 0) o["warmup"] = a.warmup;
-  if (a.fresh_seeds >= 0) o["fresh_seeds"] = a.fresh_seeds;
-  if (a.token_budget > 0) o["token_budget"] = a.token_budget;
-  if (a.full_profile) o["full_profile"] = true;
-  if (a.no_cache) o["no_cache"] = true;
-  if (a.keep_work) o["keep_work"] = true;
-  if (a.min_speedup > 0) o["min_speedup"] = a.min_speedup;
-  if (a.no_confirm) o["confirm"] = false;
-  if (a.aa) o["aa"] = true;
-  return o;
-}
 
 // One line per finished step; on a terminal, the step in progress is redrawn in place.
 class ProgressView {
@@ -137,23 +96,19 @@ void print_summary(const nlohmann::json& run) {
   std::cout << fmt::format("  artifacts: {}/{}\n", run.value("runs_root", "runs"), run.value("id", ""));
 }
 
-void run_run(const RunArgs& a) {
-  loop::RunOptions o;
-  o.config_path = a.config;
-  o.runs_root = a.runs_root;
-  o.resume = a.resume;
-  o.overrides = overrides_from(a);
-  if (a.resume.empty() && a.config.empty()) throw UsageError("optimas run needs --config FILE (or --resume RUN_ID)");
-  if (!a.resume.empty() && !o.overrides.empty())
+void run_run(RunCommand& c) {
+  loop::RunOptions& o = c.options;
+  if (o.resume.empty() && o.config_path.empty()) throw UsageError("optimas run needs --app FILE (or --resume RUN_ID)");
+  if (!o.resume.empty() && !o.overrides.empty())
     throw UsageError("--resume continues a run with its own settings; leave the other options out");
-  if (a.dry_run) {
+  if (c.dry_run) {
     auto plan = loop::plan(o);
-    if (a.json) {
+    if (c.json) {
       std::cout << util::json_text(plan) << "\n";
       return;
     }
     std::cout << fmt::format("would run {} ({}) into {}/<new id>\n", plan["app"].get<std::string>(),
-                             plan["config"].get<std::string>(), a.runs_root);
+                             plan["config"].get<std::string>(), o.runs_root);
     if (!plan["execute"].get<bool>()) std::cout << "  no GPU here: would build and edit but not run or measure\n";
     for (const auto& s : plan["steps"]) {
       std::string what;
@@ -169,8 +124,8 @@ void run_run(const RunArgs& a) {
   ProgressView view;
   o.progress = [&view](const loop::Progress& p) { view(p); };
   auto r = loop::run(o);
-  r.summary["runs_root"] = a.runs_root;
-  if (a.json)
+  r.summary["runs_root"] = o.runs_root;
+  if (c.json)
     std::cout << util::json_text(r.summary) << "\n";
   else
     print_summary(r.summary);
@@ -179,50 +134,29 @@ void run_run(const RunArgs& a) {
 
 } // namespace
 
+// Every setting of optimas.yml and of the loop that `run` may change: rows of the option table.
+// "alpha" joins them once run_loop.cpp passes Settings::alpha to its profile and analysis (the
+// loop is being split; until then a --alpha here would be ignored, as profile --import's was).
+// clang-format off
+constexpr const char* k_run_overrides[] = {
+    "model", "base_url", "options", "diagnostics", "scope", "iterations", "retries", "runs", "warmup", "timing",
+    "min_speedup", "confirm", "aa", "measure_configs", "validate_configs", "fresh_seeds", "tolerance", "import", "ncu",
+    "tracer", "full_profile", "execute", "template", "token_budget", "cache_dir", "no_cache", "keep_work"};
+// clang-format on
+
 void add_run_command(CLI::App& app) {
-  auto a = std::make_shared<RunArgs>();
+  auto c = std::make_shared<RunCommand>();
+  auto& o = c->options;
   auto* cmd =
       app.add_subcommand("run", "The closed loop: profile, analyze, ask, edit, build, validate, measure, store");
-  cmd->add_option("-c,--config", a->config, "The application's optimas.yml (or its folder)");
-  cmd->add_option("--runs-dir", a->runs_root, "Where runs are stored")->envname("OPTIMAS_RUNS")->capture_default_str();
-  cmd->add_option("--resume", a->resume, "Continue an interrupted run (id or unique prefix)");
-  cmd->add_flag("--dry-run", a->dry_run, "Show what would run, and run nothing");
-  cmd->add_flag("--json", a->json, "Print the run's summary (run.json) as JSON");
-  cmd->add_option("-m,--model", a->model, "Backend: builtin (default), manual, provider/model")
-      ->envname("OPTIMAS_MODEL");
-  cmd->add_option("--base-url", a->base_url, "Server URL for the backend")->envname("OPTIMAS_BASE_URL");
-  cmd->add_option("--option", a->options, "Backend option key=value (repeatable)");
-  cmd->add_option("--diagnostics", a->diagnostics, "Evidence in prompts: any of pc, ia, roofline, or all");
-  cmd->add_option("--scope", a->scope, "Where edits may go: kernel or file");
-  cmd->add_option("--iterations", a->iterations, "Rounds, each from the best variant with a fresh profile");
-  cmd->add_option("--retries", a->retries, "Further attempts after a build failure or guardrail rejection");
-  cmd->add_option("--runs", a->runs, "Timed runs of baseline and variant each");
-  cmd->add_option("--warmup", a->warmup, "Untimed runs of each first");
-  cmd->add_option("--timing", a->timing,
-                  "trace (the kernels' traced GPU time), kernel_time (the printed time), wall, or auto (trace for "
-                  "CUDA programs where the tracer exists, else kernel_time when configured, else wall)");
-  cmd->add_option("--min-speedup", a->min_speedup, "Accept only when the speedup's interval lies above this (1.01)");
-  cmd->add_flag("--no-confirm", a->no_confirm, "Accept without a confirmation round of fresh runs");
-  cmd->add_flag(
-      "--aa", a->aa,
-      "Calibration: measure a second build of the unchanged baseline against it (nothing is asked or edited)");
-  cmd->add_option("--measure-configs", a->measure_configs, "Configurations to measure (default: all)")->delimiter(',');
-  cmd->add_option("--validate-configs", a->validate_configs, "Configurations to validate on (default: all)")
-      ->delimiter(',');
-  cmd->add_option("--fresh-seeds", a->fresh_seeds, "Extra validation runs per configuration with new seeds");
-  cmd->add_option("--tolerance", a->tolerance, "exact (default), abs=X, rel=X or ulp=N");
-  cmd->add_option("--import", a->import, "Use this recorded profile instead of profiling");
-  cmd->add_option("--ncu", a->ncu, "The ncu executable")->envname("OPTIMAS_NCU");
-  cmd->add_option("--tracer", a->tracer, "Kernel tracer: auto (liboptimas-trace.so beside optimas), a path, or none")
-      ->envname("OPTIMAS_TRACER");
-  cmd->add_flag("--full", a->full_profile, "Profile with one --set full pass instead of two passes");
-  cmd->add_option("--execute", a->execute, "Run programs: auto (when a GPU is present), yes, no");
-  cmd->add_option("--template", a->template_path, "A prompt template file");
-  cmd->add_option("--token-budget", a->token_budget, "Split prompts larger than this many tokens");
-  cmd->add_option("--cache-dir", a->cache_dir, "Response cache")->envname("OPTIMAS_CACHE_DIR");
-  cmd->add_flag("--no-cache", a->no_cache, "Always call the backend");
-  cmd->add_flag("--keep-work", a->keep_work, "Keep the scratch builds (runs/<id>/work) after the run");
-  cmd->callback([a] { run_run(*a); });
+  add_option(cmd, "app", o.config_path);
+  add_deprecated_alias(cmd, "-c,--config", "app", o.config_path);
+  add_option(cmd, "runs_dir", o.runs_root);
+  cmd->add_option("--resume", o.resume, "Continue an interrupted run (id or unique prefix)");
+  cmd->add_flag("--dry-run", c->dry_run, "Show what would run, and run nothing");
+  cmd->add_flag("--json", c->json, "Print the run's summary (run.json) as JSON");
+  for (const char* name : k_run_overrides) add_override(cmd, name, o.overrides);
+  cmd->callback([c] { run_run(*c); });
 }
 
 } // namespace optimas::cli

@@ -1,6 +1,8 @@
 #include "cli/common.hpp"
 
 #include "analysis/json.hpp"
+#include "cli/options.hpp"
+#include "loop/settings.hpp"
 #include "profile/importer.hpp"
 #include "util/error.hpp"
 #include "util/strings.hpp"
@@ -16,10 +18,11 @@ namespace fs = std::filesystem;
 void add_profile_input_options(CLI::App* cmd, ProfileInput& in) {
   cmd->add_option("profile", in.profile, "A profile directory, a folder of ncu CSV pages, or a .ncu-rep")
       ->capture_default_str();
-  cmd->add_option("--app", in.app, "The application's optimas.yml or its folder (default: the one the profile names)");
-  cmd->add_option("--config", in.config,
-                  "Input configuration whose run is analysed (default: \"default\" or the first)");
-  cmd->add_option("--ncu", in.ncu, "The ncu executable (for .ncu-rep input)")->envname("OPTIMAS_NCU");
+  add_option(cmd, "app", in.app);
+  add_option(cmd, "input", in.config);
+  add_deprecated_alias(cmd, "--config", "input", in.config);
+  add_option(cmd, "ncu", in.ncu);
+  add_option(cmd, "alpha", in.alpha);
 }
 
 Loaded load_profile_and_app(const ProfileInput& in) {
@@ -41,36 +44,25 @@ Loaded load_profile_and_app(const ProfileInput& in) {
   if (fs::is_directory(p)) p /= "optimas.yml";
   l.app = config::load_app_config(p.string());
   l.analysis.config = in.config;
+  l.analysis.alpha = in.alpha;
   return l;
 }
 
 void add_model_options(CLI::App* cmd, BackendChoice& b) {
-  cmd->add_option("-m,--model", b.model,
-                  "provider/model (openai/gpt-5, ollama/llama3.1:70b), manual or builtin; see optimas backends")
-      ->envname("OPTIMAS_MODEL")
-      ->capture_default_str();
-  cmd->add_option("--base-url", b.base_url, "Server URL (openai-compatible, ollama, or a proxy)")
-      ->envname("OPTIMAS_BASE_URL");
-  cmd->add_option("--option", b.options, "Backend option key=value (repeatable; see optimas backends)");
+  add_option(cmd, "model", b.model);
+  add_option(cmd, "base_url", b.base_url);
+  add_option(cmd, "options", b.options);
 }
 
 void add_backend_options(CLI::App* cmd, BackendChoice& b) {
   add_model_options(cmd, b);
-  cmd->add_option("--cache-dir", b.cache_dir, "Response cache")->envname("OPTIMAS_CACHE_DIR")->capture_default_str();
-  cmd->add_option("--work-dir", b.work_dir, "Manual backend: where prompt and reply files go")->capture_default_str();
-  cmd->add_flag("--no-cache", b.no_cache, "Always call the backend");
+  add_option(cmd, "cache_dir", b.cache_dir);
+  add_option(cmd, "work_dir", b.work_dir);
+  add_flag(cmd, "no_cache", b.no_cache);
 }
 
 llm::BackendConfig backend_config(const BackendChoice& b) {
-  llm::BackendConfig c = llm::parse_model(b.model);
-  c.base_url = b.base_url;
-  c.work_dir = b.work_dir;
-  for (const auto& kv : b.options) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos) throw UsageError("--option takes key=value, got \"" + kv + "\"");
-    llm::set_option(c, kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  return c;
+  return loop::make_backend_config(b.model, b.base_url, b.work_dir, {}, b.options);
 }
 
 std::map<std::string, std::string> read_sources(const config::AppConfig& app) {
@@ -85,14 +77,10 @@ nlohmann::json structured_context(const analysis::Diagnostics& d, const std::map
 }
 
 void add_prompt_options(CLI::App* cmd, PromptChoice& c) {
-  cmd->add_option("--diagnostics", c.diagnostics, "Evidence to include: any of pc, ia, roofline, or all")
-      ->capture_default_str();
+  add_option(cmd, "diagnostics", c.diagnostics);
   cmd->add_flag("--code-only", c.code_only, "The baseline: the kernels without diagnostics");
-  cmd->add_option("--template", c.template_path, "A prompt template file (default: the built-in one)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--token-budget", c.token_budget,
-                  "Split prompts larger than this many tokens (about 4 characters each)")
-      ->capture_default_str();
+  add_option(cmd, "template", c.template_path);
+  add_option(cmd, "token_budget", c.token_budget);
 }
 
 Prepared prepare_prompts(const ProfileInput& input, const PromptChoice& c) {

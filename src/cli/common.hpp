@@ -3,6 +3,7 @@
 
 #include "analysis/diagnostics.hpp"
 #include "config/app_config.hpp"
+#include "config/options.hpp"
 #include "llm/backend.hpp"
 #include "profile/profile.hpp"
 #include "prompt/builder.hpp"
@@ -13,11 +14,13 @@
 
 namespace optimas::cli {
 
+// The defaults are the option table's (config/options.hpp), as are the options' names and help.
 struct ProfileInput {
   std::string profile = "optimas-profile";
-  std::string app; // optimas.yml or its folder; empty: the one the profile's manifest names
-  std::string config;
-  std::string ncu = "ncu";
+  std::string app;    // optimas.yml or its folder; empty: the one the profile's manifest names
+  std::string config; // the input configuration analysed (--input)
+  std::string ncu = config::default_of<std::string>("ncu");
+  double alpha = config::default_of<double>("alpha");
 };
 
 void add_profile_input_options(CLI::App* cmd, ProfileInput& input);
@@ -33,10 +36,10 @@ Loaded load_profile_and_app(const ProfileInput& input);
 
 // Which prompt to build: the diagnostic subset or the baseline, the template, the budget.
 struct PromptChoice {
-  std::string diagnostics = "pc,ia,roofline";
+  std::string diagnostics = config::default_of<std::string>("diagnostics");
   bool code_only = false;
   std::string template_path;
-  std::size_t token_budget = 32000;
+  std::size_t token_budget = config::default_of<std::size_t>("token_budget");
 };
 
 void add_prompt_options(CLI::App* cmd, PromptChoice& choice);
@@ -56,11 +59,11 @@ std::map<std::string, std::string> read_sources(const config::AppConfig& app);
 
 // Which backend to call and how.
 struct BackendChoice {
-  std::string model = "builtin"; // the default needs no model and no network
+  std::string model = config::default_of<std::string>("model"); // builtin: needs no model and no network
   std::string base_url;
   std::vector<std::string> options; // key=value, checked against the backend's declared options
-  std::string cache_dir = ".optimas/cache";
-  std::string work_dir = "optimas-manual";
+  std::string cache_dir = config::default_of<std::string>("cache_dir");
+  std::string work_dir = config::default_of<std::string>("work_dir");
   bool no_cache = false;
 };
 

@@ -4,6 +4,7 @@
 #include "util/regex.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <stdexcept>
 #include <type_traits>
 
 namespace optimas::config {
@@ -122,6 +124,36 @@ public:
     return out;
   }
 
+  // A setting of the option table (section.key): read as the row's kind and checked by the row's
+  // check, so a bad value reads the same here as on the command line.
+  nlohmann::json setting(const YAML::Node& section, const std::string& yml) const {
+    const Option* row = option_for_yml(yml);
+    if (!row) throw std::logic_error(yml + " is not in the option table");
+    std::string key = yml.substr(yml.find('.') + 1);
+    const YAML::Node n = section[key];
+    nlohmann::json v;
+    switch (row->kind) {
+    case Kind::integer:
+      v = scalar<long long>(n, key.c_str());
+      break;
+    case Kind::real:
+      v = scalar<double>(n, key.c_str());
+      break;
+    case Kind::flag:
+      v = scalar<bool>(n, key.c_str());
+      break;
+    case Kind::list:
+    case Kind::names:
+      v = names(n, key.c_str());
+      break;
+    case Kind::text:
+      v = scalar<std::string>(n, key.c_str());
+      break;
+    }
+    if (std::string why = check(row->name, v); !why.empty()) fail(n, why);
+    return v;
+  }
+
 private:
   std::string m_path;
 };
@@ -199,6 +231,65 @@ std::set<std::string> placeholders(const std::string& command) {
   return out;
 }
 
+// optimize:, measure: and validate:, each value read and checked by its row of the option table.
+void read_optimize(const Reader& rd, const YAML::Node& o, OptimizeSettings& s) {
+  rd.check_keys(o, k_optimize_keys, "optimize");
+  if (o["backend"]) s.backend = rd.setting(o, "optimize.backend").get<std::string>();
+  if (YAML::Node opts = o["options"]) {
+    if (!opts.IsMap()) rd.fail(opts, "\"options\" must be a mapping of backend options");
+    for (const auto& kv : opts) s.options[kv.first.as<std::string>()] = rd.scalar<std::string>(kv.second, "options");
+  }
+  if (o["diagnostics"]) s.diagnostics = rd.setting(o, "optimize.diagnostics").get<std::string>();
+  if (o["scope"]) s.scope = rd.setting(o, "optimize.scope").get<std::string>();
+  if (o["iterations"]) s.iterations = rd.setting(o, "optimize.iterations").get<int>();
+  if (o["retries"]) s.retries = rd.setting(o, "optimize.retries").get<int>();
+}
+
+void read_measure(const Reader& rd, const YAML::Node& m, const AppConfig& app, MeasureSettings& s) {
+  rd.check_keys(m, k_measure_keys, "measure");
+  if (m["runs"]) s.runs = rd.setting(m, "measure.runs").get<int>();
+  if (m["warmup"]) s.warmup = rd.setting(m, "measure.warmup").get<int>();
+  if (m["timing"]) {
+    s.timing = rd.setting(m, "measure.timing").get<std::string>();
+    if (std::string why = timing_needs(app, s.timing); !why.empty()) rd.fail(m["timing"], why);
+  }
+  if (m["configs"]) s.configs = rd.setting(m, "measure.configs").get<std::vector<std::string>>();
+  if (m["confidence"]) s.confidence = rd.setting(m, "measure.confidence").get<double>();
+  if (m["min_speedup"]) s.min_speedup = rd.setting(m, "measure.min_speedup").get<double>();
+  if (m["confirm"]) s.confirm = rd.setting(m, "measure.confirm").get<bool>();
+  if (m["significance"]) s.significance = rd.setting(m, "measure.significance").get<double>();
+}
+
+void read_validate(const Reader& rd, const YAML::Node& v, ValidateSettings& s) {
+  rd.check_keys(v, k_validate_keys, "validate");
+  if (YAML::Node t = v["tolerance"]) {
+    // The yml writes {rel: 1e-12} where the command line writes rel=1e-12; both are checked as the latter.
+    std::string text;
+    if (t.IsScalar())
+      text = t.Scalar();
+    else if (t.IsMap() && t.size() == 1 && t.begin()->second.IsScalar())
+      text = t.begin()->first.as<std::string>() + "=" + t.begin()->second.Scalar();
+    else
+      rd.fail(t, "\"tolerance\" is exact or one of {abs: X}, {rel: X}, {ulp: N}");
+    if (std::string why = check("tolerance", text); !why.empty()) rd.fail(t, why);
+    auto parsed = parse_tolerance(text);
+    s.tolerance = parsed.mode;
+    s.tolerance_value = parsed.value;
+  }
+  if (v["fresh_seeds"]) s.fresh_seeds = rd.setting(v, "validate.fresh_seeds").get<int>();
+  if (v["configs"]) s.configs = rd.setting(v, "validate.configs").get<std::vector<std::string>>();
+  if (v["ignore"]) {
+    s.ignore = rd.names(v["ignore"], "ignore");
+    for (const auto& re : s.ignore) check_regex(rd, v["ignore"], re, "validate.ignore", 0);
+  }
+}
+
+void read_run_settings(const Reader& rd, const YAML::Node& root, AppConfig& app) {
+  if (YAML::Node o = root["optimize"]) read_optimize(rd, o, app.optimize);
+  if (YAML::Node m = root["measure"]) read_measure(rd, m, app, app.measure);
+  if (YAML::Node v = root["validate"]) read_validate(rd, v, app.validate);
+}
+
 } // namespace
 
 const InputConfig& AppConfig::default_config() const {
@@ -226,6 +317,18 @@ double AppConfig::kernel_calls(const InputConfig& c) const {
     throw Error(fmt::format("{}: run.kernel_time.calls is \"{}\" for config \"{}\", not a number of calls (at least 1)",
                             path, text, c.name));
   return n;
+}
+
+std::string timing_needs(const AppConfig& app, const std::string& timing) {
+  if (timing == "kernel_time" && app.kernel_time.empty())
+    return "timing kernel_time needs run.kernel_time (the pattern of the printed time) in " + app.path;
+  return {};
+}
+
+std::string unknown_config(const AppConfig& app, const std::vector<std::string>& names, const char* section) {
+  for (const auto& n : names)
+    if (!app.find(n)) return fmt::format("{}.configs names \"{}\", which is not a config in {}", section, n, app.path);
+  return {};
 }
 
 AppConfig load_app_config(const std::string& path) {
@@ -300,71 +403,7 @@ AppConfig load_app_config(const std::string& path) {
     rd.fail(run["seed"], fmt::format("run.command has no {{{}}} placeholder for the seed", app.seed_param));
   if (YAML::Node g = run["needs_gpu"]) app.needs_gpu = rd.scalar<bool>(g, "needs_gpu");
 
-  if (YAML::Node o = root["optimize"]) {
-    rd.check_keys(o, k_optimize_keys, "optimize");
-    auto& s = app.optimize;
-    if (o["backend"]) s.backend = rd.scalar<std::string>(o["backend"], "backend");
-    if (YAML::Node opts = o["options"]) {
-      if (!opts.IsMap()) rd.fail(opts, "\"options\" must be a mapping of backend options");
-      for (const auto& kv : opts) s.options[kv.first.as<std::string>()] = rd.scalar<std::string>(kv.second, "options");
-    }
-    if (o["diagnostics"]) s.diagnostics = rd.scalar<std::string>(o["diagnostics"], "diagnostics");
-    if (o["scope"]) {
-      s.scope = rd.scalar<std::string>(o["scope"], "scope");
-      if (s.scope != "kernel" && s.scope != "file") rd.fail(o["scope"], "\"scope\" is kernel or file");
-    }
-    if (o["iterations"]) s.iterations = rd.count(o["iterations"], "iterations", 1);
-    if (o["retries"]) s.retries = rd.count(o["retries"], "retries", 0);
-  }
-  if (YAML::Node m = root["measure"]) {
-    rd.check_keys(m, k_measure_keys, "measure");
-    auto& s = app.measure;
-    if (m["runs"]) s.runs = rd.count(m["runs"], "runs", 2);
-    if (m["warmup"]) s.warmup = rd.count(m["warmup"], "warmup", 0);
-    if (m["timing"]) {
-      s.timing = rd.scalar<std::string>(m["timing"], "timing");
-      if (s.timing != "auto" && s.timing != "trace" && s.timing != "kernel_time" && s.timing != "wall")
-        rd.fail(m["timing"], "\"timing\" is auto, trace, kernel_time or wall");
-      if (s.timing == "kernel_time" && app.kernel_time.empty())
-        rd.fail(m["timing"], "timing: kernel_time needs run.kernel_time (the pattern of the printed time)");
-    }
-    if (m["configs"]) s.configs = rd.names(m["configs"], "configs");
-    if (m["confidence"]) s.confidence = rd.scalar<double>(m["confidence"], "confidence");
-    if (m["min_speedup"]) {
-      s.min_speedup = rd.scalar<double>(m["min_speedup"], "min_speedup");
-      if (!(s.min_speedup >= 1 && s.min_speedup < 10))
-        rd.fail(m["min_speedup"], "\"min_speedup\" is a ratio such as 1.01 (at least 1)");
-    }
-    if (m["confirm"]) s.confirm = rd.scalar<bool>(m["confirm"], "confirm");
-    if (m["significance"]) s.significance = rd.scalar<double>(m["significance"], "significance");
-    if (!(s.confidence > 0 && s.confidence < 1)) rd.fail(m["confidence"], "\"confidence\" must lie between 0 and 1");
-    if (!(s.significance > 0 && s.significance < 1))
-      rd.fail(m["significance"], "\"significance\" must lie between 0 and 1");
-  }
-  if (YAML::Node v = root["validate"]) {
-    rd.check_keys(v, k_validate_keys, "validate");
-    auto& s = app.validate;
-    if (YAML::Node t = v["tolerance"]) {
-      if (t.IsScalar()) {
-        s.tolerance = t.as<std::string>();
-        if (s.tolerance != "exact") rd.fail(t, "\"tolerance\" is exact or a mapping such as {rel: 1e-12}");
-      } else if (t.IsMap() && t.size() == 1) {
-        s.tolerance = t.begin()->first.as<std::string>();
-        if (s.tolerance != "abs" && s.tolerance != "rel" && s.tolerance != "ulp")
-          rd.fail(t, fmt::format("unknown tolerance \"{}\" (abs, rel or ulp)", s.tolerance));
-        s.tolerance_value = rd.scalar<double>(t.begin()->second, "tolerance");
-        if (!(s.tolerance_value >= 0)) rd.fail(t, "the tolerance must not be negative");
-      } else {
-        rd.fail(t, "\"tolerance\" is exact or one of {abs: X}, {rel: X}, {ulp: N}");
-      }
-    }
-    if (v["fresh_seeds"]) s.fresh_seeds = rd.count(v["fresh_seeds"], "fresh_seeds", 0);
-    if (v["configs"]) s.configs = rd.names(v["configs"], "configs");
-    if (v["ignore"]) {
-      s.ignore = rd.names(v["ignore"], "ignore");
-      for (const auto& re : s.ignore) check_regex(rd, v["ignore"], re, "validate.ignore", 0);
-    }
-  }
+  read_run_settings(rd, root, app);
 
   YAML::Node configs = root["configs"];
   if (!configs || !configs.IsSequence() || configs.size() == 0)
@@ -427,13 +466,10 @@ AppConfig load_app_config(const std::string& path) {
   bool any_visible = false;
   for (const auto& c : app.configs) any_visible = any_visible || !c.held_out;
   if (!any_visible) rd.fail(configs, "every config is held_out: at least one must be visible");
-  auto check_names = [&](const std::vector<std::string>& list, const char* section) {
-    for (const auto& n : list)
-      if (!app.find(n))
-        rd.fail(root[section]["configs"], fmt::format("{}.configs names \"{}\", which is not a config", section, n));
-  };
-  check_names(app.measure.configs, "measure");
-  check_names(app.validate.configs, "validate");
+  for (const char* section : {"measure", "validate"}) {
+    const auto& list = std::string(section) == "measure" ? app.measure.configs : app.validate.configs;
+    if (std::string why = unknown_config(app, list, section); !why.empty()) rd.fail(root[section]["configs"], why);
+  }
   return app;
 }
 

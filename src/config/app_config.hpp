@@ -2,6 +2,8 @@
 // configuration, and where its output is.
 #pragma once
 
+#include "config/options.hpp"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -17,37 +19,37 @@ struct InputConfig {
 };
 
 // How `optimas run` works on this application (optimas.yml sections optimize, measure,
-// validate); the command line overrides each key.
+// validate); the command line overrides each key. The defaults are the option table's.
 struct OptimizeSettings {
-  std::string backend = "builtin";
+  std::string backend = default_of<std::string>("model");
   std::map<std::string, std::string> options; // backend options (key -> value)
-  std::string diagnostics = "pc,ia,roofline";
-  std::string scope = "kernel";
-  int iterations = 1; // rounds of profile -> edit -> evaluate, each from the best variant so far
-  int retries = 3;    // further attempts after a build failure or a guardrail rejection
+  std::string diagnostics = default_of<std::string>("diagnostics");
+  std::string scope = default_of<std::string>("scope");
+  int iterations = default_of<int>("iterations"); // rounds of profile -> edit -> evaluate, from the best so far
+  int retries = default_of<int>("retries");       // further attempts after a build failure or a guardrail rejection
 };
 
 struct MeasureSettings {
-  int runs = 5;   // timed runs of baseline and variant each, interleaved
-  int warmup = 1; // untimed runs of each first
+  int runs = default_of<int>("runs");     // timed runs of baseline and variant each, interleaved
+  int warmup = default_of<int>("warmup"); // untimed runs of each first
   // Acceptance (docs/loop.md): the speedup's interval must lie above min_speedup, and a
   // confirmation round of `runs` fresh interleaved runs must agree.
-  double min_speedup = 1.01;
-  bool confirm = true;
+  double min_speedup = default_of<double>("min_speedup");
+  bool confirm = default_of<bool>("confirm");
   // trace (the traced GPU time of every kernel), kernel_time (the program's printed time), wall,
   // or auto: trace for CUDA programs where the tracer exists, else kernel_time when configured.
-  std::string timing = "auto";
+  std::string timing = default_of<std::string>("timing");
   std::vector<std::string> configs; // empty: every configuration
-  double confidence = 0.95;
-  double significance = 0.05;
+  double confidence = default_of<double>("confidence");
+  double significance = default_of<double>("significance");
 };
 
 struct ValidateSettings {
-  std::string tolerance = "exact"; // exact, abs, rel or ulp
-  double tolerance_value = 0;
-  int fresh_seeds = 1;              // extra runs per configuration with seeds nobody has seen
-  std::vector<std::string> configs; // empty: every configuration (held-out ones included)
-  std::vector<std::string> ignore;  // regexes: stdout lines dropped before stdout is compared
+  std::string tolerance = parse_tolerance(default_of<std::string>("tolerance")).mode; // exact, abs, rel or ulp
+  double tolerance_value = parse_tolerance(default_of<std::string>("tolerance")).value;
+  int fresh_seeds = default_of<int>("fresh_seeds"); // extra runs per configuration with seeds nobody has seen
+  std::vector<std::string> configs;                 // empty: every configuration (held-out ones included)
+  std::vector<std::string> ignore;                  // regexes: stdout lines dropped before stdout is compared
 };
 
 // The time a program prints about its own kernels (run.kernel_time).
@@ -92,5 +94,11 @@ struct AppConfig {
 
 // Reads and validates an optimas.yml; errors name the file and line.
 AppConfig load_app_config(const std::string& path);
+
+// The checks of settings that depend on the rest of the file, for the yml loader and the command
+// line's overrides alike: why `timing` cannot be used for `app`, or empty.
+std::string timing_needs(const AppConfig& app, const std::string& timing);
+// Why a measure.configs or validate.configs list (`section`) cannot be used for `app`, or empty.
+std::string unknown_config(const AppConfig& app, const std::vector<std::string>& names, const char* section);
 
 } // namespace optimas::config

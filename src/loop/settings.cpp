@@ -21,23 +21,32 @@ std::vector<std::string> string_list(const json& v) {
   return out;
 }
 
+namespace {
+
+// The override `name`, or the option table's default.
+template <typename T> T given_or_default(const Overrides& o, const char* name) {
+  return o.contains(name) ? o[name].get<T>() : config::default_of<T>(name);
+}
+
+} // namespace
+
 Settings settings_from(const config::AppConfig& app, const Overrides& o) {
   Settings s;
   s.model = o.value("model", app.optimize.backend);
   s.base_url = o.value("base_url", std::string());
   s.import = o.value("import", std::string());
-  s.ncu = o.value("ncu", std::string("ncu"));
-  s.tracer = o.value("tracer", std::string("auto"));
-  s.full_profile = o.value("full_profile", false);
-  s.execute = o.value("execute", std::string("auto"));
+  s.ncu = given_or_default<std::string>(o, "ncu");
+  s.tracer = given_or_default<std::string>(o, "tracer");
+  s.full_profile = given_or_default<bool>(o, "full_profile");
+  s.execute = given_or_default<std::string>(o, "execute");
   s.template_path = o.value("template", std::string());
-  s.token_budget = o.value("token_budget", std::size_t{32000});
-  s.cache_dir = o.value("cache_dir", std::string(".optimas/cache"));
-  s.no_cache = o.value("no_cache", false);
-  s.keep_work = o.value("keep_work", false);
-  s.aa = o.value("aa", false);
-  if (s.execute != "auto" && s.execute != "yes" && s.execute != "no")
-    throw UsageError("--execute is auto, yes or no, got \"" + s.execute + "\"");
+  s.token_budget = given_or_default<std::size_t>(o, "token_budget");
+  s.cache_dir = given_or_default<std::string>(o, "cache_dir");
+  s.no_cache = given_or_default<bool>(o, "no_cache");
+  s.keep_work = given_or_default<bool>(o, "keep_work");
+  s.aa = given_or_default<bool>(o, "aa");
+  s.alpha = given_or_default<double>(o, "alpha");
+  config::check_or_throw("execute", s.execute);
   return s;
 }
 
@@ -62,68 +71,58 @@ evaluate::AcceptanceRule acceptance_rule(const config::AppConfig& app) {
   return rule;
 }
 
-llm::BackendConfig backend_config(const config::AppConfig& app, const Settings& s, const Overrides& o) {
-  llm::BackendConfig c = llm::parse_model(s.model);
-  c.base_url = s.base_url;
-  c.work_dir = o.value("work_dir", std::string("optimas-manual"));
-  std::map<std::string, std::string> options = app.optimize.options;
-  for (const auto& kv : string_list(o.value("options", json::array()))) {
+llm::BackendConfig make_backend_config(const std::string& model, const std::string& base_url,
+                                       const std::string& work_dir,
+                                       const std::map<std::string, std::string>& file_options,
+                                       const std::vector<std::string>& given_options) {
+  llm::BackendConfig c = llm::parse_model(model);
+  c.base_url = base_url;
+  c.work_dir = work_dir;
+  std::map<std::string, std::string> options = file_options;
+  for (const auto& kv : given_options) {
+    config::check_or_throw("options", kv);
     auto eq = kv.find('=');
-    if (eq == std::string::npos) throw UsageError("--option takes key=value, got \"" + kv + "\"");
     options[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   for (const auto& [key, value] : options) llm::set_option(c, key, value);
   return c;
 }
 
+llm::BackendConfig backend_config(const config::AppConfig& app, const Settings& s, const Overrides& o) {
+  return make_backend_config(s.model, s.base_url, given_or_default<std::string>(o, "work_dir"), app.optimize.options,
+                             string_list(o.value("options", json::array())));
+}
+
+// Every value is checked by its row of the option table first (the checks optimas.yml's values
+// pass), then the checks that depend on the rest of the configuration.
 void apply_overrides(config::AppConfig& app, const Overrides& o) {
+  for (const auto& row : config::options())
+    if (o.contains(row.name)) config::check_or_throw(row.name, o[row.name]);
   auto& opt = app.optimize;
   if (o.contains("model")) opt.backend = o["model"].get<std::string>();
   if (o.contains("diagnostics")) opt.diagnostics = o["diagnostics"].get<std::string>();
   if (o.contains("scope")) opt.scope = o["scope"].get<std::string>();
   if (o.contains("iterations")) opt.iterations = o["iterations"].get<int>();
   if (o.contains("retries")) opt.retries = o["retries"].get<int>();
-  if (opt.iterations < 1) throw UsageError("--iterations must be at least 1");
-  if (opt.retries < 0) throw UsageError("--retries must not be negative");
-  if (opt.scope != "kernel" && opt.scope != "file") throw UsageError("--scope is kernel or file");
   analysis::parse_sources(opt.diagnostics); // throws on a typo
   auto& ms = app.measure;
   if (o.contains("runs")) ms.runs = o["runs"].get<int>();
   if (o.contains("warmup")) ms.warmup = o["warmup"].get<int>();
   if (o.contains("timing")) ms.timing = o["timing"].get<std::string>();
   if (o.contains("measure_configs")) ms.configs = string_list(o["measure_configs"]);
-  if (ms.runs < 2) throw UsageError("--runs must be at least 2 (a comparison needs more than one sample)");
-  if (ms.warmup < 0) throw UsageError("--warmup must not be negative");
-  if (ms.timing != "auto" && ms.timing != "wall" && ms.timing != "kernel_time" && ms.timing != "trace")
-    throw UsageError("--timing is auto, trace, kernel_time or wall");
-  if (ms.timing == "kernel_time" && app.kernel_time.empty())
-    throw UsageError("--timing kernel_time needs run.kernel_time in " + app.path);
+  if (std::string why = config::timing_needs(app, ms.timing); !why.empty()) throw UsageError(why);
   if (o.contains("min_speedup")) ms.min_speedup = o["min_speedup"].get<double>();
   if (o.contains("confirm")) ms.confirm = o["confirm"].get<bool>();
-  if (!(ms.min_speedup >= 1 && ms.min_speedup < 10))
-    throw UsageError(fmt::format("--min-speedup is a ratio such as 1.01 (at least 1), got {}", ms.min_speedup));
   auto& vs = app.validate;
   if (o.contains("validate_configs")) vs.configs = string_list(o["validate_configs"]);
   if (o.contains("fresh_seeds")) vs.fresh_seeds = o["fresh_seeds"].get<int>();
-  if (vs.fresh_seeds < 0) throw UsageError("--fresh-seeds must not be negative");
   if (o.contains("tolerance")) {
-    std::string t = o["tolerance"].get<std::string>();
-    auto eq = t.find('=');
-    vs.tolerance = t.substr(0, eq);
-    vs.tolerance_value = 0;
-    if (eq != std::string::npos) {
-      try {
-        vs.tolerance_value = std::stod(t.substr(eq + 1));
-      } catch (const std::exception&) {
-        throw UsageError("--tolerance takes exact, abs=X, rel=X or ulp=N, got \"" + t + "\"");
-      }
-    }
-    if (vs.tolerance != "exact" && vs.tolerance != "abs" && vs.tolerance != "rel" && vs.tolerance != "ulp")
-      throw UsageError("--tolerance takes exact, abs=X, rel=X or ulp=N, got \"" + t + "\"");
+    auto t = config::parse_tolerance(o["tolerance"].get<std::string>());
+    vs.tolerance = t.mode;
+    vs.tolerance_value = t.value;
   }
-  for (const auto& list : {ms.configs, vs.configs})
-    for (const auto& n : list)
-      if (!app.find(n)) throw UsageError(fmt::format("no config named \"{}\" in {}", n, app.path));
+  for (const auto& [list, section] : {std::pair{&ms.configs, "measure"}, std::pair{&vs.configs, "validate"}})
+    if (std::string why = config::unknown_config(app, *list, section); !why.empty()) throw UsageError(why);
 }
 
 } // namespace optimas::loop

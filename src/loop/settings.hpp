@@ -4,6 +4,7 @@
 #pragma once
 
 #include "config/app_config.hpp"
+#include "config/options.hpp"
 #include "evaluate/acceptance.hpp"
 #include "llm/backend.hpp"
 
@@ -15,31 +16,34 @@
 
 namespace optimas::loop {
 
-// What the command line may change over optimas.yml. Keys: model, base_url, options (["k=v"]),
-// diagnostics, scope, iterations, retries, runs, warmup, timing, measure_configs,
+// What the command line may change over optimas.yml: an object keyed by the option table's names
+// (config/options.hpp; the CLI fills it from the table's rows): model, base_url, options
+// (["k=v"]), diagnostics, scope, iterations, retries, runs, warmup, timing, measure_configs,
 // validate_configs, fresh_seeds, tolerance ("rel=1e-12"), import, ncu, tracer, full_profile,
-// execute ("auto", "yes", "no"), template, token_budget, cache_dir, no_cache, keep_work, aa,
-// min_speedup, confirm, work_dir.
+// execute, template, token_budget, cache_dir, no_cache, keep_work, aa, min_speedup, confirm,
+// work_dir, alpha.
 using Overrides = nlohmann::json;
 
-// Applies the settings overrides to an application's configuration; UsageError on a bad value.
+// Applies the settings overrides to an application's configuration; UsageError on a bad value
+// (each value checked by its row of the option table, as optimas.yml's values are).
 void apply_overrides(config::AppConfig& app, const Overrides& overrides);
 
-// The settings that are not optimas.yml's.
+// The settings that are not optimas.yml's; the defaults are the option table's.
 struct Settings {
-  std::string model = "builtin";
+  std::string model = config::default_of<std::string>("model");
   std::string base_url;
   std::string import;
-  std::string ncu = "ncu";
-  std::string tracer = "auto"; // the kernel tracer (profile::resolve_tracer)
-  bool full_profile = false;
-  std::string execute = "auto";
+  std::string ncu = config::default_of<std::string>("ncu");
+  std::string tracer = config::default_of<std::string>("tracer"); // the kernel tracer (profile::resolve_tracer)
+  bool full_profile = config::default_of<bool>("full_profile");
+  std::string execute = config::default_of<std::string>("execute");
   std::string template_path;
-  std::size_t token_budget = 32000;
-  std::string cache_dir = ".optimas/cache";
-  bool no_cache = false;
-  bool keep_work = false;
-  bool aa = false; // calibration: the variant is a second build of the unchanged parent
+  std::size_t token_budget = config::default_of<std::size_t>("token_budget");
+  std::string cache_dir = config::default_of<std::string>("cache_dir");
+  bool no_cache = config::default_of<bool>("no_cache");
+  bool keep_work = config::default_of<bool>("keep_work");
+  bool aa = config::default_of<bool>("aa"); // calibration: the variant is a second build of the unchanged parent
+  double alpha = config::default_of<double>("alpha"); // hot kernels' share of the time
 };
 
 Settings settings_from(const config::AppConfig& app, const Overrides& o);
@@ -53,5 +57,13 @@ std::vector<const config::InputConfig*> measured_configs(const config::AppConfig
 evaluate::AcceptanceRule acceptance_rule(const config::AppConfig& app);
 
 llm::BackendConfig backend_config(const config::AppConfig& app, const Settings& s, const Overrides& o);
+
+// The one place a model name becomes a backend: `model` parsed, its server and the manual
+// backend's folder, then the options, optimas.yml's (`file_options`) overridden by the command
+// line's key=value ones. UsageError on a malformed option.
+llm::BackendConfig make_backend_config(const std::string& model, const std::string& base_url,
+                                       const std::string& work_dir,
+                                       const std::map<std::string, std::string>& file_options,
+                                       const std::vector<std::string>& given_options);
 
 } // namespace optimas::loop

@@ -1,14 +1,13 @@
 // Hot kernels (paper 2.1.1): the smallest set of kernels whose time is >= alpha of the total.
 #pragma once
 
+#include "config/options.hpp"
 #include "profile/profile.hpp"
 
 #include <string>
 #include <vector>
 
 namespace optimas::profile {
-
-inline constexpr double k_default_alpha = 0.8;
 
 struct KernelTime {
   std::string kernel;    // base name with template arguments
@@ -20,7 +19,7 @@ struct KernelTime {
 };
 
 struct HotKernels {
-  double alpha = k_default_alpha;
+  double alpha = config::default_of<double>("alpha");
   double total_ns = 0;
   std::vector<KernelTime> kernels; // every kernel, by decreasing time
   std::vector<std::string> hot_names() const;
@@ -28,6 +27,6 @@ struct HotKernels {
 };
 
 // Launches without a duration are ignored. Ties in time keep the first launched kernel first.
-HotKernels select_hot_kernels(const std::vector<Launch>& launches, double alpha = k_default_alpha);
+HotKernels select_hot_kernels(const std::vector<Launch>& launches, double alpha = config::default_of<double>("alpha"));
 
 } // namespace optimas::profile

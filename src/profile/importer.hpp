@@ -2,6 +2,7 @@
 // pages a user exported, or a user's .ncu-rep (exported with ncu when it is on PATH).
 #pragma once
 
+#include "config/options.hpp"
 #include "profile/profile.hpp"
 
 #include <string>
@@ -22,7 +23,7 @@ struct RunPages {
 Run read_run(const RunPages& pages);
 
 struct ImportOptions {
-  std::string ncu = "ncu"; // used only for .ncu-rep files
+  std::string ncu = config::default_of<std::string>("ncu"); // used only for .ncu-rep files
   std::string export_dir;  // where .ncu-rep pages are exported; empty: a temporary folder
   double timeout_s = 1800; // per ncu export
 };

@@ -86,7 +86,7 @@ json to_json(const Profile& profile, const JsonOptions& o) {
                     {"session", r.session},
                     {"launch_count", r.launches.size()},
                     {"timing_launch_count", r.timing.size()},
-                    {"hot_kernels", to_json(select_hot_kernels(r.timed_launches()))}});
+                    {"hot_kernels", to_json(select_hot_kernels(r.timed_launches(), o.alpha))}});
     for (const auto& l : r.launches) launches.push_back(launch_json(l, ri, r, o));
     JsonOptions no_metrics;
     for (const auto& l : r.timing) timing.push_back(launch_json(l, ri, r, no_metrics));

@@ -9,8 +9,9 @@
 namespace optimas::profile {
 
 struct JsonOptions {
-  bool metrics = false;      // every metric of every launch (large)
-  bool instructions = false; // per-SASS-instruction samples
+  bool metrics = false;                               // every metric of every launch (large)
+  bool instructions = false;                          // per-SASS-instruction samples
+  double alpha = config::default_of<double>("alpha"); // which kernels hot_kernels lists
 };
 
 nlohmann::json to_json(const Profile& profile, const JsonOptions& options = {});

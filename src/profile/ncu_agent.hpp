@@ -17,21 +17,22 @@ namespace optimas::profile {
 enum class ProfileMode { two_pass, full };
 
 struct NcuOptions {
-  std::string ncu = "ncu";
+  std::string ncu = config::default_of<std::string>("ncu");
   ProfileMode mode = ProfileMode::two_pass;
-  double alpha = 0.8;                 // hot-kernel time share
-  std::string clock_control = "none"; // ncu --clock-control
-  std::vector<std::string> sections;  // heavy-pass sections; empty: default_sections()
-  std::vector<std::string> metrics;   // extra counters for interaction analysis; empty: default_metrics()
-  std::vector<std::string> configs;   // input configurations to profile; empty: all visible ones
-  int repeats = 1;                    // passes per configuration (more runs for counter analysis)
-  int launch_count = 0;               // max profiled launches in the heavy pass, all kernels together (0: all)
-  int launch_cap = 3;                 // heavy pass: launches per hot kernel, spread over the run (0: all)
-  std::string tracer = "auto";        // liboptimas-trace.so for the timing pass; "auto": find_tracer(); "": ncu
-  double budget_s = 0;                // the whole profile's time limit in seconds (0: none)
-  int warp_sampling_interval = -1;    // ncu --warp-sampling-interval (-1: ncu's default)
-  double timeout_s = 1800;            // per ncu invocation; the whole process group is killed
-  bool build = true;                  // run the application's build command first
+  double alpha = config::default_of<double>("alpha"); // hot-kernel time share
+  std::string clock_control = "none";                 // ncu --clock-control
+  std::vector<std::string> sections;                  // heavy-pass sections; empty: default_sections()
+  std::vector<std::string> metrics; // extra counters for interaction analysis; empty: default_metrics()
+  std::vector<std::string> configs; // input configurations to profile; empty: all visible ones
+  int repeats = 1;                  // passes per configuration (more runs for counter analysis)
+  int launch_count = 0;             // max profiled launches in the heavy pass, all kernels together (0: all)
+  int launch_cap = 3;               // heavy pass: launches per hot kernel, spread over the run (0: all)
+  // liboptimas-trace.so for the timing pass; "auto": find_tracer(); "": ncu
+  std::string tracer = config::default_of<std::string>("tracer");
+  double budget_s = 0;             // the whole profile's time limit in seconds (0: none)
+  int warp_sampling_interval = -1; // ncu --warp-sampling-interval (-1: ncu's default)
+  double timeout_s = 1800;         // per ncu invocation; the whole process group is killed
+  bool build = true;               // run the application's build command first
 };
 
 // Roofline (SpeedOfLight + RooflineChart), PC sampling (SourceCounters + WarpStateStats),
@@ -70,8 +71,7 @@ std::vector<std::string> trace_command(const std::string& tracer, const std::str
 // every launch of the hot kernels is profiled (up to launch_count).
 std::vector<std::string> heavy_command(const NcuOptions& o, const std::string& report,
                                        const std::vector<std::string>& hot_kernels,
-                                       const std::vector<LaunchPick>& picks,
-                                       const std::vector<std::string>& app_argv);
+                                       const std::vector<LaunchPick>& picks, const std::vector<std::string>& app_argv);
 
 // The tracer to use: $OPTIMAS_TRACER ("none" or "" turns it off), else liboptimas-trace.so
 // beside the optimas executable or in ../lib; empty when there is none.

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <set>
 #include <utility>
@@ -254,6 +256,21 @@ std::size_t export_corpus(const RunStore& store, const CorpusOptions& options, s
   out.flush();
   if (!out) throw Error(fmt::format("cannot write the corpus of {} (disk full or closed output?)", store.root()));
   return written;
+}
+
+std::size_t export_corpus_file(const RunStore& store, const CorpusOptions& options, const std::string& path) {
+  std::string tmp = path + ".tmp";
+  std::ofstream f(tmp);
+  if (!f) throw Error(path + ": cannot write");
+  auto n = export_corpus(store, options, f);
+  f.close();
+  if (!f) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw Error(path + ": write failed");
+  }
+  std::filesystem::rename(tmp, path);
+  return n;
 }
 
 } // namespace optimas::store

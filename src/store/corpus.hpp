@@ -32,6 +32,10 @@ std::vector<nlohmann::ordered_json> corpus_records(const std::string& run_id, co
 // Returns the number of records written.
 std::size_t export_corpus(const RunStore& store, const CorpusOptions& options, std::ostream& out);
 
+// export_corpus into the file `path`, written beside it first and renamed into place, so that a
+// failed export (a full disk) leaves no half file under that name. Error when it cannot be written.
+std::size_t export_corpus_file(const RunStore& store, const CorpusOptions& options, const std::string& path);
+
 // A run time as the paper prints it: fmt "{:.4g}ms", e.g. "12.4ms", "0.01234ms".
 std::string format_runtime_ms(double ms);
 

@@ -29,7 +29,7 @@ json_check "$WORK/pc.json" 'd["sources"] == "PC" and {e["kind"] for e in d["evid
 "$OPTIMAS" -q analyze "$OPTIMAS_TEST_DATA/h200/sobol" --diagnostics ia,roofline --json > "$WORK/iarf.json"
 json_check "$WORK/iarf.json" 'd["sources"] == "IA+Roofline" and {e["kind"] for e in d["evidence"]} == {"ia", "roofline"}'
 expect_fail 2 'unknown diagnostic source "flops"' -- "$OPTIMAS" analyze "$OPTIMAS_TEST_DATA/h200/sobol" --diagnostics pc,flops
-expect_fail 2 'no run for input configuration "huge"' -- "$OPTIMAS" analyze "$OPTIMAS_TEST_DATA/h200/sobol" --config huge
+expect_fail 2 'no run for input configuration "huge"' -- "$OPTIMAS" analyze "$OPTIMAS_TEST_DATA/h200/sobol" --input huge
 # Deterministic for a seed.
 "$OPTIMAS" -q analyze "$OPTIMAS_TEST_DATA/h200/stencil" --json --seed 7 > "$WORK/a.json"
 "$OPTIMAS" -q analyze "$OPTIMAS_TEST_DATA/h200/stencil" --json --seed 7 > "$WORK/b.json"

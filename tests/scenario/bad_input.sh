@@ -24,11 +24,22 @@ printf 'name: x\nbuild: {command: "true"}\nrun: {command: "./x {n}"}\nconfigs:\n
   > "$WORK/badvalue/optimas.yml"
 printf 'name: x\nbuild: {command: "true"\nrun: [\n' > "$WORK/badyaml/optimas.yml"
 expect_fail 2 'typo/optimas.yml:3: unknown key "timeout" in run' -- "$OPTIMAS" profile "$WORK/typo" --dry-run
-expect_fail 2 'typo/optimas.yml:3: unknown key "timeout" in run' -- "$OPTIMAS" run --config "$WORK/typo" --dry-run
-expect_fail 2 'badvalue/optimas.yml:7: .*runs' -- "$OPTIMAS" run --config "$WORK/badvalue" --dry-run
-expect_fail 2 'badyaml/optimas.yml:[0-9]+: ' -- "$OPTIMAS" run --config "$WORK/badyaml" --dry-run
+expect_fail 2 'typo/optimas.yml:3: unknown key "timeout" in run' -- "$OPTIMAS" run --app "$WORK/typo" --dry-run
+expect_fail 2 'badvalue/optimas.yml:7: .*runs' -- "$OPTIMAS" run --app "$WORK/badvalue" --dry-run
+expect_fail 2 'badyaml/optimas.yml:[0-9]+: ' -- "$OPTIMAS" run --app "$WORK/badyaml" --dry-run
 expect_fail 2 'typo/optimas.yml:3: unknown key' -- "$OPTIMAS" prompt "$OPTIMAS_TEST_DATA/h200/stream" --app "$WORK/typo"
-expect_fail 2 'nothing-here.*(cannot open|not exist|no such)' -- "$OPTIMAS" run --config "$WORK/nothing-here" --dry-run
+expect_fail 2 'nothing-here.*(cannot open|not exist|no such)' -- "$OPTIMAS" run --app "$WORK/nothing-here" --dry-run
+# run --config (and -c) is the deprecated spelling of --app: it still works, and says so in one line.
+expect_fail 2 'typo/optimas.yml:3: unknown key "timeout" in run' -- "$OPTIMAS" run --config "$WORK/typo" --dry-run
+expect_fail 2 '^warning: -c,--config is deprecated: use --app$' -- "$OPTIMAS" run -c "$WORK/typo" --dry-run
+# A bad setting reads the same from the command line as from optimas.yml (config/options.cpp).
+mkdir -p "$WORK/badtol"
+sed 's/^validate:.*//' "$OPTIMAS_SOURCE_DIR/examples/stream/optimas.yml" > "$WORK/badtol/optimas.yml"
+cp "$OPTIMAS_SOURCE_DIR"/examples/stream/*.cu "$WORK/badtol/"
+printf 'validate:\n  tolerance: {rel: -1}\n' >> "$WORK/badtol/optimas.yml"
+tol_msg='validate\.tolerance \(--tolerance\) rel needs a number at least 0 \(rel=X\), got "rel=-1"'
+expect_fail 2 "badtol/optimas.yml:[0-9]+: $tol_msg" -- "$OPTIMAS" run --app "$WORK/badtol" --dry-run
+expect_fail 2 "$tol_msg" -- "$OPTIMAS" run --app "$OPTIMAS_SOURCE_DIR/examples/stream" --tolerance rel=-1 --dry-run
 
 expect_fail 1 'ncu was not found' -- env OPTIMAS_NCU=/nonexistent/ncu "$OPTIMAS" profile "$OPTIMAS_SOURCE_DIR/examples/stream" --no-build -o "$WORK/p"
 expect_fail 2 'alpha' -- "$OPTIMAS" profile --import "$OPTIMAS_TEST_DATA/ncu-samples" --alpha 3

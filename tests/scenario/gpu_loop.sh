@@ -20,7 +20,7 @@ echo "|---|---|---|---|---|---|---|---|---|---|" >> "$TABLE"
 failed=0
 for ex in ${OPTIMAS_GPU_EXAMPLES:-stream accuracy shmem sobol gather stencil spmv edges windows}; do
   cp -r "$OPTIMAS_SOURCE_DIR/examples/$ex" "$WORK/$ex"
-  args=(run --config "$WORK/$ex" --runs-dir "$RUNS" --json --measure-configs "${OPTIMAS_GPU_MEASURE:-default,heldout}")
+  args=(run --app "$WORK/$ex" --runs-dir "$RUNS" --json --measure-configs "${OPTIMAS_GPU_MEASURE:-default,heldout}")
   [ "${OPTIMAS_GPU_IMPORT:-0}" = 1 ] && args+=(--import "$OPTIMAS_TEST_DATA/h200/$ex")
   rc=0
   "$OPTIMAS" "${args[@]}" > "$OUTDIR/$ex.json" 2> "$OUTDIR/$ex.log" || rc=$?

@@ -9,7 +9,7 @@ command -v nvcc >/dev/null || skip "nvcc not on PATH"
 EX=${OPTIMAS_GPU_EXAMPLE:-stream}
 cp -r "$OPTIMAS_SOURCE_DIR/examples/$EX" "$WORK/app"
 rm -f "$WORK/app/$EX"
-"$OPTIMAS" profile "$WORK/app" -i small -o "$WORK/prof" -c 8 --json --all-metrics > "$WORK/profile.json"
+"$OPTIMAS" profile "$WORK/app" -i small -o "$WORK/prof" --launch-count 8 --json --all-metrics > "$WORK/profile.json"
 "$OPTIMAS" profile --import "$WORK/prof" > "$WORK/summary.txt"
 cat "$WORK/summary.txt"
 

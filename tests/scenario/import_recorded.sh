@@ -20,4 +20,18 @@ for dir in "$OPTIMAS_TEST_DATA"/h200/*/; do
     'all(sorted(k["kernel"] for k in r["hot_kernels"]["kernels"] if k["hot"]) == sorted(m["hot_kernels"]) for r, m in zip(d["runs"], d["manifest"]["runs"]))' \
     "$ex: hot kernels"
 done
+# --alpha decides the hot set of an import too (it was ignored): a larger share takes in more kernels.
+"$OPTIMAS" -q profile --import "$OPTIMAS_TEST_DATA/h200/stream" --json --alpha 0.3 > "$WORK/alpha-low.json"
+"$OPTIMAS" -q profile --import "$OPTIMAS_TEST_DATA/h200/stream" --json --alpha 1 > "$WORK/alpha-all.json"
+json_check "$WORK/alpha-low.json" 'all(r["hot_kernels"]["alpha"] == 0.3 for r in d["runs"])' "--alpha 0.3 is the JSON's alpha"
+python3 - "$WORK/alpha-low.json" "$WORK/alpha-all.json" <<'PY' || fail "--alpha does not change the import's hot set"
+import json, sys
+hot = lambda f: [sum(k["hot"] for k in r["hot_kernels"]["kernels"]) for r in json.load(open(f))["runs"]]
+low, every = hot(sys.argv[1]), hot(sys.argv[2])
+sys.exit(0 if all(a < b for a, b in zip(low, every)) else 1)
+PY
+"$OPTIMAS" -q profile --import "$OPTIMAS_TEST_DATA/h200/stream" --alpha 1 > "$WORK/alpha-all.txt"
+"$OPTIMAS" -q profile --import "$OPTIMAS_TEST_DATA/h200/stream" --alpha 0.3 > "$WORK/alpha-low.txt"
+[ "$(grep -c '  hot$' "$WORK/alpha-all.txt")" -gt "$(grep -c '  hot$' "$WORK/alpha-low.txt")" ] ||
+  fail "--alpha does not change the import's summary"
 pass "recorded H200 profiles of $(ls "$OPTIMAS_TEST_DATA/h200" | grep -vc README) examples"

@@ -36,7 +36,7 @@ json_check "$WORK/p.json" \
 
 # The analysis keeps the instances apart: each hot instance has its own roofline and PC lines.
 for config in small default; do
-  "$OPTIMAS" -q analyze "$D" --config "$config" --json > "$WORK/a-$config.json" || fail "analyze $config failed"
+  "$OPTIMAS" -q analyze "$D" --input "$config" --json > "$WORK/a-$config.json" || fail "analyze $config failed"
   json_check "$WORK/a-$config.json" 'sum(k["kernel"].startswith("moving_sum_kernel<") for k in d["kernels"]) >= 2' \
     "$config: two or more hot moving_sum_kernel instances"
   json_check "$WORK/a-$config.json" 'all(k["roofline"] and k["stalls"] and k["stalls"]["total_samples"] > 0 for k in d["kernels"])' \

@@ -25,7 +25,7 @@ cat > "$WORK/inside.sh" <<'EOF'
 mount -t tmpfs -o size=500k tmpfs "$WORK/runs" || exit 125
 cd "$WORK"
 rc=0
-"$OPTIMAS" run --config app --runs-dir runs --import "$D" --runs 2 --warmup 0 --fresh-seeds 0 \
+"$OPTIMAS" run --app app --runs-dir runs --import "$D" --runs 2 --warmup 0 --fresh-seeds 0 \
   --cache-dir "$WORK/cache" > full.out 2> full.log || rc=$?
 echo "$rc" > full.rc
 id=$(ls runs | grep -E '^[0-9a-f-]{36}$' | head -1)

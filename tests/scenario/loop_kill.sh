@@ -112,7 +112,7 @@ PY
 # One run without a kill: the events of a whole run, by phase, and a warm build cache.
 echo 0 > "$WORK/stop_at"
 rc=0
-"$OPTIMAS" run --config "$WORK/app" --runs-dir "$WORK/runs-whole" "${run_args[@]}" > "$WORK/whole.out" 2> "$WORK/whole.log" || rc=$?
+"$OPTIMAS" run --app "$WORK/app" --runs-dir "$WORK/runs-whole" "${run_args[@]}" > "$WORK/whole.out" 2> "$WORK/whole.log" || rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "a run without a kill: exit $rc"$'\n'"$(cat "$WORK/whole.log")"
 # A build belongs to the phase of the runs after it: the baseline's, then the variant's validation.
 declare -A phase_events
@@ -142,7 +142,7 @@ for ((i = 1; i <= POINTS; i++)); do
   (
     rc=0
     # optimas' pid is written before it starts (exec keeps it), so before any stop point.
-    bash -c 'echo $$ > "$0"; exec "$@"' "$WORK/optimas.pid" "$OPTIMAS" run --config "$WORK/app" --runs-dir "$runs" \
+    bash -c 'echo $$ > "$0"; exec "$@"' "$WORK/optimas.pid" "$OPTIMAS" run --app "$WORK/app" --runs-dir "$runs" \
       "${run_args[@]}" > "$WORK/first.out" 2> "$WORK/first.log" || rc=$?
     echo "exited $rc" > "$WORK/stopped"
   ) 2> /dev/null & # without bash's own "Killed" notice

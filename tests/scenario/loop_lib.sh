@@ -54,7 +54,7 @@ loop() {
   local before
   before=$(ls "$RUNS" 2>/dev/null || true)
   rc=0
-  "$OPTIMAS" run --config "$app" --runs-dir "$RUNS" --cache-dir "$WORK/cache" --no-cache \
+  "$OPTIMAS" run --app "$app" --runs-dir "$RUNS" --cache-dir "$WORK/cache" --no-cache \
     -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --import "$D" "$@" \
     > "$WORK/$name.out" 2> "$WORK/$name.log" || rc=$?
   log="$WORK/$name.log"

@@ -84,7 +84,7 @@ expect elsewhere i1a1 build_stale 'did not pick up the edits'
 
 # --- A/A: the baseline against a second build of itself ------------------------------------
 rc=0
-"$OPTIMAS" run --config "$WORK/app" --runs-dir "$RUNS" --import "$D" --aa --runs 10 --json > "$WORK/aa.json" 2> "$WORK/aa.log" || rc=$?
+"$OPTIMAS" run --app "$WORK/app" --runs-dir "$RUNS" --import "$D" --aa --runs 10 --json > "$WORK/aa.json" 2> "$WORK/aa.log" || rc=$?
 [ "$rc" -eq 3 ] || fail "A/A: exit $rc, expected 3 (nothing faster)"$'\n'"$(tail -20 "$WORK/aa.log")"
 json_check "$WORK/aa.json" 'd["aa"] and len(d["variants"]) == 1 and d["variants"][0]["status"] == "rejected" and "measurement" in d["variants"][0]' \
   "A/A: the second build is measured and not accepted: $(head -c 600 "$WORK/aa.json")"

@@ -46,13 +46,13 @@ read -r word port < "$WORK/ready"
 
 cd "$WORK"
 # --dry-run shows the plan and creates nothing.
-"$OPTIMAS" run --config app --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" --runs-dir runs --dry-run --json > plan.json
+"$OPTIMAS" run --app app --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" --runs-dir runs --dry-run --json > plan.json
 json_check plan.json '[s["step"] for s in d["steps"]] == ["baseline", "profile", "analyze", "optimize", "validate", "measure"]'
 json_check plan.json 'd["steps"][4]["checks"] == 6 and "heldout" in d["steps"][4]["labels"]' "3 configs + 3 fresh seeds"
 [ ! -e runs ] || fail "--dry-run created the run store"
 [ ! -e "$FAKE_NCU_LOG" ] || fail "--dry-run ran ncu"
 rc=0
-"$OPTIMAS" run --config app --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" --runs-dir runs --no-cache \
+"$OPTIMAS" run --app app --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" --runs-dir runs --no-cache \
   -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --iterations 2 --retries 0 --runs 10 --scope file --json \
   > run.json 2> progress.txt || rc=$?
 [ "$rc" -eq 0 ] || fail "exit $rc: $(cat progress.txt)"

@@ -71,7 +71,7 @@ read -r word port < "$WORK/ready"
 
 # The first run, in the background; whatever ends it, a line reaches the FIFO.
 (
-  "$OPTIMAS" run --config "$WORK/app" --runs-dir "$RUNS" --cache-dir "$WORK/cache" --no-cache \
+  "$OPTIMAS" run --app "$WORK/app" --runs-dir "$RUNS" --cache-dir "$WORK/cache" --no-cache \
     -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --import "$D" \
     --scope file --retries 0 --fresh-seeds 1 --runs 5 --warmup 1 > "$WORK/first.out" 2> "$WORK/first.log" &
   echo $! > "$WORK/optimas.pid"
@@ -140,7 +140,7 @@ expect_fail 2 "has finished" -- "$OPTIMAS" run --resume "$id" --runs-dir "$RUNS"
 cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/manual-app"
 cd "$WORK"
 rc=0
-"$OPTIMAS" run --config manual-app --import "$D" -m manual --runs-dir "$WORK/manual-runs" --runs 2 --warmup 0 \
+"$OPTIMAS" run --app manual-app --import "$D" -m manual --runs-dir "$WORK/manual-runs" --runs 2 --warmup 0 \
   > manual.out 2> manual.log || rc=$?
 [ "$rc" -eq 4 ] || fail "manual: expected exit 4 (waiting), got $rc: $(cat manual.log)"
 grep -q "optimas run --resume" manual.log || fail "manual: the message does not say how to continue: $(cat manual.log)"

@@ -71,7 +71,7 @@ check_backend() {
   local before
   before=$(ls "$RUNS" 2> /dev/null || true)
   rc=0
-  "$OPTIMAS" -v run --config "$APP" --runs-dir "$RUNS" --cache-dir "$WORK/cache" -m "$model" --base-url "$url" "$@" \
+  "$OPTIMAS" -v run --app "$APP" --runs-dir "$RUNS" --cache-dir "$WORK/cache" -m "$model" --base-url "$url" "$@" \
     --import "$D" --runs 2 --warmup 0 --retries 0 --json > "$WORK/run-$name.stdout" 2> "$WORK/run-$name.stderr" || rc=$?
   [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "$name: run exited $rc: $(tail -5 "$WORK/run-$name.stderr")"
   id=$(comm -13 <(echo "$before" | sort) <(ls "$RUNS" | sort) | grep -E '^[0-9a-f-]{36}$' || true)

@@ -1,0 +1,221 @@
+#include "config/options.hpp"
+
+#include "util/error.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+
+namespace optimas::config {
+
+using nlohmann::json;
+
+namespace {
+
+std::string shown(const json& v) {
+  return v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.dump();
+}
+
+// A whole number of at least `min`.
+template <int min> std::string at_least(const json& v) {
+  if (!v.is_number_integer()) return "must be a whole number, got " + shown(v);
+  if (v.get<long long>() < min) return fmt::format("must be at least {}, got {}", min, shown(v));
+  return {};
+}
+
+std::string share(const json& v) {
+  double x = v.is_number() ? v.get<double>() : NAN;
+  if (!(x > 0 && x <= 1)) return "must be a share of the time in (0, 1], got " + shown(v);
+  return {};
+}
+
+std::string probability(const json& v) {
+  double x = v.is_number() ? v.get<double>() : NAN;
+  if (!(x > 0 && x < 1)) return "must lie between 0 and 1, got " + shown(v);
+  return {};
+}
+
+std::string ratio(const json& v) {
+  double x = v.is_number() ? v.get<double>() : NAN;
+  if (!(x >= 1 && x < 10)) return "is a ratio such as 1.01 (at least 1, below 10), got " + shown(v);
+  return {};
+}
+
+std::string one_of(const json& v, std::initializer_list<const char*> allowed) {
+  std::string known;
+  for (const char* a : allowed) {
+    if (v.is_string() && v.get<std::string>() == a) return {};
+    known += std::string(known.empty() ? "" : ", ") + a;
+  }
+  return fmt::format("is one of {}, got {}", known, shown(v));
+}
+
+std::string scope(const json& v) {
+  return one_of(v, {"kernel", "file"});
+}
+std::string timing(const json& v) {
+  return one_of(v, {"auto", "trace", "kernel_time", "wall"});
+}
+std::string execute(const json& v) {
+  return one_of(v, {"auto", "yes", "no"});
+}
+
+std::string tolerance(const json& v) {
+  if (!v.is_string()) return "takes exact, abs=X, rel=X or ulp=N, got " + shown(v);
+  std::string t = v.get<std::string>();
+  auto eq = t.find('=');
+  std::string mode = t.substr(0, eq);
+  if (mode == "exact" && eq == std::string::npos) return {};
+  if (mode != "abs" && mode != "rel" && mode != "ulp")
+    return fmt::format("takes exact, abs=X, rel=X or ulp=N: unknown tolerance \"{}\"", mode);
+  std::string number = eq == std::string::npos ? "" : t.substr(eq + 1);
+  char* end = nullptr;
+  double x = std::strtod(number.c_str(), &end);
+  if (number.empty() || *end != '\0' || !(x >= 0) || !std::isfinite(x))
+    return fmt::format("{} needs a number at least 0 ({}=X), got {}", mode, mode, shown(v));
+  return {};
+}
+
+std::string key_values(const json& v) {
+  for (const auto& kv : v.is_array() ? v : json::array({v}))
+    if (!kv.is_string() || kv.get<std::string>().find('=') == std::string::npos)
+      return "takes key=value, got " + shown(kv);
+  return {};
+}
+
+std::string existing_file(const json& v) {
+  if (!v.is_string() || !std::filesystem::is_regular_file(v.get<std::string>()))
+    return "names no file here: " + shown(v);
+  return {};
+}
+
+std::vector<Option> make_table() {
+  // clang-format off
+  return {
+    // Which backend, and how it is called.
+    {"model", "-m,--model", "provider/model (openai/gpt-5, ollama/llama3.1:70b), manual or builtin; see optimas backends",
+     "OPTIMAS_MODEL", Kind::text, "builtin", "optimize.backend", nullptr},
+    {"base_url", "--base-url", "Server URL (openai-compatible, ollama, or a proxy)", "OPTIMAS_BASE_URL", Kind::text,
+     nullptr, "", nullptr},
+    {"options", "--option", "Backend option key=value (repeatable; see optimas backends)", "", Kind::list, nullptr, "",
+     key_values},
+    {"cache_dir", "--cache-dir", "Response cache", "OPTIMAS_CACHE_DIR", Kind::text, ".optimas/cache", "", nullptr},
+    {"no_cache", "--no-cache", "Always call the backend", "", Kind::flag, false, "", nullptr},
+    {"work_dir", "--work-dir", "Manual backend: where prompt and reply files go", "", Kind::text, "optimas-manual", "",
+     nullptr},
+    // What the backend is shown and may change. The diagnostics are checked where they are used
+    // (analysis::parse_sources), since the sources are the analysis's to name.
+    {"diagnostics", "--diagnostics", "Evidence to include: any of pc, ia, roofline (comma-separated), or all", "",
+     Kind::text, "pc,ia,roofline", "optimize.diagnostics", nullptr},
+    {"template", "--template", "A prompt template file (default: the built-in one)", "", Kind::text, nullptr, "",
+     existing_file},
+    {"token_budget", "--token-budget", "Split prompts larger than this many tokens (about 4 characters each)", "",
+     Kind::integer, 32000, "", at_least<1>},
+    {"scope", "--scope", "Where edits may go: kernel (the implicated kernels) or file", "", Kind::text, "kernel",
+     "optimize.scope", scope},
+    // Where the profile comes from, and which kernels are hot.
+    {"app", "--app", "The application's optimas.yml or its folder", "", Kind::text, nullptr, "", nullptr},
+    {"input", "-i,--input",
+     "Input configuration: for profile, one to profile (repeatable; default: every visible one); elsewhere the one "
+     "whose run is analysed (default: \"default\" or the first)", "", Kind::list, nullptr, "", nullptr},
+    {"alpha", "--alpha", "Hot kernels: the smallest set with at least this share of the GPU time", "", Kind::real, 0.8,
+     "", share},
+    {"import", "--import",
+     "Import a recorded profile instead of profiling: a profile directory, a folder of ncu CSV pages, or a .ncu-rep",
+     "", Kind::text, nullptr, "", nullptr},
+    {"ncu", "--ncu", "The ncu executable", "OPTIMAS_NCU", Kind::text, "ncu", "", nullptr},
+    {"tracer", "--tracer",
+     "Kernel tracer for the timing pass: auto (liboptimas-trace.so beside optimas), a path, or none (ncu times "
+     "every launch)", "OPTIMAS_TRACER", Kind::text, "auto", "", nullptr},
+    {"full_profile", "--full", "One --set full pass over every kernel (the paper's mode) instead of two passes", "",
+     Kind::flag, false, "", nullptr},
+    // The loop (optimas run).
+    {"runs_dir", "--runs-dir", "Where runs are stored", "OPTIMAS_RUNS", Kind::text, "runs", "", nullptr},
+    {"iterations", "--iterations", "Rounds, each from the best variant with a fresh profile", "", Kind::integer, 1,
+     "optimize.iterations", at_least<1>},
+    {"retries", "--retries", "Further attempts after a build failure or guardrail rejection", "", Kind::integer, 3,
+     "optimize.retries", at_least<0>},
+    {"runs", "--runs", "Timed runs of baseline and variant each (a comparison needs at least 2)", "", Kind::integer, 5,
+     "measure.runs", at_least<2>},
+    {"warmup", "--warmup", "Untimed runs of each first", "", Kind::integer, 1, "measure.warmup", at_least<0>},
+    {"timing", "--timing",
+     "trace (the kernels' traced GPU time), kernel_time (the printed time), wall, or auto (trace for CUDA programs "
+     "where the tracer exists, else kernel_time when configured, else wall)", "", Kind::text, "auto",
+     "measure.timing", timing},
+    {"measure_configs", "--measure-configs", "Configurations to measure (default: all)", "", Kind::names, nullptr,
+     "measure.configs", nullptr},
+    {"confidence", "", "The speedup interval's confidence", "", Kind::real, 0.95, "measure.confidence", probability},
+    {"significance", "", "The acceptance test's significance, before correction for every comparison", "", Kind::real,
+     0.05, "measure.significance", probability},
+    {"min_speedup", "--min-speedup", "Accept only when the speedup's interval lies above this", "", Kind::real, 1.01,
+     "measure.min_speedup", ratio},
+    {"confirm", "!--no-confirm", "Accept without a confirmation round of fresh runs", "", Kind::flag, true,
+     "measure.confirm", nullptr},
+    {"validate_configs", "--validate-configs", "Configurations to validate on (default: all)", "", Kind::names,
+     nullptr, "validate.configs", nullptr},
+    {"fresh_seeds", "--fresh-seeds", "Extra validation runs per configuration with new seeds", "", Kind::integer, 1,
+     "validate.fresh_seeds", at_least<0>},
+    {"tolerance", "--tolerance", "exact, abs=X, rel=X or ulp=N", "", Kind::text, "exact", "validate.tolerance",
+     tolerance},
+    {"execute", "--execute", "Run programs: auto (when a GPU is present), yes, no", "", Kind::text, "auto", "",
+     execute},
+    {"keep_work", "--keep-work", "Keep the scratch builds (runs/<id>/work) after the run", "", Kind::flag, false, "",
+     nullptr},
+    {"aa", "--aa",
+     "Calibration: measure a second build of the unchanged baseline against it (nothing is asked or edited)", "",
+     Kind::flag, false, "", nullptr},
+  };
+  // clang-format on
+}
+
+} // namespace
+
+const std::vector<Option>& options() {
+  static const std::vector<Option> k_table = make_table();
+  return k_table;
+}
+
+const Option& option(std::string_view name) {
+  for (const auto& o : options())
+    if (o.name == name) return o;
+  throw std::logic_error("no option named \"" + std::string(name) + "\" in the option table");
+}
+
+const Option* option_for_yml(std::string_view yml) {
+  for (const auto& o : options())
+    if (!o.yml.empty() && o.yml == yml) return &o;
+  return nullptr;
+}
+
+std::string label(const Option& o) {
+  // "!--no-confirm" -> "--no-confirm"; "-m,--model" -> "--model".
+  std::string flag =
+      o.flags.substr(o.flags.find_last_of(",!") == std::string::npos ? 0 : o.flags.find_last_of(",!") + 1);
+  if (o.yml.empty()) return flag;
+  if (flag.empty()) return o.yml;
+  return fmt::format("{} ({})", o.yml, flag);
+}
+
+std::string check(std::string_view name, const json& value) {
+  const Option& o = option(name);
+  if (!o.check) return {};
+  std::string why = o.check(value);
+  return why.empty() ? why : label(o) + " " + why;
+}
+
+void check_or_throw(std::string_view name, const json& value) {
+  if (std::string why = check(name, value); !why.empty()) throw UsageError(why);
+}
+
+Tolerance parse_tolerance(const std::string& text) {
+  check_or_throw("tolerance", text);
+  Tolerance t;
+  auto eq = text.find('=');
+  t.mode = text.substr(0, eq);
+  if (eq != std::string::npos) t.value = std::strtod(text.c_str() + eq + 1, nullptr);
+  return t;
+}
+
+} // namespace optimas::config

@@ -1,0 +1,67 @@
+// The option table: every setting that more than one place reads (optimas.yml, the command line
+// of several subcommands, the loop's settings) is one row here, with its name, help, environment
+// variable, default, check and yml key. The yml loader and every subcommand read the row, so a
+// setting has one default and one check wherever it is given (docs/options.md).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace optimas::config {
+
+enum class Kind {
+  text,    // a string
+  integer, // a whole number
+  real,    // a number
+  flag,    // true when given (a flag named !--no-x sets false)
+  list,    // repeatable strings
+  names,   // comma-separated strings (also repeatable)
+};
+
+struct Option {
+  std::string name;  // the key in loop::Overrides and in messages
+  std::string flags; // the command line's names as CLI11 spells them ("-m,--model"); empty: yml only
+  std::string help;
+  std::string env; // the environment variable that stands in for the flag; empty: none
+  Kind kind = Kind::text;
+  nlohmann::json default_value; // null: none (unset unless given)
+  std::string yml;              // "measure.runs"; empty: not in optimas.yml
+  // Why `value` is not good, or empty when it is; the same words wherever the value comes from.
+  std::string (*check)(const nlohmann::json& value) = nullptr;
+};
+
+// Every row, in the order of docs/options.md.
+const std::vector<Option>& options();
+
+// The row named `name`; std::logic_error on a name the table does not hold (a typo in our code).
+const Option& option(std::string_view name);
+
+// The row whose yml key is `yml`, or null.
+const Option* option_for_yml(std::string_view yml);
+
+// How messages name an option: its yml key and its flag, "measure.runs (--runs)".
+std::string label(const Option& o);
+
+// The default of `name` as T (its row must have one).
+template <typename T> T default_of(std::string_view name) {
+  return option(name).default_value.get<T>();
+}
+
+// Why `value` is not good for `name` ("measure.runs (--runs) must be at least 2, got 1"), or empty.
+std::string check(std::string_view name, const nlohmann::json& value);
+
+// check(), as a UsageError.
+void check_or_throw(std::string_view name, const nlohmann::json& value);
+
+// validate.tolerance as the command line writes it: exact, abs=X, rel=X or ulp=N.
+struct Tolerance {
+  std::string mode = "exact";
+  double value = 0;
+};
+// UsageError with check("tolerance")'s message on a bad one.
+Tolerance parse_tolerance(const std::string& text);
+
+} // namespace optimas::config
