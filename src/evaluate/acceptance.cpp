@@ -1,5 +1,7 @@
 #include "evaluate/acceptance.hpp"
 
+#include "evaluate/verdict.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -35,9 +37,7 @@ Judgement judge(const std::vector<Sample>& base, const std::vector<Sample>& vari
   if (!kernel_time) return j;
 
   for (const auto& s : variant)
-    if (s.kernel_ms.value_or(0) > s.wall_ms * 1.05 + 1.0)
-      j.suspicious = fmt::format("it reports {:.4g} ms of kernel time in a process that ran {:.4g} ms",
-                                 s.kernel_ms.value_or(0), s.wall_ms);
+    if (auto why = kernel_time_exceeds_process(s.kernel_ms.value_or(0), s.wall_ms)) j.suspicious = why;
   auto outside = [](const std::vector<Sample>& s) {
     std::vector<double> out;
     for (const auto& x : s) out.push_back(x.wall_ms - x.kernel_ms.value_or(0));
@@ -45,15 +45,11 @@ Judgement judge(const std::vector<Sample>& base, const std::vector<Sample>& vari
   };
   const Comparison& c = j.comparison;
   double claimed = c.base_median - c.variant_median;
-  // The time outside the kernels must not grow by what the kernels claim to save. Where the wall
-  // time is too noisy to tell (a GPU program whose kernels are a sliver of its run), the printed
-  // time stands; where it grew significantly, by more than half the claim, it does not.
+  // The time outside the kernels must not grow by what the kernels claim to save.
   j.overhead_growth = median_difference_interval(outside(variant), outside(base), so);
   double growth = median(outside(variant)) - median(outside(base));
-  if (c.verdict == Verdict::faster && j.overhead_growth.low > 0 && growth > 0.5 * claimed)
-    j.suspicious = fmt::format("it reports {:.4g} ms less kernel time per run, but the rest of the process took "
-                               "{:.4g} ms longer (at least {:.4g} ms, {:.0f}% interval): the wall time did not fall",
-                               claimed, growth, j.overhead_growth.low, 100 * rule.confidence);
+  if (c.verdict == Verdict::faster)
+    if (auto why = overhead_absorbs_saving(claimed, growth, j.overhead_growth.low, rule.confidence)) j.suspicious = why;
   auto printed = [](const std::vector<Sample>& s) {
     std::vector<double> out;
     for (const auto& x : s)
@@ -63,9 +59,7 @@ Judgement judge(const std::vector<Sample>& base, const std::vector<Sample>& vari
   auto pb = printed(base), pv = printed(variant);
   if (c.verdict == Verdict::faster && !pb.empty() && pb.size() == base.size() && pv.size() == variant.size() &&
       median(pv) > 0) {
-    double claims = median(pb) / median(pv), traced = c.speedup;
-    if (claims - 1 > 1.5 * std::max(traced - 1, 0.0) + 0.02)
-      j.suspicious = fmt::format("its printed kernel time says {:.3f}x, its traced GPU time {:.3f}x", claims, traced);
+    if (auto why = printed_exceeds_traced(median(pb) / median(pv), c.speedup)) j.suspicious = why;
   }
   return j;
 }

@@ -55,7 +55,8 @@ struct Judgement {
 // claim: the time outside the kernels (wall minus printed time, per run, which cancels the noise
 // both share) must not grow by what the kernels claim to save, and no run may print more kernel
 // time than its process ran. Where every sample has a printed time beside a traced one, the
-// printed saving may not exceed the traced saving by more than half of it (and 2 points).
+// printed saving may not exceed the traced saving by more than half of it (and 2 points). The
+// rules themselves are evaluate/verdict.hpp's.
 Judgement judge(const std::vector<Sample>& base, const std::vector<Sample>& variant, bool kernel_time,
                 const AcceptanceRule& rule);
 

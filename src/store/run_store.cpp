@@ -1,26 +1,18 @@
 #include "store/run_store.hpp"
 
+#include "store/index_db.hpp"
 #include "util/error.hpp"
-#include "util/json_text.hpp"
 #include "util/log.hpp"
-#include "util/secrets.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
 #include <openssl/rand.h>
-#include <sqlite3.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <system_error>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace optimas::store {
 
@@ -29,34 +21,9 @@ using nlohmann::json;
 
 namespace {
 
-// Bumped when the tables change; an index of an older version is dropped and rebuilt from the
-// run folders, which hold everything it is made of.
-constexpr int k_schema_version = 1;
-// A second writer (another optimas process, the dashboard) waits this long for the lock.
-constexpr int k_busy_timeout_ms = 5000;
 constexpr std::size_t k_min_prefix = 4;
 constexpr const char* k_index_name = "index.sqlite";
 constexpr const char* k_run_file = "run.json";
-
-constexpr const char* k_schema_sql = R"sql(
-CREATE TABLE IF NOT EXISTS runs(
-  id TEXT PRIMARY KEY, app TEXT, config_path TEXT, backend TEXT, model TEXT, status TEXT, outcome TEXT,
-  verdict TEXT, speedup REAL, ci_low REAL, ci_high REAL, p_value REAL, started TEXT, finished TEXT,
-  sha256 TEXT, dir TEXT);
-CREATE TABLE IF NOT EXISTS variants(
-  run_id TEXT NOT NULL, key TEXT NOT NULL, iteration INTEGER, attempt INTEGER, status TEXT, reason TEXT,
-  edits INTEGER, applied INTEGER, withheld INTEGER, verdict TEXT, speedup REAL, ci_low REAL, ci_high REAL,
-  p_value REAL, PRIMARY KEY(run_id, key));
-CREATE TABLE IF NOT EXISTS measurements(
-  run_id TEXT NOT NULL, variant TEXT NOT NULL, config TEXT NOT NULL, role TEXT NOT NULL, round INTEGER NOT NULL,
-  kernel_ms REAL, wall_s REAL);
-CREATE INDEX IF NOT EXISTS measurements_run ON measurements(run_id);
-CREATE TABLE IF NOT EXISTS metrics(run_id TEXT NOT NULL, variant TEXT NOT NULL, name TEXT NOT NULL, value REAL);
-CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id);
-)sql";
-
-constexpr const char* k_drop_sql = "DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS variants; "
-                                   "DROP TABLE IF EXISTS measurements; DROP TABLE IF EXISTS metrics;";
 
 // ---- Tolerant reads of run.json fields: a wrong type reads as absent. ----
 
@@ -102,195 +69,45 @@ std::optional<double> ci_bound(const json& obj, std::size_t i) {
   return ci[i].is_number() ? std::optional<double>(ci[i].get<double>()) : std::nullopt;
 }
 
-// ---- RAII over the sqlite3 C API. ----
-
-class Database {
-public:
-  explicit Database(std::string path) : m_path(std::move(path)) {
-    if (!fs::exists(m_path)) remove_stale_wal();
-    int rc = sqlite3_open_v2(m_path.c_str(), &m_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             nullptr);
-    if (rc != SQLITE_OK) {
-      std::string message = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
-      sqlite3_close(m_db);
-      m_db = nullptr;
-      throw Error(fmt::format("{}: cannot open the run index: {}", m_path, message));
-    }
-    sqlite3_busy_timeout(m_db, k_busy_timeout_ms);
-    // In WAL mode NORMAL syncs at checkpoints, not at every commit: a power cut may lose the
-    // last index updates but never corrupts it, and the run folders can rebuild it anyway. Not
-    // fatal if refused: it only costs speed.
-    sqlite3_exec(m_db, "PRAGMA synchronous=NORMAL", nullptr, nullptr, nullptr);
-  }
-  ~Database() { sqlite3_close(m_db); }
-  Database(const Database&) = delete;
-  Database& operator=(const Database&) = delete;
-
-  sqlite3* get() const { return m_db; }
-  const std::string& path() const { return m_path; }
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error(fmt::format("{}: {}: {}", m_path, what, sqlite3_errmsg(m_db)));
-  }
-
-  void exec(const char* sql, const std::string& what) {
-    char* message = nullptr;
-    if (sqlite3_exec(m_db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-      std::string text = message ? message : sqlite3_errmsg(m_db);
-      sqlite3_free(message);
-      throw Error(fmt::format("{}: {}: {}", m_path, what, text));
-    }
-  }
-
-  // Sets WAL and creates or upgrades the tables. Returns true when the index was (re)made empty.
-  bool prepare_schema();
-
-private:
-  // A -wal file left without its database would be replayed into the new one.
-  void remove_stale_wal() const {
-    std::error_code ec;
-    fs::remove(m_path + "-wal", ec);
-    fs::remove(m_path + "-shm", ec);
-  }
-
-  std::string m_path;
-  sqlite3* m_db = nullptr;
-};
-
-class Statement {
-public:
-  Statement(Database& db, const char* sql) : m_db(db) {
-    if (sqlite3_prepare_v2(db.get(), sql, -1, &m_stmt, nullptr) != SQLITE_OK)
-      db.fail(fmt::format("cannot prepare \"{}\"", sql));
-  }
-  ~Statement() { sqlite3_finalize(m_stmt); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  // Every text the index holds passes here, redacted: a run.json from an older optimas, or one
-  // edited by hand, may still carry a key.
-  Statement& bind(int i, const std::optional<std::string>& v) {
-    const std::string text = v ? util::redact(*v) : std::string();
-    check(v ? sqlite3_bind_text(m_stmt, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT)
-            : sqlite3_bind_null(m_stmt, i));
-    return *this;
-  }
-  Statement& bind(int i, const std::string& v) { return bind(i, std::optional<std::string>(v)); }
-  Statement& bind(int i, const char* v) { return bind(i, std::optional<std::string>(v)); }
-  Statement& bind(int i, std::optional<double> v) {
-    check(v ? sqlite3_bind_double(m_stmt, i, *v) : sqlite3_bind_null(m_stmt, i));
-    return *this;
-  }
-  Statement& bind(int i, std::optional<std::int64_t> v) {
-    check(v ? sqlite3_bind_int64(m_stmt, i, *v) : sqlite3_bind_null(m_stmt, i));
-    return *this;
-  }
-
-  // True while there is a row to read.
-  bool step() {
-    int rc = sqlite3_step(m_stmt);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    m_db.fail(fmt::format("\"{}\" failed", sqlite3_sql(m_stmt)));
-  }
-  // Runs a statement that returns no rows, then makes it ready for the next bindings.
-  void run() {
-    while (step()) {
-    }
-    sqlite3_reset(m_stmt);
-    sqlite3_clear_bindings(m_stmt);
-  }
-
-  json column(int i) const {
-    switch (sqlite3_column_type(m_stmt, i)) {
-    case SQLITE_INTEGER:
-      return sqlite3_column_int64(m_stmt, i);
-    case SQLITE_FLOAT:
-      return sqlite3_column_double(m_stmt, i);
-    case SQLITE_TEXT:
-      return std::string(reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, i)),
-                         static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, i)));
-    default:
-      return nullptr;
-    }
-  }
-  std::int64_t integer(int i) const { return sqlite3_column_int64(m_stmt, i); }
-  int columns() const { return sqlite3_column_count(m_stmt); }
-  const char* name(int i) const { return sqlite3_column_name(m_stmt, i); }
-
-private:
-  void check(int rc) {
-    if (rc != SQLITE_OK) m_db.fail("cannot bind a parameter");
-  }
-
-  Database& m_db;
-  sqlite3_stmt* m_stmt = nullptr;
-};
-
-// BEGIN IMMEDIATE takes the write lock at once, so two writers queue on busy_timeout instead of
-// one failing with SQLITE_BUSY when it upgrades a read lock. Rolls back unless committed.
-class Transaction {
-public:
-  explicit Transaction(Database& db) : m_db(db) { m_db.exec("BEGIN IMMEDIATE", "cannot start a transaction"); }
-  ~Transaction() {
-    if (!m_done) sqlite3_exec(m_db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  Transaction(const Transaction&) = delete;
-  Transaction& operator=(const Transaction&) = delete;
-  void commit() {
-    m_db.exec("COMMIT", "cannot commit");
-    m_done = true;
-  }
-
-private:
-  Database& m_db;
-  bool m_done = false;
-};
-
-int user_version(Database& db) {
-  Statement s(db, "PRAGMA user_version");
-  return s.step() ? static_cast<int>(s.integer(0)) : 0;
-}
-
-bool Database::prepare_schema() {
-  if (user_version(*this) == k_schema_version) return false;
-  {
-    Statement mode(*this, "PRAGMA journal_mode=WAL");
-    std::string got = mode.step() ? mode.column(0).get<std::string>() : "";
-    if (got != "wal") log::warn("{}: journal_mode is \"{}\", not wal; concurrent writers may wait longer", m_path, got);
-  }
-  Transaction tx(*this);
-  // Another process may have made the schema while we waited for the lock.
-  int version = user_version(*this);
-  if (version == k_schema_version) return false;
-  if (version > k_schema_version)
-    throw Error(fmt::format("{}: the run index has schema version {}, newer than this optimas knows ({}); use the "
-                            "newer optimas, or delete the file and run `optimas reindex` to rebuild it",
-                            m_path, version, k_schema_version));
-  if (version > 0) {
-    log::warn("{}: run index schema version {} is older than {}; rebuilding it from the run folders", m_path, version,
-              k_schema_version);
-    exec(k_drop_sql, "cannot drop the old tables");
-  }
-  exec(k_schema_sql, "cannot create the tables");
-  exec(fmt::format("PRAGMA user_version = {}", k_schema_version).c_str(), "cannot set the schema version");
-  tx.commit();
-  return true;
-}
-
-// One connection per operation, each checking the schema: a deleted index.sqlite is recreated
-// instead of failing (fill_if_fresh then refills it), and no connection is shared by threads.
-struct Connection {
-  Database db;
-  bool fresh;
-  explicit Connection(const std::string& path) : db(path), fresh(db.prepare_schema()) {}
-};
-
 void delete_rows(Database& db, const std::string& id) {
   for (const char* sql : {"DELETE FROM runs WHERE id = ?1", "DELETE FROM variants WHERE run_id = ?1",
                           "DELETE FROM measurements WHERE run_id = ?1", "DELETE FROM metrics WHERE run_id = ?1"}) {
     Statement s(db, sql);
     s.bind(1, id).run();
+  }
+}
+
+// The measured samples of variant `key` (its measurement's configs), one row each.
+void insert_samples(Statement& sample, const std::string& id, const std::string& key, const json& m) {
+  const json& configs = member(m, "configs");
+  if (configs.is_object()) {
+    for (const auto& [config, c] : configs.items()) {
+      for (const auto& [role, field] : {std::pair{"baseline", "base"}, std::pair{"variant", "variant"}}) {
+        const json& samples = member(c, field);
+        if (!samples.is_array()) continue;
+        for (std::size_t round = 0; round < samples.size(); ++round) {
+          sample.bind(1, id)
+              .bind(2, key)
+              .bind(3, config)
+              .bind(4, role)
+              .bind(5, std::optional<std::int64_t>(static_cast<std::int64_t>(round)))
+              .bind(6, real(samples[round], "kernel_ms"))
+              .bind(7, real(samples[round], "wall_s"))
+              .run();
+        }
+      }
+    }
+  }
+}
+
+// The EAR metrics of variant `key` that are numbers, one row each.
+void insert_metrics(Statement& metric, const std::string& id, const std::string& key, const json& ear) {
+  if (ear.is_object()) {
+    for (const auto& [name, value] : ear.items()) {
+      auto number = real_of(value);
+      if (!number) continue;
+      metric.bind(1, id).bind(2, key).bind(3, name).bind(4, number).run();
+    }
   }
 }
 
@@ -347,34 +164,8 @@ void insert_rows(Database& db, const std::string& id, const std::string& dir, co
         .bind(14, real(m, "p_value"))
         .run();
 
-    const json& configs = member(m, "configs");
-    if (configs.is_object()) {
-      for (const auto& [config, c] : configs.items()) {
-        for (const auto& [role, field] : {std::pair{"baseline", "base"}, std::pair{"variant", "variant"}}) {
-          const json& samples = member(c, field);
-          if (!samples.is_array()) continue;
-          for (std::size_t round = 0; round < samples.size(); ++round) {
-            sample.bind(1, id)
-                .bind(2, key)
-                .bind(3, config)
-                .bind(4, role)
-                .bind(5, std::optional<std::int64_t>(static_cast<std::int64_t>(round)))
-                .bind(6, real(samples[round], "kernel_ms"))
-                .bind(7, real(samples[round], "wall_s"))
-                .run();
-          }
-        }
-      }
-    }
-
-    const json& ear = member(v, "ear");
-    if (ear.is_object()) {
-      for (const auto& [name, value] : ear.items()) {
-        auto number = real_of(value);
-        if (!number) continue;
-        metric.bind(1, id).bind(2, key).bind(3, name).bind(4, number).run();
-      }
-    }
+    insert_samples(sample, id, key, m);
+    insert_metrics(metric, id, key, member(v, "ear"));
   }
 }
 
@@ -383,15 +174,6 @@ std::string run_id_of(const json& run) {
   if (!id || !member(run, "id").is_string()) throw Error("cannot index a run document without a string \"id\"");
   if (!is_valid_run_id(*id)) throw Error(fmt::format("cannot index run \"{}\": not a valid run id", *id));
   return *id;
-}
-
-std::size_t line_of(const std::string& text, std::size_t byte) {
-  std::size_t end = std::min(byte > 0 ? byte - 1 : 0, text.size());
-  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
-}
-
-[[noreturn]] void throw_errno(const std::string& what, const std::string& path) {
-  throw Error(fmt::format("{} {}: {}", what, path, std::strerror(errno)));
 }
 
 // Empties the index and fills it from the run folders, in one transaction.
@@ -429,28 +211,6 @@ std::size_t rebuild(Database& db, const RunStore& store) {
 
 // An index that had to be made (deleted, or of an older schema) is filled from the run folders
 // at once, so that a listing never silently misses runs that exist.
-// Whether the file at `path` is a damaged SQLite database (not one at all, or malformed), as
-// opposed to one that merely cannot be used now (locked, disk full, no permission).
-bool index_is_damaged(const std::string& path) {
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    sqlite3_close(db);
-    return false;
-  }
-  std::string result;
-  int rc = sqlite3_exec(
-      db, "PRAGMA quick_check",
-      [](void* out, int, char** values, char**) {
-        if (values[0]) *static_cast<std::string*>(out) += values[0];
-        return 0;
-      },
-      &result, nullptr);
-  int code = sqlite3_extended_errcode(db) & 0xff;
-  sqlite3_close(db);
-  if (rc != SQLITE_OK) return code == SQLITE_NOTADB || code == SQLITE_CORRUPT;
-  return result != "ok";
-}
-
 void fill_if_fresh(Connection& c, const RunStore& store) {
   if (!c.fresh || store.run_ids().empty()) return;
   log::info("{}: new run index; indexing the run folders under {}", c.db.path(), store.root());
@@ -470,51 +230,6 @@ std::string new_run_id() {
     out += fmt::format("{:02x}", b[i]);
   }
   return out;
-}
-
-void write_json_atomic(const std::string& path, const json& doc) {
-  const std::string content = util::json_text(doc) + "\n";
-  // Unique per process and call, so concurrent writers never share a temporary file.
-  static std::atomic<unsigned> counter{0};
-  const std::string tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), counter++);
-  // Removes the temporary file and throws, keeping the errno that says why.
-  auto fail = [&tmp](const char* what, const std::string& target) {
-    int saved = errno;
-    ::unlink(tmp.c_str());
-    errno = saved;
-    throw_errno(what, target);
-  };
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw_errno("cannot create", tmp);
-  const char* p = content.data();
-  std::size_t left = content.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int saved = errno;
-      ::close(fd);
-      errno = saved;
-      fail("cannot write", tmp);
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    int saved = errno;
-    ::close(fd);
-    errno = saved;
-    fail("cannot flush", tmp);
-  }
-  if (::close(fd) != 0) fail("cannot close", tmp);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot move into place", path);
-  // The rename is durable only once the folder holding it is synced; losing it is not fatal.
-  std::string dir = fs::path(path).parent_path().string();
-  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
 }
 
 bool is_valid_run_id(const std::string& id) {
@@ -596,20 +311,7 @@ json RunStore::load_run(const std::string& id) const {
   if (!is_valid_run_id(id)) throw Error(fmt::format("run id \"{}\" is not a valid folder name", id));
   std::string path = (fs::path(run_dir(id)) / k_run_file).string();
   if (!fs::is_regular_file(path)) throw Error(fmt::format("run {}: no {} in {}", id, k_run_file, run_dir(id)));
-  std::string content = util::read_file(path);
-  json doc;
-  try {
-    doc = json::parse(content);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message starts with "[json.exception.parse_error.101] "; the rest is the useful part.
-    std::string what = e.what();
-    auto close = what.find("] ");
-    if (close != std::string::npos) what = what.substr(close + 2);
-    throw ParseError(path, line_of(content, e.byte), "run " + id + ": not valid JSON: " + what);
-  } catch (const json::exception& e) {
-    // A number past double's range (1e400) is out_of_range, not parse_error.
-    throw ParseError(path, 0, "run " + id + ": not valid JSON: " + std::string(e.what()));
-  }
+  json doc = parse_json(util::read_file(path), path, "run " + id + ": ");
   if (!doc.is_object()) throw ParseError(path, 1, "run " + id + ": run.json is not a JSON object");
   return doc;
 }

@@ -3,6 +3,8 @@
 // an index of them for listing and querying, and can always be rebuilt with reindex().
 #pragma once
 
+#include "store/journal.hpp" // write_json_atomic, which the run folder's writers use with it
+
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -16,11 +18,6 @@ inline constexpr const char* k_run_schema = "optimas.run/1";
 
 // A random UUID v4 (RFC 4122), lowercase, from OpenSSL's RAND_bytes.
 std::string new_run_id();
-
-// Writes `doc` (indented, with a final newline) to a temporary file beside `path`, fsyncs it and
-// renames it over `path`, so a reader sees the old or the new document, never half of one.
-// Text that is not valid UTF-8 (compiler output) is written with U+FFFD instead of failing.
-void write_json_atomic(const std::string& path, const nlohmann::json& doc);
 
 // True for ids that are safe as one folder name: [A-Za-z0-9._-], not starting with '.'.
 bool is_valid_run_id(const std::string& id);

@@ -1,4 +1,4 @@
-// Tests of store/run_store: run ids, atomic writes, prefix resolution, broken run.json, and the
+// Tests of store/run_store: run ids, prefix resolution, broken run.json, and the
 // SQLite index (rows replaced not duplicated, WAL, rebuilt from the folders, two writers).
 #include "store/run_store.hpp"
 #include "util/error.hpp"
@@ -97,24 +97,6 @@ TEST(RunStore, NewRunIdIsLowercaseUuidV4AndUnique) {
     seen.insert(id);
   }
   EXPECT_EQ(seen.size(), 1000u);
-}
-
-TEST(RunStore, WriteJsonAtomicReplacesTheFileAndLeavesNoTemporary) {
-  test::TempDir dir;
-  std::string path = (dir.path() / "run.json").string();
-  write_json_atomic(path, {{"status", "running"}});
-  write_json_atomic(path, {{"status", "finished"}, {"errors", std::string("bad \xff byte")}});
-  json back = json::parse(test::read_all(path));
-  EXPECT_EQ(back["status"], "finished");
-  EXPECT_EQ(back["errors"], "bad \\xff byte"); // invalid UTF-8 written as \xNN, not fatal
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
-
-  try {
-    write_json_atomic((dir.path() / "missing" / "run.json").string(), json::object());
-    FAIL() << "no error for a missing folder";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("missing/run.json"), std::string::npos) << e.what();
-  }
 }
 
 TEST(RunStore, CreateRunTwiceIsAnError) {

@@ -1,0 +1,355 @@
+// One attempt of an iteration: the prompt, the backend's replies (asked once, kept in
+// replies.json), the proposal (edits applied to copies, guardrails), the variant's build in a
+// fresh copy of the snapshot, its validation against the baseline, then its measurement
+// (measure.cpp). Every step leaves its artifact in the attempt's folder, and result.json holds
+// the attempt's last word once it is final, so a resumed run goes on where this one stopped.
+#include "loop/run_state.hpp"
+
+#include "analysis/json.hpp"
+#include "evaluate/ear.hpp"
+#include "llm/cache.hpp"
+#include "profile/importer.hpp"
+#include "store/journal.hpp"
+#include "util/error.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+namespace optimas::loop {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using store::read_json;
+
+namespace {
+
+// EAR inputs from the edits alone; the profiles before and after join once measured.
+evaluate::EarInputs ear_inputs(const Proposal& proposal, const analysis::Diagnostics& diagnostics) {
+  evaluate::EarInputs in;
+  in.diagnostics = &diagnostics;
+  in.reply = &proposal.reply;
+  in.application = &proposal.application;
+  in.config = diagnostics.config;
+  return in;
+}
+
+// What the edits did, for result.json: counts, the applied edits with their evidence, and the
+// suggestions not applied or withheld with the reason.
+void record_edits(const Proposal& proposal, json& result) {
+  const auto& app = proposal.application;
+  result["edits"] = proposal.reply.edits.size();
+  result["applied"] = app.applied();
+  result["not_applied"] = app.not_applied();
+  result["withheld"] = proposal.reply.withheld.size();
+  json applied = json::array(), ignored = json::array();
+  for (const auto& o : app.outcomes) {
+    const auto& e = proposal.reply.edits[o.index];
+    if (o.applied)
+      applied.push_back({{"kernel", e.kernel}, {"evidence", e.evidence}, {"rationale", e.rationale}});
+    else
+      ignored.push_back({{"suggestion", util::first_sentence(e.rationale)}, {"reason", "not applied: " + o.reason}});
+  }
+  for (const auto& w : proposal.reply.withheld) ignored.push_back({{"suggestion", w.suggestion}, {"reason", w.reason}});
+  result["applied_edits"] = applied;
+  result["ignored"] = ignored;
+}
+
+} // namespace
+
+// The attempt as recorded before an interruption, when it was final: whether it ends the
+// iteration (nothing when it must be done).
+std::optional<bool> Loop::recorded_attempt(Variant& v, std::string& next_feedback) {
+  if (!fs::exists(v.dir / "result.json")) return std::nullopt;
+  json r = read_json((v.dir / "result.json").string());
+  if (!evaluate::is_final_status(r.value("status", ""))) return std::nullopt;
+  v.result = r;
+  next_feedback = r.value("feedback", "");
+  say(v.key, fmt::format("{} (recorded before the interruption)", r.value("status", "")));
+  return !r.value("retry", false);
+}
+
+std::vector<std::string> Loop::replies_for(Variant& v, const std::vector<prompt::Prompt>& prompts,
+                                           const std::string& feedback) {
+  fs::path index = v.dir / "replies.json";
+  if (fs::exists(index)) {
+    // Asked before the run was interrupted: never pay for the same answer twice.
+    std::vector<std::string> replies;
+    const json recorded = read_json(index.string());
+    for (const auto& f : recorded["files"]) replies.push_back(util::read_file((v.dir / f.get<std::string>()).string()));
+    return replies;
+  }
+  std::string text;
+  for (const auto& p : prompts)
+    text += fmt::format("<!-- prompt: {} -->\n# System\n\n{}\n\n# User\n\n{}\n\n", p.label, p.system,
+                        with_feedback(p.user, feedback));
+  util::write_file((v.dir / "prompt.md").string(), text);
+  auto backend = llm::make_backend(m_backend);
+  std::optional<llm::ResponseCache> cache;
+  bool cacheable = !m_settings.no_cache && m_backend.provider != "manual" && m_backend.provider != "builtin";
+  if (cacheable) cache.emplace(m_settings.cache_dir);
+  say(v.key + " ask", fmt::format("{} ({} prompt(s){})", backend->name(), prompts.size(),
+                                  feedback.empty() ? "" : ", with the last attempt's errors"));
+  auto asked = ask_backend(prompts, feedback,
+                           {{"diagnostics", analysis::to_json(m_diagnostics)}, {"sources", current_sources()}},
+                           *backend, m_backend, cache ? &*cache : nullptr);
+  json files = json::array();
+  for (std::size_t i = 0; i < asked.replies.size(); ++i) {
+    std::string name = fmt::format("reply-{}.txt", i + 1);
+    util::write_file((v.dir / name).string(), asked.replies[i]);
+    files.push_back(name);
+  }
+  store::write_json_atomic(index.string(),
+                           {{"files", files},
+                            {"model", asked.model},
+                            {"input_tokens", asked.usage.input_tokens},
+                            {"output_tokens", asked.usage.output_tokens},
+                            {"cost_usd", asked.usage.cost_known ? json(asked.usage.cost_usd) : json(nullptr)}});
+  return asked.replies;
+}
+
+// The replies as a proposal on `sources`, its artifacts (reply, outcomes, diff, guardrails) in
+// the attempt's folder and its edits and EAR metrics in `result`.
+Proposal Loop::propose(Variant& v, const std::vector<std::string>& replies,
+                       const std::map<std::string, std::string>& sources, json& result) {
+  std::map<std::string, std::string> paths;
+  for (const auto& s : m_app.sources) paths[fs::path(s).filename().string()] = s;
+  Proposal proposal = make_proposal(replies, m_diagnostics, sources, paths,
+                                    m_app.optimize.scope == "file" ? edit::Scope::file : edit::Scope::kernel);
+  store::write_json_atomic((v.dir / "reply.json").string(), prompt::to_json(proposal.reply));
+  store::write_json_atomic((v.dir / "outcomes.json").string(), outcomes_json(proposal));
+  util::write_file((v.dir / "diff.patch").string(), proposal.diff);
+  json violations = json::array();
+  for (const auto& x : proposal.violations)
+    violations.push_back({{"rule", x.rule}, {"file", x.file}, {"message", x.message}});
+  store::write_json_atomic((v.dir / "guardrails.json").string(), violations);
+  record_edits(proposal, result);
+  // EAR metrics from the edits alone; directional consistency joins after the re-profile.
+  result["ear"] = evaluate::to_json(evaluate::compute_ear(ear_inputs(proposal, m_diagnostics)));
+  return proposal;
+}
+
+// Ends the attempt with `outcome`; its feedback is what a retry tells the backend. Returns
+// whether the attempt ends the iteration.
+bool Loop::end_attempt(Variant& v, json& result, const evaluate::Outcome& outcome, std::string& next_feedback) {
+  result["status"] = outcome.status;
+  result["reason"] = outcome.reason;
+  result["retry"] = outcome.retry;
+  result["feedback"] = next_feedback = outcome.feedback;
+  finish_variant(v, result);
+  return !outcome.retry;
+}
+
+// One attempt: ask, apply, check, build, validate, measure. Returns true when the attempt is
+// final for this iteration (no retry); `next_feedback` says why a retry is worth it.
+bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& next_feedback) {
+  fs::create_directories(v.dir);
+  if (auto recorded = recorded_attempt(v, next_feedback)) return *recorded;
+  json result = {{"key", v.key},
+                 {"iteration", v.iteration},
+                 {"attempt", v.attempt},
+                 {"dir", fs::relative(v.dir, m_dir).string()},
+                 {"parent", m_best.empty() ? "baseline" : m_best},
+                 {"prompt", (fs::relative(v.dir, m_dir) / "prompt.md").string()},
+                 {"source", (fs::relative(v.dir, m_dir) / "src").string()}};
+
+  // The variant's sources: the parent's with the backend's edits, or unchanged for an A/A run.
+  std::map<std::string, std::string> edited = current_sources();
+  std::optional<Proposal> proposal;
+  std::string replies_text;
+  if (m_settings.aa) {
+    result["aa"] = true;
+    result["prompt"] = nullptr;
+  } else {
+    prompt::PromptOptions po;
+    po.sources = analysis::parse_sources(m_app.optimize.diagnostics);
+    po.token_budget = m_settings.token_budget;
+    if (!m_settings.template_path.empty()) po.template_text = util::read_file(m_settings.template_path);
+    if (!m_run.value("profile_gpu", "").empty()) po.gpu = m_run["profile_gpu"];
+    auto replies = replies_for(v, prompt::build_prompts(app_in(parent_sources()), m_diagnostics, po), feedback);
+    replies_text = util::join(replies, "\n");
+    const bool same = replies_text == v.previous_replies;
+    proposal = propose(v, replies, edited, result);
+    if (!proposal->usable()) {
+      std::string why = proposal->feedback();
+      auto outcome = evaluate::unusable_proposal(!proposal->parse_errors.empty(), !proposal->violations.empty(),
+                                                 !proposal->reply.edits.empty(), same, why);
+      result["errors"] = why;
+      auto lines = util::split(why, '\n');
+      say(v.key, fmt::format("{}: {}", outcome.status, lines.empty() ? "" : std::string(lines[0])));
+      return end_attempt(v, result, outcome, next_feedback);
+    }
+    if (!evaluate::edits_change_code(edited, proposal->application.result)) {
+      auto outcome = evaluate::unchanged_code(same);
+      say(v.key, "build_stale: " + outcome.reason);
+      return end_attempt(v, result, outcome, next_feedback);
+    }
+    edited = proposal->application.result;
+  }
+
+  fs::path src = v.dir / "src";
+  for (const auto& s : m_app.sources) {
+    fs::create_directories((src / s).parent_path());
+    util::write_file((src / s).string(), edited.at(fs::path(s).filename().string()));
+  }
+  if (auto outcome = build_variant(v, result, replies_text)) return end_attempt(v, result, *outcome, next_feedback);
+
+  if (!m_execute) {
+    say(v.key, "built; not validated or measured: " + m_no_execute_reason);
+    return end_attempt(v, result, {"not_measured", "built, not run: " + m_no_execute_reason, false, ""}, next_feedback);
+  }
+  if (validate(v, result) && measure(v, result) && proposal) record_ear(v, *proposal, result);
+  finish_variant(v, result);
+  return true;
+}
+
+// The EAR metrics of a measured variant: with its re-profile where one can be taken, the
+// directional consistency of the edits' expected effects joins.
+void Loop::record_ear(Variant& v, const Proposal& proposal, json& result) {
+  if (m_can_profile) {
+    reprofile(v);
+    profile::ImportOptions io;
+    io.ncu = m_settings.ncu;
+    auto after = profile::import_profile((v.dir / "profile").string(), io);
+    auto in = ear_inputs(proposal, m_diagnostics);
+    in.before = &m_profile;
+    in.after = &after;
+    in.correct = true;
+    result["ear"] = evaluate::to_json(evaluate::compute_ear(in));
+  } else {
+    result["ear"]["correct"] = true;
+  }
+  store::write_json_atomic((v.dir / "ear.json").string(), result["ear"]);
+}
+
+// The variant is built in a fresh copy of the run's snapshot with its sources written in: no
+// object file of another build is there for make to find up to date. A build whose product is
+// byte-identical to the parent's did not compile the edits and is never measured. Returns how
+// the attempt ends when it ends here.
+std::optional<evaluate::Outcome> Loop::build_variant(Variant& v, json& result, const std::string& replies) {
+  fs::path build_record = v.dir / "build.json";
+  json record = fs::exists(build_record) ? read_json(build_record.string()) : json::object();
+  bool built = record.value("ok", false) && (m_app.binary.empty() || fs::exists(v.work / m_app.binary));
+  if (!built) {
+    fs::remove_all(v.work);
+    evaluate::copy_tree((m_dir / "snapshot").string(), v.work.string());
+    evaluate::copy_tree((v.dir / "src").string(), v.work.string());
+    say(v.key + " build",
+        m_settings.aa ? "A/A: the parent unchanged; building"
+                      : fmt::format("{} edit(s) applied; building", result.value("applied", 0)),
+        false);
+    auto b = evaluate::build_in(m_app, v.work.string(), (v.dir / "build.log").string(), m_sandbox);
+    record = {{"ok", b.ok}, {"result", b.result}, {"wall_s", b.wall_s}};
+    if (b.ok) record["fingerprint"] = evaluate::build_fingerprint(m_app, v.work.string(), m_snapshot);
+    store::write_json_atomic(build_record.string(), record);
+    if (!b.ok) {
+      result["errors"] = b.tail();
+      say(v.key + " build", "FAILED: " + b.result);
+      return evaluate::failed_build(b.result, b.tail(), replies == v.previous_replies);
+    }
+    say(v.key + " build", fmt::format("ok in {:.1f} s", b.wall_s));
+  }
+  auto stale =
+      evaluate::stale_build(record.value("fingerprint", ""), parent_fingerprint(), m_app.binary, m_settings.aa);
+  if (stale) say(v.key + " build", "STALE: " + stale->reason);
+  return stale;
+}
+
+// One validation check: the variant first, the baseline after it on the same input, so no
+// reference output for that input exists anywhere while the variant runs; both outputs are
+// deleted once compared.
+json Loop::validation_check(Variant& v, const evaluate::Check& check, std::size_t index) {
+  const fs::path base_work = m_dir / "work" / "baseline";
+  const std::string stem = fmt::format("check-{}", index);
+  json rec = {{"label", check.label}, {"config", check.config}, {"held_out", check.held_out}};
+  std::string tampered;
+  auto ve =
+      execute_variant(v, check.input, v.work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"), tampered);
+  if (!tampered.empty()) {
+    rec["passed"] = false;
+    rec["tampered"] = true;
+    rec["detail"] = tampered;
+  } else if (!ve.ok) {
+    rec["passed"] = false;
+    rec["detail"] = "the variant failed: " + ve.failure;
+  } else {
+    auto be =
+        execute(base_work, check.input, base_work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".baseline.log"));
+    if (!be.ok) throw Error(fmt::format("run {}: the baseline failed on {}: {}", m_id, check.label, be.failure));
+    std::string declared = m_baseline["configs"][check.config].value("output_sha256", "");
+    if (auto drift = evaluate::baseline_drift(m_id, check.label, check.config, evaluate::outputs_sha256(be), declared))
+      throw Error(*drift);
+    auto cmp =
+        evaluate::compare_output_sets(be.outputs, ve.outputs, m_app.outputs, evaluate::tolerance_from(m_app.validate));
+    rec["passed"] = cmp.equal;
+    rec["detail"] = cmp.detail;
+    rec["output_sha256"] = evaluate::outputs_sha256(ve);
+    evaluate::remove_outputs(be);
+  }
+  evaluate::remove_outputs(ve);
+  return rec;
+}
+
+// Every check of validation.jsonl not journaled yet, until one fails.
+bool Loop::validate(Variant& v, json& result) {
+  auto tolerance = evaluate::tolerance_from(m_app.validate);
+  auto checks = evaluate::validation_checks(m_app, m_id + "/" + v.key);
+  fs::path journal = v.dir / "validation.jsonl";
+  std::map<std::string, json> done;
+  for (auto& j : store::read_journal(journal.string())) done[j.value("label", "")] = j;
+  json records = json::array();
+  bool passed = true;
+  std::size_t index = 0;
+  for (const auto& check : checks) {
+    ++index;
+    json rec;
+    if (auto it = done.find(check.label); it != done.end()) {
+      rec = it->second;
+    } else {
+      say(v.key + " validate", fmt::format("[{}/{}] {}", index, checks.size(), check.label), false);
+      rec = validation_check(v, check, index);
+      store::append_line(journal.string(), rec);
+    }
+    if (!rec.value("passed", false)) {
+      passed = false;
+      say(v.key + " validate",
+          fmt::format("FAILED on {}{}: {}", check.label, check.held_out ? " (held out)" : "", rec.value("detail", "")));
+    }
+    records.push_back(rec);
+    if (!passed) break;
+  }
+  result["validation"] = {{"passed", passed}, {"tolerance", evaluate::describe(tolerance)}, {"checks", records}};
+  result["ear"]["correct"] = passed;
+  if (!passed) {
+    const auto& bad = records.back();
+    result["status"] = "validation_failed";
+    result["reason"] = evaluate::validation_failure(bad.value("label", ""), bad.value("held_out", false),
+                                                    bad.value("tampered", false), bad.value("detail", ""));
+    result["errors"] = result["reason"];
+    return false;
+  }
+  say(v.key + " validate", fmt::format("{} check(s) passed ({})", records.size(), evaluate::describe(tolerance)));
+  return true;
+}
+
+void Loop::finish_variant(Variant& v, json result) {
+  if (!v.left_behind.empty() && !result.contains("left_behind")) {
+    // Each run starts from the copy as built: what one left there (a cache) was removed.
+    std::vector<std::string> left(v.left_behind.begin(), v.left_behind.end());
+    result["left_behind"] = left;
+    std::string names;
+    for (std::size_t i = 0; i < left.size() && i < 3; ++i) names += (i ? ", " : "") + left[i];
+    if (left.size() > 3) names += ", ...";
+    result["reason"] = result.value("reason", "") +
+                       fmt::format("; its runs left {} file(s) in its scratch copy, removed before each next run: {}",
+                                   left.size(), names);
+  }
+  store::write_json_atomic((v.dir / "result.json").string(), result);
+  v.result = result;
+  bool replaced = false;
+  for (auto& x : m_variants)
+    if (x.value("key", "") == v.key) x = result, replaced = true;
+  if (!replaced) m_variants.push_back(result);
+  write_run("running");
+}
+
+} // namespace optimas::loop

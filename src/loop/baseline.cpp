@@ -1,0 +1,82 @@
+// The baseline: built once from a copy of the snapshot, then one run of each configuration that
+// validation or measurement will use. Its outputs' hashes are the reference the baseline itself
+// must reproduce later; baseline/baseline.json records them as they are taken.
+#include "loop/run_state.hpp"
+
+#include "store/journal.hpp"
+#include "util/error.hpp"
+
+#include <fmt/format.h>
+
+namespace optimas::loop {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void Loop::build_baseline(const fs::path& work, const fs::path& record) {
+  fs::remove_all(work);
+  evaluate::copy_tree((m_dir / "snapshot").string(), work.string());
+  say("baseline", "building: " + m_app.build_command, false);
+  auto b = evaluate::build_in(m_app, work.string(), (record.parent_path() / "build.log").string(), m_sandbox);
+  if (!b.ok) throw Error(fmt::format("the baseline does not build ({}):\n{}", b.result, b.tail()));
+  say("baseline", fmt::format("built in {:.1f} s", b.wall_s));
+  if (!fs::exists(record))
+    m_baseline = {{"compile", m_app.build_command}, {"build_s", b.wall_s}, {"configs", json::object()}};
+  m_baseline["fingerprint"] = evaluate::build_fingerprint(m_app, work.string(), m_snapshot);
+}
+
+// One run of each configuration: it works, and its output is the reference the baseline itself
+// must reproduce later (a nondeterministic baseline cannot validate anything).
+void Loop::run_baseline(const fs::path& work, const fs::path& record) {
+  json& configs = m_baseline["configs"];
+  const auto used = used_configs();
+  for (const auto& c : m_app.configs) {
+    json& rec = configs[c.name];
+    if (rec.contains("output_sha256") || !used.count(c.name)) continue;
+    say("baseline", "running " + c.name, false);
+    fs::path out = work / "out" / (c.name + ".out");
+    auto e = execute(work, c, out, record.parent_path() / "runs" / (c.name + ".log"));
+    if (!e.ok) throw Error(fmt::format("the baseline fails on config \"{}\": {}", c.name, e.failure));
+    rec["output_sha256"] = evaluate::outputs_sha256(e);
+    rec["output_bytes"] = evaluate::outputs_bytes(e);
+    rec["wall_s"] = e.wall_s;
+    if (e.kernel_ms) rec["kernel_ms"] = *e.kernel_ms;
+    evaluate::remove_outputs(e);
+    store::write_json_atomic(record.string(), m_baseline);
+    say("baseline", fmt::format("{}: ok in {:.2f} s{}", c.name, e.wall_s,
+                                e.kernel_ms ? fmt::format(", kernel {:.4g} ms", *e.kernel_ms) : ""));
+  }
+}
+
+// A few bytes of output ("PASS") prove little: say so where the user reads the result.
+void Loop::warn_small_outputs() {
+  for (const auto& [name, rec] : m_baseline["configs"].items())
+    if (rec.contains("output_bytes"))
+      if (auto w = evaluate::small_output(rec["output_bytes"].get<std::uintmax_t>(), name)) {
+        m_warnings.push_back(*w);
+        say("baseline", "warning: " + m_warnings.back());
+      }
+}
+
+void Loop::baseline() {
+  fs::path dir = m_dir / "baseline";
+  fs::path work = m_dir / "work" / "baseline";
+  fs::path record = dir / "baseline.json";
+  fs::create_directories(dir);
+  bool built = fs::exists(record) && (m_app.binary.empty() || fs::exists(work / m_app.binary));
+  if (fs::exists(record)) m_baseline = store::read_json(record.string());
+  if (!built) build_baseline(work, record);
+  json& configs = m_baseline["configs"];
+  for (const auto& c : m_app.configs) {
+    if (!configs.contains(c.name))
+      configs[c.name] = {{"command", m_app.command_for(c, "{output}")}, {"held_out", c.held_out}};
+  }
+  if (m_execute) run_baseline(work, record);
+  store::write_json_atomic(record.string(), m_baseline);
+  m_run["baseline"] = m_baseline;
+  warn_small_outputs();
+  m_run["warnings"] = m_warnings;
+  write_run("running");
+}
+
+} // namespace optimas::loop

@@ -1,0 +1,270 @@
+// Measurement: a warm-up, then rounds of baseline and variant interleaved (ABBA order) so drift
+// in clocks or temperature hits both alike; every sample is journaled (measurements.jsonl) as it
+// is taken, so a resumed run keeps them. The acceptance rule (evaluate/acceptance.hpp) screens
+// every measured configuration, then asks a round of fresh runs of the primary one to confirm.
+#include "loop/run_state.hpp"
+
+#include "evaluate/stats.hpp"
+#include "store/journal.hpp"
+#include "util/log.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+namespace optimas::loop {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The measured rounds of one variant against its parent: the samples taken so far (from the
+// journal on a resume), the output hashes of each round, and the runs that take what is missing.
+class Loop::Rounds {
+public:
+  Rounds(Loop& loop, Variant& v);
+
+  // Rounds [from, to) of one configuration, those not journaled yet; a warm-up first if asked.
+  // Returns why the measurement failed, if it did.
+  std::optional<std::string> take(const config::InputConfig& c, int from, int to, int warmup);
+  // The acceptance rule's comparison of rounds [from, to) of `config`.
+  evaluate::Judgement judged(const std::string& config, int from, int to) const;
+  // A judgement as measurement.json records it.
+  json record(const evaluate::Judgement& j) const;
+  // Adds the samples of rounds [from, to) to `rec` ("base" and "variant").
+  void with_samples(json& rec, const std::string& config, int from, int to) const;
+
+  const bool traced;      // timed by the kernel tracer
+  const bool kernel_time; // compared by kernel time, not wall time
+  const evaluate::AcceptanceRule rule;
+
+private:
+  using Samples = std::map<int, json>; // round -> sample
+  std::optional<std::string> run_one(const config::InputConfig& c, const std::string& role, int round);
+  json sample(const std::string& config, const std::string& role, int round, const evaluate::Execution& e,
+              const std::string& sha) const;
+  const Samples& taken(const std::string& config, const std::string& role) const;
+  std::vector<evaluate::Sample> samples(const std::string& config, const std::string& role, int from, int to) const;
+
+  Loop& m_loop;
+  Variant& m_v;
+  const fs::path m_journal;
+  const fs::path m_parent; // the parent's scratch copy: the baseline, or the best variant so far
+  std::map<std::string, std::map<std::string, Samples>> m_taken; // config -> role -> round -> sample
+  // (config, round) -> role -> output hash. Only hashes are kept: no reference output exists
+  // while the variant runs.
+  std::map<std::pair<std::string, int>, std::map<std::string, std::string>> m_hashes;
+};
+
+Loop::Rounds::Rounds(Loop& loop, Variant& v)
+    : traced(!loop.m_measure_sandbox.tracer.empty()),
+      kernel_time(traced || loop.m_app.measure.timing == "kernel_time" ||
+                  (loop.m_app.measure.timing == "auto" && !loop.m_app.kernel_time.empty())),
+      rule(acceptance_rule(loop.m_app)), m_loop(loop), m_v(v), m_journal(v.dir / "measurements.jsonl"),
+      m_parent(loop.parent_work()) {
+  for (auto& j : store::read_journal(m_journal.string())) {
+    if (!j["config"].is_string() || !j["role"].is_string()) {
+      log::warn("{}: ignoring a sample without config and role", m_journal.string());
+      continue;
+    }
+    m_taken[j["config"]][j["role"]][j.value("round", 0)] = j;
+  }
+  for (const auto& [config, roles] : m_taken)
+    for (const auto& [role, rounds] : roles)
+      for (const auto& [round, s] : rounds)
+        if (s.contains("output_sha256")) m_hashes[{config, round}][role] = s["output_sha256"];
+}
+
+const Loop::Rounds::Samples& Loop::Rounds::taken(const std::string& config, const std::string& role) const {
+  static const Samples k_none;
+  auto c = m_taken.find(config);
+  if (c == m_taken.end()) return k_none;
+  auto r = c->second.find(role);
+  return r == c->second.end() ? k_none : r->second;
+}
+
+// A timed sample as the journal keeps it: with the tracer, its traced time and a printed one beside.
+json Loop::Rounds::sample(const std::string& config, const std::string& role, int round, const evaluate::Execution& e,
+                          const std::string& sha) const {
+  json s = {{"config", config}, {"role", role}, {"round", round}, {"wall_s", e.wall_s}, {"output_sha256", sha}};
+  if (traced) {
+    s["kernel_ms"] = e.traced_ms.value_or(0);
+    s["launches"] = e.traced_launches;
+    if (e.kernel_ms) s["printed_ms"] = *e.kernel_ms;
+  } else if (e.kernel_ms) {
+    s["kernel_ms"] = *e.kernel_ms;
+  }
+  return s;
+}
+
+// Each round (and warm-up, round < 0) runs both on an input of its own: a fresh seed where the
+// program takes one, so no cache of an earlier run can answer it, and the variant's output must
+// be the baseline's on that input.
+std::optional<std::string> Loop::Rounds::run_one(const config::InputConfig& c, const std::string& role, int round) {
+  const auto& app = m_loop.m_app;
+  const fs::path& work = role == "baseline" ? m_parent : m_v.work;
+  std::string stem = fmt::format("measure-{}-{}-{}", c.name, role, round);
+  const auto input =
+      evaluate::with_fresh_seed(app, c, fmt::format("{}/{}/measure/{}/{}", m_loop.m_id, m_v.key, c.name, round));
+  const fs::path out = work / "out" / (stem + ".out"), log = m_v.dir / "runs" / (stem + ".log");
+  std::string tampered;
+  auto e = role == "baseline" ? m_loop.execute(work, input, out, log, &m_loop.m_measure_sandbox)
+                              : m_loop.execute_variant(m_v, input, out, log, tampered, &m_loop.m_measure_sandbox);
+  if (!tampered.empty()) {
+    evaluate::remove_outputs(e);
+    return fmt::format("while being measured on {}, {}", c.name, tampered);
+  }
+  if (!e.ok) return fmt::format("the {} failed while being measured on {}: {}", role, c.name, e.failure);
+  std::string sha = evaluate::outputs_sha256(e);
+  evaluate::remove_outputs(e);
+  auto& pair = m_hashes[{c.name, round}];
+  pair[role] = sha;
+  if (pair.size() == 2)
+    if (auto differs = evaluate::measured_output_differs(app.validate.tolerance, c.name, round,
+                                                         app.seed_param.empty() ? "" : input.params.at(app.seed_param),
+                                                         pair["baseline"], pair["variant"]))
+      return differs;
+  if (round >= 0) {
+    json s = sample(c.name, role, round, e, sha);
+    store::append_line(m_journal.string(), s);
+    m_taken[c.name][role][round] = s;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Loop::Rounds::take(const config::InputConfig& c, int from, int to, int warmup) {
+  bool missing = false;
+  for (int round = from; round < to; ++round)
+    missing = missing || !taken(c.name, "baseline").count(round) || !taken(c.name, "variant").count(round);
+  if (!missing) return std::nullopt;
+  const std::string step = m_v.key + " measure";
+  for (int w = 0; w < warmup; ++w) {
+    m_loop.say(step, fmt::format("{}: warm-up", c.name), false);
+    for (const char* role : {"baseline", "variant"})
+      if (auto f = run_one(c, role, -1 - w - from)) return f;
+  }
+  for (int round = from; round < to; ++round) {
+    const char* order[2] = {"baseline", "variant"};
+    if (round % 2) std::swap(order[0], order[1]);
+    for (const char* role : order) {
+      if (taken(c.name, role).count(round)) continue;
+      m_loop.say(step, fmt::format("{}: round {}/{} {}", c.name, round + 1, to, role), false);
+      if (auto f = run_one(c, role, round)) return f;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<evaluate::Sample> Loop::Rounds::samples(const std::string& config, const std::string& role, int from,
+                                                    int to) const {
+  std::vector<evaluate::Sample> out;
+  for (const auto& [round, s] : taken(config, role))
+    if (round >= from && round < to) {
+      evaluate::Sample x{s.value("wall_s", 0.0) * 1000.0, std::nullopt, std::nullopt};
+      if (s.contains("kernel_ms")) x.kernel_ms = s["kernel_ms"].get<double>();
+      if (s.contains("printed_ms")) x.printed_ms = s["printed_ms"].get<double>();
+      out.push_back(x);
+    }
+  return out;
+}
+
+evaluate::Judgement Loop::Rounds::judged(const std::string& config, int from, int to) const {
+  return evaluate::judge(samples(config, "baseline", from, to), samples(config, "variant", from, to), kernel_time,
+                         rule);
+}
+
+json Loop::Rounds::record(const evaluate::Judgement& j) const {
+  const auto& c = j.comparison;
+  json rec = {{"verdict", evaluate::verdict_name(c.verdict)},
+              {"speedup", c.speedup},
+              {"ci", {c.ci_low, c.ci_high}},
+              {"p_value", c.p_value},
+              {"base_ms", c.base_median},
+              {"variant_ms", c.variant_median},
+              {"runs", c.n_base}};
+  if (kernel_time) rec["overhead_growth_ms"] = {j.overhead_growth.low, j.overhead_growth.high};
+  if (j.suspicious) rec["suspicious"] = *j.suspicious;
+  return rec;
+}
+
+void Loop::Rounds::with_samples(json& rec, const std::string& config, int from, int to) const {
+  for (const auto& [role, key] : {std::pair{"baseline", "base"}, {"variant", "variant"}}) {
+    rec[key] = json::array();
+    for (const auto& [round, s] : taken(config, role))
+      if (round >= from && round < to) rec[key].push_back(s);
+  }
+}
+
+bool Loop::run_failed(Variant& v, json& result, const std::string& why) {
+  result["status"] = "run_failed";
+  result["reason"] = why;
+  result["errors"] = why;
+  say(v.key + " measure", "FAILED: " + why);
+  return false;
+}
+
+bool Loop::measure(Variant& v, json& result) {
+  const auto& ms = m_app.measure;
+  Rounds rounds(*this, v);
+  const auto& rule = rounds.rule;
+
+  // Screening: every measured configuration.
+  json per_config = json::object();
+  std::vector<evaluate::ConfigJudgement> screening;
+  std::vector<double> speedups;
+  for (const auto* c : measured_configs(m_app)) {
+    if (auto f = rounds.take(*c, 0, ms.runs, ms.warmup)) return run_failed(v, result, *f);
+    auto j = rounds.judged(c->name, 0, ms.runs);
+    json rec = rounds.record(j);
+    rec["held_out"] = c->held_out;
+    rounds.with_samples(rec, c->name, 0, ms.runs);
+    const auto& cmp = j.comparison;
+    say(v.key + " measure", fmt::format("{}: {} {:.3f}x [{:.3f}, {:.3f}], p = {:.3g} ({:.4g} -> {:.4g} ms)", c->name,
+                                        rec["verdict"].get<std::string>(), cmp.speedup, cmp.ci_low, cmp.ci_high,
+                                        cmp.p_value, cmp.base_median, cmp.variant_median));
+    speedups.push_back(cmp.speedup);
+    per_config[c->name] = rec;
+    screening.push_back({c->name, j});
+  }
+
+  const std::string primary =
+      per_config.contains(m_app.default_config().name) ? m_app.default_config().name : per_config.begin().key();
+  auto decision = evaluate::screen(screening, primary, rule);
+  json m = {{"timing", rounds.traced        ? "trace"
+                       : rounds.kernel_time ? "kernel_time"
+                                            : "wall"},
+            {"runs", ms.runs},
+            {"warmup", ms.warmup},
+            {"primary", primary},
+            {"rule",
+             {{"significance", rule.corrected_significance()},
+              {"comparisons", rule.comparisons},
+              {"min_speedup", rule.min_speedup},
+              {"confirm", rule.confirm}}},
+            {"screening", decision.reason},
+            {"geomean_speedup", evaluate::geometric_mean(speedups)},
+            {"configs", per_config}};
+  json headline = per_config[primary];
+
+  // Confirmation: fresh runs of the primary configuration.
+  if (decision.stage == evaluate::Stage::confirm) {
+    say(v.key + " measure", decision.reason);
+    if (auto f = rounds.take(*m_app.find(primary), ms.runs, 2 * ms.runs, 0)) return run_failed(v, result, *f);
+    auto fresh = rounds.judged(primary, ms.runs, 2 * ms.runs);
+    auto pooled = rounds.judged(primary, 0, 2 * ms.runs);
+    decision = evaluate::confirm(fresh, pooled, primary, rule);
+    m["confirmation"] = {{"fresh", rounds.record(fresh)}, {"all", rounds.record(pooled)}};
+    rounds.with_samples(m["confirmation"]["fresh"], primary, ms.runs, 2 * ms.runs);
+    // The reported speedup is that of every run of the primary configuration.
+    headline = rounds.record(pooled);
+  }
+  for (const char* key : {"verdict", "speedup", "ci", "p_value", "base_ms", "variant_ms"}) m[key] = headline[key];
+  m["decision"] = decision.reason;
+  store::write_json_atomic((v.dir / "measurement.json").string(), m);
+  result["measurement"] = m;
+  result["status"] = evaluate::measured_status(decision.stage);
+  result["reason"] = decision.reason;
+  say(v.key + " measure", fmt::format("{}: {}", result["status"].get<std::string>(), decision.reason));
+  return true;
+}
+
+} // namespace optimas::loop

@@ -1,0 +1,153 @@
+// The state of one `optimas run`, shared by the loop's step files (private to src/loop/). The
+// steps, in the order a run takes them, and the file of each:
+//   run_loop.cpp   open or resume the run, its settings, the source snapshot, the iterations and
+//                  the summary; plan() for --dry-run
+//   baseline.cpp   build the baseline from the snapshot and run each configuration once
+//   profiling.cpp  profile the baseline (or import a recorded profile), re-profile a variant
+//   attempt.cpp    one attempt: prompt, replies, proposal, build, validate, then measure
+//   measure.cpp    interleaved measured rounds and the acceptance rule's decision
+//   execute.cpp    every program run of the run, a variant's watched for tampering
+// What decides a variant's status is evaluate/verdict.hpp's; the files of the run folder are
+// store/journal.hpp's.
+#pragma once
+
+#include "analysis/diagnostics.hpp"
+#include "config/app_config.hpp"
+#include "evaluate/sandbox.hpp"
+#include "evaluate/tree_guard.hpp"
+#include "evaluate/validate.hpp"
+#include "evaluate/verdict.hpp"
+#include "llm/backend.hpp"
+#include "loop/propose.hpp"
+#include "loop/run_loop.hpp"
+#include "loop/settings.hpp"
+#include "profile/ncu_agent.hpp"
+#include "profile/profile.hpp"
+#include "prompt/builder.hpp"
+#include "store/run_store.hpp"
+#include "util/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace optimas::loop {
+
+// One attempt of one iteration.
+struct Variant {
+  std::string key; // "i1a2"
+  int iteration = 0, attempt = 0;
+  std::filesystem::path dir;         // artifacts: run/iterations/<i>/attempt-<a>
+  std::filesystem::path work;        // scratch: run/work/<key>
+  nlohmann::json result;             // result.json once final
+  std::string previous_replies;      // of the attempt before: the same answer again is not retried
+  std::set<std::string> left_behind; // files its runs left in its scratch copy (removed after each run)
+};
+
+class Loop {
+public:
+  explicit Loop(const RunOptions& options) : m_options(options) {}
+
+  RunResult run();
+  nlohmann::json plan();
+
+private:
+  using path = std::filesystem::path;
+  using json = nlohmann::json;
+
+  void say(const std::string& step, const std::string& detail, bool done = true) const;
+
+  // run_loop.cpp
+  void configure();
+  void open_run();
+  void resume_run();
+  void start_run();
+  void write_run(const std::string& status);
+  void snapshot();
+  void analyze();
+  void iterate();
+  bool iteration(int it); // true when a variant of it was accepted
+  void next_iteration(int it);
+  RunResult summary();
+  config::AppConfig app_in(const path& dir) const;
+  path parent_work() const;
+  path parent_sources() const;
+  std::string parent_fingerprint() const;
+  std::map<std::string, std::string> current_sources() const;
+  std::set<std::string> used_configs() const;
+  const json* variant_record(const std::string& key) const;
+
+  // baseline.cpp
+  void baseline();
+  void build_baseline(const path& work, const path& record);
+  void run_baseline(const path& work, const path& record);
+  void warn_small_outputs();
+
+  // profiling.cpp
+  UsageError cannot_profile() const; // neither --import nor a profiler to run
+  profile::NcuOptions ncu_options() const;
+  void obtain_profile();
+  void record_hardware();
+  void reprofile(Variant& v);
+
+  // attempt.cpp
+  bool run_attempt(Variant& v, const std::string& feedback, std::string& next_feedback);
+  std::optional<bool> recorded_attempt(Variant& v, std::string& next_feedback);
+  std::vector<std::string> replies_for(Variant& v, const std::vector<prompt::Prompt>& prompts,
+                                       const std::string& feedback);
+  Proposal propose(Variant& v, const std::vector<std::string>& replies,
+                   const std::map<std::string, std::string>& sources, json& result);
+  bool end_attempt(Variant& v, json& result, const evaluate::Outcome& outcome, std::string& next_feedback);
+  std::optional<evaluate::Outcome> build_variant(Variant& v, json& result, const std::string& replies);
+  bool validate(Variant& v, json& result);
+  json validation_check(Variant& v, const evaluate::Check& check, std::size_t index);
+  void record_ear(Variant& v, const Proposal& proposal, json& result);
+  void finish_variant(Variant& v, json result);
+
+  // measure.cpp
+  class Rounds; // the measured rounds of one variant
+  bool measure(Variant& v, json& result);
+  bool run_failed(Variant& v, json& result, const std::string& why);
+
+  // execute.cpp
+  // Executes one configuration of the program built in `work`; the output goes to `output`.
+  evaluate::Execution execute(const path& work, const config::InputConfig& input, const path& output, const path& log,
+                              const evaluate::Sandbox* sandbox = nullptr);
+  // The same for the variant, watched: `tampered` says what it changed that it must not (a file
+  // of the run outside its scratch copy, or its own build); what it added to its copy is removed.
+  evaluate::Execution execute_variant(Variant& v, const config::InputConfig& input, const path& output, const path& log,
+                                      std::string& tampered, const evaluate::Sandbox* sandbox = nullptr);
+  void restore_after(const Variant& v, const evaluate::TreeChanges& outside);
+  void rebuild_work(const std::string& key);
+
+  RunOptions m_options;
+  std::optional<store::RunStore> m_store; // opened by open_run (a dry run touches nothing)
+  std::string m_id;
+  path m_dir;
+  config::AppConfig m_app;
+  Overrides m_overrides;
+  Settings m_settings;
+  llm::BackendConfig m_backend;
+  evaluate::Sandbox m_sandbox;
+  evaluate::Sandbox m_measure_sandbox; // m_sandbox, with the kernel tracer when timing by trace
+  bool m_execute = false;
+  bool m_can_profile = false;
+  std::string m_no_execute_reason;
+  json m_run;                          // run.json
+  json m_baseline;                     // baseline/baseline.json
+  evaluate::Snapshot m_snapshot;       // the application as it was when the run started (snapshot/)
+  std::vector<std::string> m_warnings; // for the run summary
+  profile::Profile m_profile;          // what the current iteration's prompt is built from
+  analysis::Diagnostics m_diagnostics;
+  analysis::AnalysisOptions m_analysis; // as the first iteration analyzed the profile
+  std::string m_best;                   // key of the best accepted variant ("" = baseline)
+  std::vector<json> m_variants;
+  std::optional<evaluate::ChildRecord> m_children; // children.json: what a resume must end if we are killed
+};
+
+} // namespace optimas::loop
