@@ -135,13 +135,11 @@ void run_run(RunCommand& c) {
 } // namespace
 
 // Every setting of optimas.yml and of the loop that `run` may change: rows of the option table.
-// "alpha" joins them once run_loop.cpp passes Settings::alpha to its profile and analysis (the
-// loop is being split; until then a --alpha here would be ignored, as profile --import's was).
 // clang-format off
 constexpr const char* k_run_overrides[] = {
     "model", "base_url", "options", "diagnostics", "scope", "iterations", "retries", "runs", "warmup", "timing",
     "min_speedup", "confirm", "aa", "measure_configs", "validate_configs", "fresh_seeds", "tolerance", "import", "ncu",
-    "tracer", "full_profile", "execute", "template", "token_budget", "cache_dir", "no_cache", "keep_work"};
+    "tracer", "full_profile", "execute", "template", "token_budget", "cache_dir", "no_cache", "keep_work", "alpha"};
 // clang-format on
 
 void add_run_command(CLI::App& app) {

@@ -43,6 +43,7 @@ profile::NcuOptions Loop::ncu_options() const {
   profile::NcuOptions o;
   o.ncu = m_settings.ncu;
   o.tracer = m_settings.tracer;
+  o.alpha = m_settings.alpha;
   o.mode = m_settings.full_profile ? profile::ProfileMode::full : profile::ProfileMode::two_pass;
   o.build = false;
   o.timeout_s = std::max(1800.0, m_app.timeout_s * 4);

@@ -224,6 +224,7 @@ void Loop::snapshot() {
 void Loop::analyze() {
   m_analysis = {};
   m_analysis.sources = analysis::parse_sources(m_app.optimize.diagnostics);
+  m_analysis.alpha = m_settings.alpha;
   m_diagnostics = analysis::analyze(m_profile, m_analysis);
   store::write_json_atomic((m_dir / "diagnostics.json").string(), analysis::to_json(m_diagnostics));
   util::write_file((m_dir / "diagnostics.txt").string(), analysis::to_text(m_diagnostics));
