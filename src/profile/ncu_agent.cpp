@@ -19,6 +19,11 @@
 #include <functional>
 #include <regex>
 
+// The installed library folder relative to the installed bin folder (cmake/install.cmake).
+#ifndef OPTIMAS_LIBDIR_FROM_BINDIR
+#define OPTIMAS_LIBDIR_FROM_BINDIR "../lib"
+#endif
+
 namespace optimas::profile {
 
 namespace fs = std::filesystem;
@@ -214,8 +219,12 @@ std::string find_tracer() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return {};
-  for (const auto& candidate :
-       {exe.parent_path() / "liboptimas-trace.so", exe.parent_path().parent_path() / "lib" / "liboptimas-trace.so"})
+  // Beside optimas in a build tree; in the library folder of an installed one (the relative path
+  // cmake/install.cmake compiles in: lib64 or lib/<multiarch> on some systems); or ../lib.
+  const fs::path dir = exe.parent_path();
+  for (const auto& candidate : {dir / "liboptimas-trace.so",
+                                (dir / OPTIMAS_LIBDIR_FROM_BINDIR / "liboptimas-trace.so").lexically_normal(),
+                                dir.parent_path() / "lib" / "liboptimas-trace.so"})
     if (fs::is_regular_file(candidate, ec)) return candidate.string();
   return {};
 }

@@ -74,7 +74,8 @@ std::vector<std::string> heavy_command(const NcuOptions& o, const std::string& r
                                        const std::vector<LaunchPick>& picks, const std::vector<std::string>& app_argv);
 
 // The tracer to use: $OPTIMAS_TRACER ("none" or "" turns it off), else liboptimas-trace.so
-// beside the optimas executable or in ../lib; empty when there is none.
+// beside the optimas executable, in the installed library folder or in ../lib; empty when there
+// is none.
 std::string find_tracer();
 // NcuOptions::tracer resolved: "auto" becomes find_tracer(), a path must exist.
 std::string resolve_tracer(const std::string& setting);

@@ -1,5 +1,5 @@
 // Streaming readers for the details, raw, source and session pages of Nsight Compute. Each
-// survives the pitfalls in shared/reference/ncu-formats.md and reports bad input as a
+// survives the pitfalls in docs/ncu-formats.md and reports bad input as a
 // ParseError naming the file and line.
 #pragma once
 

@@ -1,6 +1,6 @@
 // The source page: per-CUDA-line and per-SASS-instruction warp-stall samples.
 //
-// Layouts seen with ncu 2025.3.1 (shared/reference/ncu-formats.md):
+// Layouts seen with ncu 2025.3.1 (docs/ncu-formats.md):
 //   cuda,sass: "File Path",F / "Function Name",K / header "Line No","Source","Address","Source",...
 //              CUDA-line rows carry the line's totals with "-" addresses; the SASS rows after
 //              them have an empty line field, may be listed twice and "..." rows separate runs.

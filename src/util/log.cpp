@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <string>
 
 namespace optimas::log {
 
@@ -21,7 +22,11 @@ Level level() {
 void write(Level level, std::string_view message) {
   const std::string text = util::redact(message); // a log line may quote a reply, a header, a program's output
   static constexpr const char* k_prefix[] = {"debug: ", "", "warning: ", "error: ", ""};
-  std::fprintf(stderr, "%s%.*s\n", k_prefix[static_cast<int>(level)], static_cast<int>(text.size()), text.data());
+  // The line's bytes in one fwrite: a NUL in a quoted program output no longer cuts the line
+  // short, as printf's %.*s did.
+  std::string line = k_prefix[static_cast<int>(level)];
+  line.append(text).push_back('\n');
+  std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
 } // namespace optimas::log

@@ -163,7 +163,7 @@ TEST(ImporterRecorded, KernelSpanningTwoFiles) {
   EXPECT_EQ(prof.runs[0].sources.size(), prof.runs[0].launches.size());
 }
 
-// Reports built here in Nsight Compute 2025.3.1's CSV layout (shared/reference/ncu-formats.md):
+// Reports built here in Nsight Compute 2025.3.1's CSV layout (docs/ncu-formats.md):
 // every field quoted, the details page's 20 columns with a trailing comma, the raw page's units
 // row, and the cuda,sass source page with no ID column (its blocks are in result order).
 namespace {

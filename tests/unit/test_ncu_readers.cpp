@@ -359,36 +359,3 @@ TEST(NcuDetails, RepeatedHeaderWithDifferentColumns) {
   ASSERT_EQ(launches.size(), 2u);
   EXPECT_DOUBLE_EQ(launches[1].duration_ns, 1000);
 }
-
-TEST(KernelNames, BaseName) {
-  EXPECT_EQ(kernel_base_name("dloop(int, double *)"), "dloop");
-  EXPECT_EQ(kernel_base_name("void rhs4_X<0, 1>(double *, int)"), "rhs4_X<0, 1>");
-  EXPECT_EQ(kernel_base_name("void ns::k<float, (int)3>(float const*)"), "ns::k<float, (int)3>");
-  EXPECT_EQ(kernel_base_name("plain"), "plain");
-  // Parentheses at the top level belong to the name, not to a return type.
-  EXPECT_EQ(kernel_base_name("void (anonymous namespace)::k<(int)64>(const int *, int *, bool)"),
-            "(anonymous namespace)::k<(int)64>");
-  EXPECT_EQ(kernel_base_name("void at::native::elementwise_kernel<(int)128, (int)4, "
-                             "at::native::f(at::TensorIteratorBase &)::[lambda(int) (instance 1)]>(int, T3)"),
-            "at::native::elementwise_kernel<(int)128, (int)4, at::native::f(at::TensorIteratorBase &)::[lambda(int) "
-            "(instance 1)]>");
-  EXPECT_EQ(kernel_parameters("void K<(int)64>(const int *, int *, bool)"), "(const int *, int *, bool)");
-  EXPECT_EQ(kernel_parameters("plain"), "");
-}
-
-// NVIDIA's and GNU's demanglers spell template arguments differently; the keys agree on one
-// kernel and keep instances and overloads apart.
-TEST(KernelNames, MatchKeys) {
-  EXPECT_EQ(kernel_name_key("void K<(int)64>(const int *, int *, bool)"), "K<64>");
-  EXPECT_EQ(kernel_name_key("void K<64>(int const*, int*, bool)"), "K<64>");
-  EXPECT_NE(kernel_name_key("void K<(int)64>(int *)"), kernel_name_key("void K<(int)128>(int *)"));
-  EXPECT_EQ(kernel_name_key("void k<(bool)1, (unsigned long)4096, (int)-2>(int)"),
-            kernel_name_key("void k<true, 4096ul, -2>(int)"));
-  EXPECT_EQ(kernel_name_key("void (anonymous namespace)::k<(int)3>(int)"), "(anonymousnamespace)::k<3>");
-  EXPECT_EQ(kernel_name_key("void k<int64_t, (int)3>(int)"), "k<int64_t,3>"); // identifiers keep their digits
-  EXPECT_EQ(kernel_signature_key("void K<(int)64>(const int *, int *, bool)"), "K<64>(int*,int*,bool)");
-  EXPECT_EQ(kernel_signature_key("void K<64>(int const*, int*, bool)"), "K<64>(int*,int*,bool)");
-  EXPECT_EQ(kernel_signature_key("void k<(unsigned long long)7>(const float *const *)"), "k<7>(float**)");
-  EXPECT_NE(kernel_signature_key("void f<2>(int *)"), kernel_signature_key("void f<2>(float *)"));
-  EXPECT_EQ(kernel_signature_key("dloop(int, double *)"), "dloop(int,double*)");
-}

@@ -1,0 +1,60 @@
+// util/error.cpp: errors name the file and line; the kinds main() maps to exit codes.
+#include "util/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+using namespace optimas;
+
+TEST(Error, ParseErrorNamesFileAndLine) {
+  ParseError e("tests/data/x.csv", 17, "a field is not a number");
+  EXPECT_STREQ(e.what(), "tests/data/x.csv:17: a field is not a number");
+  EXPECT_EQ(e.file(), "tests/data/x.csv");
+  EXPECT_EQ(e.line(), 17u);
+  EXPECT_EQ(e.reason(), "a field is not a number");
+}
+
+// Line 0 means the error is the whole file's (a missing file, a bad archive): no ":0".
+TEST(Error, LineZeroIsTheWholeFile) {
+  ParseError e("run.json", 0, "not JSON");
+  EXPECT_STREQ(e.what(), "run.json: not JSON");
+  EXPECT_EQ(e.line(), 0u);
+  EXPECT_EQ(e.reason(), "not JSON");
+}
+
+// The largest line a 64-bit reader can report is printed whole.
+TEST(Error, LargeLineNumbersArePrintedWhole) {
+  ParseError e("big.csv", 18446744073709551615ull, "too long");
+  EXPECT_STREQ(e.what(), "big.csv:18446744073709551615: too long");
+}
+
+// main() catches ConfigError before ParseError (usage exit) and both before Error.
+TEST(Error, KindsAreCaughtByTheirBases) {
+  try {
+    throw ConfigError("examples/stream/optimas.yml", 4, "unknown key \"mesure\"");
+  } catch (const ParseError& e) {
+    EXPECT_STREQ(e.what(), "examples/stream/optimas.yml:4: unknown key \"mesure\"");
+    EXPECT_NE(dynamic_cast<const ConfigError*>(&e), nullptr);
+  }
+  EXPECT_THROW(throw UsageError("--alpha must be in (0, 1]"), Error);
+  EXPECT_THROW(throw PendingError("write the answer to reply.json"), Error);
+  EXPECT_THROW(throw ParseError("f", 1, "x"), std::runtime_error);
+  try {
+    throw UsageError("bad option");
+  } catch (const ParseError&) {
+    FAIL() << "a UsageError is not a ParseError";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "bad option");
+  }
+}
+
+// README lists these codes; scripts test them.
+TEST(Error, ExitCodesAreDistinctAndDocumented) {
+  EXPECT_EQ(k_exit_ok, 0);
+  EXPECT_EQ(k_exit_error, 1);
+  EXPECT_EQ(k_exit_usage, 2);
+  EXPECT_EQ(k_exit_no_improvement, 3);
+  EXPECT_EQ(k_exit_pending, 4);
+}
