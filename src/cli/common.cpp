@@ -62,14 +62,13 @@ void add_backend_options(CLI::App* cmd, BackendChoice& b) {
 }
 
 llm::BackendConfig backend_config(const BackendChoice& b) {
-  llm::BackendConfig c = llm::parse_model(b.model);
-  c.base_url = b.base_url;
-  c.work_dir = b.work_dir;
+  std::map<std::string, std::string> options;
   for (const auto& kv : b.options) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos) throw UsageError("--option takes key=value, got \"" + kv + "\"");
-    llm::set_option(c, kv.substr(0, eq), kv.substr(eq + 1));
+    auto [key, value] = llm::split_option(kv);
+    options[key] = value;
   }
+  llm::BackendConfig c = llm::backend_from(b.model, b.base_url, options);
+  c.work_dir = b.work_dir;
   return c;
 }
 
@@ -108,8 +107,7 @@ Prepared prepare_prompts(const ProfileInput& input, const PromptChoice& c) {
 }
 
 bool cached(const BackendChoice& b, const llm::BackendConfig& c) {
-  // The manual backend keeps its own files; the builtin one is deterministic and instant.
-  return !b.no_cache && c.provider != "manual" && c.provider != "builtin";
+  return !b.no_cache && llm::caches_answers(c);
 }
 
 } // namespace optimas::cli

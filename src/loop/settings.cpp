@@ -63,16 +63,14 @@ evaluate::AcceptanceRule acceptance_rule(const config::AppConfig& app) {
 }
 
 llm::BackendConfig backend_config(const config::AppConfig& app, const Settings& s, const Overrides& o) {
-  llm::BackendConfig c = llm::parse_model(s.model);
-  c.base_url = s.base_url;
-  c.work_dir = o.value("work_dir", std::string("optimas-manual"));
+  // The command line's --option values override the optimas.yml's, key by key.
   std::map<std::string, std::string> options = app.optimize.options;
   for (const auto& kv : string_list(o.value("options", json::array()))) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos) throw UsageError("--option takes key=value, got \"" + kv + "\"");
-    options[kv.substr(0, eq)] = kv.substr(eq + 1);
+    auto [key, value] = llm::split_option(kv);
+    options[key] = value;
   }
-  for (const auto& [key, value] : options) llm::set_option(c, key, value);
+  llm::BackendConfig c = llm::backend_from(s.model, s.base_url, options);
+  c.work_dir = o.value("work_dir", std::string("optimas-manual"));
   return c;
 }
 
