@@ -44,7 +44,7 @@ std::vector<prompt::Prompt> prompts(const std::vector<std::string>& users) {
   return out;
 }
 
-llm::BackendConfig config(const std::string& provider, const std::string& model) {
+llm::BackendConfig backend_config(const std::string& provider, const std::string& model) {
   llm::BackendConfig c;
   c.provider = provider;
   c.model = model;
@@ -66,7 +66,7 @@ llm::UsageTotals expected_totals(int n, const std::string& provider, const std::
 
 TEST(AskBackend, EveryAnswerIsPricedAndTheTotalIsPricingsTotal) {
   CountingBackend backend;
-  auto asked = loop::ask_backend(prompts({"a", "b"}), "", {}, backend, config("openai", "gpt-5"), nullptr);
+  auto asked = loop::ask_backend(prompts({"a", "b"}), "", {}, backend, backend_config("openai", "gpt-5"), nullptr);
   auto want = expected_totals(2, "openai", "gpt-5");
   ASSERT_TRUE(want.cost_known) << "the built-in table prices openai/gpt-5";
   EXPECT_GT(want.cost_usd, 0);
@@ -87,7 +87,7 @@ TEST(AskBackend, AReplayedAnswerIsCountedApartAndCostsNothing) {
   test::TempDir dir;
   llm::ResponseCache cache(dir.path() / "cache");
   CountingBackend backend;
-  auto cfg = config("openai", "gpt-5");
+  auto cfg = backend_config("openai", "gpt-5");
   auto first = loop::ask_backend(prompts({"a", "b"}), "", {}, backend, cfg, &cache);
   auto again = loop::ask_backend(prompts({"a", "b"}), "", {}, backend, cfg, &cache);
   EXPECT_EQ(backend.requests.size(), 2u) << "the second ask is replayed";
@@ -102,10 +102,10 @@ TEST(AskBackend, AReplayedAnswerIsCountedApartAndCostsNothing) {
 
 TEST(AskBackend, AnUnpricedModelHasAnUnknownTotalAndTheBuiltinCostsNothing) {
   CountingBackend backend;
-  auto unknown = loop::ask_backend(prompts({"a"}), "", {}, backend, config("openai", "gpt-unlisted"), nullptr);
+  auto unknown = loop::ask_backend(prompts({"a"}), "", {}, backend, backend_config("openai", "gpt-unlisted"), nullptr);
   EXPECT_FALSE(unknown.usage.cost_known);
   EXPECT_EQ(unknown.usage.cost_usd, 0);
-  auto builtin = loop::ask_backend(prompts({"a"}), "", {}, backend, config("builtin", ""), nullptr);
+  auto builtin = loop::ask_backend(prompts({"a"}), "", {}, backend, backend_config("builtin", ""), nullptr);
   EXPECT_TRUE(builtin.usage.cost_known);
   EXPECT_EQ(builtin.usage.cost_usd, 0);
 }
@@ -123,7 +123,7 @@ TEST(AskBackend, TheSettingsAndTheFeedbackReachTheRequest) {
     EXPECT_EQ(p.label, i == 0 ? "a" : "b");
   };
   nlohmann::json context = {{"sources", {{"main.cu", "x"}}}};
-  loop::ask_backend(prompts({"a", "b"}), "edit 1 was not applied", context, backend, config("openai", "gpt-5"),
+  loop::ask_backend(prompts({"a", "b"}), "edit 1 was not applied", context, backend, backend_config("openai", "gpt-5"),
                     nullptr, s);
   ASSERT_EQ(backend.requests.size(), 2u);
   const auto& r = backend.requests[1];
@@ -137,7 +137,7 @@ TEST(AskBackend, TheSettingsAndTheFeedbackReachTheRequest) {
   EXPECT_EQ(r.context, context);
   EXPECT_EQ(progress, (std::vector<std::size_t>{0, 1}));
   // The loop's defaults when nothing is set.
-  loop::ask_backend(prompts({"c"}), "", {}, backend, config("openai", "gpt-5"), nullptr);
+  loop::ask_backend(prompts({"c"}), "", {}, backend, backend_config("openai", "gpt-5"), nullptr);
   EXPECT_EQ(backend.requests.back().temperature, loop::AskSettings{}.temperature);
   EXPECT_FALSE(backend.requests.back().seed.has_value());
   EXPECT_EQ(backend.requests.back().prompt, "c");
@@ -146,7 +146,7 @@ TEST(AskBackend, TheSettingsAndTheFeedbackReachTheRequest) {
 TEST(AskBackend, AFailureStopsTheLoopButIsRecordedForAsk) {
   CountingBackend backend;
   try {
-    loop::ask_backend(prompts({"a", "FAIL", "c"}), "", {}, backend, config("openai", "gpt-5"), nullptr);
+    loop::ask_backend(prompts({"a", "FAIL", "c"}), "", {}, backend, backend_config("openai", "gpt-5"), nullptr);
     ADD_FAILURE() << "a failure must throw without keep_going";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("openai/gpt-5 failed (bad_request): HTTP 400"), std::string::npos)
@@ -157,7 +157,7 @@ TEST(AskBackend, AFailureStopsTheLoopButIsRecordedForAsk) {
   CountingBackend again;
   loop::AskSettings s;
   s.keep_going = true;
-  auto asked = loop::ask_backend(prompts({"a", "FAIL", "c"}), "", {}, again, config("openai", "gpt-5"), nullptr, s);
+  auto asked = loop::ask_backend(prompts({"a", "FAIL", "c"}), "", {}, again, backend_config("openai", "gpt-5"), nullptr, s);
   EXPECT_EQ(again.requests.size(), 3u);
   ASSERT_EQ(asked.results.size(), 3u);
   ASSERT_TRUE(std::holds_alternative<llm::Failure>(asked.results[1]));
@@ -174,7 +174,7 @@ TEST(AskBackend, AMissingManualReplyIsPendingEvenWithKeepGoing) {
     s.keep_going = keep_going;
     CountingBackend backend;
     EXPECT_THROW(
-        loop::ask_backend(prompts({"FAIL awaiting", "b"}), "", {}, backend, config("manual", ""), nullptr, s),
+        loop::ask_backend(prompts({"FAIL awaiting", "b"}), "", {}, backend, backend_config("manual", ""), nullptr, s),
         PendingError)
         << keep_going;
     EXPECT_EQ(backend.requests.size(), 1u) << "the next prompt waits too";
