@@ -1,5 +1,6 @@
-// optimas ask: prompt -> backend -> parsed, validated edits. Every answer is cached by content,
-// so the same question replays offline; every call's tokens and cost are counted.
+// optimas ask: prompt -> backend -> parsed, validated edits, through the engine's ask path
+// (loop::ask_backend: cache, retries, prices and totals as `optimize` and `run` have them).
+// This file parses options and prints.
 #include "cli/commands.hpp"
 
 #include "analysis/diagnostics.hpp"
@@ -7,7 +8,7 @@
 #include "llm/backend.hpp"
 #include "llm/cache.hpp"
 #include "llm/pricing.hpp"
-#include "llm/retry.hpp"
+#include "loop/propose.hpp"
 #include "prompt/builder.hpp"
 #include "prompt/reply.hpp"
 #include "util/secrets.hpp"
@@ -21,7 +22,7 @@
 
 #include <filesystem>
 #include <iostream>
-#include <set>
+#include <optional>
 
 namespace optimas::cli {
 
@@ -29,121 +30,130 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The defaults are the loop's own, so that `ask` asks as `run` does.
+const loop::AskSettings k_loop_asks;
+
 struct AskArgs {
   ProfileInput input;
   BackendChoice backend;
   PromptChoice prompt;
-  double temperature = 0.15;
-  int max_tokens = 8192;
+  double temperature = k_loop_asks.temperature;
+  int max_tokens = k_loop_asks.max_tokens;
   std::int64_t seed = -1;
-  double timeout_s = 300;
-  int attempts = 5;
+  double timeout_s = k_loop_asks.timeout_s;
+  int attempts = k_loop_asks.retry.max_attempts;
   std::string prices;
   std::string out;
   bool json = false;
 };
 
+// One prompt's result as JSON (what --json prints and --out keeps).
+nlohmann::json answer_json(const prompt::Prompt& p, const std::string& kind, const std::string& backend,
+                           const llm::Result& r, const prompt::ParsedReply* parsed,
+                           const std::vector<std::string>& unknown) {
+  nlohmann::json entry = {{"prompt", p.label}, {"kind", kind}, {"backend", backend}};
+  if (const auto* f = std::get_if<llm::Failure>(&r)) {
+    entry["failure"] = {
+        {"kind", std::string(llm::failure_kind_name(f->kind))}, {"message", f->message}, {"http_status", f->http_status}};
+    return entry;
+  }
+  const auto& response = std::get<llm::Response>(r);
+  entry["attempts"] = response.attempts;
+  entry["from_cache"] = response.from_cache;
+  entry["usage"] = {
+      {"input_tokens", response.usage.input_tokens},
+      {"output_tokens", response.usage.output_tokens},
+      {"cost_usd", response.usage.cost_known ? nlohmann::json(response.usage.cost_usd) : nlohmann::json(nullptr)}};
+  entry["format"] = parsed->format;
+  entry["errors"] = parsed->errors;
+  entry["unknown_evidence_ids"] = unknown;
+  if (parsed->reply) entry["reply"] = prompt::to_json(*parsed->reply);
+  return entry;
+}
+
+void print_answer(std::size_t i, std::size_t n, const prompt::Prompt& p, const std::string& backend,
+                  const llm::Response& response, const prompt::ParsedReply& parsed,
+                  const std::vector<std::string>& unknown) {
+  std::cout << fmt::format("prompt {}/{} ({}): {} answered{} in {} attempt(s); {} in / {} out tokens{}\n", i + 1, n,
+                           p.label, response.model.empty() ? backend : response.model,
+                           response.from_cache ? " from the cache" : "", response.attempts,
+                           response.usage.input_tokens, response.usage.output_tokens,
+                           response.usage.cost_known ? fmt::format(", ${:.4f}", response.usage.cost_usd) : "");
+  if (!parsed.ok()) {
+    std::cout << fmt::format("  the reply does not follow the schema ({}):\n", parsed.format);
+    for (const auto& e : parsed.errors) std::cout << "    " << e << "\n";
+    return;
+  }
+  if (parsed.reply->full_source) {
+    std::cout << "  the reply is a whole source file in a code block (no structured edits)\n";
+    return;
+  }
+  std::cout << fmt::format("  {} edit(s), {} withheld: {}\n", parsed.reply->edits.size(),
+                           parsed.reply->withheld.size(), parsed.reply->summary);
+  for (std::size_t k = 0; k < parsed.reply->edits.size(); ++k) {
+    const auto& e = parsed.reply->edits[k];
+    std::cout << fmt::format("  [{}] {} {} {} cites {}: {}\n", k + 1, e.file, e.kernel,
+                             e.is_range() ? fmt::format("lines {}-{}", e.line_start, e.line_end) : "find/replace",
+                             e.evidence.empty() ? "nothing" : util::join(e.evidence, ","), e.rationale);
+  }
+  for (const auto& w : parsed.reply->withheld)
+    std::cout << fmt::format("  withheld: {} ({})\n", w.suggestion, w.reason);
+  if (!unknown.empty()) std::cout << "  cites unknown evidence IDs: " << util::join(unknown, ", ") << "\n";
+}
+
+void write_answer(const std::string& dir, std::size_t i, const prompt::Prompt& p, const llm::Response& response,
+                  const nlohmann::json& entry) {
+  fs::create_directories(dir);
+  auto base = (fs::path(dir) / fmt::format("prompt-{}", i + 1)).string();
+  util::write_file(base + ".system.md", p.system);
+  util::write_file(base + ".user.md", p.user);
+  util::write_file(base + ".reply.txt", util::redact(response.text));
+  util::write_file(base + ".result.json", util::json_text(entry) + "\n");
+}
+
 void run_ask(const AskArgs& a) {
   auto prepared = prepare_prompts(a.input, a.prompt);
-  const auto& po = prepared.options;
   const auto& prompts = prepared.prompts;
-  const auto& diagnostics = prepared.diagnostics;
-  const auto context = structured_context(diagnostics, read_sources(prepared.loaded.app));
-  std::set<std::string> known_ids;
-  for (const auto& e : diagnostics.evidence) known_ids.insert(e.id);
-
+  const std::string kind = prompt::prompt_kind(prepared.options);
   llm::BackendConfig bc = backend_config(a.backend);
   auto backend = llm::make_backend(bc);
   std::optional<llm::ResponseCache> cache;
   if (cached(a.backend, bc)) cache.emplace(a.backend.cache_dir);
   llm::PriceTable prices = a.prices.empty() ? llm::PriceTable::builtin() : llm::PriceTable::with_overrides(a.prices);
-  llm::RetryPolicy policy;
-  policy.max_attempts = a.attempts;
 
-  llm::UsageTotals totals;
+  // The engine's ask path (loop/propose.hpp), as `optimize` and `run` take it.
+  loop::AskSettings settings;
+  settings.temperature = a.temperature;
+  settings.max_tokens = a.max_tokens;
+  if (a.seed >= 0) settings.seed = a.seed;
+  settings.timeout_s = a.timeout_s;
+  settings.retry.max_attempts = a.attempts;
+  settings.prices = &prices;
+  settings.keep_going = true;
+  settings.before_each = [&](std::size_t i, const prompt::Prompt& p) {
+    log::info("[{}/{}] {}: asking {} ({}, ~{} tokens)", i + 1, prompts.size(), p.label, backend->name(), kind,
+              p.tokens());
+  };
+  const auto context = structured_context(prepared.diagnostics, read_sources(prepared.loaded.app));
+  auto asked = loop::ask_backend(prompts, "", context, *backend, bc, cache ? &*cache : nullptr, settings);
+
   nlohmann::json results = nlohmann::json::array();
   bool all_ok = true;
   for (std::size_t i = 0; i < prompts.size(); ++i) {
-    const auto& p = prompts[i];
-    llm::Request req;
-    req.system = p.system;
-    req.prompt = p.user;
-    req.response_schema = prompt::reply_schema();
-    req.temperature = a.temperature;
-    req.max_tokens = a.max_tokens;
-    if (a.seed >= 0) req.seed = a.seed;
-    req.timeout_s = a.timeout_s;
-    req.context = context;
-    log::info("[{}/{}] {}: asking {} ({}, ~{} tokens)", i + 1, prompts.size(), p.label, backend->name(),
-              prompt::prompt_kind(po), p.tokens());
-    llm::Result r = llm::complete_cached(*backend, bc, req, cache ? &*cache : nullptr, policy);
-    nlohmann::json entry = {{"prompt", p.label}, {"kind", prompt::prompt_kind(po)}, {"backend", backend->name()}};
-    if (!llm::ok(r)) {
-      const auto& f = std::get<llm::Failure>(r);
-      if (f.kind == llm::FailureKind::awaiting_reply) throw PendingError(f.message);
-      entry["failure"] = {{"kind", std::string(llm::failure_kind_name(f.kind))},
-                          {"message", f.message},
-                          {"http_status", f.http_status}};
-      log::error("{}: {} failure: {}", p.label, llm::failure_kind_name(f.kind), f.message);
-      all_ok = false;
-      results.push_back(entry);
-      continue;
-    }
-    auto response = std::get<llm::Response>(r);
-    llm::price(response.usage, bc.provider, bc.model, prices);
-    totals.add(response);
-    auto parsed = prompt::parse_reply(response.text);
+    const auto* response = std::get_if<llm::Response>(&asked.results[i]);
+    std::optional<prompt::ParsedReply> parsed;
     std::vector<std::string> unknown;
-    if (parsed.reply)
-      for (const auto& e : parsed.reply->edits)
-        for (const auto& id : e.evidence)
-          if (!known_ids.count(id)) unknown.push_back(id);
-    entry["attempts"] = response.attempts;
-    entry["from_cache"] = response.from_cache;
-    entry["usage"] = {
-        {"input_tokens", response.usage.input_tokens},
-        {"output_tokens", response.usage.output_tokens},
-        {"cost_usd", response.usage.cost_known ? nlohmann::json(response.usage.cost_usd) : nlohmann::json(nullptr)}};
-    entry["format"] = parsed.format;
-    entry["errors"] = parsed.errors;
-    entry["unknown_evidence_ids"] = unknown;
-    if (parsed.reply) entry["reply"] = prompt::to_json(*parsed.reply);
-    all_ok = all_ok && parsed.ok();
-    if (!a.out.empty()) {
-      fs::create_directories(a.out);
-      auto base = (fs::path(a.out) / fmt::format("prompt-{}", i + 1)).string();
-      util::write_file(base + ".system.md", p.system);
-      util::write_file(base + ".user.md", p.user);
-      util::write_file(base + ".reply.txt", util::redact(response.text));
-      util::write_file(base + ".result.json", util::json_text(entry) + "\n");
+    if (response) {
+      parsed = prompt::parse_reply(response->text);
+      if (parsed->reply) unknown = loop::unknown_evidence(*parsed->reply, prepared.diagnostics);
     }
-    if (!a.json) {
-      std::cout << fmt::format("prompt {}/{} ({}): {} answered{} in {} attempt(s); {} in / {} out tokens{}\n", i + 1,
-                               prompts.size(), p.label, response.model.empty() ? backend->name() : response.model,
-                               response.from_cache ? " from the cache" : "", response.attempts,
-                               response.usage.input_tokens, response.usage.output_tokens,
-                               response.usage.cost_known ? fmt::format(", ${:.4f}", response.usage.cost_usd) : "");
-      if (!parsed.ok()) {
-        std::cout << fmt::format("  the reply does not follow the schema ({}):\n", parsed.format);
-        for (const auto& e : parsed.errors) std::cout << "    " << e << "\n";
-      } else if (parsed.reply->full_source) {
-        std::cout << "  the reply is a whole source file in a code block (no structured edits)\n";
-      } else {
-        std::cout << fmt::format("  {} edit(s), {} withheld: {}\n", parsed.reply->edits.size(),
-                                 parsed.reply->withheld.size(), parsed.reply->summary);
-        for (std::size_t k = 0; k < parsed.reply->edits.size(); ++k) {
-          const auto& e = parsed.reply->edits[k];
-          std::cout << fmt::format("  [{}] {} {} {} cites {}: {}\n", k + 1, e.file, e.kernel,
-                                   e.is_range() ? fmt::format("lines {}-{}", e.line_start, e.line_end) : "find/replace",
-                                   e.evidence.empty() ? "nothing" : util::join(e.evidence, ","), e.rationale);
-        }
-        for (const auto& w : parsed.reply->withheld)
-          std::cout << fmt::format("  withheld: {} ({})\n", w.suggestion, w.reason);
-        if (!unknown.empty()) std::cout << "  cites unknown evidence IDs: " << util::join(unknown, ", ") << "\n";
-      }
-    }
+    auto entry = answer_json(prompts[i], kind, backend->name(), asked.results[i], parsed ? &*parsed : nullptr, unknown);
+    all_ok = all_ok && parsed && parsed->ok();
+    if (response && !a.out.empty()) write_answer(a.out, i, prompts[i], *response, entry);
+    if (response && !a.json) print_answer(i, prompts.size(), prompts[i], backend->name(), *response, *parsed, unknown);
     results.push_back(std::move(entry));
   }
+  const auto& totals = asked.usage;
   nlohmann::json summary = {
       {"calls", totals.calls},
       {"cached_calls", totals.cached_calls},

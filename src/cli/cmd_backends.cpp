@@ -1,19 +1,18 @@
 // optimas backends: the registered model backends, their key variables, options and schema
-// dialects; with --check, one real request to a backend (llm/check.hpp) and what to change.
+// dialects (llm::describe_backends, from each backend's spec); with --check, one real request
+// to a backend (llm/check.hpp) and what to change.
 #include "cli/commands.hpp"
 
 #include "cli/common.hpp"
 #include "llm/backend.hpp"
 #include "llm/check.hpp"
 #include "llm/pricing.hpp"
-#include "llm/schema_dialect.hpp"
 #include "util/error.hpp"
 #include "util/secrets.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -28,19 +27,6 @@ struct BackendsArgs {
   std::string prices;
   bool json = false;
 };
-
-void list_backends() {
-  for (const auto& b : llm::backends()) {
-    std::cout << fmt::format("{:<18} {}\n", b.name, b.description);
-    for (const auto& var : b.key_env)
-      std::cout << fmt::format("{:<18}   key: ${} ({})\n", "", var, std::getenv(var.c_str()) ? "set" : "not set");
-    if (!b.default_base_url.empty()) std::cout << fmt::format("{:<18}   base_url: {}\n", "", b.default_base_url);
-    for (const auto& o : b.options)
-      std::cout << fmt::format("{:<18}   option {}: {}{}\n", "", o.name, o.description,
-                               o.default_value.empty() ? "" : " (default " + o.default_value + ")");
-    if (b.schema_dialect) std::cout << fmt::format("{:<18}   schema: {}\n", "", llm::describe(b.schema_dialect("")));
-  }
-}
 
 void print_report(const llm::CheckReport& r) {
   std::string out = fmt::format("{}: check {}\n", r.backend, r.passed ? "passed" : "FAILED");
@@ -95,7 +81,7 @@ void add_backends_command(CLI::App& app) {
     if (a->check)
       run_check(*a);
     else
-      list_backends();
+      std::cout << llm::describe_backends();
   });
 }
 

@@ -96,8 +96,7 @@ Prepared prepare_prompts(const ProfileInput& input, const PromptChoice& c) {
 }
 
 bool cached(const BackendChoice& b, const llm::BackendConfig& c) {
-  // The manual backend keeps its own files; the builtin one is deterministic and instant.
-  return !b.no_cache && c.provider != "manual" && c.provider != "builtin";
+  return !b.no_cache && llm::caches_answers(c);
 }
 
 } // namespace optimas::cli

@@ -14,7 +14,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* k_default_version = "2023-06-01";
+const OptionSpec k_version = {"anthropic_version", "anthropic-version header", "2023-06-01"};
 
 // A tool's input_schema is a JSON Schema (draft 2020-12) whose root is an object, per
 // https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use and the
@@ -40,10 +40,8 @@ public:
     const std::string who = name();
     auto key = require_api_key("anthropic", who);
     if (auto* f = std::get_if<Failure>(&key)) return *f;
-    std::string version = k_default_version;
-    if (auto it = m_config.options.find("anthropic_version"); it != m_config.options.end() && !it->second.empty())
-      version = it->second;
-    HttpHeaders headers = {{"x-api-key", std::get<std::string>(key)}, {"anthropic-version", version}};
+    HttpHeaders headers = {{"x-api-key", std::get<std::string>(key)},
+                           {"anthropic-version", option_value(m_config, k_version)}};
     const std::string url = base_url_or_default(m_config.base_url, "anthropic") + "/messages";
     auto sent = post_json_api(who, url, headers, request_body(request), request.timeout_s,
                               "check that ANTHROPIC_API_KEY holds a valid key");
@@ -122,6 +120,16 @@ std::unique_ptr<Backend> make_anthropic(const BackendConfig& config) {
 
 const SchemaDialect& anthropic_schema_dialect(std::string_view) {
   return k_anthropic;
+}
+
+BackendSpec anthropic_backend() {
+  return {.name = "anthropic",
+          .description = "Anthropic Messages, JSON through forced tool use",
+          .key_env = {"ANTHROPIC_API_KEY"},
+          .default_base_url = "https://api.anthropic.com/v1",
+          .options = {k_version},
+          .make = make_anthropic,
+          .schema_dialect = anthropic_schema_dialect};
 }
 
 } // namespace optimas::llm

@@ -1,5 +1,6 @@
 // Model backends: one interface, one registry (registry.cpp). A backend turns a Request into
 // a Response or a typed Failure; the retry policy (retry.hpp) decides from the failure's kind.
+// Adding a backend is one file and one registry line (docs/prompts-and-backends.md shows one).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -95,42 +97,90 @@ public:
   virtual Result complete(const Request& request) = 0;
 };
 
-// A declared option of a backend (Caliper-style spec): help text and config validation come
-// from here.
+// A declared option of a backend (Caliper-style spec), written in the backend's own file next
+// to the code that reads it: help text and config validation come from here.
 struct OptionSpec {
   std::string name;
   std::string description;
   std::string default_value;
+  // The value names an environment variable holding a key (api_key_env): it becomes a secret as
+  // soon as it is set, before any build or program starts, so that none of them sees it.
+  bool names_secret_variable = false;
 };
 
+// Everything the rest of optimas knows about a backend. Each backend's file defines a function
+// returning its spec (`BackendSpec openai_backend()`), and registry.cpp lists those functions.
 struct BackendSpec {
-  std::string name;                 // "openai"
-  std::string description;          // one line for `optimas backends`
-  std::vector<std::string> key_env; // environment variables holding the key, first found wins
-  std::string default_base_url;
-  std::vector<OptionSpec> options;
-  std::function<std::unique_ptr<Backend>(const BackendConfig&)> make;
+  // Every member has an initializer, so that a backend's file names only what it has.
+  std::string name = {};                 // "openai"
+  std::string description = {};          // one line for `optimas backends`
+  std::vector<std::string> key_env = {}; // environment variables holding the key, first found wins
+  std::string default_base_url = {};
+  std::vector<OptionSpec> options = {};
+  std::function<std::unique_ptr<Backend>(const BackendConfig&)> make = {};
   // The JSON Schema subset the provider's API takes for a model (schema_dialect.hpp), declared
   // in the backend's own file; empty for backends that send no schema (manual, builtin).
   std::function<const SchemaDialect&(std::string_view model)> schema_dialect = {};
+  // Whether answers go through the response cache: not for a backend that keeps its own files
+  // (manual) or answers instantly and deterministically (builtin).
+  bool cache_answers = true;
 };
 
-// The registry: one line per backend (registry.cpp).
-const std::vector<BackendSpec>& backends();
+// A table of backends. The one optimas uses is registry() (registry.cpp, one line per
+// backend); a test builds its own from the same lines plus a fake, exactly as a new backend is
+// added.
+class Registry {
+public:
+  // Throws std::logic_error for a line that cannot be used (no name, a '/' in it, a name or an
+  // option given twice, no factory): a programming mistake, found by the first test that runs.
+  explicit Registry(std::vector<BackendSpec> specs);
+  const std::vector<BackendSpec>& specs() const { return m_specs; }
+  const BackendSpec* find(std::string_view provider) const;
+  std::vector<std::string> names() const;
+
+private:
+  std::vector<BackendSpec> m_specs;
+};
+
+// The registry of registry.cpp. Its key variables are registered as secrets when it is built.
+const Registry& registry();
+const std::vector<BackendSpec>& backends(); // registry().specs()
 const BackendSpec* find_backend(std::string_view provider);
 
+// The one way from what a user wrote (-m, --base-url, --option or the optimas.yml) to a
+// backend's settings: the model split into provider and model, the provider looked up, every
+// option checked against the backend's declared ones. UsageError naming the known providers for
+// an unknown one, and naming the backend and its options for an unknown option.
+BackendConfig backend_from(std::string_view model, std::string_view base_url,
+                           const std::map<std::string, std::string>& options, const Registry& from = registry());
+
+// "key=value" (--option) -> {key, value}; UsageError otherwise.
+std::pair<std::string, std::string> split_option(std::string_view key_value);
+
+std::unique_ptr<Backend> make_backend(const BackendConfig& config, const Registry& from = registry());
+
+// The steps of backend_from, for tests and callers that build a config by hand.
 // "openai/gpt-5" -> provider "openai", model "gpt-5"; "manual" -> provider "manual", model "".
 // Throws UsageError for an unknown provider, naming the known ones.
-BackendConfig parse_model(std::string_view spec);
-std::unique_ptr<Backend> make_backend(const BackendConfig& config);
-
+BackendConfig parse_model(std::string_view spec, const Registry& from = registry());
 // Sets one of the backend's declared options; UsageError naming its options for an unknown key.
-void set_option(BackendConfig& config, const std::string& key, const std::string& value);
+void set_option(BackendConfig& config, const std::string& key, const std::string& value,
+                const Registry& from = registry());
+
+// The value of one of the backend's declared options: the one set, else the declared default.
+std::string option_value(const BackendConfig& config, const OptionSpec& option);
+
+// Whether this backend's answers go through the response cache (BackendSpec::cache_answers).
+bool caches_answers(const BackendConfig& config, const Registry& from = registry());
+
+// What `optimas backends` prints: each backend, its key variables (set or not), base URL,
+// options and schema dialect, from the specs alone.
+std::string describe_backends(const Registry& from = registry());
 
 // The first of the spec's key variables that is set, or nullopt.
 std::optional<std::string> api_key(const BackendSpec& spec);
 
-// Factories, one per backend file.
+// Factories, one per backend file (tests make backends directly from them).
 std::unique_ptr<Backend> make_openai(const BackendConfig& config);            // openai.cpp
 std::unique_ptr<Backend> make_openai_compatible(const BackendConfig& config); // openai.cpp
 std::unique_ptr<Backend> make_gemini(const BackendConfig& config);            // gemini.cpp
@@ -139,7 +189,7 @@ std::unique_ptr<Backend> make_ollama(const BackendConfig& config);            //
 std::unique_ptr<Backend> make_manual(const BackendConfig& config);            // manual.cpp
 std::unique_ptr<Backend> make_builtin(const BackendConfig& config);           // builtin.cpp
 
-// Schema dialects, one per HTTP backend file, for the registry.
+// Schema dialects, one per HTTP backend file (tests check them directly).
 const SchemaDialect& openai_schema_dialect(std::string_view model);            // openai.cpp
 const SchemaDialect& openai_compatible_schema_dialect(std::string_view model); // openai.cpp
 const SchemaDialect& gemini_schema_dialect(std::string_view model);            // gemini.cpp

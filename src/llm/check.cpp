@@ -22,20 +22,22 @@ constexpr const char* k_prompt = "This is a connectivity check, not a task: ther
                                  "the summary \"check ok\", an empty list of edits and an empty list of withheld "
                                  "suggestions.";
 
+// The backend's option that names its key variable (openai-compatible's api_key_env), if any.
+const OptionSpec* key_option(const BackendSpec& spec) {
+  for (const auto& o : spec.options)
+    if (o.names_secret_variable) return &o;
+  return nullptr;
+}
+
 // Where the backend takes its key from: the first of the spec's variables that is set (else all
-// of them), or the variable a backend's api_key_env option names; "" when no key is sent.
+// of them), or the variable its key option names; "" when no key is sent.
 std::string key_source(const BackendConfig& config, const BackendSpec& spec) {
   for (const auto& var : spec.key_env)
     if (const char* v = std::getenv(var.c_str()); v && *v) return var;
   if (!spec.key_env.empty()) return util::join(spec.key_env, " or ");
-  if (auto it = config.options.find("api_key_env"); it != config.options.end()) return it->second;
+  if (const OptionSpec* o = key_option(spec))
+    if (auto it = config.options.find(o->name); it != config.options.end()) return it->second;
   return "";
-}
-
-bool declares_option(const BackendSpec& spec, std::string_view name) {
-  for (const auto& o : spec.options)
-    if (o.name == name) return true;
-  return false;
 }
 
 // Whether a refused request was refused for its schema: the providers name the schema field or
@@ -58,9 +60,10 @@ std::string key_advice(const CheckReport& report, const BackendConfig& config, c
                        "(export {}=...)",
                        report.key_variables, config.model, report.key_variables);
   }
-  if (declares_option(spec, "api_key_env"))
-    return "the server wants a key: put it in an environment variable and name that variable with --option "
-           "api_key_env=VAR";
+  if (const OptionSpec* o = key_option(spec))
+    return fmt::format(
+        "the server wants a key: put it in an environment variable and name that variable with --option {}=VAR",
+        o->name);
   return "the server, or a proxy in front of it, refused the request: check its access settings";
 }
 
@@ -98,7 +101,7 @@ CheckReport check_backend(const BackendConfig& config, const PriceTable& prices,
   report.strict = dialect.strict_mode && sent.strict;
   report.stripped = sent.stripped;
   report.key_variables = key_source(config, *spec);
-  if (report.key_variables.empty() && !declares_option(*spec, "api_key_env")) report.key = "not needed";
+  if (report.key_variables.empty() && !key_option(*spec)) report.key = "not needed";
 
   Request request;
   request.system = k_system;

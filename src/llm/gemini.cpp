@@ -131,6 +131,15 @@ std::unique_ptr<Backend> make_gemini(const BackendConfig& config) {
   return std::make_unique<GeminiBackend>(config);
 }
 
+BackendSpec gemini_backend() {
+  return {.name = "gemini",
+          .description = "Google Gemini generateContent with a response schema",
+          .key_env = {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+          .default_base_url = "https://generativelanguage.googleapis.com/v1beta",
+          .make = make_gemini,
+          .schema_dialect = gemini_schema_dialect};
+}
+
 const SchemaDialect& gemini_schema_dialect(std::string_view) {
   return k_gemini;
 }

@@ -66,4 +66,11 @@ std::unique_ptr<Backend> make_manual(const BackendConfig& config) {
   return std::make_unique<ManualBackend>(config);
 }
 
+BackendSpec manual_backend() {
+  return {.name = "manual",
+          .description = "Writes the prompt to a file and reads the answer from a file (a chat window, no API)",
+          .make = make_manual,
+          .cache_answers = false}; // the prompt and reply files are its own record
+}
+
 } // namespace optimas::llm

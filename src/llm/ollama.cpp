@@ -115,4 +115,12 @@ const SchemaDialect& ollama_schema_dialect(std::string_view) {
   return k_ollama;
 }
 
+BackendSpec ollama_backend() {
+  return {.name = "ollama",
+          .description = "Ollama /api/chat (stream: false, format schema); honours OLLAMA_HOST",
+          .default_base_url = "http://localhost:11434",
+          .make = make_ollama,
+          .schema_dialect = ollama_schema_dialect};
+}
+
 } // namespace optimas::llm

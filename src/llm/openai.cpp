@@ -78,6 +78,13 @@ bool accepts_temperature(const std::string& model) {
   return !reasoning || model.find("-chat") != std::string::npos;
 }
 
+// The options of both backends in this file, read below.
+const OptionSpec k_organization = {"organization", "OpenAI-Organization header", ""};
+const OptionSpec k_base_url = {"base_url", "the server's URL, e.g. http://localhost:8000/v1 (or --base-url)", ""};
+const OptionSpec k_api_key_env = {"api_key_env",
+                                  "environment variable holding the server's key; without it no key is sent", "",
+                                  true};
+
 class OpenAiBackend final : public Backend {
 public:
   OpenAiBackend(BackendConfig config, bool compatible) : m_config(std::move(config)), m_compatible(compatible) {}
@@ -100,9 +107,8 @@ public:
     } else if (!std::get<std::string>(key).empty()) {
       headers["Authorization"] = "Bearer " + std::get<std::string>(key);
     }
-    if (auto org = m_config.options.find("organization");
-        !m_compatible && org != m_config.options.end() && !org->second.empty())
-      headers["OpenAI-Organization"] = org->second;
+    if (std::string org = option_value(m_config, k_organization); !m_compatible && !org.empty())
+      headers["OpenAI-Organization"] = org;
 
     const std::string url = base + "/chat/completions";
     auto sent = post_json_api(who, url, headers, request_body(request), request.timeout_s, auth_hint);
@@ -113,8 +119,7 @@ public:
 private:
   std::string base_url() const {
     if (!m_compatible) return base_url_or_default(m_config.base_url, "openai");
-    std::string url = m_config.base_url;
-    if (auto it = m_config.options.find("base_url"); url.empty() && it != m_config.options.end()) url = it->second;
+    std::string url = m_config.base_url.empty() ? option_value(m_config, k_base_url) : m_config.base_url;
     while (!url.empty() && url.back() == '/') url.pop_back();
     return url;
   }
@@ -126,15 +131,14 @@ private:
       auth_hint = "check that OPENAI_API_KEY holds a valid key with access to this model";
       return require_api_key("openai", who);
     }
-    auto named = m_config.options.find("api_key_env");
-    if (named != m_config.options.end() && !named->second.empty()) {
-      auth_hint = fmt::format("check that {} holds a key this server accepts", named->second);
-      util::register_secret_variable(named->second); // set_option did, unless the config was built by hand
-      const char* v = std::getenv(named->second.c_str());
+    if (std::string named = option_value(m_config, k_api_key_env); !named.empty()) {
+      auth_hint = fmt::format("check that {} holds a key this server accepts", named);
+      util::register_secret_variable(named); // set_option did, unless the config was built by hand
+      const char* v = std::getenv(named.c_str());
       if (v && *v) return std::string(v);
       return make_failure(FailureKind::auth, who,
                           fmt::format("no API key: the api_key_env option names {}, which is not set (export {}=...)",
-                                      named->second, named->second));
+                                      named, named));
     }
     // No key unless the user names its variable: an OpenAI key must not go to whatever server
     // base_url points at (a proxy, a colleague's vLLM).
@@ -220,6 +224,24 @@ const SchemaDialect& openai_schema_dialect(std::string_view model) {
 
 const SchemaDialect& openai_compatible_schema_dialect(std::string_view) {
   return k_openai_compatible;
+}
+
+BackendSpec openai_backend() {
+  return {.name = "openai",
+          .description = "OpenAI Chat Completions with a JSON-schema response format",
+          .key_env = {"OPENAI_API_KEY"},
+          .default_base_url = "https://api.openai.com/v1",
+          .options = {k_organization},
+          .make = make_openai,
+          .schema_dialect = openai_schema_dialect};
+}
+
+BackendSpec openai_compatible_backend() {
+  return {.name = "openai-compatible",
+          .description = "Any OpenAI-compatible server (vLLM, llama.cpp server, LiteLLM proxy); needs base_url",
+          .options = {k_base_url, k_api_key_env},
+          .make = make_openai_compatible,
+          .schema_dialect = openai_compatible_schema_dialect};
 }
 
 } // namespace optimas::llm

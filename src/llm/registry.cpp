@@ -1,6 +1,8 @@
-// The one table of model backends. Adding a backend: one file with its factory and its schema
-// dialect, one line here.
+// The one table of model backends. Adding a backend: one file defining its spec (name, keys,
+// options, factory, schema dialect), one line here (docs/prompts-and-backends.md).
 #include "llm/backend.hpp"
+
+#include "llm/schema_dialect.hpp"
 
 #include "util/error.hpp"
 #include "util/secrets.hpp"
@@ -9,112 +11,145 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <set>
+#include <stdexcept>
 
 namespace optimas::llm {
 
-const std::vector<BackendSpec>& backends() {
-  static const std::vector<BackendSpec> k_backends = {
-      {"openai",
-       "OpenAI Chat Completions with a JSON-schema response format",
-       {"OPENAI_API_KEY"},
-       "https://api.openai.com/v1",
-       {{"organization", "OpenAI-Organization header", ""}},
-       make_openai,
-       openai_schema_dialect},
-      {"openai-compatible",
-       "Any OpenAI-compatible server (vLLM, llama.cpp server, LiteLLM proxy); needs base_url",
-       {},
-       "",
-       {{"base_url", "the server's URL, e.g. http://localhost:8000/v1 (or --base-url)", ""},
-        {"api_key_env", "environment variable holding the server's key; without it no key is sent", ""}},
-       make_openai_compatible,
-       openai_compatible_schema_dialect},
-      {"gemini",
-       "Google Gemini generateContent with a response schema",
-       {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
-       "https://generativelanguage.googleapis.com/v1beta",
-       {},
-       make_gemini,
-       gemini_schema_dialect},
-      {"anthropic",
-       "Anthropic Messages, JSON through forced tool use",
-       {"ANTHROPIC_API_KEY"},
-       "https://api.anthropic.com/v1",
-       {{"anthropic_version", "anthropic-version header", "2023-06-01"}},
-       make_anthropic,
-       anthropic_schema_dialect},
-      {"ollama",
-       "Ollama /api/chat (stream: false, format schema); honours OLLAMA_HOST",
-       {},
-       "http://localhost:11434",
-       {},
-       make_ollama,
-       ollama_schema_dialect},
-      {"manual",
-       "Writes the prompt to a file and reads the answer from a file (a chat window, no API)",
-       {},
-       "",
-       {},
-       make_manual},
-      {"builtin",
-       "Deterministic rule-based optimizer: no model, no network (the default)",
-       {},
-       "",
-       {{"allow_fp_changes", "also apply rules that can change floating-point results", "false"}},
-       make_builtin},
-  };
-  // The redactor and the child environments must know every key variable, even one not named
-  // like a key: the registry declares its own once.
-  static const bool k_registered = [] {
-    for (const auto& b : k_backends)
-      for (const auto& var : b.key_env) util::register_secret_variable(var);
-    return true;
-  }();
-  (void)k_registered;
-  return k_backends;
+// The backends, in the order `optimas backends` lists them. Each function is defined in the
+// backend's own file, with its options next to the code that reads them.
+BackendSpec openai_backend();            // openai.cpp
+BackendSpec openai_compatible_backend(); // openai.cpp
+BackendSpec gemini_backend();            // gemini.cpp
+BackendSpec anthropic_backend();         // anthropic.cpp
+BackendSpec ollama_backend();            // ollama.cpp
+BackendSpec manual_backend();            // manual.cpp
+BackendSpec builtin_backend();           // builtin.cpp
+
+const Registry& registry() {
+  static const Registry k_registry({
+      openai_backend(),
+      openai_compatible_backend(),
+      gemini_backend(),
+      anthropic_backend(),
+      ollama_backend(),
+      manual_backend(),
+      builtin_backend(),
+  });
+  return k_registry;
 }
 
-const BackendSpec* find_backend(std::string_view provider) {
-  for (const auto& b : backends())
+Registry::Registry(std::vector<BackendSpec> specs) : m_specs(std::move(specs)) {
+  std::set<std::string> seen;
+  for (const auto& b : m_specs) {
+    if (b.name.empty() || b.name.find('/') != std::string::npos)
+      throw std::logic_error(fmt::format("backend name \"{}\": not empty, and no '/' (models are provider/model)",
+                                         b.name));
+    if (!seen.insert(b.name).second) throw std::logic_error("backend \"" + b.name + "\" is registered twice");
+    if (!b.make) throw std::logic_error("backend \"" + b.name + "\" has no factory");
+    std::set<std::string> options;
+    for (const auto& o : b.options)
+      if (o.name.empty() || !options.insert(o.name).second)
+        throw std::logic_error(fmt::format("backend \"{}\" declares option \"{}\" twice or unnamed", b.name, o.name));
+  }
+  // The redactor and the child environments must know every key variable, even one not named
+  // like a key: the registry declares its own once.
+  for (const auto& b : m_specs)
+    for (const auto& var : b.key_env) util::register_secret_variable(var);
+}
+
+const BackendSpec* Registry::find(std::string_view provider) const {
+  for (const auto& b : m_specs)
     if (b.name == provider) return &b;
   return nullptr;
 }
 
-void set_option(BackendConfig& config, const std::string& key, const std::string& value) {
-  const BackendSpec* spec = find_backend(config.provider);
+std::vector<std::string> Registry::names() const {
   std::vector<std::string> names;
-  bool known = false;
-  for (const auto& o : spec ? spec->options : std::vector<OptionSpec>{}) {
-    known = known || o.name == key;
-    names.push_back(o.name);
-  }
+  for (const auto& b : m_specs) names.push_back(b.name);
+  return names;
+}
+
+const std::vector<BackendSpec>& backends() {
+  return registry().specs();
+}
+
+const BackendSpec* find_backend(std::string_view provider) {
+  return registry().find(provider);
+}
+
+void set_option(BackendConfig& config, const std::string& key, const std::string& value, const Registry& from) {
+  const BackendSpec* spec = from.find(config.provider);
+  std::vector<std::string> names;
+  const OptionSpec* known = nullptr;
+  if (spec)
+    for (const auto& o : spec->options) {
+      if (o.name == key) known = &o;
+      names.push_back(o.name);
+    }
   if (!known)
     throw UsageError(fmt::format("the {} backend has no option \"{}\" (its options: {})", config.provider, key,
                                  names.empty() ? "none" : util::join(names, ", ")));
   config.options[key] = value;
-  // Known before any build or program starts, so none of them sees it.
-  if (key == "api_key_env") util::register_secret_variable(value);
+  if (known->names_secret_variable) util::register_secret_variable(value);
 }
 
-BackendConfig parse_model(std::string_view spec) {
+BackendConfig parse_model(std::string_view spec, const Registry& from) {
   BackendConfig c;
   auto slash = spec.find('/');
   c.provider = std::string(spec.substr(0, slash));
   if (slash != std::string_view::npos) c.model = std::string(spec.substr(slash + 1));
-  if (!find_backend(c.provider)) {
-    std::vector<std::string> names;
-    for (const auto& b : backends()) names.push_back(b.name);
+  if (!from.find(c.provider))
     throw UsageError(fmt::format("unknown model provider \"{}\" in \"{}\" (known: {}); name models provider/model, "
                                  "e.g. openai/gpt-5",
-                                 c.provider, spec, util::join(names, ", ")));
-  }
+                                 c.provider, spec, util::join(from.names(), ", ")));
   return c;
 }
 
-std::unique_ptr<Backend> make_backend(const BackendConfig& config) {
-  const BackendSpec* spec = find_backend(config.provider);
+BackendConfig backend_from(std::string_view model, std::string_view base_url,
+                           const std::map<std::string, std::string>& options, const Registry& from) {
+  BackendConfig c = parse_model(model, from);
+  c.base_url = std::string(base_url);
+  for (const auto& [key, value] : options) set_option(c, key, value, from);
+  return c;
+}
+
+std::pair<std::string, std::string> split_option(std::string_view key_value) {
+  auto eq = key_value.find('=');
+  if (eq == std::string_view::npos)
+    throw UsageError("--option takes key=value, got \"" + std::string(key_value) + "\"");
+  return {std::string(key_value.substr(0, eq)), std::string(key_value.substr(eq + 1))};
+}
+
+std::unique_ptr<Backend> make_backend(const BackendConfig& config, const Registry& from) {
+  const BackendSpec* spec = from.find(config.provider);
   if (!spec) throw UsageError(fmt::format("unknown model provider \"{}\"", config.provider));
   return spec->make(config);
+}
+
+std::string option_value(const BackendConfig& config, const OptionSpec& option) {
+  auto it = config.options.find(option.name);
+  return it == config.options.end() || it->second.empty() ? option.default_value : it->second;
+}
+
+bool caches_answers(const BackendConfig& config, const Registry& from) {
+  const BackendSpec* spec = from.find(config.provider);
+  return spec && spec->cache_answers;
+}
+
+std::string describe_backends(const Registry& from) {
+  std::string out;
+  for (const auto& b : from.specs()) {
+    out += fmt::format("{:<18} {}\n", b.name, b.description);
+    for (const auto& var : b.key_env)
+      out += fmt::format("{:<18}   key: ${} ({})\n", "", var, std::getenv(var.c_str()) ? "set" : "not set");
+    if (!b.default_base_url.empty()) out += fmt::format("{:<18}   base_url: {}\n", "", b.default_base_url);
+    for (const auto& o : b.options)
+      out += fmt::format("{:<18}   option {}: {}{}\n", "", o.name, o.description,
+                         o.default_value.empty() ? "" : " (default " + o.default_value + ")");
+    if (b.schema_dialect) out += fmt::format("{:<18}   schema: {}\n", "", describe(b.schema_dialect("")));
+  }
+  return out;
 }
 
 std::optional<std::string> api_key(const BackendSpec& spec) {

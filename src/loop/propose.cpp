@@ -18,30 +18,51 @@ std::string with_feedback(const std::string& user, const std::string& feedback) 
 
 Asked ask_backend(const std::vector<prompt::Prompt>& prompts, const std::string& feedback,
                   const nlohmann::json& context, llm::Backend& backend, const llm::BackendConfig& config,
-                  llm::ResponseCache* cache) {
+                  llm::ResponseCache* cache, const AskSettings& settings) {
+  const llm::PriceTable& prices = settings.prices ? *settings.prices : llm::PriceTable::builtin();
   Asked asked;
-  for (const auto& p : prompts) {
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    const auto& p = prompts[i];
     llm::Request req;
     req.system = p.system;
     req.prompt = with_feedback(p.user, feedback);
     req.response_schema = prompt::reply_schema();
+    req.temperature = settings.temperature;
+    req.max_tokens = settings.max_tokens;
+    req.seed = settings.seed;
+    req.timeout_s = settings.timeout_s;
     req.context = context;
+    if (settings.before_each) settings.before_each(i, p);
     log::debug("asking {} ({}, {} kernel(s))", backend.name(), p.label, p.kernels.size());
-    auto r = llm::complete_cached(backend, config, req, cache, {});
-    if (!llm::ok(r)) {
-      const auto& f = std::get<llm::Failure>(r);
-      if (f.kind == llm::FailureKind::awaiting_reply) throw PendingError(f.message);
-      throw Error(fmt::format("{} failed ({}): {}", backend.name(), llm::failure_kind_name(f.kind), f.message));
+    auto r = llm::complete_cached(backend, config, req, cache, settings.retry);
+    if (auto* f = std::get_if<llm::Failure>(&r)) {
+      if (f->kind == llm::FailureKind::awaiting_reply) throw PendingError(f->message);
+      if (!settings.keep_going)
+        throw Error(fmt::format("{} failed ({}): {}", backend.name(), llm::failure_kind_name(f->kind), f->message));
+      log::error("{}: {} failure: {}", p.label, llm::failure_kind_name(f->kind), f->message);
+      asked.replies.emplace_back();
+      asked.results.push_back(std::move(r));
+      continue;
     }
-    const auto& response = std::get<llm::Response>(r);
+    auto& response = std::get<llm::Response>(r);
+    // Priced here, once, for every caller: what a call costs is the table's business, not the caller's.
+    llm::price(response.usage, config.provider, config.model, prices);
+    asked.usage.add(response);
     asked.replies.push_back(response.text);
-    asked.usage.input_tokens += response.usage.input_tokens;
-    asked.usage.output_tokens += response.usage.output_tokens;
-    asked.usage.cost_usd += response.usage.cost_usd;
-    asked.usage.cost_known = asked.usage.cost_known || response.usage.cost_known;
     asked.model = response.model;
+    asked.results.push_back(std::move(r));
   }
   return asked;
+}
+
+std::vector<std::string> unknown_evidence(const prompt::Reply& reply, const analysis::Diagnostics& diagnostics) {
+  std::set<std::string> known;
+  for (const auto& e : diagnostics.evidence) known.insert(e.id);
+  std::vector<std::string> unknown;
+  for (const auto& e : reply.edits)
+    for (const auto& id : e.evidence)
+      if (!known.count(id)) unknown.push_back(id);
+  return unknown;
 }
 
 std::vector<std::string> hot_kernel_names(const analysis::Diagnostics& d) {

@@ -1,6 +1,7 @@
 // From prompts to a checked proposal: ask the backend (once per prompt), parse the replies,
 // apply their edits to copies of the sources and check the guardrails. Used by `optimas
-// optimize` (one shot) and by the closed loop (with retries and feedback).
+// optimize` (one shot), by the closed loop (with retries and feedback), and, for the asking
+// alone, by `optimas ask`.
 #pragma once
 
 #include "analysis/diagnostics.hpp"
@@ -8,26 +9,50 @@
 #include "edit/guardrails.hpp"
 #include "llm/backend.hpp"
 #include "llm/cache.hpp"
+#include "llm/pricing.hpp"
+#include "llm/retry.hpp"
 #include "prompt/builder.hpp"
 #include "prompt/reply.hpp"
 
+#include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace optimas::loop {
 
-struct Asked {
-  std::vector<std::string> replies; // one raw text per prompt
-  llm::Usage usage;
-  std::string model; // as the provider reported it
+// How to ask. The defaults are the loop's; `optimas ask` sets them from its options.
+struct AskSettings {
+  double temperature = 0.15;
+  int max_tokens = 8192;
+  std::optional<std::int64_t> seed; // where the provider supports one
+  double timeout_s = 300;           // per HTTP attempt
+  llm::RetryPolicy retry;
+  const llm::PriceTable* prices = nullptr; // nullptr: the built-in table (data/prices.yml)
+  // Ask the remaining prompts after one fails, recording the failure (optimas ask reports each
+  // prompt); otherwise the first failure throws.
+  bool keep_going = false;
+  std::function<void(std::size_t index, const prompt::Prompt& prompt)> before_each; // progress
 };
 
-// Sends every prompt (with `feedback` appended when retrying). Throws PendingError while a
-// manual reply is missing, Error naming the backend and the failure kind otherwise.
+struct Asked {
+  std::vector<std::string> replies; // one raw text per prompt ("" for one that failed, keep_going)
+  std::vector<llm::Result> results; // per prompt: the Response (priced) or, with keep_going, the Failure
+  llm::UsageTotals usage;           // pricing.hpp's totals: a replayed answer costs nothing, counted apart
+  std::string model;                // as the provider reported it
+};
+
+// Sends every prompt (with `feedback` appended when retrying) through the cache and the retry
+// policy, and prices every answer. Throws PendingError while a manual reply is missing; on any
+// other failure Error naming the backend and the failure kind, unless settings.keep_going.
 Asked ask_backend(const std::vector<prompt::Prompt>& prompts, const std::string& feedback,
                   const nlohmann::json& context, llm::Backend& backend, const llm::BackendConfig& config,
-                  llm::ResponseCache* cache);
+                  llm::ResponseCache* cache, const AskSettings& settings = {});
+
+// The evidence IDs that a reply's edits cite and the diagnostics do not hold.
+std::vector<std::string> unknown_evidence(const prompt::Reply& reply, const analysis::Diagnostics& diagnostics);
 
 // The user message of a prompt on a retry: the prompt, then why the last reply was rejected.
 std::string with_feedback(const std::string& user, const std::string& feedback);

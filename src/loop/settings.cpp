@@ -75,16 +75,15 @@ llm::BackendConfig make_backend_config(const std::string& model, const std::stri
                                        const std::string& work_dir,
                                        const std::map<std::string, std::string>& file_options,
                                        const std::vector<std::string>& given_options) {
-  llm::BackendConfig c = llm::parse_model(model);
-  c.base_url = base_url;
-  c.work_dir = work_dir;
+  // The command line's --option values override the optimas.yml's, key by key.
   std::map<std::string, std::string> options = file_options;
   for (const auto& kv : given_options) {
     config::check_or_throw("options", kv);
-    auto eq = kv.find('=');
-    options[kv.substr(0, eq)] = kv.substr(eq + 1);
+    auto [key, value] = llm::split_option(kv);
+    options[key] = value;
   }
-  for (const auto& [key, value] : options) llm::set_option(c, key, value);
+  llm::BackendConfig c = llm::backend_from(model, base_url, options);
+  c.work_dir = work_dir;
   return c;
 }
 

@@ -39,5 +39,11 @@ json_check ask.json 'd["results"][0]["reply"]["edits"][0]["evidence"] == ["PC1",
 echo '{"summary": 3, "edits": "none"}' > "$reply"
 expect_fail 1 'not every reply could be used' -- "$OPTIMAS" ask "$D" --app "$APP" -m manual --work-dir chat --out out2
 grep -q 'summary: expected string' out2/prompt-1.result.json || fail "schema errors recorded: $(cat out2/prompt-1.result.json)"
+# The builtin optimizer costs nothing, and ask's totals say so, as a run's replies.json does.
+"$OPTIMAS" -q ask "$D" --app "$APP" -m builtin --json > builtin.json || fail "builtin ask: $(cat builtin.json)"
+json_check builtin.json 'd["totals"]["cost_usd"] == 0 and d["totals"]["calls"] == len(d["results"]) > 0'
+json_check builtin.json 'all(r["usage"]["cost_usd"] == 0 for r in d["results"])'
+expect_fail 2 'the builtin backend has no option "allow_fp" \(its options: allow_fp_changes\)' -- \
+  "$OPTIMAS" ask "$D" --app "$APP" -m builtin --option allow_fp=true
 expect_fail 2 'unknown model provider "openia"' -- "$OPTIMAS" ask "$D" --app "$APP" -m openia/gpt-5
 pass "prompt subsets, baseline, chunking, manual round trip"

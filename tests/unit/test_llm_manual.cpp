@@ -71,13 +71,3 @@ TEST(ManualBackend, ReplyPathsThatAreNotSmallFilesAreRefused) {
     EXPECT_NE(f.message.find(reply_file), std::string::npos) << f.message;
   }
 }
-
-TEST(Registry, ModelNames) {
-  auto c = parse_model("openai/gpt-5");
-  EXPECT_EQ(c.provider, "openai");
-  EXPECT_EQ(c.model, "gpt-5");
-  EXPECT_EQ(parse_model("ollama/llama3.1:70b").model, "llama3.1:70b");
-  EXPECT_THROW(parse_model("openia/gpt-5"), optimas::UsageError);
-  for (const char* name : {"openai", "openai-compatible", "gemini", "anthropic", "ollama", "manual"})
-    EXPECT_NE(find_backend(name), nullptr) << name;
-}

@@ -1,0 +1,323 @@
+// The builtin optimizer's rules that edit lines inside a kernel's loops: unroll, hoist and
+// reciprocal (the one rule that changes floating-point results).
+#include "llm/builtin_rules.hpp"
+
+#include "cuda/source.hpp"
+
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+
+namespace optimas::llm {
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// The extent of a loop starting at token `at` (`for` or `while`): its header's closing ')' and
+// the last token of its body (the matching '}' or the ';' of a single statement).
+struct LoopExtent {
+  std::size_t close = 0;
+  std::size_t body_end = 0;
+};
+
+LoopExtent loop_extent(const std::vector<cuda::Token>& t, std::size_t at) {
+  LoopExtent e;
+  int depth = 0;
+  for (e.close = at + 1; e.close < t.size(); ++e.close) {
+    if (t[e.close].text == "(") ++depth;
+    if (t[e.close].text == ")" && --depth == 0) break;
+  }
+  e.body_end = e.close + 1;
+  if (e.body_end < t.size() && t[e.body_end].text == "{") {
+    int d = 0;
+    for (; e.body_end < t.size(); ++e.body_end) {
+      if (t[e.body_end].text == "{") ++d;
+      if (t[e.body_end].text == "}" && --d == 0) break;
+    }
+  } else {
+    while (e.body_end < t.size() && t[e.body_end].text != ";") ++e.body_end;
+  }
+  e.close = std::min(e.close, t.size() - 1);
+  e.body_end = std::min(e.body_end, t.size() - 1);
+  return e;
+}
+
+} // namespace
+
+void rule_unroll(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+  auto lines = stall_lines(k);
+  std::string file = fs::path(f.path).filename().string();
+  std::string_view text(f.text);
+  auto t = cuda::lex(text.substr(fn.body_begin, fn.end - fn.body_begin));
+  int base_line = fn.body_first_line - 1;
+  // Names that hold compile-time constants: #defines and template parameters.
+  std::set<std::string> constants;
+  for (const auto& tok : cuda::lex(text))
+    if (tok.kind == cuda::TokenKind::preprocessor) {
+      auto words = util::split(cuda::normalise(tok.text.substr(1)), ' ');
+      if (words.size() >= 2 && words[0] == "define") constants.insert(std::string(words[1]));
+    }
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].text != "for" || t[i + 1].text != "(") continue;
+    // Header: for (int v = N; v < C; ...) with N a literal and C a literal or a known constant.
+    auto [close, body_end] = loop_extent(t, i);
+    std::vector<std::string_view> h;
+    for (std::size_t x = i + 2; x < close; ++x) h.push_back(t[x].text);
+    bool constant_trip =
+        h.size() >= 9 && h[0] == "int" && h[2] == "=" && std::isdigit(static_cast<unsigned char>(h[3][0])) &&
+        h[4] == ";" && h[5] == h[1] && (h[6] == "<" || h[6] == "<=") &&
+        (std::isdigit(static_cast<unsigned char>(h[7][0])) || constants.count(std::string(h[7]))) && h[8] == ";";
+    if (!constant_trip) continue;
+    // Innermost: no other loop in its body.
+    bool inner = true;
+    for (std::size_t x = close + 1; x < body_end && x < t.size(); ++x)
+      if (t[x].text == "for" || t[x].text == "while") inner = false;
+    if (!inner) continue;
+    int first = base_line + t[i].line, last = base_line + t[body_end].line;
+    // Already unrolled?
+    std::size_t line_begin = text.rfind('\n', t[i].offset + fn.body_begin);
+    std::size_t prev_begin = line_begin == std::string_view::npos ? 0 : text.rfind('\n', line_begin - 1);
+    std::string_view prev = text.substr(prev_begin == std::string_view::npos ? 0 : prev_begin + 1,
+                                        line_begin - (prev_begin == std::string_view::npos ? 0 : prev_begin + 1));
+    if (prev.find("#pragma unroll") != std::string_view::npos) continue;
+    std::vector<std::string> evidence;
+    std::string stall;
+    for (const auto& l : lines)
+      if (l.file == file && l.line >= first && l.line <= last &&
+          (l.stall == "stall_wait" || l.stall == "stall_branch_resolving" || l.stall == "stall_no_instructions")) {
+        evidence.push_back(l.id);
+        if (stall.empty()) stall = l.stall;
+      }
+    if (evidence.empty()) continue;
+    std::size_t start = line_begin == std::string_view::npos ? 0 : line_begin + 1;
+    std::size_t end = text.find('\n', start);
+    std::string line(text.substr(start, end - start));
+    std::string indent = line.substr(0, line.find_first_not_of(" \t"));
+    prompt::Edit e;
+    e.file = file;
+    e.kernel = fn.name;
+    e.line_start = first;
+    e.line_end = first;
+    e.new_text = indent + "#pragma unroll\n" + line;
+    e.evidence = evidence;
+    e.rationale =
+        fmt::format("{}: the loop at line {} has a constant trip count ({} {} {}) and its lines show {}; "
+                    "unrolling removes the loop branch and lets independent iterations overlap. The order of "
+                    "operations is unchanged, so results stay bit-identical.",
+                    fn.name, first, h[5], h[6], h[7], stall);
+    e.expected_effect.push_back({stall, "decrease"});
+    ke.others.push_back(std::move(e));
+    i = close;
+  }
+}
+
+// Over 80 lines: the condition's parse and the loop's safety check read the same tokens.
+void rule_hoist(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+  std::string file = fs::path(f.path).filename().string();
+  std::string_view text(f.text);
+  auto t = cuda::lex(text.substr(fn.body_begin, fn.end - fn.body_begin));
+  int base_line = fn.body_first_line - 1;
+  std::size_t base = fn.body_begin;
+  std::set<std::string> const_params, other_pointers, local_arrays;
+  for (const auto& p : fn.parameters)
+    if (p.pointer) (p.const_pointee ? const_params : other_pointers).insert(p.name);
+  // Local arrays (`T name[N];`) live in registers or local memory: writes to them are safe.
+  for (std::size_t i = 1; i + 1 < t.size(); ++i)
+    if (t[i].kind == cuda::TokenKind::identifier && t[i + 1].text == "[" &&
+        t[i - 1].kind == cuda::TokenKind::identifier && t[i - 1].text != "return")
+      local_arrays.insert(std::string(t[i].text));
+  // Local pointer declarations (`T* p =`, at the start of a statement): writes through them
+  // could reach anything, so a loop using one is not touched.
+  for (std::size_t i = 2; i + 1 < t.size(); ++i) {
+    bool statement_start = i < 3 || t[i - 3].text == ";" || t[i - 3].text == "{" || t[i - 3].text == "}" ||
+                           t[i - 3].text == "const" || t[i - 3].text == "(";
+    if (t[i].kind == cuda::TokenKind::identifier && t[i - 1].text == "*" &&
+        t[i - 2].kind == cuda::TokenKind::identifier && statement_start &&
+        (t[i + 1].text == "=" || t[i + 1].text == ";" || t[i + 1].text == ","))
+      other_pointers.insert(std::string(t[i].text));
+  }
+  auto lines = stall_lines(k);
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].text != "for" || t[i + 1].text != "(") continue;
+    auto [close, body_end] = loop_extent(t, i);
+    std::size_t semi1 = 0, semi2 = 0;
+    int depth = 0;
+    for (std::size_t x = i + 1; x < close; ++x) {
+      if (t[x].text == "(") ++depth;
+      if (t[x].text == ")") --depth;
+      if (t[x].text == ";" && depth == 1) (semi1 ? semi2 : semi1) = x;
+    }
+    if (!semi1 || !semi2) continue;
+    // cond: v OP E
+    std::size_t c0 = semi1 + 1;
+    if (c0 + 2 >= semi2 || t[c0].kind != cuda::TokenKind::identifier) continue;
+    std::string v(t[c0].text);
+    std::size_t e0 = c0 + 1;
+    std::string op(t[e0].text);
+    if (op == "<" || op == ">" || op == "!") {
+      if (t[e0 + 1].text == "=") ++e0;
+    } else {
+      continue;
+    }
+    if (op == "!" && t[e0].text != "=") continue;
+    ++e0;
+    std::size_t e1 = semi2; // E = tokens [e0, e1)
+    bool expensive = false, invariant = true;
+    std::set<std::string> used;
+    for (std::size_t x = e0; x < e1; ++x) {
+      std::string_view w = t[x].text;
+      if (w == "/" || w == "%" || w == "[") expensive = true;
+      if (t[x].kind != cuda::TokenKind::identifier) continue;
+      if (x + 1 < e1 && t[x + 1].text == "(") {
+        expensive = true; // a call: __ffs, sqrt, ...
+        continue;
+      }
+      if (w == v) invariant = false;
+      used.insert(std::string(w));
+      if (x + 1 < e1 && t[x + 1].text == "[" && !const_params.count(std::string(w))) invariant = false;
+    }
+    if (!expensive || !invariant) continue;
+    // The loop: its increment and body must not change what E reads, nor write memory.
+    bool safe = true;
+    for (std::size_t x = semi2 + 1; x < body_end && x < t.size() && safe; ++x) {
+      std::string w(t[x].text);
+      if (t[x].kind != cuda::TokenKind::identifier) continue;
+      std::string_view next = x + 1 < t.size() ? t[x + 1].text : "";
+      std::string_view after = x + 2 < t.size() ? t[x + 2].text : "";
+      bool assigned =
+          (next == "=" && after != "=") ||
+          ((next == "+" || next == "-" || next == "*" || next == "/") && (after == "=" || after == next)) ||
+          (x > 0 && (t[x - 1].text == "&" || (t[x - 1].text == "+" && x > 1 && t[x - 2].text == "+")));
+      if (used.count(w) && assigned) safe = false;
+      // Memory writes or escapes through anything but a local array.
+      if (other_pointers.count(w)) safe = false;
+      if (next == "[" && !local_arrays.count(w) && !const_params.count(w)) safe = false;
+    }
+    if (!safe) continue;
+    int line = base_line + t[i].line;
+    std::vector<std::string> evidence;
+    std::string stall;
+    for (const auto& l : lines)
+      if (l.file == file && l.line == line) {
+        evidence.push_back(l.id);
+        stall = l.stall;
+      }
+    if (evidence.empty()) continue;
+    std::size_t e_begin = base + t[e0].offset, e_end = base + t[e1 - 1].offset + t[e1 - 1].text.size();
+    std::string expr(text.substr(e_begin, e_end - e_begin));
+    std::size_t line_begin = text.rfind('\n', base + t[i].offset);
+    line_begin = line_begin == std::string_view::npos ? 0 : line_begin + 1;
+    std::size_t line_end = text.find('\n', line_begin);
+    std::string src(text.substr(line_begin, line_end - line_begin));
+    if (src.find(expr) == std::string::npos || src.find(expr) != src.rfind(expr)) continue;
+    std::string bound = v + "_bound";
+    std::string indent = src.substr(0, src.find_first_not_of(" \t"));
+    std::string new_line = src;
+    new_line.replace(new_line.find(expr), expr.size(), bound);
+    prompt::Edit e;
+    e.file = file;
+    e.kernel = fn.name;
+    e.line_start = line;
+    e.line_end = line;
+    e.new_text = fmt::format("{}const auto {} = {};\n{}", indent, bound, expr, new_line);
+    e.evidence = evidence;
+    e.rationale =
+        fmt::format("{}: the loop condition at line {} evaluates `{}` on every iteration and the line shows {}; "
+                    "nothing in the loop changes it or writes memory it reads, so it is computed once before "
+                    "the loop. Same value, same comparison: results stay bit-identical.",
+                    fn.name, line, expr, stall);
+    e.expected_effect.push_back({stall, "decrease"});
+    ke.others.push_back(std::move(e));
+    i = close;
+  }
+}
+
+void rule_reciprocal(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, bool allow_fp_changes,
+                     KernelEdits& ke) {
+  std::string file = fs::path(f.path).filename().string();
+  std::map<std::string, std::string> fp_params; // name -> "1.0f" or "1.0"
+  for (const auto& p : fn.parameters)
+    if (!p.pointer && (p.type == "float" || p.type == "const float"))
+      fp_params[p.name] = "1.0f";
+    else if (!p.pointer && (p.type == "double" || p.type == "const double"))
+      fp_params[p.name] = "1.0";
+  if (fp_params.empty()) return;
+  std::string_view text(f.text);
+  auto t = cuda::lex(text.substr(fn.body_begin, fn.end - fn.body_begin));
+  int base_line = fn.body_first_line - 1;
+  // Lines inside loops of the kernel body.
+  std::set<int> loop_lines;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].text != "for" && t[i].text != "while") continue;
+    auto extent = loop_extent(t, i);
+    for (int l = t[i].line; l <= t[extent.body_end].line; ++l) loop_lines.insert(base_line + l);
+  }
+  for (const auto& l : stall_lines(k)) {
+    if (l.file != file || !loop_lines.count(l.line)) continue;
+    for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+      if (base_line + t[i].line != l.line || t[i].text != "/" || !fp_params.count(std::string(t[i + 1].text)))
+        continue;
+      std::string divisor(t[i + 1].text);
+      if (i + 2 < t.size() && (t[i + 2].text == "[" || t[i + 2].text == "(" || t[i + 2].text == ".")) continue;
+      std::string suggestion =
+          fmt::format("{}: multiply by a reciprocal of {} computed once instead of dividing on line {}", fn.name,
+                      divisor, l.line);
+      if (!allow_fp_changes) {
+        ke.withheld.push_back(
+            {suggestion,
+             "x * (1/y) can differ from x / y in the last bit and outputs are compared bit for bit; "
+             "run with --option allow_fp_changes=true to apply it",
+             {l.id}});
+        return;
+      }
+      std::size_t line_begin = text.rfind('\n', fn.body_begin + t[i].offset) + 1;
+      std::size_t line_end = text.find('\n', line_begin);
+      std::string src(text.substr(line_begin, line_end - line_begin));
+      std::string from = "/ " + divisor, alt = "/" + divisor;
+      std::string inv = divisor + "_inv";
+      std::string out = src;
+      for (const auto& pattern : {from, alt})
+        for (std::size_t pos; (pos = out.find(pattern)) != std::string::npos;)
+          out.replace(pos, pattern.size(), "* " + inv);
+      std::string decl_text = "  const auto " + inv + " = " + fp_params[divisor] + " / " + divisor + ";";
+      prompt::Edit e;
+      e.file = file;
+      e.kernel = fn.name;
+      e.line_start = l.line;
+      e.line_end = l.line;
+      e.new_text = out;
+      e.evidence = {l.id};
+      e.rationale = suggestion + " (changes floating-point results; allowed by allow_fp_changes).";
+      e.expected_effect.push_back({l.stall, "decrease"});
+      // The reciprocal is computed once, as the body's first statement.
+      int decl_line = fn.body_first_line + 1;
+      if (decl_line == l.line) {
+        e.new_text = decl_text + "\n" + out;
+      } else {
+        std::size_t b = 0;
+        for (int n = 1; n < decl_line; ++n) b = text.find('\n', b) + 1;
+        prompt::Edit decl;
+        decl.file = file;
+        decl.kernel = fn.name;
+        decl.line_start = decl_line;
+        decl.line_end = decl_line;
+        decl.new_text = decl_text + "\n" + std::string(text.substr(b, text.find('\n', b) - b));
+        decl.evidence = {l.id};
+        decl.rationale = fmt::format("{}: the reciprocal of {} for the edit of line {}, computed once per thread.",
+                                     fn.name, divisor, l.line);
+        ke.others.push_back(std::move(decl));
+      }
+      ke.others.push_back(std::move(e));
+      return;
+    }
+  }
+}
+
+} // namespace optimas::llm

@@ -1,0 +1,249 @@
+// The builtin optimizer's rules that edit a kernel's declaration: restrict (__restrict__ and
+// const on pointer parameters) and bounds (__launch_bounds__). Both change the same text, so
+// they share one edit (KernelEdits::signature).
+#include "llm/builtin_rules.hpp"
+
+#include "cuda/source.hpp"
+
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace optimas::llm {
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+bool is_memory_dependency(const std::string& stall) {
+  return stall == "stall_long_scoreboard" || stall == "stall_membar" || stall == "stall_lg_throttle";
+}
+
+// Whether the kernel body writes through a pointer parameter (or lets it escape, which could).
+bool written_in_body(const std::vector<cuda::Token>& body, const std::string& name) {
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    if (body[i].kind != cuda::TokenKind::identifier || body[i].text != name) continue;
+    std::size_t j = i + 1;
+    if (j < body.size() && body[j].text == "[") {
+      int depth = 0;
+      for (; j < body.size(); ++j) {
+        if (body[j].text == "[") ++depth;
+        if (body[j].text == "]" && --depth == 0) break;
+      }
+      ++j;
+    }
+    if (j < body.size()) {
+      std::string_view next = body[j].text;
+      // `p[i] = x`, `p[i] += x`, `p[i]++`: a write (x == y is a comparison, not a write).
+      if (next == "=" && !(j + 1 < body.size() && body[j + 1].text == "=")) return true;
+      if ((next == "+" || next == "-" || next == "*" || next == "/" || next == "|" || next == "&" || next == "^") &&
+          j + 1 < body.size() && (body[j + 1].text == "=" || body[j + 1].text == next))
+        return true;
+    }
+    // Passed to a call, stored in another pointer, or its address taken (`atomicAdd(&p[i], 1)`;
+    // a binary `&` counts too, which only withholds const): assume it may be written.
+    if (i > 0 && body[i - 1].text == "&") return true;
+    bool subscripted = i + 1 < body.size() && body[i + 1].text == "[";
+    if (!subscripted && !(i > 0 && body[i - 1].text == "*")) return true;
+    if (i > 0 && body[i - 1].text == "*" && j < body.size() && body[j].text == "=") return true;
+  }
+  return false;
+}
+
+// Where a launch's "<<<" starts after a kernel's name at `i`: right after it, or after the
+// template arguments of an instance (name<W><<<...); 0 when this is no launch.
+std::size_t launch_chevrons(const std::vector<cuda::Token>& t, std::size_t i) {
+  std::size_t j = i + 1;
+  auto chevrons = [&](std::size_t k) {
+    return k + 2 < t.size() && t[k].text == "<" && t[k + 1].text == "<" && t[k + 2].text == "<";
+  };
+  if (!chevrons(j) && j < t.size() && t[j].text == "<") {
+    int depth = 0;
+    for (; j < t.size(); ++j) {
+      if (t[j].text == "<") ++depth;
+      if (t[j].text == ">" && --depth == 0) break;
+      if (t[j].text == ";" || t[j].text == "{") return 0;
+    }
+    ++j;
+  }
+  return chevrons(j) ? j : 0;
+}
+
+// Arguments of every launch of `kernel` in the sources: name<<<...>>>(a, b, ...), and of its
+// template instances: name<8><<<...>>>(a, b, ...).
+std::vector<std::vector<std::string>> launch_arguments(const std::map<std::string, std::string>& sources,
+                                                       const std::string& kernel) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& [file, text] : sources) {
+    auto t = cuda::lex(text);
+    for (std::size_t i = 0; i + 3 < t.size(); ++i) {
+      if (t[i].text != kernel) continue;
+      std::size_t at = launch_chevrons(t, i);
+      if (at == 0) continue;
+      std::size_t j = at + 3;
+      while (j + 2 < t.size() && !(t[j].text == ">" && t[j + 1].text == ">" && t[j + 2].text == ">")) ++j;
+      j += 3;
+      if (j >= t.size() || t[j].text != "(") continue;
+      std::vector<std::string> args(1);
+      int depth = 0;
+      for (++j; j < t.size(); ++j) {
+        std::string_view x = t[j].text;
+        if (x == "(" || x == "[" || x == "{") ++depth;
+        if ((x == ")" || x == "]" || x == "}") && depth-- == 0) break;
+        if (x == "," && depth == 0) {
+          args.emplace_back();
+          continue;
+        }
+        args.back() += x;
+      }
+      out.push_back(std::move(args));
+    }
+  }
+  return out;
+}
+
+void add_unique(std::vector<std::string>& v, const std::string& s) {
+  if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+}
+
+// The text of the declaration from `__global__`... to the closing ')' of the parameters.
+std::string declaration(const cuda::SourceFile& f, const cuda::Function& fn) {
+  std::size_t open = f.text.find('(', f.text.find(fn.name, fn.begin));
+  std::size_t close = fn.body_begin;
+  while (close > open && f.text[close] != ')') --close;
+  return f.text.substr(fn.begin, close + 1 - fn.begin);
+}
+
+void start_signature(const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+  if (ke.signature_changed) return;
+  ke.signature.file = fs::path(f.path).filename().string();
+  ke.signature.kernel = fn.name;
+  ke.signature.find = declaration(f, fn);
+  ke.signature.replace = *ke.signature.find;
+  ke.signature_changed = true;
+}
+
+} // namespace
+
+// Over 80 lines: the aliasing check and the parameter list's rewrite are one decision.
+void rule_restrict(const json& k, const cuda::SourceFile& f, const cuda::Function& fn,
+                   const std::map<std::string, std::string>& sources, KernelEdits& ke) {
+  std::vector<std::string> evidence;
+  std::string top_stall;
+  double top_fraction = 0;
+  for (const auto& l : stall_lines(k))
+    if (is_memory_dependency(l.stall)) {
+      evidence.push_back(l.id);
+      if (l.fraction > top_fraction) {
+        top_fraction = l.fraction;
+        top_stall = l.stall;
+      }
+    }
+  if (evidence.empty()) return;
+  std::vector<const cuda::Parameter*> pointers;
+  for (const auto& p : fn.parameters)
+    if (p.pointer && !p.restrict_) pointers.push_back(&p);
+  if (pointers.empty()) return;
+  // Aliasing: every launch in the sources must pass distinct buffers to the pointer parameters.
+  auto launches = launch_arguments(sources, fn.name);
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < fn.parameters.size(); ++i)
+    if (fn.parameters[i].pointer) index.push_back(i);
+  bool aliasing = launches.empty();
+  for (const auto& args : launches)
+    for (std::size_t x = 0; x < index.size() && !aliasing; ++x)
+      for (std::size_t y = x + 1; y < index.size() && !aliasing; ++y)
+        if (index[y] < args.size() && args[index[x]] == args[index[y]]) aliasing = true;
+  if (aliasing) {
+    ke.withheld.push_back({fmt::format("__restrict__ on the pointer parameters of {}", fn.name),
+                           launches.empty()
+                               ? "no launch of the kernel was found in the sources, so aliasing cannot be ruled out"
+                               : "a launch passes the same buffer to two pointer parameters",
+                           evidence});
+    return;
+  }
+  // Body tokens, for telling read-only pointers.
+  auto body = cuda::lex(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
+  start_signature(f, fn, ke);
+  std::string& decl = *ke.signature.replace;
+  std::vector<std::string> restricted, constified;
+  // Rewrite the parameter list from the back so that earlier offsets stay valid.
+  auto params_open = decl.find('(', decl.find(fn.name));
+  std::string head = decl.substr(0, params_open + 1);
+  std::string list = decl.substr(params_open + 1, decl.size() - params_open - 2);
+  std::vector<std::string> parts;
+  {
+    int depth = 0;
+    std::string cur;
+    for (char c : list) {
+      if (c == '(' || c == '<' || c == '[') ++depth;
+      if (c == ')' || c == '>' || c == ']') --depth;
+      if (c == ',' && depth == 0) {
+        parts.push_back(cur);
+        cur.clear();
+        continue;
+      }
+      cur += c;
+    }
+    parts.push_back(cur);
+  }
+  for (std::size_t i = 0; i < parts.size() && i < fn.parameters.size(); ++i) {
+    const auto& p = fn.parameters[i];
+    if (!p.pointer || p.restrict_) continue;
+    std::string& part = parts[i];
+    auto star = part.rfind('*');
+    if (star == std::string::npos) continue;
+    part.insert(star + 1, " __restrict__");
+    restricted.push_back(p.name);
+    if (!p.const_pointee && !written_in_body(body, p.name)) {
+      // const goes before the pointee type, after any leading whitespace.
+      std::size_t lead = part.find_first_not_of(" \t\n");
+      part.insert(lead == std::string::npos ? 0 : lead, "const ");
+      constified.push_back(p.name);
+    }
+  }
+  decl = head + util::join(parts, ",") + ")";
+  for (const auto& e : evidence) add_unique(ke.signature.evidence, e);
+  ke.why.push_back(fmt::format(
+      "{}: {} dominate the hot lines ({} {:.0f}%); pointer parameters {} may alias as far as the compiler knows, so "
+      "it must keep loads and stores in order. No launch passes one buffer twice, so __restrict__ is safe{}.",
+      fn.name, top_stall == "stall_membar" ? "memory barriers" : "memory-dependency stalls", top_stall,
+      100 * top_fraction, util::join(restricted, ", "),
+      constified.empty()
+          ? ""
+          : fmt::format("; {} only read, so they are also const (read-only loads)", util::join(constified, ", "))));
+  ke.signature.expected_effect.push_back({top_stall, "decrease"});
+}
+
+void rule_bounds(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+  if (!k.contains("roofline") || k["roofline"].is_null()) return;
+  const json& occ = k["roofline"]["occupancy"];
+  std::string limiter = occ.value("limiter", "");
+  int block = occ.value("block_size", 0);
+  if (limiter.find("registers") == std::string::npos || block <= 0 || !fn.launch_bounds.empty()) return;
+  const json& limits = occ.value("blocks_per_sm_limits", json::object());
+  double reg_blocks =
+      limits.contains("registers") && limits["registers"].is_number() ? limits["registers"].get<double>() : 0;
+  double warp_blocks = limits.contains("warps") && limits["warps"].is_number() ? limits["warps"].get<double>() : 0;
+  if (reg_blocks <= 0) return;
+  // Ask for the blocks per SM the warp limit would allow, at most twice today's.
+  int target = static_cast<int>(std::min(warp_blocks > 0 ? warp_blocks : 2 * reg_blocks, 2 * reg_blocks));
+  if (target <= reg_blocks) return; // registers are not the only limit: nothing to gain
+  start_signature(f, fn, ke);
+  std::string& decl = *ke.signature.replace;
+  auto at = decl.find(fn.name);
+  decl.insert(at, fmt::format("__launch_bounds__({}, {}) ", block, target));
+  std::string rf = k["roofline"]["id"];
+  add_unique(ke.signature.evidence, rf);
+  ke.why.push_back(
+      fmt::format("{}: occupancy is limited by registers ({} blocks of {} threads per SM where warps would "
+                  "allow {}); __launch_bounds__({}, {}) lets the compiler budget registers for {} blocks.",
+                  fn.name, reg_blocks, block, warp_blocks, block, target, target));
+  ke.signature.expected_effect.push_back({"sm__warps_active.avg.pct_of_peak_sustained_active", "increase"});
+}
+
+} // namespace optimas::llm
