@@ -16,26 +16,26 @@
 
 namespace optimas::llm {
 
-// The backends, in the order `optimas backends` lists them. Each function is defined in the
-// backend's own file, with its options next to the code that reads them.
-BackendSpec openai_backend();            // openai.cpp
-BackendSpec openai_compatible_backend(); // openai.cpp
-BackendSpec gemini_backend();            // gemini.cpp
-BackendSpec anthropic_backend();         // anthropic.cpp
-BackendSpec ollama_backend();            // ollama.cpp
-BackendSpec manual_backend();            // manual.cpp
-BackendSpec builtin_backend();           // builtin.cpp
+// The backends, in the order `optimas backends` lists them, one line each: BACKEND(x) stands for
+// BackendSpec x_backend(), defined in the backend's own file (llm/<x>.cpp, built by the glob in
+// src/CMakeLists.txt) with its options next to the code that reads them.
+#define OPTIMAS_BACKENDS(BACKEND) \
+  BACKEND(openai)                 \
+  BACKEND(openai_compatible)      \
+  BACKEND(gemini)                 \
+  BACKEND(anthropic)              \
+  BACKEND(ollama)                 \
+  BACKEND(manual)                 \
+  BACKEND(builtin)
+
+#define OPTIMAS_DECLARE_BACKEND(x) BackendSpec x##_backend();
+OPTIMAS_BACKENDS(OPTIMAS_DECLARE_BACKEND)
+#undef OPTIMAS_DECLARE_BACKEND
 
 const Registry& registry() {
-  static const Registry k_registry({
-      openai_backend(),
-      openai_compatible_backend(),
-      gemini_backend(),
-      anthropic_backend(),
-      ollama_backend(),
-      manual_backend(),
-      builtin_backend(),
-  });
+#define OPTIMAS_LIST_BACKEND(x) x##_backend(),
+  static const Registry k_registry({OPTIMAS_BACKENDS(OPTIMAS_LIST_BACKEND)});
+#undef OPTIMAS_LIST_BACKEND
   return k_registry;
 }
 

@@ -85,7 +85,7 @@ std::vector<std::string> Loop::replies_for(Variant& v, const std::vector<prompt:
   util::write_file((v.dir / "prompt.md").string(), text);
   auto backend = llm::make_backend(m_backend);
   std::optional<llm::ResponseCache> cache;
-  bool cacheable = !m_settings.no_cache && m_backend.provider != "manual" && m_backend.provider != "builtin";
+  bool cacheable = !m_settings.no_cache && llm::caches_answers(m_backend);
   if (cacheable) cache.emplace(m_settings.cache_dir);
   say(v.key + " ask", fmt::format("{} ({} prompt(s){})", backend->name(), prompts.size(),
                                   feedback.empty() ? "" : ", with the last attempt's errors"));
