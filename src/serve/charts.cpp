@@ -113,6 +113,7 @@ std::string roofline_svg(const RooflineChart& chart) {
                    f.left + f.width / 2, f.top + f.height + 32);
   double peak_max = 0, bw_max = 0;
   for (const auto& c : chart.ceilings) (c.memory ? bw_max : peak_max) = std::max(c.memory ? bw_max : peak_max, c.peak);
+  int legend = 0;
   for (const auto& c : chart.ceilings) {
     double x1, y1, x2, y2;
     if (c.memory) { // y = bandwidth * intensity, up to the highest compute peak
@@ -123,10 +124,12 @@ std::string roofline_svg(const RooflineChart& chart) {
       y1 = y2 = c.peak;
     }
     if (x2 <= x1 || y1 > f.y_max * 1.0001) continue;
+    // Labels go to a legend on the right: the memory lines all end at the same height.
     s += fmt::format("<line class=\"ceiling\" data-name=\"{0}\" x1=\"{1:.2f}\" y1=\"{2:.2f}\" x2=\"{3:.2f}\" y2=\"{4:.2f}\" "
-                     "stroke=\"{5}\" stroke-width=\"1.5\"/><text x=\"{3:.2f}\" y=\"{6:.2f}\" fill=\"{5}\">{0} {7}</text>\n",
+                     "stroke=\"{5}\" stroke-width=\"1.5\"/><text x=\"{6:.2f}\" y=\"{7:.2f}\" fill=\"{5}\">{0} {8}</text>\n",
                      attr(c.name), f.px(x1), f.py(y1), f.px(x2), f.py(y2), c.memory ? "#2563eb" : "#dc2626",
-                     f.py(y2) - 3, attr(si(c.peak) + (c.memory ? "B/s" : "FLOP/s")));
+                     f.left + f.width + 8, f.top + 12 + 14.0 * static_cast<double>(legend++),
+                     attr(si(c.peak) + (c.memory ? "B/s" : "FLOP/s")));
   }
   std::string notes;
   for (const auto& p : chart.points) {
