@@ -43,15 +43,16 @@ class Optimas(CMakePackage):
     depends_on("eigen@3.3:")
     depends_on("curl")
     depends_on("sqlite")
+    # The dashboard's web server (optimas serve), found through pkg-config; header-only.
+    depends_on("cpp-httplib")
+    depends_on("pkgconfig", type="build")
 
     # The tracer links CUPTI, which ships with the CUDA toolkit. nvcc and ncu are needed at run
     # time to profile, not to build: ncu is NVIDIA's and found on PATH (or --ncu).
     depends_on("cuda", when="+cuda")
 
-    # The tests: GoogleTest, and cpp-httplib (through pkg-config) for the fake model servers.
+    # The tests: GoogleTest (the fake model servers use cpp-httplib too).
     depends_on("googletest", type="test")
-    depends_on("cpp-httplib", type="test")
-    depends_on("pkgconfig", type="test")
     # The scenario tests check JSON with Python (and validate against the schemas).
     depends_on("python", type="test")
     depends_on("py-jsonschema", type="test")

@@ -19,5 +19,7 @@ void add_prompt_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_runs_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 } // namespace optimas::cli

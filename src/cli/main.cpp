@@ -59,6 +59,8 @@ int main(int argc, char** argv) {
   cli::add_runs_command(app);
   cli::add_apply_command(app);
   cli::add_corpus_command(app);
+  cli::add_serve_command(app);
+  cli::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,215 @@
+#include "serve/charts.hpp"
+
+#include "serve/html.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace optimas::serve {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
+
+double number(const json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return k_nan;
+  return object[key].get<double>();
+}
+
+bool positive(double v) { return std::isfinite(v) && v > 0; }
+
+double decade_below(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
+double decade_above(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
+
+// "0.01", "1", "1e+03" for a decade.
+std::string decade_label(double v, const char* unit) {
+  if (unit[0]) return si(v) + unit;
+  return fmt::format("{:g}", v);
+}
+
+std::string point_svg(const LogFrame& f, const RooflinePoint& p) {
+  double x = f.px(p.intensity), y = f.py(p.flops);
+  bool before = p.label == "before";
+  return fmt::format("<circle class=\"point\" data-label=\"{0}\" cx=\"{1:.2f}\" cy=\"{2:.2f}\" r=\"5\" fill=\"{3}\" "
+                     "stroke=\"#111\"><title>{0}: {4:.3g} FLOP/byte, {5}FLOP/s</title></circle>"
+                     "<text x=\"{6:.2f}\" y=\"{7:.2f}\">{0}</text>\n",
+                     attr(p.label), x, y, before ? "#f59e0b" : "#16a34a", p.intensity, si(p.flops), x + 8, y + 4);
+}
+
+} // namespace
+
+double LogFrame::px(double x) const {
+  return left + width * (std::log10(x) - std::log10(x_min)) / (std::log10(x_max) - std::log10(x_min));
+}
+
+double LogFrame::py(double y) const {
+  return top + height * (std::log10(y_max) - std::log10(y)) / (std::log10(y_max) - std::log10(y_min));
+}
+
+RooflineChart roofline_chart(const std::string& kernel, const json& before, const json& after) {
+  RooflineChart c;
+  c.kernel = kernel;
+  for (const char* kind : {"memory", "compute"})
+    if (before.is_object() && before.contains(kind) && before[kind].is_array())
+      for (const auto& t : before[kind]) {
+        double peak = number(t, "peak");
+        if (positive(peak)) c.ceilings.push_back({t.value("name", "?"), peak, kind[0] == 'm'});
+      }
+  auto add = [&](const char* label, const json& r) {
+    if (!r.is_object()) return;
+    const json& in = r.contains("intensity") ? r["intensity"] : json();
+    c.points.push_back({label, number(in, "dram"), number(r, "flops")});
+  };
+  add("before", before);
+  add("after", after);
+  return c;
+}
+
+LogFrame roofline_frame(const RooflineChart& chart) {
+  LogFrame f;
+  double x_lo = 1e300, x_hi = 0, y_lo = 1e300, y_hi = 0, bw_max = 0, peak_max = 0;
+  for (const auto& c : chart.ceilings) (c.memory ? bw_max : peak_max) = std::max(c.memory ? bw_max : peak_max, c.peak);
+  for (const auto& p : chart.points)
+    if (positive(p.intensity) && positive(p.flops)) {
+      x_lo = std::min(x_lo, p.intensity), x_hi = std::max(x_hi, p.intensity);
+      y_lo = std::min(y_lo, p.flops), y_hi = std::max(y_hi, p.flops);
+    }
+  if (positive(bw_max) && positive(peak_max)) {
+    double ridge = peak_max / bw_max;
+    x_lo = std::min(x_lo, ridge), x_hi = std::max(x_hi, ridge);
+    y_hi = std::max(y_hi, peak_max);
+  }
+  if (positive(peak_max)) y_hi = std::max(y_hi, peak_max);
+  if (x_hi <= 0) x_lo = 1e-2, x_hi = 1e2;
+  if (y_hi <= 0) y_lo = 1e9, y_hi = 1e13;
+  if (y_lo > y_hi) y_lo = y_hi / 1e4;
+  f.x_min = decade_below(x_lo / 3), f.x_max = decade_above(x_hi * 3);
+  f.y_min = decade_below(std::min(y_lo / 3, y_hi / 1e3)), f.y_max = decade_above(y_hi * 1.5);
+  return f;
+}
+
+// One function draws the whole chart: axes, decades, ceilings, points, legend.
+std::string roofline_svg(const RooflineChart& chart) {
+  LogFrame f = roofline_frame(chart);
+  double w = f.left + f.width + 120, h = f.top + f.height + 46;
+  std::string s = fmt::format("<svg class=\"roofline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+                              "viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"roofline of {2}\">\n"
+                              "<rect x=\"{3}\" y=\"{4}\" width=\"{5}\" height=\"{6}\" fill=\"#fafbfc\" stroke=\"#9ca3af\"/>\n",
+                              w, h, attr(chart.kernel), f.left, f.top, f.width, f.height);
+  for (double x = f.x_min; x <= f.x_max * 1.0001; x *= 10)
+    s += fmt::format("<line x1=\"{0:.2f}\" x2=\"{0:.2f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#e5e7eb\"/>"
+                     "<text x=\"{0:.2f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+                     f.px(x), f.top, f.top + f.height, f.top + f.height + 14, decade_label(x, ""));
+  for (double y = f.y_min; y <= f.y_max * 1.0001; y *= 10)
+    s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.2f}\" y2=\"{2:.2f}\" stroke=\"#e5e7eb\"/>"
+                     "<text x=\"{3}\" y=\"{4:.2f}\" text-anchor=\"end\">{5}</text>\n",
+                     f.left, f.left + f.width, f.py(y), f.left - 4, f.py(y) + 4, decade_label(y, "FLOP/s"));
+  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte, DRAM)</text>\n",
+                   f.left + f.width / 2, f.top + f.height + 32);
+  double peak_max = 0, bw_max = 0;
+  for (const auto& c : chart.ceilings) (c.memory ? bw_max : peak_max) = std::max(c.memory ? bw_max : peak_max, c.peak);
+  int legend = 0;
+  for (const auto& c : chart.ceilings) {
+    double x1, y1, x2, y2;
+    if (c.memory) { // y = bandwidth * intensity, up to the highest compute peak
+      x1 = std::max(f.x_min, f.y_min / c.peak), x2 = positive(peak_max) ? std::min(f.x_max, peak_max / c.peak) : f.x_max;
+      y1 = c.peak * x1, y2 = c.peak * x2;
+    } else { // flat, from where the fastest memory reaches it
+      x1 = positive(bw_max) ? std::max(f.x_min, c.peak / bw_max) : f.x_min, x2 = f.x_max;
+      y1 = y2 = c.peak;
+    }
+    if (x2 <= x1 || y1 > f.y_max * 1.0001) continue;
+    // Labels go to a legend on the right: the memory lines all end at the same height.
+    s += fmt::format("<line class=\"ceiling\" data-name=\"{0}\" x1=\"{1:.2f}\" y1=\"{2:.2f}\" x2=\"{3:.2f}\" y2=\"{4:.2f}\" "
+                     "stroke=\"{5}\" stroke-width=\"1.5\"/><text x=\"{6:.2f}\" y=\"{7:.2f}\" fill=\"{5}\">{0} {8}</text>\n",
+                     attr(c.name), f.px(x1), f.py(y1), f.px(x2), f.py(y2), c.memory ? "#2563eb" : "#dc2626",
+                     f.left + f.width + 8, f.top + 12 + 14.0 * static_cast<double>(legend++),
+                     attr(si(c.peak) + (c.memory ? "B/s" : "FLOP/s")));
+  }
+  std::string notes;
+  for (const auto& p : chart.points) {
+    if (positive(p.intensity) && positive(p.flops))
+      s += point_svg(f, p);
+    else
+      notes += (notes.empty() ? "" : "; ") + p.label + ": no floating-point work measured, not on the roofline";
+  }
+  if (!notes.empty())
+    s += fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\">{}</text>\n", f.left, f.top + f.height + 44, escape(notes));
+  return s + "</svg>\n";
+}
+
+double quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return k_nan;
+  double pos = q * static_cast<double>(sorted.size() - 1);
+  auto lo = static_cast<std::size_t>(std::floor(pos));
+  std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+// Rows of samples on one linear time axis, then the speedup's interval on its own axis.
+std::string measurement_svg(const MeasurementChart& chart) {
+  const double left = 170, width = 420, row = 34, top = 10;
+  double lo = 1e300, hi = -1e300;
+  for (const auto& g : chart.groups)
+    for (double v : g.values)
+      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (lo > hi) lo = 0, hi = 1;
+  double pad = (hi - lo) * 0.08 + 1e-9;
+  lo = std::max(0.0, lo - pad), hi += pad;
+  auto x = [&](double v) { return left + width * (v - lo) / (hi - lo); };
+  double axis_y = top + row * static_cast<double>(chart.groups.size());
+  bool has_ci = positive(chart.speedup) && positive(chart.ci_low) && positive(chart.ci_high);
+  double h = axis_y + 36 + (has_ci ? 62 : 0);
+  std::string s = fmt::format("<svg class=\"samples\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+                              "viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"measured samples\">\n",
+                              left + width + 30, h);
+  for (std::size_t i = 0; i < chart.groups.size(); ++i) {
+    std::vector<double> v;
+    for (double d : chart.groups[i].values)
+      if (std::isfinite(d)) v.push_back(d);
+    std::sort(v.begin(), v.end());
+    double cy = top + row * (static_cast<double>(i) + 0.5);
+    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{} (n={})</text>\n", left - 8, cy + 4,
+                     escape(chart.groups[i].label), v.size());
+    if (v.empty()) continue;
+    double q1 = quantile(v, 0.25), q2 = quantile(v, 0.5), q3 = quantile(v, 0.75);
+    s += fmt::format("<line x1=\"{0:.2f}\" x2=\"{1:.2f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#6b7280\"/>"
+                     "<rect class=\"box\" x=\"{3:.2f}\" y=\"{4:.1f}\" width=\"{5:.2f}\" height=\"16\" fill=\"#dbeafe\" stroke=\"#2563eb\"/>"
+                     "<line class=\"median\" x1=\"{6:.2f}\" x2=\"{6:.2f}\" y1=\"{4:.1f}\" y2=\"{7:.1f}\" stroke=\"#1e3a8a\" stroke-width=\"2\"/>\n",
+                     x(v.front()), x(v.back()), cy, x(q1), cy - 8, std::max(1.0, x(q3) - x(q1)), x(q2), cy + 8);
+    for (std::size_t k = 0; k < v.size(); ++k) // a fixed spread keeps equal samples apart
+      s += fmt::format("<circle class=\"sample\" cx=\"{:.2f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"#111\" fill-opacity=\"0.6\"><title>{:.4g} ms</title></circle>",
+                       x(v[k]), cy - 6 + 12.0 * static_cast<double>(k % 5) / 4.0, v[k]);
+    s += "\n";
+  }
+  s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#111\"/>", left, left + width, axis_y);
+  for (int t = 0; t <= 4; ++t) {
+    double v = lo + (hi - lo) * t / 4;
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{:.4g}</text>", x(v), axis_y + 14, v);
+  }
+  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">time (ms)</text>\n", left + width / 2, axis_y + 28);
+  if (has_ci) {
+    double a = std::min({1.0, chart.ci_low}) * 0.9, b = std::max({1.0, chart.ci_high}) * 1.1;
+    auto sx = [&](double v) { return left + width * (v - a) / (b - a); };
+    double y = axis_y + 52;
+    s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">speedup, 95% bootstrap CI</text>"
+                     "<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#111\"/>"
+                     "<line x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{}\" y2=\"{}\" stroke=\"#9ca3af\" stroke-dasharray=\"3 3\"/>"
+                     "<text x=\"{:.2f}\" y=\"{}\" text-anchor=\"middle\">1x</text>\n",
+                     left - 8, y + 4, left, left + width, y + 14, y + 14, sx(1), sx(1), y - 12, y + 14, sx(1), y + 26);
+    s += fmt::format("<line class=\"ci\" data-low=\"{0:g}\" data-high=\"{1:g}\" x1=\"{2:.2f}\" x2=\"{3:.2f}\" y1=\"{4}\" y2=\"{4}\" "
+                     "stroke=\"#16a34a\" stroke-width=\"4\"/><circle cx=\"{5:.2f}\" cy=\"{4}\" r=\"5\" fill=\"#16a34a\">"
+                     "<title>{6:.3g}x [{0:.3g}, {1:.3g}]</title></circle>"
+                     "<text x=\"{5:.2f}\" y=\"{7}\" text-anchor=\"middle\">{6:.3g}x [{0:.3g}, {1:.3g}]</text>\n",
+                     chart.ci_low, chart.ci_high, sx(chart.ci_low), sx(chart.ci_high), y, sx(chart.speedup), chart.speedup,
+                     y - 10);
+  }
+  return s + "</svg>\n";
+}
+
+} // namespace optimas::serve

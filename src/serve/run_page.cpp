@@ -1,0 +1,285 @@
+#include "serve/run_page.hpp"
+
+#include "serve/charts.hpp"
+#include "serve/html.hpp"
+#include "serve/sections.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace optimas::serve {
+
+using nlohmann::json;
+
+namespace {
+
+const json& field(const json& object, const char* key) {
+  static const json null;
+  return object.is_object() && object.contains(key) ? object[key] : null;
+}
+
+std::string str(const json& object, const char* key) {
+  const json& v = field(object, key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+// The edits of a variant: the reply's (with their find/replace text) or, without reply.json,
+// the applied edits recorded in run.json.
+const json& edits_of(const VariantData& v) {
+  const json& reply_edits = field(v.reply, "edits");
+  return reply_edits.is_array() ? reply_edits : field(v.result, "applied_edits");
+}
+
+Citations citations_of(const RunData& d) {
+  Citations c;
+  for (const auto& v : d.variants) {
+    const json& edits = edits_of(v);
+    if (!edits.is_array()) continue;
+    for (std::size_t i = 0; i < edits.size(); ++i)
+      for (const auto& e : field(edits[i], "evidence"))
+        if (e.is_string()) c[e.get<std::string>()].push_back(edit_anchor(str(v.result, "key"), i));
+  }
+  return c;
+}
+
+std::string row(const std::string& key, const std::string& value_html) {
+  return fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", escape(key), value_html);
+}
+
+std::string file_link(const RunData& d, const std::string& relative, const PageOptions& o) {
+  if (o.report || relative.empty()) return escape(relative);
+  return fmt::format("<a href=\"/runs/{}/files/{}\">{}</a>", attr(d.id), attr(relative), escape(relative));
+}
+
+std::string summary_section(const RunData& d) {
+  const json& r = d.run;
+  std::string s = "<section><table class=\"kv\">\n";
+  s += row("status", status_badge(str(r, "status")) + " " + status_badge(str(r, "outcome")));
+  s += row("application", escape(str(r, "app")) + " <span class=\"muted\">" + escape(str(r, "config_path")) + "</span>");
+  s += row("backend", escape(str(r, "model")));
+  s += row("best variant", escape(text_of(field(r, "best"))) + " " + escape(speedup_text(field(r, "speedup"))) +
+                               (field(r, "ci").is_array() && field(r, "ci").size() == 2
+                                    ? " [" + escape(text_of(r["ci"][0])) + ", " + escape(text_of(r["ci"][1])) + "]"
+                                    : "") +
+                               (field(r, "p_value").is_number() ? ", p = " + escape(text_of(r["p_value"])) : ""));
+  s += row("hardware", escape(str(r, "hw")));
+  s += row("software", escape(str(r, "sw")));
+  s += row("diagnostics", escape(str(r, "diagnostics")));
+  s += row("started / finished", escape(str(r, "started")) + " / " + escape(text_of(field(r, "finished"))));
+  if (!str(r, "not_executed_because").empty()) s += row("not executed", escape(str(r, "not_executed_because")));
+  if (!str(r, "error").empty()) s += row("error", "<pre>" + escape(str(r, "error")) + "</pre>");
+  for (const auto& w : field(r, "warnings")) s += row("warning", escape(text_of(w)));
+  for (const auto& p : d.problems) s += row("not read", escape(p));
+  return s + "</table></section>\n";
+}
+
+std::string steps_section(const RunData& d) {
+  std::string s = "<h2 id=\"steps\">Steps</h2><section><table><tr><th>step</th><th>what</th><th>time</th></tr>\n";
+  const json& base = field(d.run, "baseline");
+  s += fmt::format("<tr><td>baseline build</td><td>{}</td><td>{}</td></tr>\n", escape(str(base, "compile")),
+                   field(base, "build_s").is_number() ? fmt::format("{:.1f} s", base["build_s"].get<double>()) : "&ndash;");
+  s += fmt::format("<tr><td>profile</td><td>{}</td><td></td></tr>\n", escape(str(d.run, "profile_gpu")));
+  s += fmt::format("<tr><td>analysis</td><td>{} evidence item(s) on {} hot kernel(s)</td><td></td></tr>\n",
+                   field(d.diagnostics, "evidence").size(), field(d.diagnostics, "kernels").size());
+  for (const auto& v : d.variants) {
+    const json& b = v.build;
+    s += fmt::format("<tr><td><a href=\"#variant-{}\">{}</a></td><td>{} {}</td><td>{}</td></tr>\n",
+                     anchor(str(v.result, "key")), escape(str(v.result, "key")), status_badge(str(v.result, "status")),
+                     escape(str(v.result, "reason")),
+                     field(b, "wall_s").is_number() ? fmt::format("build {:.1f} s", b["wall_s"].get<double>()) : "");
+  }
+  return s + "</table></section>\n";
+}
+
+// The re-profile drawn as the "after" point: the best variant's, else the first that has one.
+const VariantData* after_variant(const RunData& d) {
+  std::string best = str(d.run, "best");
+  for (const auto& v : d.variants)
+    if (!v.after.is_null() && str(v.result, "key") == best) return &v;
+  for (const auto& v : d.variants)
+    if (!v.after.is_null()) return &v;
+  return nullptr;
+}
+
+const json& kernel_in(const json& diagnostics, const std::string& name) {
+  static const json null;
+  for (const auto& k : field(diagnostics, "kernels"))
+    if (str(k, "kernel") == name) return k;
+  return null;
+}
+
+std::string evidence_list(const json& diagnostics, const std::string& kernel, const Citations& cites) {
+  std::string s = "<table class=\"evidence\">\n";
+  for (const auto& e : field(diagnostics, "evidence")) {
+    if (str(e, "kernel") != kernel) continue;
+    std::string id = str(e, "id"), back;
+    if (cites.count(id))
+      for (const auto& a : cites.at(id)) back += fmt::format(" <a class=\"cited-by\" href=\"#{}\">&larr; {}</a>", a, escape(a));
+    s += fmt::format("<tr class=\"ev\" id=\"{}\"><td>{}</td><td>{}{}</td></tr>\n", evidence_anchor(id),
+                     evidence_badge(id, cites), escape(str(e, "text")), back);
+  }
+  return s + "</table>\n";
+}
+
+std::string kernels_section(const RunData& d, const Citations& cites) {
+  std::string s = "<h2 id=\"kernels\">Hot kernels</h2>\n";
+  const json& kernels = field(d.diagnostics, "kernels");
+  if (!kernels.is_array() || kernels.empty()) return s + "<section><p class=\"muted\">No diagnostics.json in this run.</p></section>\n";
+  const VariantData* after = after_variant(d);
+  for (const auto& k : kernels) {
+    std::string name = str(k, "kernel");
+    s += fmt::format("<section class=\"kernel\" id=\"kernel-{}\"><h3>{} <span class=\"muted\">{:.1f}% of the time, {} "
+                     "launch(es)</span></h3>\n",
+                     anchor(name), escape(name), 100 * field(k, "share").get<double>(), text_of(field(k, "launches")));
+    const json& rf = field(k, "roofline");
+    if (rf.is_object()) {
+      const json& rf_after = after ? field(kernel_in(after->after, name), "roofline") : json();
+      s += fmt::format("<p>{} {}{}</p>\n", evidence_badge(str(rf, "id"), cites), escape(str(rf, "summary")),
+                       rf_after.is_object() ? " <span class=\"muted\">(after: " + escape(str(after->result, "key")) +
+                                                  "'s re-profile)</span>"
+                                            : "");
+      s += roofline_svg(roofline_chart(name, rf, rf_after));
+    }
+    const json& stalls = field(k, "stalls");
+    if (stalls.is_object()) {
+      const json& lines = field(stalls, "lines");
+      std::string file = lines.is_array() && !lines.empty() ? str(lines[0], "file") : "";
+      std::string base = std::filesystem::path(file).filename().string();
+      s += fmt::format("<h4>Source, shaded by share of PC samples <span class=\"muted\">{}</span></h4>\n", escape(base));
+      s += stall_source(d.sources.count(base) ? d.sources.at(base) : "", lines, cites);
+    }
+    s += evidence_list(d.diagnostics, name, cites);
+    for (const auto& n : field(k, "notes")) s += "<p class=\"muted\">" + escape(text_of(n)) + "</p>\n";
+    s += "</section>\n";
+  }
+  return s;
+}
+
+std::string edits_html(const VariantData& v, const Citations& cites) {
+  const json& edits = edits_of(v);
+  std::string key = str(v.result, "key"), s;
+  if (!edits.is_array() || edits.empty()) return "<p class=\"muted\">No edits.</p>\n";
+  for (std::size_t i = 0; i < edits.size(); ++i) {
+    const json& e = edits[i];
+    std::string badges;
+    for (const auto& id : field(e, "evidence"))
+      if (id.is_string()) badges += evidence_badge(id.get<std::string>(), cites);
+    s += fmt::format("<div class=\"edit\" id=\"{}\"><b>edit {}</b> {} <code>{}</code> cites {}<br>{}\n", edit_anchor(key, i),
+                     i + 1, escape(str(e, "file")), escape(str(e, "kernel")), badges.empty() ? "nothing" : badges,
+                     escape(str(e, "rationale")));
+    if (field(e, "find").is_string() && field(e, "replace").is_string())
+      s += edit_pair(str(e, "find"), str(e, "replace"));
+    else if (field(e, "new_text").is_string())
+      s += fmt::format("<p class=\"muted\">lines {}-{} become:</p>", text_of(field(e, "line_start")),
+                       text_of(field(e, "line_end"))) +
+           edit_pair("", str(e, "new_text"));
+    s += "</div>\n";
+  }
+  for (const auto& ig : field(v.result, "ignored"))
+    s += "<p class=\"muted\">not applied: " + escape(str(ig, "suggestion")) + " &mdash; " + escape(str(ig, "reason")) + "</p>\n";
+  return s;
+}
+
+std::string validation_html(const json& result) {
+  const json& checks = field(field(result, "validation"), "checks");
+  if (!checks.is_array() || checks.empty()) return "";
+  std::string s = "<h4>Validation</h4><table><tr><th>check</th><th>held out</th><th>passed</th><th>detail</th></tr>\n";
+  for (const auto& c : checks)
+    s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(str(c, "label")),
+                     escape(text_of(field(c, "held_out"))), escape(text_of(field(c, "passed"))), escape(str(c, "detail")));
+  return s + "</table>\n";
+}
+
+std::vector<double> kernel_times(const json& samples) {
+  std::vector<double> out;
+  for (const auto& x : samples)
+    if (field(x, "kernel_ms").is_number()) out.push_back(x["kernel_ms"].get<double>());
+  return out;
+}
+
+std::string measurement_html(const VariantData& v) {
+  const json& m = field(v.result, "measurement");
+  if (!m.is_object()) return "";
+  MeasurementChart chart;
+  const json& configs = field(m, "configs");
+  if (configs.is_object())
+    for (const auto& [config, c] : configs.items()) {
+      chart.groups.push_back(SampleGroup{config + ": baseline", kernel_times(field(c, "base"))});
+      chart.groups.push_back(SampleGroup{config + ": " + str(v.result, "key"), kernel_times(field(c, "variant"))});
+    }
+  const json& ci = field(m, "ci");
+  if (ci.is_array() && ci.size() == 2 && ci[0].is_number() && ci[1].is_number()) {
+    chart.ci_low = ci[0].get<double>(), chart.ci_high = ci[1].get<double>();
+    const json& sp = field(m, "speedup").is_number() ? m["speedup"] : field(v.result, "speedup");
+    chart.speedup = sp.is_number() ? sp.get<double>() : 0;
+  }
+  return "<h4>Measurement</h4>\n" + measurement_svg(chart) + "<p>" + escape(str(m, "decision")) + "</p>\n";
+}
+
+std::string ear_html(const json& ear) {
+  if (!ear.is_object()) return "";
+  std::string s = "<h4>EAR metrics</h4><table class=\"kv ear\">\n";
+  for (const auto& [name, value] : ear.items())
+    if (!value.is_array() && !value.is_object()) s += row(name, escape(text_of(value)));
+  s += "</table>\n";
+  const json& effects = field(ear, "effects");
+  if (effects.is_array() && !effects.empty()) {
+    s += "<table><tr><th>edit</th><th>kernel</th><th>metric</th><th>expected</th><th>before</th><th>after</th><th>outcome</th></tr>\n";
+    for (const auto& e : effects)
+      s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                       escape(text_of(field(e, "edit"))), escape(str(e, "kernel")), escape(str(e, "metric")),
+                       escape(str(e, "direction")), escape(text_of(field(e, "before"))),
+                       escape(text_of(field(e, "after"))), escape(str(e, "outcome")));
+    s += "</table>\n";
+  }
+  return s;
+}
+
+std::string cost_html(const json& replies) {
+  if (!replies.is_object()) return "";
+  return fmt::format("<p class=\"muted\">model {}: {} input / {} output tokens, cost {}</p>\n", escape(str(replies, "model")),
+                     escape(text_of(field(replies, "input_tokens"))), escape(text_of(field(replies, "output_tokens"))),
+                     field(replies, "cost_usd").is_number() ? escape(fmt::format("${:.4f}", replies["cost_usd"].get<double>()))
+                                                            : "unknown");
+}
+
+std::string variant_section(const RunData& d, const VariantData& v, const Citations& cites, const PageOptions& o) {
+  const json& r = v.result;
+  std::string key = str(r, "key"), dir = str(r, "dir");
+  std::string s = fmt::format("<section class=\"variant\" id=\"variant-{}\"><h3>{} {} <span class=\"muted\">from {}</span></h3>\n"
+                              "<p>{}</p>\n",
+                              anchor(key), escape(key), status_badge(str(r, "status")), escape(str(r, "parent")),
+                              escape(str(r, "reason")));
+  if (!str(r, "errors").empty()) s += "<pre>" + escape(str(r, "errors")) + "</pre>\n";
+  if (!field(v.reply, "summary").is_null()) s += "<p><i>" + escape(text_of(field(v.reply, "summary"))) + "</i></p>\n";
+  s += edits_html(v, cites);
+  s += "<h4>Diff</h4>\n" + side_by_side(v.diff);
+  s += validation_html(r) + measurement_html(v) + ear_html(field(r, "ear")) + cost_html(v.replies);
+  if (!o.report && !dir.empty())
+    s += "<p class=\"muted\">files: " + file_link(d, str(r, "prompt"), o) + " " + file_link(d, dir + "/build.log", o) +
+         " " + file_link(d, dir + "/reply.json", o) + "</p>\n";
+  return s + "</section>\n";
+}
+
+} // namespace
+
+std::string run_body(const RunData& d, const PageOptions& o) {
+  Citations cites = citations_of(d);
+  std::string s = fmt::format("<h1>Run <code>{}</code></h1>\n", escape(d.id));
+  s += summary_section(d) + steps_section(d) + kernels_section(d, cites);
+  s += "<h2 id=\"variants\">Variants</h2>\n";
+  if (d.variants.empty()) s += "<section><p class=\"muted\">No variant yet.</p></section>\n";
+  for (const auto& v : d.variants) s += variant_section(d, v, cites, o);
+  return s;
+}
+
+std::string run_page(const RunData& d, const PageOptions& o) {
+  std::string html = page("Run " + d.id + " - Optimas", run_body(d, o), !o.report);
+  // Live progress without script: a running run's page reloads itself.
+  if (!o.report && str(d.run, "status") == "running")
+    html.replace(html.find("<title>"), 0, "<meta http-equiv=\"refresh\" content=\"5\">");
+  return html;
+}
+
+} // namespace optimas::serve

@@ -1,0 +1,115 @@
+#include "serve/run_page.hpp"
+
+#include "serve/sections.hpp"
+#include "serve_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+using namespace optimas;
+
+namespace {
+
+// The element with that id, up to the end of its row or block (enough to see its links).
+std::string element_with_id(const std::string& html, const std::string& id) {
+  auto at = html.find("id=\"" + id + "\"");
+  if (at == std::string::npos) return "";
+  auto end = html.find("</tr>", at);
+  auto div = html.find("</div>", at);
+  return html.substr(at, std::min(end, div) - at);
+}
+
+class ServeRunPage : public ::testing::Test {
+protected:
+  void SetUp() override {
+    test::write_fixture_run(m_dir);
+    store::RunStore st(m_dir.path().string());
+    m_html = serve::run_page(serve::load_run_data(st, test::k_run_id));
+  }
+  test::TempDir m_dir;
+  std::string m_html;
+};
+
+} // namespace
+
+TEST_F(ServeRunPage, RepliesWithMarkupShowAsText) {
+  EXPECT_EQ(m_html.find("<script"), std::string::npos);
+  EXPECT_EQ(m_html.find("<img"), std::string::npos);
+  EXPECT_NE(m_html.find("Faster &lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(m_html.find("&lt;img src=x onerror=alert(2)&gt;"), std::string::npos);
+  EXPECT_NE(m_html.find("faster &lt;by far&gt;"), std::string::npos);
+  EXPECT_NE(m_html.find("DRAM 89% &lt;b&gt;of peak&lt;/b&gt;"), std::string::npos);
+}
+
+TEST_F(ServeRunPage, EditsLinkToTheirEvidenceAndBack) {
+  std::string edit = element_with_id(m_html, "edit-i1a1-0");
+  ASSERT_FALSE(edit.empty());
+  EXPECT_NE(edit.find("href=\"#ev-PC1\""), std::string::npos);
+  EXPECT_NE(edit.find("href=\"#ev-RF1\""), std::string::npos);
+  EXPECT_EQ(edit.find("href=\"#ev-PC2\""), std::string::npos);
+  for (const char* id : {"ev-PC1", "ev-RF1"}) {
+    std::string ev = element_with_id(m_html, id);
+    ASSERT_FALSE(ev.empty()) << id;
+    EXPECT_NE(ev.find("href=\"#edit-i1a1-0\""), std::string::npos) << id;
+    EXPECT_NE(ev.find("badge cited"), std::string::npos) << id;
+  }
+  std::string uncited = element_with_id(m_html, "ev-PC2");
+  ASSERT_FALSE(uncited.empty());
+  EXPECT_EQ(uncited.find("#edit-"), std::string::npos);
+}
+
+TEST_F(ServeRunPage, SourceLinesAreShadedByTheirShare) {
+  // The snapshot holds the profiled lines, so the source is the snapshot's, lines 1-4.
+  EXPECT_EQ(m_html.find("does not hold the profiled lines"), std::string::npos);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(m_html, m, std::regex("data-share=\"0.9000\" style=\"background:rgba\\(220,38,38,([0-9.]+)\\)\"")));
+  double hot = std::stod(m[1]);
+  ASSERT_TRUE(std::regex_search(m_html, m, std::regex("data-share=\"0.0500\" style=\"background:rgba\\(220,38,38,([0-9.]+)\\)\"")));
+  EXPECT_GT(hot, std::stod(m[1]));
+  EXPECT_NE(m_html.find("<td class=\"n\">4</td>"), std::string::npos); // context after the last stalled line
+}
+
+TEST_F(ServeRunPage, AnotherVersionOfTheSourceFallsBackToTheProfilesLines) {
+  m_dir.file(std::string(test::k_run_id) + "/snapshot/main.cu", "// rewritten\nint main() {}\n");
+  store::RunStore st(m_dir.path().string());
+  std::string html = serve::run_page(serve::load_run_data(st, test::k_run_id));
+  EXPECT_NE(html.find("does not hold the profiled lines"), std::string::npos);
+  EXPECT_NE(html.find("int i = threadIdx.x;"), std::string::npos);
+  EXPECT_EQ(html.find("// rewritten"), std::string::npos);
+}
+
+TEST_F(ServeRunPage, ChartsDiffAndMetricsAreThere) {
+  EXPECT_NE(m_html.find("<svg class=\"roofline\""), std::string::npos);
+  EXPECT_NE(m_html.find("data-label=\"before\""), std::string::npos);
+  EXPECT_EQ(m_html.find("data-label=\"after\""), std::string::npos); // no re-profile in the fixture
+  EXPECT_NE(m_html.find("<svg class=\"samples\""), std::string::npos);
+  EXPECT_NE(m_html.find("data-low=\"1.7\" data-high=\"2.3\""), std::string::npos);
+  EXPECT_NE(m_html.find("<td class=\"del\">  a[i] = b[i] + s * c[i];</td>"), std::string::npos);
+  EXPECT_NE(m_html.find("<td class=\"add\">  a[i] = fma(s, c[i], b[i]);</td>"), std::string::npos);
+  EXPECT_NE(m_html.find("evidence_coverage"), std::string::npos);
+  EXPECT_NE(m_html.find("href=\"/runs/"), std::string::npos); // artifact links on the server's page
+}
+
+TEST_F(ServeRunPage, TheReportLinksNowhereOutsideItself) {
+  store::RunStore st(m_dir.path().string());
+  serve::PageOptions o;
+  o.report = true;
+  std::string html = serve::run_page(serve::load_run_data(st, test::k_run_id), o);
+  std::smatch m;
+  std::string rest = html;
+  while (std::regex_search(rest, m, std::regex("(href|src)=\"([^\"]*)\""))) {
+    std::string target = m[2];
+    EXPECT_TRUE(target.rfind("#", 0) == 0 || target == "data:,") << target;
+    rest = m.suffix();
+  }
+  EXPECT_NE(html.find("href=\"#ev-PC1\""), std::string::npos);
+}
+
+TEST(ServeSections, SideBySidePairsDeletionsWithAdditions) {
+  std::string t = serve::side_by_side("--- a/x\n+++ b/x\n@@ -10,3 +10,3 @@\n keep\n-old <1>\n+new <1>\n tail\n");
+  EXPECT_NE(t.find("<td class=\"n\">11</td><td class=\"del\">old &lt;1&gt;</td><td class=\"n\">11</td><td class=\"add\">new &lt;1&gt;</td>"),
+            std::string::npos);
+  EXPECT_NE(t.find("<td class=\"n\">12</td><td>tail</td>"), std::string::npos);
+  EXPECT_NE(serve::side_by_side("").find("No diff"), std::string::npos);
+}
