@@ -3,6 +3,8 @@
 // parts appear only when asked for.
 #include "profile/json.hpp"
 
+#include "config/options.hpp"
+
 #include "profile/importer.hpp"
 
 #include "test_helpers.hpp"
@@ -156,7 +158,7 @@ TEST(ProfileJson, RunsCarryTheirHotKernelsFromTheTimingPass) {
   EXPECT_EQ(run["launch_count"], 3);
   EXPECT_EQ(run["timing_launch_count"], 2);
   const json& hot = run["hot_kernels"];
-  EXPECT_EQ(hot["alpha"], k_default_alpha);
+  EXPECT_EQ(hot["alpha"], optimas::config::default_of<double>("alpha"));
   EXPECT_EQ(hot["total_ns"], 410000.0) << "the timing pass, not the profiled launches";
   ASSERT_EQ(hot["kernels"].size(), 2u);
   EXPECT_EQ(hot["kernels"][0]["kernel"], "dloop");
