@@ -8,6 +8,7 @@
 #include "util/process.hpp"
 #include "util/strings.hpp"
 
+#include "sandbox_fixture.hpp"
 #include "test_helpers.hpp"
 
 #include <gtest/gtest.h>
@@ -33,6 +34,7 @@
 #include <sstream>
 
 using namespace optimas::evaluate;
+using optimas::test::host_app;
 using optimas::test::read_all;
 using optimas::test::ScopedEnv;
 using optimas::test::TempDir;
@@ -40,16 +42,6 @@ using optimas::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A host application in `dir` whose optimas.yml has `run_block` (indented keys under run:).
-optimas::config::AppConfig host_app(const TempDir& dir, const std::string& run_block,
-                                    const std::string& build_block = "  command: 'true'\n",
-                                    const std::string& configs = "  - {name: only}\n") {
-  std::string yml = "name: host\n"
-                    "build:\n" +
-                    build_block + "run:\n" + run_block + "  needs_gpu: false\n" + "configs:\n" + configs;
-  return optimas::config::load_app_config(dir.file("optimas.yml", yml));
-}
 
 // Runs the app's only configuration in its own folder; the output and logs go to `out`.
 Execution run_once(const optimas::config::AppConfig& app, const TempDir& out, const Sandbox& sandbox) {
