@@ -94,6 +94,7 @@ public:
       rule_reciprocal(k, *file, *fn, m_allow_fp_changes, ke);
       if (ke.signature_changed) {
         ke.signature.rationale = util::join(ke.why, " ");
+        ke.signature.rule = util::join(ke.rules, "+");
         reply.edits.push_back(std::move(ke.signature));
       }
       for (auto& e : ke.others) reply.edits.push_back(std::move(e));

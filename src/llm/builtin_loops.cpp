@@ -101,6 +101,7 @@ void rule_unroll(const json& k, const cuda::SourceFile& f, const cuda::Function&
     std::string line(text.substr(start, end - start));
     std::string indent = line.substr(0, line.find_first_not_of(" \t"));
     prompt::Edit e;
+    e.rule = "unroll";
     e.file = file;
     e.kernel = fn.name;
     e.line_start = first;
@@ -222,6 +223,7 @@ void rule_hoist(const json& k, const cuda::SourceFile& f, const cuda::Function& 
     std::string new_line = src;
     new_line.replace(new_line.find(expr), expr.size(), bound);
     prompt::Edit e;
+    e.rule = "hoist";
     e.file = file;
     e.kernel = fn.name;
     e.line_start = line;
@@ -288,6 +290,7 @@ void rule_reciprocal(const json& k, const cuda::SourceFile& f, const cuda::Funct
           out.replace(pos, pattern.size(), "* " + inv);
       std::string decl_text = "  const auto " + inv + " = " + fp_params[divisor] + " / " + divisor + ";";
       prompt::Edit e;
+      e.rule = "reciprocal";
       e.file = file;
       e.kernel = fn.name;
       e.line_start = l.line;
@@ -304,6 +307,7 @@ void rule_reciprocal(const json& k, const cuda::SourceFile& f, const cuda::Funct
         std::size_t b = 0;
         for (int n = 1; n < decl_line; ++n) b = text.find('\n', b) + 1;
         prompt::Edit decl;
+        decl.rule = "reciprocal";
         decl.file = file;
         decl.kernel = fn.name;
         decl.line_start = decl_line;

@@ -29,6 +29,7 @@ struct KernelEdits {
   prompt::Edit signature; // restrict and bounds together: they touch the same text
   bool signature_changed = false;
   std::vector<std::string> why;
+  std::vector<std::string> rules; // the rules that changed the signature, in order
   std::vector<prompt::Edit> others;
   std::vector<prompt::Withheld> withheld;
 };

@@ -208,6 +208,7 @@ void rule_restrict(const json& k, const cuda::SourceFile& f, const cuda::Functio
   }
   decl = head + util::join(parts, ",") + ")";
   for (const auto& e : evidence) add_unique(ke.signature.evidence, e);
+  ke.rules.push_back("restrict");
   ke.why.push_back(fmt::format(
       "{}: {} dominate the hot lines ({} {:.0f}%); pointer parameters {} may alias as far as the compiler knows, so "
       "it must keep loads and stores in order. No launch passes one buffer twice, so __restrict__ is safe{}.",
@@ -239,6 +240,7 @@ void rule_bounds(const json& k, const cuda::SourceFile& f, const cuda::Function&
   decl.insert(at, fmt::format("__launch_bounds__({}, {}) ", block, target));
   std::string rf = k["roofline"]["id"];
   add_unique(ke.signature.evidence, rf);
+  ke.rules.push_back("launch_bounds");
   ke.why.push_back(
       fmt::format("{}: occupancy is limited by registers ({} blocks of {} threads per SM where warps would "
                   "allow {}); __launch_bounds__({}, {}) lets the compiler budget registers for {} blocks.",

@@ -45,7 +45,10 @@ void record_edits(const Proposal& proposal, json& result) {
   for (const auto& o : app.outcomes) {
     const auto& e = proposal.reply.edits[o.index];
     if (o.applied)
-      applied.push_back({{"kernel", e.kernel}, {"evidence", e.evidence}, {"rationale", e.rationale}});
+      applied.push_back({{"kernel", e.kernel},
+                         {"evidence", e.evidence},
+                         {"rationale", e.rationale},
+                         {"rule", e.rule.empty() ? json(nullptr) : json(e.rule)}});
     else
       ignored.push_back({{"suggestion", util::first_sentence(e.rationale)}, {"reason", "not applied: " + o.reason}});
   }

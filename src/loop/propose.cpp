@@ -128,6 +128,7 @@ nlohmann::json outcomes_json(const Proposal& p) {
                    {"lines", {o.first_line, o.last_line}},
                    {"evidence", e.evidence},
                    {"rationale", e.rationale},
+                   {"rule", e.rule.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.rule)},
                    {"unknown_evidence", o.unknown_evidence}});
   }
   return out;

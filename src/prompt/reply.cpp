@@ -151,6 +151,7 @@ Reply from_json(const json& j) {
     x.new_text = opt_string(e, "new_text");
     x.evidence = strings(e, "evidence");
     x.rationale = e.value("rationale", "");
+    if (auto r = e.find("rule"); r != e.end() && r->is_string()) x.rule = r->get<std::string>();
     for (const auto& fx : e.value("expected_effect", json::array()))
       x.expected_effect.push_back({fx.value("metric", ""), fx.value("direction", "")});
     r.edits.push_back(std::move(x));
@@ -201,6 +202,23 @@ std::optional<std::string> code_block(std::string_view text) {
   return best;
 }
 
+// An edit's "rule" (the builtin optimizer's, see Edit::rule) is checked here and removed from the
+// copy checked against the schema, so the schema models are held to stays closed; from_json
+// reads the rule from the reply itself.
+std::vector<std::string> take_rules_aside(json& doc) {
+  std::vector<std::string> errors;
+  auto edits = doc.find("edits");
+  if (edits == doc.end() || !edits->is_array()) return errors;
+  for (std::size_t i = 0; i < edits->size(); ++i) {
+    json& e = (*edits)[i];
+    if (!e.is_object() || !e.contains("rule")) continue;
+    if (!e["rule"].is_string() && !e["rule"].is_null())
+      errors.push_back(fmt::format("edits[{}].rule: expected string or null, found {}", i, type_name(e["rule"])));
+    e.erase("rule");
+  }
+  return errors;
+}
+
 } // namespace
 
 ParsedReply parse_reply(std::string_view text) {
@@ -216,7 +234,9 @@ ParsedReply parse_reply(std::string_view text) {
   for (const auto& c : candidates(text)) {
     json doc = json::parse(c.text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) continue;
-    auto errors = validate(doc, reply_schema());
+    json checked = doc;
+    auto errors = take_rules_aside(checked);
+    for (auto& e : validate(checked, reply_schema())) errors.push_back(std::move(e));
     if (errors.empty()) {
       Reply r = from_json(doc);
       check_edit_forms(r, errors);
@@ -263,6 +283,7 @@ json to_json(const Reply& r) {
                      {"evidence", e.evidence},
                      {"rationale", e.rationale},
                      {"expected_effect", effects}});
+    if (!e.rule.empty()) edits.back()["rule"] = e.rule;
   }
   json withheld = json::array();
   for (const auto& w : r.withheld)

@@ -35,6 +35,9 @@ struct Edit {
   std::vector<std::string> evidence;
   std::string rationale;
   std::vector<ExpectedEffect> expected_effect;
+  // The builtin optimizer's rule that made the edit ("pad_shared", "hoist", ...); empty from a
+  // model. Not part of the schema models are asked for: parse_reply takes it aside first.
+  std::string rule;
   bool is_range() const { return line_start > 0; }
 };
 

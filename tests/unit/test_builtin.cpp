@@ -68,6 +68,7 @@ TEST(Builtin, RestrictAndConstUnderMemoryStalls) {
   EXPECT_NE(e.replace->find("const float* __restrict__ w"), std::string::npos);
   EXPECT_EQ(e.expected_effect[0].metric, "stall_long_scoreboard");
   EXPECT_NE(e.rationale.find("No launch passes one buffer twice"), std::string::npos);
+  EXPECT_EQ(e.rule, "restrict");
 }
 
 // A pointer whose element's address is taken (atomicAdd(&hist[b], ...)) is written: no const.
@@ -98,6 +99,7 @@ TEST(Builtin, UnrollOnAConstantTripLoopThatWaits) {
   EXPECT_TRUE(e.is_range());
   EXPECT_EQ(e.line_start, 6);
   EXPECT_EQ(*e.new_text, "  #pragma unroll\n  for (int t = 0; t < TAPS; t++)");
+  EXPECT_EQ(e.rule, "unroll");
   EXPECT_EQ(e.evidence, (std::vector<std::string>{"PC2"}));
 }
 
@@ -106,6 +108,7 @@ TEST(Builtin, LaunchBoundsWhenRegistersLimitOccupancy) {
   auto r = ask(json::array({limited}));
   ASSERT_EQ(r.edits.size(), 1u);
   EXPECT_NE(r.edits[0].replace->find("__launch_bounds__(256, 4) fir("), std::string::npos) << *r.edits[0].replace;
+  EXPECT_EQ(r.edits[0].rule, "launch_bounds");
   EXPECT_EQ(r.edits[0].evidence, (std::vector<std::string>{"RF1"}));
 }
 

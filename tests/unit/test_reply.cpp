@@ -41,6 +41,26 @@ TEST(Reply, PlainJson) {
   EXPECT_EQ(to_json(*again.reply), to_json(*p.reply));
 }
 
+// The builtin optimizer names the rule of each edit; a model's reply has none, and the schema
+// models are held to stays closed (no "rule" in it).
+TEST(Reply, RuleIsKeptAsideFromTheSchema) {
+  EXPECT_FALSE(reply_schema()["properties"]["edits"]["items"]["properties"].contains("rule"));
+  auto p = parse_reply(k_reply);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p.reply->edits[0].rule.empty());
+  EXPECT_FALSE(to_json(*p.reply)["edits"][0].contains("rule"));
+  p.reply->edits[0].rule = "restrict";
+  auto again = parse_reply(to_json(*p.reply).dump());
+  ASSERT_TRUE(again.ok()) << again.errors[0];
+  EXPECT_EQ(again.reply->edits[0].rule, "restrict");
+  EXPECT_TRUE(again.reply->edits[1].rule.empty());
+  nlohmann::json bad = to_json(*p.reply);
+  bad["edits"][0]["rule"] = 7;
+  auto wrong = parse_reply(bad.dump());
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.errors[0], "edits[0].rule: expected string or null, found a number");
+}
+
 TEST(Reply, FencedBlockAfterProse) {
   std::string text = std::string("Here is my analysis of the kernel.\n\n```json\n") + k_reply + "\n```\nHope it helps.";
   auto p = parse_reply(text);
