@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   cli::add_analyze_command(app);
   cli::add_prompt_command(app);
   cli::add_backends_command(app);
+  cli::add_launchers_command(app);
   cli::add_ask_command(app);
   cli::add_optimize_command(app);
   cli::add_run_command(app);

@@ -3,6 +3,8 @@
 // Adding a backend is one file and one registry line (docs/prompts-and-backends.md shows one).
 #pragma once
 
+#include "util/option_spec.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -97,16 +99,8 @@ public:
   virtual Result complete(const Request& request) = 0;
 };
 
-// A declared option of a backend (Caliper-style spec), written in the backend's own file next
-// to the code that reads it: help text and config validation come from here.
-struct OptionSpec {
-  std::string name;
-  std::string description;
-  std::string default_value;
-  // The value names an environment variable holding a key (api_key_env): it becomes a secret as
-  // soon as it is set, before any build or program starts, so that none of them sees it.
-  bool names_secret_variable = false;
-};
+// A declared option of a backend, written in the backend's own file (util/option_spec.hpp).
+using util::OptionSpec;
 
 // Everything the rest of optimas knows about a backend. Each backend's file defines a function
 // returning its spec (`BackendSpec openai_backend()`), and registry.cpp lists those functions.

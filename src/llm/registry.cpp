@@ -128,8 +128,7 @@ std::unique_ptr<Backend> make_backend(const BackendConfig& config, const Registr
 }
 
 std::string option_value(const BackendConfig& config, const OptionSpec& option) {
-  auto it = config.options.find(option.name);
-  return it == config.options.end() || it->second.empty() ? option.default_value : it->second;
+  return util::option_value(config.options, option);
 }
 
 bool caches_answers(const BackendConfig& config, const Registry& from) {

@@ -452,6 +452,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   info.group = program;
   info.group_start = program > 0 ? process_start_time(program).value_or(0) : 0;
   notify(info, true);
+  if (spec.on_start) spec.on_start(info);
   // MSG_NOSIGNAL: a program that failed before it read the go must not kill us with SIGPIPE.
   (void)!::send(go[1], "g", 1, MSG_NOSIGNAL);
   ::close(go[1]);

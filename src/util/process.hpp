@@ -22,6 +22,8 @@ struct ResourceLimits {
   bool core_dumps = true;          // false: RLIMIT_CORE 0
 };
 
+struct ChildInfo;
+
 struct ProcessSpec {
   std::vector<std::string> argv;          // argv[0] is looked up on PATH
   std::string cwd;                        // empty: inherit
@@ -33,6 +35,9 @@ struct ProcessSpec {
   std::string stderr_path;                // empty: capture into ProcessResult::err
   bool stderr_to_stdout = false;
   ResourceLimits limits;
+  // Told once the child is recorded and about to start, from the calling thread: who holds the
+  // child can end it early (end_child), e.g. a launcher cancelling a task.
+  std::function<void(const ChildInfo& child)> on_start;
 };
 
 struct ProcessResult {
