@@ -168,10 +168,12 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
     po.token_budget = m_settings.token_budget;
     if (!m_settings.template_path.empty()) po.template_text = util::read_file(m_settings.template_path);
     if (!m_run.value("profile_gpu", "").empty()) po.gpu = m_run["profile_gpu"];
+    auto asked = std::chrono::steady_clock::now();
     auto replies = replies_for(v, prompt::build_prompts(app_in(parent_sources()), m_diagnostics, po), feedback);
     replies_text = util::join(replies, "\n");
     const bool same = replies_text == v.previous_replies;
     proposal = propose(v, replies, edited, result);
+    result["times"]["ask_s"] = seconds_since(asked);
     if (!proposal->usable()) {
       std::string why = proposal->feedback();
       auto outcome = evaluate::unusable_proposal(!proposal->parse_errors.empty(), !proposal->violations.empty(),
@@ -194,13 +196,28 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
     fs::create_directories((src / s).parent_path());
     util::write_file((src / s).string(), edited.at(fs::path(s).filename().string()));
   }
-  if (auto outcome = build_variant(v, result, replies_text)) return end_attempt(v, result, *outcome, next_feedback);
+  auto built = std::chrono::steady_clock::now();
+  auto build_outcome = build_variant(v, result, replies_text);
+  result["times"]["build_s"] = seconds_since(built);
+  if (build_outcome) return end_attempt(v, result, *build_outcome, next_feedback);
 
   if (!m_execute) {
     say(v.key, "built; not validated or measured: " + m_no_execute_reason);
     return end_attempt(v, result, {"not_measured", "built, not run: " + m_no_execute_reason, false, ""}, next_feedback);
   }
-  if (validate(v, result) && measure(v, result) && proposal) record_ear(v, *proposal, result);
+  // Each phase's wall time, for the dashboard; the re-profile is the EAR step's.
+  auto timed = [&result](const char* name, auto&& phase) {
+    auto start = std::chrono::steady_clock::now();
+    bool ok = phase();
+    result["times"][name] = seconds_since(start);
+    return ok;
+  };
+  if (timed("validate_s", [&] { return validate(v, result); }) &&
+      timed("measure_s", [&] { return measure(v, result); }) && proposal)
+    timed("ear_s", [&] {
+      record_ear(v, *proposal, result);
+      return true;
+    });
   finish_variant(v, result);
   return true;
 }

@@ -324,11 +324,17 @@ RunResult Loop::summary() {
 RunResult Loop::run() {
   open_run();
   try {
-    snapshot();
-    baseline();
-    obtain_profile();
-    analyze();
-    iterate();
+    // Each step's wall time goes into run.json's "times" (the dashboard's Steps table).
+    auto step = [this](const char* name, auto&& run_step) {
+      auto start = std::chrono::steady_clock::now();
+      run_step();
+      m_run["times"][name] = seconds_since(start);
+    };
+    step("snapshot_s", [&] { snapshot(); });
+    step("baseline_s", [&] { baseline(); });
+    step("profile_s", [&] { obtain_profile(); });
+    step("analysis_s", [&] { analyze(); });
+    step("iterations_s", [&] { iterate(); });
   } catch (const PendingError& e) {
     write_run("waiting");
     throw PendingError(fmt::format("{}\nRun {} waits for it: continue with `optimas run --resume {}`{}", e.what(), m_id,

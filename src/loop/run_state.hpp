@@ -29,6 +29,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -37,6 +39,12 @@
 #include <vector>
 
 namespace optimas::loop {
+
+// Seconds since `start`, to the millisecond: the steps' times in run.json ("times") and in each
+// variant's result ("times"), which the dashboard's Steps table shows.
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::round(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1000) / 1000;
+}
 
 // One attempt of one iteration.
 struct Variant {

@@ -32,13 +32,16 @@ std::string decade_label(double v, const char* unit) {
   return fmt::format("{:g}", v);
 }
 
-std::string point_svg(const LogFrame& f, const RooflinePoint& p) {
+// `label_dy` moves the label down, so that the labels of two points close together do not
+// overlap (an edit that changed little leaves "after" on top of "before").
+std::string point_svg(const LogFrame& f, const RooflinePoint& p, double label_dy = 0) {
   double x = f.px(p.intensity), y = f.py(p.flops);
   bool before = p.label == "before";
   return fmt::format("<circle class=\"point\" data-label=\"{0}\" cx=\"{1:.2f}\" cy=\"{2:.2f}\" r=\"5\" fill=\"{3}\" "
                      "stroke=\"#111\"><title>{0}: {4:.3g} FLOP/byte, {5}FLOP/s</title></circle>"
                      "<text x=\"{6:.2f}\" y=\"{7:.2f}\">{0}</text>\n",
-                     attr(p.label), x, y, before ? "#f59e0b" : "#16a34a", p.intensity, si(p.flops), x + 8, y + 4);
+                     attr(p.label), x, y, before ? "#f59e0b" : "#16a34a", p.intensity, si(p.flops), x + 8,
+                     y + 4 + label_dy);
 }
 
 } // namespace
@@ -132,11 +135,17 @@ std::string roofline_svg(const RooflineChart& chart) {
                      attr(si(c.peak) + (c.memory ? "B/s" : "FLOP/s")));
   }
   std::string notes;
+  std::vector<std::pair<double, double>> labelled; // where earlier points' labels are
   for (const auto& p : chart.points) {
-    if (positive(p.intensity) && positive(p.flops))
-      s += point_svg(f, p);
-    else
+    if (positive(p.intensity) && positive(p.flops)) {
+      double x = f.px(p.intensity), y = f.py(p.flops), dy = 0;
+      for (const auto& [lx, ly] : labelled)
+        if (std::abs(lx - x) < 40 && std::abs(ly - (y + dy)) < 13) dy = ly - y + 14;
+      labelled.emplace_back(x, y + dy);
+      s += point_svg(f, p, dy);
+    } else {
       notes += (notes.empty() ? "" : "; ") + p.label + ": no floating-point work measured, not on the roofline";
+    }
   }
   if (!notes.empty())
     s += fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\">{}</text>\n", f.left, f.top + f.height + 44, escape(notes));

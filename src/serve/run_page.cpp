@@ -4,6 +4,8 @@
 #include "serve/html.hpp"
 #include "serve/sections.hpp"
 
+#include "util/strings.hpp"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -74,20 +76,39 @@ std::string summary_section(const RunData& d) {
   return s + "</table></section>\n";
 }
 
+// "12.3 s" for a recorded time, "" when the run did not record it (older runs, or a step not taken).
+std::string seconds(const json& times, const char* key) {
+  const json& t = field(times, key);
+  return t.is_number() ? fmt::format("{:.1f} s", t.get<double>()) : "";
+}
+
 std::string steps_section(const RunData& d) {
   std::string s = "<h2 id=\"steps\">Steps</h2><section><table><tr><th>step</th><th>what</th><th>time</th></tr>\n";
   const json& base = field(d.run, "baseline");
-  s += fmt::format("<tr><td>baseline build</td><td>{}</td><td>{}</td></tr>\n", escape(str(base, "compile")),
-                   field(base, "build_s").is_number() ? fmt::format("{:.1f} s", base["build_s"].get<double>()) : "&ndash;");
-  s += fmt::format("<tr><td>profile</td><td>{}</td><td></td></tr>\n", escape(str(d.run, "profile_gpu")));
-  s += fmt::format("<tr><td>analysis</td><td>{} evidence item(s) on {} hot kernel(s)</td><td></td></tr>\n",
-                   field(d.diagnostics, "evidence").size(), field(d.diagnostics, "kernels").size());
+  const json& times = field(d.run, "times");
+  std::string build = field(base, "build_s").is_number() ? fmt::format("build {:.1f} s", base["build_s"].get<double>()) : "";
+  std::string all = seconds(times, "baseline_s"); // the build and one run of each configuration
+  if (!all.empty()) build += (build.empty() ? "" : ", ") + ("with its runs " + all);
+  s += fmt::format("<tr><td>baseline</td><td>{}</td><td>{}</td></tr>\n", escape(str(base, "compile")),
+                   build.empty() ? "&ndash;" : build);
+  s += fmt::format("<tr><td>profile</td><td>{}</td><td>{}</td></tr>\n", escape(str(d.run, "profile_gpu")),
+                   seconds(times, "profile_s"));
+  s += fmt::format("<tr><td>analysis</td><td>{} evidence item(s) on {} hot kernel(s)</td><td>{}</td></tr>\n",
+                   field(d.diagnostics, "evidence").size(), field(d.diagnostics, "kernels").size(),
+                   seconds(times, "analysis_s"));
   for (const auto& v : d.variants) {
-    const json& b = v.build;
+    const json& vt = field(v.result, "times");
+    std::vector<std::string> phases;
+    for (const auto& [key, label] : {std::pair{"ask_s", "ask"}, {"build_s", "build"}, {"validate_s", "validate"},
+                                     {"measure_s", "measure"}, {"ear_s", "re-profile"}}) {
+      std::string t = seconds(vt, key);
+      if (!t.empty()) phases.push_back(std::string(label) + " " + t);
+    }
+    if (phases.empty() && field(v.build, "wall_s").is_number())
+      phases.push_back(fmt::format("build {:.1f} s", v.build["wall_s"].get<double>()));
     s += fmt::format("<tr><td><a href=\"#variant-{}\">{}</a></td><td>{} {}</td><td>{}</td></tr>\n",
                      anchor(str(v.result, "key")), escape(str(v.result, "key")), status_badge(str(v.result, "status")),
-                     escape(str(v.result, "reason")),
-                     field(b, "wall_s").is_number() ? fmt::format("build {:.1f} s", b["wall_s"].get<double>()) : "");
+                     escape(str(v.result, "reason")), util::join(phases, ", "));
   }
   return s + "</table></section>\n";
 }

@@ -32,7 +32,8 @@ std::string source_row(long number, const std::string& code, const json* stall, 
   if (!stall) return fmt::format("<tr><td class=\"n\">{}</td><td></td><td>{}</td></tr>\n", number, escape(code));
   double share = stall->value("kernel_share", 0.0);
   // A square root keeps lines with a few percent of the samples visible beside a dominant one.
-  double alpha = 0.08 + 0.62 * std::sqrt(std::clamp(share, 0.0, 1.0));
+  // At most 0.45, so dark text stays readable on the hottest line.
+  double alpha = 0.06 + 0.39 * std::sqrt(std::clamp(share, 0.0, 1.0));
   std::string id = stall->value("id", "");
   return fmt::format("<tr class=\"stalled\" data-share=\"{:.4f}\" style=\"background:rgba(220,38,38,{:.3f})\">"
                      "<td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"muted\">{:.1f}% {} {:.0f}%</td></tr>\n",

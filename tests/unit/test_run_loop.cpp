@@ -132,7 +132,13 @@ TEST_F(RunLoop, ARunWithoutExecutionBuildsTheVariantAndSaysWhyNothingWasMeasured
   for (const auto& v : r.summary["variants"]) {
     EXPECT_TRUE(evaluate::is_final_status(v.value("status", ""))) << v;
     EXPECT_FALSE(v.contains("measurement")) << v;
+    // The phases it went through, each with its time (the dashboard's Steps table).
+    ASSERT_TRUE(v.contains("times")) << v;
+    EXPECT_TRUE(v["times"]["ask_s"].is_number()) << v;
+    EXPECT_FALSE(v["times"].contains("measure_s")) << v;
   }
+  for (const char* step : {"snapshot_s", "baseline_s", "profile_s", "analysis_s", "iterations_s"})
+    EXPECT_GE(r.summary["times"].value(step, -1.0), 0.0) << step;
   EXPECT_EQ(run_json(r.id), r.summary); // run.json is the summary
   for (const char* file : {"options.json", "snapshot.json", "baseline/baseline.json", "diagnostics.json",
                            "config/optimas.yml", "profile/.complete"})

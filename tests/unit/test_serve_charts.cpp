@@ -62,6 +62,28 @@ TEST(ServeCharts, RooflinePointSitsAtItsIntensityAndFlops) {
   EXPECT_NEAR(by - ay, decade * std::log10(2.0), 0.02);
 }
 
+// The label's baseline after the circle with that data-label.
+double label_y(const std::string& svg, const std::string& label) {
+  std::smatch m;
+  std::regex re("data-label=\"" + label + "\"[^\n]*<text x=\"[0-9.]+\" y=\"([0-9.]+)\">" + label + "</text>");
+  if (!std::regex_search(svg, m, re)) return NAN;
+  return std::stod(m[1]);
+}
+
+// An edit that changed little leaves "after" on "before": the labels are moved apart, the
+// points are not.
+TEST(ServeCharts, LabelsOfPointsCloseTogetherDoNotOverlap) {
+  auto c = h200_like();
+  c.points[1].flops = 3.62e11;
+  std::string svg = roofline_svg(c);
+  EXPECT_NEAR(point_of(svg, "after").second, point_of(svg, "before").second, 1.0);
+  EXPECT_GE(std::abs(label_y(svg, "after") - label_y(svg, "before")), 13.0) << svg;
+  // Far apart, each label stays beside its own point.
+  c.points[1].flops = 7.2e11;
+  svg = roofline_svg(c);
+  EXPECT_NEAR(label_y(svg, "after"), point_of(svg, "after").second + 4, 0.01);
+}
+
 TEST(ServeCharts, APointOnTheBandwidthCeilingIsOnItsLine) {
   RooflineChart c = h200_like();
   c.points = {{"before", 1.0, 4.8e12}}; // exactly DRAM bandwidth x intensity
