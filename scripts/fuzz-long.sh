@@ -4,9 +4,13 @@
 # build-fuzz/long) from the committed one, which is not touched. Crashes are written to
 # SCRATCH/<harness>.artifacts/; each harness ends with a line of figures. Build first with
 # scripts/fuzz.sh. MAX_TIME=S also stops each harness after S seconds, whichever comes first.
+# TIMEOUT=S (default 20) is libFuzzer's per-input limit, in wall-clock seconds: on a loaded
+# machine, and under `chrt --idle` above all, a harness can wait that long for a core, so raise
+# it there (a real hang still shows, later).
 #   scripts/fuzz-long.sh                      # all harnesses, 10^7 executions each
 #   RUNS=1000000 scripts/fuzz-long.sh fuzz_csv
 #   MAX_TIME=1200 nice -n 10 scripts/fuzz-long.sh fuzz_reply fuzz_csv
+#   TIMEOUT=1200 chrt --idle 0 scripts/fuzz-long.sh    # only idle CPU, beside other work
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
@@ -23,7 +27,7 @@ for h in "${harnesses[@]}"; do
   [ -f "tests/fuzz/$h.dict" ] && extra+=(-dict="tests/fuzz/$h.dict")
   [ -n "${MAX_TIME:-}" ] && extra+=(-max_total_time="$MAX_TIME")
   start=$(date +%s)
-  "$bin" -runs="$RUNS" -max_len=8192 -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 "${extra[@]}" \
+  "$bin" -runs="$RUNS" -max_len=8192 -rss_limit_mb=2048 -timeout="${TIMEOUT:-20}" -print_final_stats=1 "${extra[@]}" \
     -artifact_prefix="$SCRATCH/$h.artifacts/" "$SCRATCH/$h" "tests/fuzz/corpus/$h" >"$SCRATCH/$h.log" 2>&1
   rc=$?
   secs=$(($(date +%s) - start))

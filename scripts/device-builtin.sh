@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# On a GPU machine, from the repository root, with optimas packed by scripts/device-pack.sh:
+# the whole loop with the defaults (builtin backend: rules, then the tuning stage where the
+# example's optimas.yml declares one) on each example, profiled live. With several GPUs the
+# examples are spread over them, one at a time per GPU (CUDA_VISIBLE_DEVICES), so no two
+# measurements share a GPU. Everything lands in $OUT: per example its --json summary
+# (<ex>.json), its progress (<ex>.log) and exit code (exits.txt), and the run folders without
+# profiles' raw reports (runs.tgz). bash scripts/builtin-table.py OUT prints the table.
+#   EXAMPLES (default: every example folder), RUN_SECONDS (limit per example, default 420),
+#   RUN_ARGS (more arguments for optimas run).
+set -uo pipefail
+OUT=${OUT:-/tmp/optimas-builtin-out}
+W=/tmp/optimas-builtin
+rm -rf "$W"; mkdir -p "$W" "$OUT"
+export PATH="$PWD/.device/bin:$PATH"
+cupti=$(dirname "$(find /usr/local -name 'libcupti.so.*' 2>/dev/null | head -1)" 2>/dev/null)
+export LD_LIBRARY_PATH="$PWD/.device/lib${cupti:+:$cupti}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+examples=(${EXAMPLES:-$(for d in examples/*/; do [ -f "$d/optimas.yml" ] && basename "$d"; done)})
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+[ "$gpus" -gt 0 ] || { echo "no GPU" >&2; exit 125; }
+
+{ nvidia-smi; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; ncu --version; nvcc --version;
+  uname -a; optimas --version; } > "$OUT/environment.txt" 2>&1
+
+# The examples of GPU $1: every ${gpus}th from the $1th.
+on_gpu() {
+  local gpu=$1
+  for ((i = gpu; i < ${#examples[@]}; i += gpus)); do
+    local ex=${examples[$i]}
+    echo "[$(date +%T)] gpu $gpu: $ex" >> "$OUT/device.log"
+    CUDA_VISIBLE_DEVICES=$gpu timeout "${RUN_SECONDS:-420}" \
+      optimas run --app "examples/$ex" --runs-dir "$W/runs-$gpu" --json ${RUN_ARGS:-} > "$OUT/$ex.json" 2> "$OUT/$ex.log"
+    echo "$ex $?" >> "$OUT/exits.txt"
+    echo "[$(date +%T)] gpu $gpu: $ex done" >> "$OUT/device.log"
+  done
+}
+for ((g = 0; g < gpus; g++)); do on_gpu "$g" & done
+wait
+# The run folders: what the tables and the dashboard read, not the raw ncu reports.
+tar czf "$OUT/runs.tgz" --exclude='*.ncu-rep' --exclude='*.csv.gz' --exclude='work' --exclude='program.out' \
+  --exclude='*.bin' -C "$W" $(cd "$W" && ls -d runs-*) 2>/dev/null
+du -sh "$OUT"/runs.tgz >> "$OUT/device.log"
