@@ -237,11 +237,13 @@ std::optional<evaluate::Outcome> Loop::build_variant(Variant& v, json& result, c
     evaluate::copy_tree((m_dir / "snapshot").string(), v.work.string());
     evaluate::copy_tree((v.dir / "src").string(), v.work.string());
     say(v.key + " build",
-        m_settings.aa ? "A/A: the parent unchanged; building"
-                      : fmt::format("{} edit(s) applied; building", result.value("applied", 0)),
+        !v.build_note.empty() ? v.build_note
+        : m_settings.aa       ? "A/A: the parent unchanged; building"
+                              : fmt::format("{} edit(s) applied; building", result.value("applied", 0)),
         false);
-    auto b = evaluate::build_in(m_app, v.work.string(), (v.dir / "build.log").string(), m_sandbox);
+    auto b = evaluate::build_in(m_app, v.work.string(), (v.dir / "build.log").string(), m_sandbox, v.build_env);
     record = {{"ok", b.ok}, {"result", b.result}, {"wall_s", b.wall_s}};
+    for (const auto& [k, val] : v.build_env) record["env"][k] = val;
     if (b.ok) record["fingerprint"] = evaluate::build_fingerprint(m_app, v.work.string(), m_snapshot);
     store::write_json_atomic(build_record.string(), record);
     if (!b.ok) {
