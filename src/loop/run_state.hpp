@@ -89,6 +89,13 @@ private:
   const json* variant_record(const std::string& key) const;
 
   // baseline.cpp
+  // Builds a fresh copy of the snapshot with `sources` (a folder, or empty) written over it, and
+  // leaves it in `work`. The build itself runs in one folder for the whole run, work/building:
+  // nvcc -lineinfo writes the build folder's path into the binary (and so into its build id), so
+  // two builds of the same code in two folders would differ and a stale build would pass for a
+  // new one.
+  evaluate::BuildResult build_copy(const path& sources, const path& work, const path& log,
+                                   const std::map<std::string, std::string>& env = {});
   void baseline();
   void build_baseline(const path& work, const path& record);
   void run_baseline(const path& work, const path& record);
