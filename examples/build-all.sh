@@ -2,9 +2,12 @@
 # build-all.sh: build every example with the build command from its optimas.yml, each in a
 # temporary copy of its folder, so that no object file, binary or build folder is left in the
 # examples' own folders.
-# Usage: examples/build-all.sh [--keep DIR]
+# Usage: examples/build-all.sh [--keep DIR] [--only NAME]...
 #   --keep DIR   build the copies in DIR/<example> and keep them (DIR is created; it must not
 #                hold an example of the same name)
+#   --only NAME  build only this example (repeatable)
+#   NVCC_APPEND_FLAGS  nvcc appends these to every command line (a tuning point: -DTPB=512
+#                -Xptxas -dlcm=cg; docs/tuning.md), whichever way the example calls nvcc
 #   NVCC=PATH    the CUDA compiler. A build command that starts with `nvcc` gets it in its place,
 #                `make` gets NVCC=PATH and a CMake configure step -DCMAKE_CUDA_COMPILER=PATH
 #                (CUDACXX is set too, for CMake calls the substitution does not reach).
@@ -13,10 +16,12 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 keep=""
+only=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --keep) keep="${2:?--keep needs a folder}"; shift 2 ;;
-    *) echo "usage: build-all.sh [--keep DIR]" >&2; exit 2 ;;
+    --only) only+=("${2:?--only needs an example name}"); shift 2 ;;
+    *) echo "usage: build-all.sh [--keep DIR] [--only NAME]..." >&2; exit 2 ;;
   esac
 done
 
@@ -33,7 +38,7 @@ fi
 nvcc_path="$(cd "$(dirname "$nvcc_path")" && pwd)/$(basename "$nvcc_path")"
 export NVCC="$nvcc_path" CUDACXX="$nvcc_path"
 q_nvcc="$(printf '%q' "$nvcc_path")"
-echo "build-all: using $nvcc_path"
+echo "build-all: using $nvcc_path${NVCC_APPEND_FLAGS:+ with NVCC_APPEND_FLAGS=$NVCC_APPEND_FLAGS}"
 
 if [[ -n "$keep" ]]; then
   mkdir -p "$keep"
@@ -68,6 +73,7 @@ shopt -s nullglob
 for yml in "$here"/*/optimas.yml; do
   dir="$(dirname "$yml")"
   name="$(basename "$dir")"
+  if [[ ${#only[@]} -gt 0 && ! " ${only[*]} " =~ " $name " ]]; then continue; fi
   cmd="$(build_key command "$yml")"
   binary="$(build_key binary "$yml")"
   clean="$(build_key clean "$yml")"

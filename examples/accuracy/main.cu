@@ -1,10 +1,8 @@
 // accuracy: top-k classification accuracy over a matrix of logits.
-//
 // For every row of a rows x classes matrix of float logits and its integer
 // label, the row is a "hit" when the label's logit is among the k largest of
 // the row (ties are broken by class index, lower index wins).  The kernels
 // produce one hit flag per row and the total number of hits.
-//
 // Usage: ./accuracy --rows R --classes C --k K --reps N --seed S --out PATH
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -23,7 +21,9 @@
     }                                                                         \
   } while (0)
 
+#ifndef BLOCK  // threads per block (a power of two: the tree reductions halve it); tunable: -DBLOCK=...
 #define BLOCK 256
+#endif
 
 // One block per row: the threads count how many classes rank above the label,
 // then reduce the counts in shared memory.

@@ -17,8 +17,12 @@
     }                                                                         \
   } while (0)
 
-#define BLOCK_X 32      // 2D kernels run 32 x 8 thread blocks, one thread per pixel
+#ifndef BLOCK_X         // 2D kernels run 32 x 8 thread blocks, one thread per pixel;
+#define BLOCK_X 32      // tunable: -DBLOCK_X=... -DBLOCK_Y=...
+#endif
+#ifndef BLOCK_Y
 #define BLOCK_Y 8
+#endif
 #define MAX_RADIUS 8    // the blur's radius is 0..MAX_RADIUS
 #define HIST_BINS 256   // histogram of edge magnitudes over [0, HIST_MAX)
 #define HIST_MAX 2.0f   // (larger magnitudes count in the last bin)

@@ -1,11 +1,9 @@
 // gather: XSBench-like macroscopic cross-section lookups.
-//
 // Every nuclide has its own sorted energy grid with NUM_XS microscopic cross
 // sections per grid point.  Every lookup has a random energy and a material;
 // for each nuclide of the material the kernel binary-searches that nuclide's
 // grid (lookup.cuh), interpolates its cross sections and accumulates them,
 // weighted by the nuclide's concentration, into NUM_XS macroscopic values.
-//
 // Usage: ./gather --nuclides N --gridpoints G --lookups L --seed S --out PATH
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -28,7 +26,9 @@
   } while (0)
 
 #define N_MATERIALS 12
+#ifndef TPB  // threads per block, one lookup per thread; tunable: -DTPB=...
 #define TPB 256
+#endif
 
 // One thread per lookup.
 __global__ void xs_lookup_kernel(const GridPoint* grids, int n_grid, const int* mat_start,

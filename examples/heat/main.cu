@@ -1,11 +1,7 @@
-// heat: explicit time stepping of the 2D heat equation on a small grid, the way many
-// iterative solvers run: thousands of short kernel launches (a stencil step, a boundary
-// update every step, a residual reduction every few steps). It is the launch-heavy example:
-// the default configuration launches about 12,000 kernels.
-//
+// heat: explicit 2D heat-equation steps as iterative solvers take them: thousands of short launches
+// (stencil and boundary each step, a residual reduction every few; ~12,000 launches by default).
 // Usage: ./heat --nx NX --ny NY --steps S --check K --seed SEED --out PATH
 #include <cuda_runtime.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -23,8 +19,12 @@
     }                                                                                       \
   } while (0)
 
+#ifndef BX  // the stencil's block, one thread per point; tunable: -DBX=... -DBY=...
 #define BX 32
+#endif
+#ifndef BY
 #define BY 8
+#endif
 #define RED_BLOCKS 64 // fixed partial-sum count: the residual is the same bits every run
 
 const float ALPHA = 0.2f; // diffusion number; stable below 0.25

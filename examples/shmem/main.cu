@@ -1,10 +1,8 @@
 // shmem: shared-memory heavy image pipeline (Shmembench-like).
-//
 // Each iteration blurs the image with a (2R+1)x(2R+1) weighted filter read
 // from a shared-memory tile (with halo, clamp-to-edge), then transposes it
 // through a shared-memory tile.  After the last iteration the row sums of the
 // image are computed with a shared-memory tree reduction.
-//
 // Usage: ./shmem --width W --height H --radius R --iters N --seed S --out PATH
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -15,7 +13,6 @@
 #include <vector>
 #include <utility>
 #include <algorithm>
-
 #define CHECK(call)                                                           \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -25,9 +22,12 @@
       exit(1);                                                                \
     }                                                                         \
   } while (0)
-
-#define TILE 32        // transpose tile (one element per thread, 32x32 block)
-#define BT 16          // blur output tile per block (16x16 threads)
+#ifndef TILE  // transpose tile (one element per thread, TILE x TILE block); tunable: -DTILE=...
+#define TILE 32
+#endif
+#ifndef BT    // blur output tile per block (BT x BT threads); tunable: -DBT=...
+#define BT 16
+#endif
 #define MAX_RADIUS 8
 #define SUM_THREADS 256
 

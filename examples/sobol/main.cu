@@ -1,5 +1,4 @@
 // sobol: Gray-code Sobol quasi-random sequence generator + QMC integration.
-//
 // Host: finds primitive polynomials over GF(2) by brute force, picks the
 // initial direction numbers m_1..m_s (odd, m_k < 2^k) from the seeded RNG and
 // expands them with the Sobol recurrence to 32 direction numbers per
@@ -8,7 +7,6 @@
 //       x_{i+1} = x_i ^ v[ffs(~i) - 1];
 //       gfunction kernels estimate the integral over [0,1]^dims of Sobol's
 //       g-function (exact value 1) with a deterministic two-pass reduction.
-//
 // Usage: ./sobol --points N --dims D --seed S --out PATH
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -17,7 +15,6 @@
 #include <cmath>
 #include <string>
 #include <vector>
-
 #define CHECK(call)                                                           \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -27,13 +24,16 @@
       exit(1);                                                                \
     }                                                                         \
   } while (0)
-
 #define BITS 32
+#ifndef POINTS_PER_THREAD  // consecutive points per generator thread; tunable: -DPOINTS_PER_THREAD=...
 #define POINTS_PER_THREAD 32
-#define TPB 256
+#endif
+#ifndef GEN_TPB  // the generator's threads per block; tunable: -DGEN_TPB=...
+#define GEN_TPB 256
+#endif
+#define TPB 256  // the reductions' block: its tree's shape fixes the sum's rounding
 #define REDUCE_BLOCKS 512
 #define MAX_DIMS 1024
-
 // Each thread owns a run of consecutive points and loops over all dimensions.
 __global__ void sobol_kernel(const unsigned int* dirs, const unsigned int* shifts,
                              unsigned int* points, int n_points, int dims) {
@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
   CHECK(cudaMemset(d_points, 0, total * sizeof(unsigned int)));
 
   long long chunks = (n_points + POINTS_PER_THREAD - 1) / POINTS_PER_THREAD;
-  int gen_blocks = (int)((chunks + TPB - 1) / TPB);
+  int gen_blocks = (int)((chunks + GEN_TPB - 1) / GEN_TPB);
 
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));
@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
   float ms = 0.0f;
   for (int pass = 0; pass < 2; pass++) {  // pass 0 = warm-up, pass 1 = timed
     CHECK(cudaEventRecord(start));
-    sobol_kernel<<<gen_blocks, TPB>>>(d_dirs, d_shifts, d_points, (int)n_points, (int)dims);
+    sobol_kernel<<<gen_blocks, GEN_TPB>>>(d_dirs, d_shifts, d_points, (int)n_points, (int)dims);
     CHECK(cudaGetLastError());
     gfunction_partial_kernel<<<REDUCE_BLOCKS, TPB>>>(d_points, (int)n_points, (int)dims, d_partial);
     CHECK(cudaGetLastError());

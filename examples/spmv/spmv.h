@@ -17,7 +17,10 @@
     }                                                                         \
   } while (0)
 
-#define TPB 256           // threads per block for every kernel
+#ifndef TPB               // threads per block of the row and element kernels; tunable: -DTPB=...
+#define TPB 256
+#endif
+#define NORM_TPB 256      // the norms' block: its tree reduction's shape fixes the sum's rounding
 #define NORM_BLOCKS 1024  // fixed number of partial sums -> deterministic norms
 
 // A square sparse matrix in CSR form, in device memory. Column indices are

@@ -6,7 +6,7 @@
 // First pass: every block sums (b - ax)^2 over a grid-stride slice, then
 // reduces in shared memory. The grid is fixed (NORM_BLOCKS), so is the order.
 __global__ void residual_partial_kernel(const double* b, const double* ax, double* partial, int n) {
-  __shared__ double cache[TPB];
+  __shared__ double cache[NORM_TPB];
   double sum = 0.0;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
     double r = b[i] - ax[i];
@@ -23,7 +23,7 @@ __global__ void residual_partial_kernel(const double* b, const double* ax, doubl
 
 // Second pass: one block sums the partial results in a fixed order.
 __global__ void sum_partials_kernel(const double* partial, int nparts, double* result) {
-  __shared__ double cache[TPB];
+  __shared__ double cache[NORM_TPB];
   double sum = 0.0;
   for (int i = threadIdx.x; i < nparts; i += blockDim.x) sum += partial[i];
   cache[threadIdx.x] = sum;
@@ -43,8 +43,8 @@ void launch_jacobi_update(const double* x, const double* b, const double* ax, co
 }
 
 void launch_residual_norm2(const double* b, const double* ax, double* partial, double* result, int n) {
-  residual_partial_kernel<<<NORM_BLOCKS, TPB>>>(b, ax, partial, n);
+  residual_partial_kernel<<<NORM_BLOCKS, NORM_TPB>>>(b, ax, partial, n);
   CHECK(cudaGetLastError());
-  sum_partials_kernel<<<1, TPB>>>(partial, NORM_BLOCKS, result);
+  sum_partials_kernel<<<1, NORM_TPB>>>(partial, NORM_BLOCKS, result);
   CHECK(cudaGetLastError());
 }

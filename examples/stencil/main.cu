@@ -193,8 +193,17 @@ int main(int argc, char** argv) {
   CHECK(cudaMemcpy(d_c2, c2.data(), bytes, cudaMemcpyHostToDevice));
   CHECK(cudaMemset(d_rhs, 0, bytes));
 
-  dim3 block(8, 8, 8);
-  dim3 grid((nx + 7) / 8, (ny + 7) / 8, (nz + 7) / 8);
+#ifndef SX  // the 3D kernels' block, one thread per point; tunable: -DSX=... -DSY=... -DSZ=...
+#define SX 8
+#endif
+#ifndef SY
+#define SY 8
+#endif
+#ifndef SZ
+#define SZ 8
+#endif
+  dim3 block(SX, SY, SZ);
+  dim3 grid((nx + SX - 1) / SX, (ny + SY - 1) / SY, (nz + SZ - 1) / SZ);
   int face_a = std::max(nx, ny), face_b = std::max(ny, nz);
   dim3 bc_block(16, 16), bc_grid((face_a + 15) / 16, (face_b + 15) / 16, 6);
 

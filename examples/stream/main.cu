@@ -1,11 +1,9 @@
 // stream: BabelStream-like memory bandwidth kernels in double precision.
-//
 // Per repetition:  copy  c = a
 //                  mul   b = s * c
 //                  add   c = a + b
 //                  triad a = b + s * c
 //                  dot   sum(a * b)    (deterministic two-pass reduction)
-//
 // Usage: ./stream --n N --reps R --seed S --out PATH
 #include <cuda_runtime.h>
 #include <cstdio>
@@ -26,11 +24,13 @@
     }                                                                         \
   } while (0)
 
-#define TPB 256          // threads per block for every kernel
+#ifndef TPB             // threads per block of the element-wise kernels (tunable: -DTPB=...)
+#define TPB 256
+#endif
+#define DOT_TPB 256      // the dot's block: its tree reduction's shape fixes the sum's rounding
 #define DOT_BLOCKS 1024  // fixed number of partial sums -> deterministic dot
 
 const double SCALAR = 0.4;
-
 // ---------------------------------------------------------------- kernels
 
 __global__ void copy_kernel(const double* a, double* c, int n) {
@@ -55,7 +55,7 @@ __global__ void triad_kernel(double* a, const double* b, const double* c, double
 
 // First pass: every block sums a grid-stride slice, then reduces in shared memory.
 __global__ void dot_partial_kernel(const double* a, const double* b, double* partial, int n) {
-  __shared__ double cache[TPB];
+  __shared__ double cache[DOT_TPB];
   double sum = 0.0;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
     sum += a[i] * b[i];
@@ -70,7 +70,7 @@ __global__ void dot_partial_kernel(const double* a, const double* b, double* par
 
 // Second pass: one block sums the partial results in a fixed order.
 __global__ void dot_final_kernel(const double* partial, int nparts, double* result) {
-  __shared__ double cache[TPB];
+  __shared__ double cache[DOT_TPB];
   double sum = 0.0;
   for (int i = threadIdx.x; i < nparts; i += blockDim.x) sum += partial[i];
   cache[threadIdx.x] = sum;
@@ -125,9 +125,9 @@ static void run_rep(double* d_a, double* d_b, double* d_c, double* d_partial, do
   CHECK(cudaGetLastError());
   triad_kernel<<<blocks, TPB>>>(d_a, d_b, d_c, SCALAR, n);
   CHECK(cudaGetLastError());
-  dot_partial_kernel<<<DOT_BLOCKS, TPB>>>(d_a, d_b, d_partial, n);
+  dot_partial_kernel<<<DOT_BLOCKS, DOT_TPB>>>(d_a, d_b, d_partial, n);
   CHECK(cudaGetLastError());
-  dot_final_kernel<<<1, TPB>>>(d_partial, DOT_BLOCKS, d_result);
+  dot_final_kernel<<<1, DOT_TPB>>>(d_partial, DOT_BLOCKS, d_result);
   CHECK(cudaGetLastError());
 }
 

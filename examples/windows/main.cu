@@ -1,12 +1,10 @@
 // windows: moving-window statistics of an integer signal, one kernel template instance per
 // window size.
-//
 // Each iteration computes, for every window size W in {8, 16, 32, 64, 128}, the sum and the
 // sum of squares of the W samples starting at every position (wrapping around), then mixes
 // all of them back into the signal. After the last iteration the variance of every window is
 // reduced per block (largest and mean variance), in float for the small windows and in double
 // for the large ones.
-//
 // Usage: ./windows --n N --iters I --seed S --out PATH
 #include <cuda_runtime.h>
 #include <algorithm>
@@ -31,7 +29,9 @@
 
 #define NWIN 5
 #define MODULUS 1009
+#ifndef SUM_THREADS  // threads per block of the moving sums and the update; tunable: -DSUM_THREADS=...
 #define SUM_THREADS 256
+#endif
 static const int k_windows[NWIN] = {8, 16, 32, 64, 128};
 
 struct WindowSums {

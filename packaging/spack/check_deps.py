@@ -30,6 +30,7 @@ K_SPACK_NAMES = {
     "Eigen3": "eigen",
     "CURL": "curl",
     "SQLite3": "sqlite",
+    "NLopt": "nlopt",
     "cpp-httplib": "cpp-httplib",
     "GTest": "googletest",
     "CUDAToolkit": "cuda",

@@ -43,6 +43,8 @@ class Optimas(CMakePackage):
     depends_on("eigen@3.3:")
     depends_on("curl")
     depends_on("sqlite")
+    # The tuning stage's optimizer (Sbplx, src/tune/search.cpp).
+    depends_on("nlopt")
     # The dashboard's web server (optimas serve), found through pkg-config; header-only.
     depends_on("cpp-httplib")
     depends_on("pkgconfig", type="build")

@@ -62,6 +62,28 @@ private:
   std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
 };
 
+// The tuning stage's points, one line each, and the best one.
+void print_tune(const nlohmann::json& run) {
+  if (!run.contains("tune")) return;
+  const auto& t = run["tune"];
+  if (t.contains("skipped")) {
+    std::cout << "  tune: " << t["skipped"].get<std::string>() << "\n";
+    return;
+  }
+  std::cout << fmt::format("  tune: {} search, {} of {} allowed point(s) tried, on {}'s sources\n",
+                           t.value("method", ""), t.value("points", nlohmann::json::array()).size(),
+                           t.value("allowed", 0), t.value("parent", "baseline"));
+  for (const auto& p : t.value("points", nlohmann::json::array())) {
+    std::string speed = p["speedup"].is_number() ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", p["speedup"].get<double>(),
+                                                               p["ci"][0].get<double>(), p["ci"][1].get<double>())
+                                                 : "-";
+    std::cout << fmt::format("    {:<4} {:<40} {:<18} {:<24}{}\n", p.value("key", ""), p.value("flags", ""),
+                             p.value("status", ""), speed, p.value("cached", false) ? " (cached)" : "");
+  }
+  if (t.contains("best") && t["best"].is_string())
+    std::cout << fmt::format("    best: {}\n", t["best"].get<std::string>());
+}
+
 void print_summary(const nlohmann::json& run) {
   std::cout << fmt::format("run {} ({}): {}\n", run.value("id", ""), run.value("app", ""), run.value("outcome", ""));
   for (const auto& v : run.value("variants", nlohmann::json::array())) {
@@ -88,6 +110,7 @@ void print_summary(const nlohmann::json& run) {
                                e.value("implemented", 0), e.value("withheld", 0), e.value("hallucinations", 0));
     }
   }
+  print_tune(run);
   for (const auto& w : run.value("warnings", nlohmann::json::array()))
     std::cout << "  warning: " << w.get<std::string>() << "\n";
   if (run.contains("not_executed_because"))
@@ -113,9 +136,11 @@ void run_run(RunCommand& c) {
     for (const auto& s : plan["steps"]) {
       std::string what;
       for (const auto& [k, v] : s.items())
-        if (k != "step" && k != "labels")
+        if (k != "step" && k != "labels" && k != "points")
           what += fmt::format(" {}={}", k, v.is_string() ? v.get<std::string>() : v.dump());
       std::cout << fmt::format("  {:<9}{}\n", s["step"].get<std::string>(), what);
+      for (const auto& p : s.value("points", nlohmann::json::array()))
+        std::cout << fmt::format("    point  {}\n", p.get<std::string>());
     }
     for (const auto& [name, cmd] : plan["commands"].items())
       std::cout << fmt::format("  run {:<10} {}\n", name, cmd.get<std::string>());
@@ -139,7 +164,8 @@ void run_run(RunCommand& c) {
 constexpr const char* k_run_overrides[] = {
     "model", "base_url", "options", "diagnostics", "scope", "iterations", "retries", "runs", "warmup", "timing",
     "min_speedup", "confirm", "aa", "measure_configs", "validate_configs", "fresh_seeds", "tolerance", "import", "ncu",
-    "tracer", "full_profile", "execute", "template", "token_budget", "cache_dir", "no_cache", "keep_work", "alpha"};
+    "tracer", "full_profile", "execute", "template", "token_budget", "cache_dir", "no_cache", "keep_work", "alpha",
+    "tune", "tune_only", "tune_search", "tune_budget"};
 // clang-format on
 
 void add_run_command(CLI::App& app) {

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* k_top_keys[] = {"name",    "description", "sources", "build",   "run",
-                                      "configs", "optimize",    "measure", "validate"};
+                                      "configs", "optimize",    "measure", "validate", "tune"};
 constexpr const char* k_optimize_keys[] = {"backend", "options", "diagnostics", "scope", "iterations", "retries"};
 constexpr const char* k_measure_keys[] = {"runs",       "warmup",       "timing",      "configs",
                                           "confidence", "significance", "min_speedup", "confirm"};
@@ -153,6 +153,8 @@ public:
     if (std::string why = check(row->name, v); !why.empty()) fail(n, why);
     return v;
   }
+
+  const std::string& path() const { return m_path; }
 
 private:
   std::string m_path;
@@ -288,6 +290,7 @@ void read_run_settings(const Reader& rd, const YAML::Node& root, AppConfig& app)
   if (YAML::Node o = root["optimize"]) read_optimize(rd, o, app.optimize);
   if (YAML::Node m = root["measure"]) read_measure(rd, m, app, app.measure);
   if (YAML::Node v = root["validate"]) read_validate(rd, v, app.validate);
+  if (YAML::Node t = root["tune"]) app.tune = read_tune(t, rd.path());
 }
 
 } // namespace

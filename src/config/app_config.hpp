@@ -3,6 +3,7 @@
 #pragma once
 
 #include "config/options.hpp"
+#include "config/tune_config.hpp"
 
 #include <map>
 #include <string>
@@ -83,6 +84,7 @@ struct AppConfig {
   OptimizeSettings optimize;
   MeasureSettings measure;
   ValidateSettings validate;
+  TuneSettings tune; // empty: no tune: block
 
   const InputConfig& default_config() const;
   const InputConfig* find(const std::string& name) const;

@@ -58,6 +58,9 @@ std::string scope(const json& v) {
 std::string timing(const json& v) {
   return one_of(v, {"auto", "trace", "kernel_time", "wall"});
 }
+std::string search(const json& v) {
+  return one_of(v, {"auto", "exhaustive", "nlopt"});
+}
 std::string execute(const json& v) {
   return one_of(v, {"auto", "yes", "no"});
 }
@@ -102,7 +105,7 @@ std::vector<Option> make_table() {
     {"options", "--option", "Backend option key=value (repeatable; see optimas backends)", "", Kind::list, nullptr, "",
      key_values},
     {"cache_dir", "--cache-dir", "Response cache", "OPTIMAS_CACHE_DIR", Kind::text, ".optimas/cache", "", nullptr},
-    {"no_cache", "--no-cache", "Always call the backend", "", Kind::flag, false, "", nullptr},
+    {"no_cache", "--no-cache", "Always call the backend, and measure tuning points again", "", Kind::flag, false, "", nullptr},
     {"work_dir", "--work-dir", "Manual backend: where prompt and reply files go", "", Kind::text, "optimas-manual", "",
      nullptr},
     // What the backend is shown and may change. The diagnostics are checked where they are used
@@ -163,6 +166,17 @@ std::vector<Option> make_table() {
      execute},
     {"keep_work", "--keep-work", "Keep the scratch builds (runs/<id>/work) after the run", "", Kind::flag, false, "",
      nullptr},
+    // The tuning stage (tune: in optimas.yml; docs/tuning.md).
+    {"tune", "!--no-tune", "Skip the tuning stage that follows the edit step", "", Kind::flag, true, "", nullptr},
+    {"tune_only", "--tune-only", "Only the tuning stage: baseline, then the points of tune: (no profile, no edits)",
+     "", Kind::flag, false, "", nullptr},
+    {"tune_search", "--tune-search",
+     "How to search the tuning space: auto (exhaustive up to 64 points, else nlopt), exhaustive, or nlopt (NLopt's "
+     "Sbplx on the grid)", "", Kind::text, "auto", "tune.search", search},
+    {"tune_budget", "--tune-budget", "Most tuning points built and measured", "", Kind::integer, 32, "tune.budget",
+     at_least<1>},
+    {"allow_fp_changes", "", "Let tune.flags hold flags that change floating-point results (fast math)", "",
+     Kind::flag, false, "tune.allow_fp_changes", nullptr},
     {"aa", "--aa",
      "Calibration: measure a second build of the unchanged baseline against it (nothing is asked or edited)", "",
      Kind::flag, false, "", nullptr},

@@ -341,10 +341,11 @@ std::string BuildResult::tail(std::size_t lines) const {
 }
 
 BuildResult build_in(const config::AppConfig& app, const std::string& dir, const std::string& log_path,
-                     const Sandbox& sandbox) {
+                     const Sandbox& sandbox, const std::map<std::string, std::string>& env) {
   auto step = [&](const std::string& command, bool append) {
     util::ProcessSpec spec = util::shell(command);
     spec.cwd = dir;
+    for (const auto& [k, v] : env) spec.env[k] = v;
     spec.timeout_s = sandbox.timeout_s;
     spec.limits = sandbox.limits;
     spec.stdout_path = log_path;

@@ -112,9 +112,10 @@ struct BuildResult {
   std::string tail(std::size_t lines = 30) const; // the log's last lines, for messages and feedback
 };
 
-// Runs build.clean (when set) and then build.command in `dir`, both logged to `log_path`.
+// Runs build.clean (when set) and then build.command in `dir`, both logged to `log_path`, with
+// `env` added to their environment (a tuning point's NVCC_APPEND_FLAGS and OPTIMAS_TUNE_FLAGS).
 BuildResult build_in(const config::AppConfig& app, const std::string& dir, const std::string& log_path,
-                     const Sandbox& sandbox);
+                     const Sandbox& sandbox, const std::map<std::string, std::string>& env = {});
 
 struct Execution {
   bool ok = false;

@@ -250,15 +250,14 @@ std::optional<evaluate::Outcome> Loop::build_variant(Variant& v, json& result, c
   json record = fs::exists(build_record) ? read_json(build_record.string()) : json::object();
   bool built = record.value("ok", false) && (m_app.binary.empty() || fs::exists(v.work / m_app.binary));
   if (!built) {
-    fs::remove_all(v.work);
-    evaluate::copy_tree((m_dir / "snapshot").string(), v.work.string());
-    evaluate::copy_tree((v.dir / "src").string(), v.work.string());
     say(v.key + " build",
-        m_settings.aa ? "A/A: the parent unchanged; building"
-                      : fmt::format("{} edit(s) applied; building", result.value("applied", 0)),
+        !v.build_note.empty() ? v.build_note
+        : m_settings.aa       ? "A/A: the parent unchanged; building"
+                              : fmt::format("{} edit(s) applied; building", result.value("applied", 0)),
         false);
-    auto b = evaluate::build_in(m_app, v.work.string(), (v.dir / "build.log").string(), m_sandbox);
+    auto b = build_copy(v.dir / "src", v.work, v.dir / "build.log", v.build_env);
     record = {{"ok", b.ok}, {"result", b.result}, {"wall_s", b.wall_s}};
+    for (const auto& [k, val] : v.build_env) record["env"][k] = val;
     if (b.ok) record["fingerprint"] = evaluate::build_fingerprint(m_app, v.work.string(), m_snapshot);
     store::write_json_atomic(build_record.string(), record);
     if (!b.ok) {

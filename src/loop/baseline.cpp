@@ -13,11 +13,22 @@ namespace optimas::loop {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-void Loop::build_baseline(const fs::path& work, const fs::path& record) {
+evaluate::BuildResult Loop::build_copy(const fs::path& sources, const fs::path& work, const fs::path& log,
+                                       const std::map<std::string, std::string>& env) {
+  const fs::path building = m_dir / "work" / "building";
+  fs::remove_all(building);
   fs::remove_all(work);
-  evaluate::copy_tree((m_dir / "snapshot").string(), work.string());
+  evaluate::copy_tree((m_dir / "snapshot").string(), building.string());
+  if (!sources.empty()) evaluate::copy_tree(sources.string(), building.string());
+  auto b = evaluate::build_in(m_app, building.string(), log.string(), m_sandbox, env);
+  fs::create_directories(work.parent_path());
+  fs::rename(building, work);
+  return b;
+}
+
+void Loop::build_baseline(const fs::path& work, const fs::path& record) {
   say("baseline", "building: " + m_app.build_command, false);
-  auto b = evaluate::build_in(m_app, work.string(), (record.parent_path() / "build.log").string(), m_sandbox);
+  auto b = build_copy({}, work, record.parent_path() / "build.log");
   if (!b.ok) throw Error(fmt::format("the baseline does not build ({}):\n{}", b.result, b.tail()));
   say("baseline", fmt::format("built in {:.1f} s", b.wall_s));
   if (!fs::exists(record))

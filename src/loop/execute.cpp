@@ -109,10 +109,7 @@ void Loop::rebuild_work(const std::string& key) {
     fingerprint = store::read_json((m_dir / found->value("dir", "") / "build.json").string()).value("fingerprint", "");
   }
   say("restore", fmt::format("rebuilding {} after a variant changed it", key), false);
-  fs::remove_all(work);
-  evaluate::copy_tree((m_dir / "snapshot").string(), work.string());
-  if (key != "baseline") evaluate::copy_tree(sources.string(), work.string());
-  auto b = evaluate::build_in(m_app, work.string(), log.string(), m_sandbox);
+  auto b = build_copy(key == "baseline" ? fs::path() : sources, work, log);
   if (!b.ok || evaluate::build_fingerprint(m_app, work.string(), m_snapshot) != fingerprint)
     throw Error(fmt::format("{} was changed by a variant and does not build again as it was ({}); start a new run",
                             work.string(), b.ok ? "another product" : b.result));

@@ -92,8 +92,8 @@ void Loop::configure() {
   evaluate::shield_self(); // before any program of ours starts
   // A rule that can never accept is worth knowing before anything runs.
   if (auto w = evaluate::unreachable_significance(m_app.measure.runs, acceptance_rule(m_app),
-                                                  measured_configs(m_app).size(), m_app.optimize.iterations))
-    m_warnings.push_back(*w);
+                                                  measured_configs(m_app).size(), tests_per_config(m_app)))
+    m_warnings.push_back(*w + (m_app.tune.runs() ? " (each tuning point the budget allows counts as an iteration)" : ""));
   // Execution needs a GPU for CUDA programs; profiling needs ncu too.
   bool gpu = !m_app.needs_gpu || evaluate::gpu_present();
   if (m_settings.execute == "yes")
@@ -135,7 +135,7 @@ void Loop::start_run() {
   m_app = config::load_app_config(p.string());
   m_overrides = m_options.overrides;
   configure(); // bad settings fail before a run folder exists
-  if (m_settings.import.empty() && !m_can_profile) throw cannot_profile();
+  if (m_settings.import.empty() && !m_can_profile && !m_app.tune.only) throw cannot_profile();
   m_store.emplace(m_options.runs_root);
   m_id = store::new_run_id();
   m_dir = m_store->create_run(m_id);
@@ -293,8 +293,13 @@ RunResult Loop::summary() {
   r.id = m_id;
   r.dir = m_dir.string();
   const json* best = variant_record(m_best);
-  // The headline figures: the best variant's, else those of the last variant measured.
+  // The headline figures: the best variant's, else the best tuning point's, else those of the
+  // last variant measured.
   const json* shown = best;
+  json tuned;
+  if (const json& t = m_run.value("tune", json::object()); t.contains("best") && t["best"].is_string())
+    tuned = read_json((m_dir / "tune" / t["best"].get<std::string>() / "result.json").string());
+  if (!shown && tuned.contains("measurement")) shown = &tuned;
   if (!shown)
     for (const auto& x : m_variants)
       if (x.contains("measurement")) shown = &x;
@@ -302,9 +307,11 @@ RunResult Loop::summary() {
     const auto& m = (*shown)["measurement"];
     for (const char* key : {"verdict", "speedup", "ci", "p_value"}) m_run[key] = m[key];
   }
-  m_run["outcome"] = evaluate::run_outcome(best != nullptr, m_execute);
-  if (best) {
-    m_run["speedup_against"] = best->value("parent", "baseline"); // iteration K > 1: its parent variant
+  const bool improved = best != nullptr || !tuned.empty();
+  m_run["outcome"] = evaluate::run_outcome(improved, m_execute);
+  if (improved) {
+    // Iteration K > 1: its parent variant; a tuning point: the variant it tuned, or the baseline.
+    m_run["speedup_against"] = best ? best->value("parent", "baseline") : tuned.value("parent", "baseline");
     r.exit_code = k_exit_ok;
     if (m_settings.aa)
       m_run["warnings"].push_back("the A/A variant (the unchanged baseline, built again) was accepted: noise or a "
@@ -332,9 +339,12 @@ RunResult Loop::run() {
     };
     step("snapshot_s", [&] { snapshot(); });
     step("baseline_s", [&] { baseline(); });
-    step("profile_s", [&] { obtain_profile(); });
-    step("analysis_s", [&] { analyze(); });
-    step("iterations_s", [&] { iterate(); });
+    if (!m_app.tune.only) {
+      step("profile_s", [&] { obtain_profile(); });
+      step("analysis_s", [&] { analyze(); });
+      step("iterations_s", [&] { iterate(); });
+    }
+    step("tune_s", [&] { tune_stage(); });
   } catch (const PendingError& e) {
     write_run("waiting");
     throw PendingError(fmt::format("{}\nRun {} waits for it: continue with `optimas run --resume {}`{}", e.what(), m_id,
@@ -366,18 +376,22 @@ json Loop::plan() {
   const bool execute = m_execute;
   json steps = json::array();
   steps.push_back({{"step", "baseline"}, {"build", m_app.build_command}, {"runs", execute ? m_app.configs.size() : 0}});
-  if (!m_settings.import.empty())
+  if (m_app.tune.only)
+    ; // no profile, no edit step
+  else if (!m_settings.import.empty())
     steps.push_back({{"step", "profile"}, {"import", m_settings.import}});
   else
     steps.push_back(
         {{"step", "profile"}, {"ncu", m_settings.ncu}, {"mode", m_settings.full_profile ? "full" : "two-pass"}});
-  steps.push_back({{"step", "analyze"}, {"diagnostics", m_app.optimize.diagnostics}});
-  steps.push_back({{"step", "optimize"},
-                   {"backend", m_backend.provider},
-                   {"model", m_backend.model},
-                   {"iterations", m_app.optimize.iterations},
-                   {"retries", m_app.optimize.retries},
-                   {"scope", m_app.optimize.scope}});
+  if (!m_app.tune.only) {
+    steps.push_back({{"step", "analyze"}, {"diagnostics", m_app.optimize.diagnostics}});
+    steps.push_back({{"step", "optimize"},
+                     {"backend", m_backend.provider},
+                     {"model", m_backend.model},
+                     {"iterations", m_app.optimize.iterations},
+                     {"retries", m_app.optimize.retries},
+                     {"scope", m_app.optimize.scope}});
+  }
   json checks = json::array();
   for (const auto& c : evaluate::validation_checks(m_app, "dry-run")) checks.push_back(c.label);
   json commands = json::object();
@@ -395,6 +409,11 @@ json Loop::plan() {
          {"confirm", m_app.measure.confirm},
          {"program_runs", measured * 2 * static_cast<std::size_t>(m_app.measure.runs + m_app.measure.warmup)},
          {"confirmation_runs", m_app.measure.confirm ? 2 * m_app.measure.runs : 0}});
+  }
+  if (m_app.tune.runs()) {
+    json t = tune_plan();
+    if (!execute) t["skipped"] = "not run: " + m_no_execute_reason;
+    steps.push_back(t);
   }
   return {{"app", m_app.name},
           {"config", m_app.path},

@@ -7,6 +7,8 @@
 //   attempt.cpp    one attempt: prompt, replies, proposal, build, validate, then measure
 //   measure.cpp    interleaved measured rounds and the acceptance rule's decision
 //   execute.cpp    every program run of the run, a variant's watched for tampering
+//   tune.cpp       the tuning stage: the points of tune:, each built, validated and measured as
+//                  a variant is (tune/ holds the space, the search and the cache)
 // What decides a variant's status is evaluate/verdict.hpp's; the files of the run folder are
 // store/journal.hpp's.
 #pragma once
@@ -25,6 +27,8 @@
 #include "profile/profile.hpp"
 #include "prompt/builder.hpp"
 #include "store/run_store.hpp"
+#include "tune/cache.hpp"
+#include "tune/space.hpp"
 #include "util/error.hpp"
 
 #include <nlohmann/json.hpp>
@@ -55,6 +59,8 @@ struct Variant {
   nlohmann::json result;             // result.json once final
   std::string previous_replies;      // of the attempt before: the same answer again is not retried
   std::set<std::string> left_behind; // files its runs left in its scratch copy (removed after each run)
+  std::map<std::string, std::string> build_env; // a tuning point's: NVCC_APPEND_FLAGS, OPTIMAS_TUNE_FLAGS
+  std::string build_note;                       // what its build step says it builds
 };
 
 class Loop {
@@ -91,6 +97,13 @@ private:
   const json* variant_record(const std::string& key) const;
 
   // baseline.cpp
+  // Builds a fresh copy of the snapshot with `sources` (a folder, or empty) written over it, and
+  // leaves it in `work`. The build itself runs in one folder for the whole run, work/building:
+  // nvcc -lineinfo writes the build folder's path into the binary (and so into its build id), so
+  // two builds of the same code in two folders would differ and a stale build would pass for a
+  // new one.
+  evaluate::BuildResult build_copy(const path& sources, const path& work, const path& log,
+                                   const std::map<std::string, std::string>& env = {});
   void baseline();
   void build_baseline(const path& work, const path& record);
   void run_baseline(const path& work, const path& record);
@@ -121,6 +134,13 @@ private:
   class Rounds; // the measured rounds of one variant
   bool measure(Variant& v, json& result);
   bool run_failed(Variant& v, json& result, const std::string& why);
+
+  // tune.cpp
+  void tune_stage();
+  json tune_point(const tune::Space& space, const tune::Point& p, int index, const tune::PointCache* cache,
+                  const json& context);
+  json tune_context() const;
+  json tune_plan() const;
 
   // execute.cpp
   // Executes one configuration of the program built in `work`; the output goes to `output`.

@@ -59,6 +59,14 @@ std::vector<const config::InputConfig*> measured_configs(const config::AppConfig
   return out;
 }
 
+int tests_per_config(const config::AppConfig& app) {
+  const auto& t = app.tune;
+  int edits = t.runs() && t.only ? 0 : app.optimize.iterations;
+  if (!t.runs()) return edits;
+  std::uint64_t points = std::min<std::uint64_t>(static_cast<std::uint64_t>(t.budget), t.grid_size());
+  return edits + static_cast<int>(points);
+}
+
 // Every measured configuration of every iteration is a test of its own: the significance is
 // corrected for all of them (Bonferroni).
 evaluate::AcceptanceRule acceptance_rule(const config::AppConfig& app) {
@@ -67,7 +75,7 @@ evaluate::AcceptanceRule acceptance_rule(const config::AppConfig& app) {
   rule.confidence = app.measure.confidence;
   rule.min_speedup = app.measure.min_speedup;
   rule.confirm = app.measure.confirm;
-  rule.comparisons = static_cast<int>(measured_configs(app).size()) * app.optimize.iterations;
+  rule.comparisons = static_cast<int>(measured_configs(app).size()) * tests_per_config(app);
   return rule;
 }
 
@@ -120,6 +128,14 @@ void apply_overrides(config::AppConfig& app, const Overrides& o) {
     vs.tolerance = t.mode;
     vs.tolerance_value = t.value;
   }
+  auto& tune = app.tune;
+  if (o.contains("tune")) tune.enabled = o["tune"].get<bool>();
+  if (o.contains("tune_only")) tune.only = o["tune_only"].get<bool>();
+  if (o.contains("tune_search")) tune.search = o["tune_search"].get<std::string>();
+  if (o.contains("tune_budget")) tune.budget = o["tune_budget"].get<int>();
+  if (tune.only && tune.empty())
+    throw UsageError(fmt::format("--tune-only needs a tune: block (macros or flags to tune) in {}", app.path));
+  if (tune.only && !tune.enabled) throw UsageError("--tune-only and --no-tune contradict each other");
   for (const auto& [list, section] : {std::pair{&ms.configs, "measure"}, std::pair{&vs.configs, "validate"}})
     if (std::string why = config::unknown_config(app, *list, section); !why.empty()) throw UsageError(why);
 }

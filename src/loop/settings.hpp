@@ -21,7 +21,7 @@ namespace optimas::loop {
 // (["k=v"]), diagnostics, scope, iterations, retries, runs, warmup, timing, measure_configs,
 // validate_configs, fresh_seeds, tolerance ("rel=1e-12"), import, ncu, tracer, full_profile,
 // execute, template, token_budget, cache_dir, no_cache, keep_work, aa, min_speedup, confirm,
-// work_dir, alpha.
+// work_dir, alpha, tune, tune_only, tune_search, tune_budget.
 using Overrides = nlohmann::json;
 
 // Applies the settings overrides to an application's configuration; UsageError on a bad value
@@ -53,6 +53,11 @@ std::vector<std::string> string_list(const nlohmann::json& v);
 
 // The configurations measured: measure.configs, or all.
 std::vector<const config::InputConfig*> measured_configs(const config::AppConfig& app);
+
+// The comparisons each measured configuration takes part in: one per iteration of the edit step
+// and, when the tuning stage runs, one per point it may measure (the budget, or the whole grid
+// when smaller). The acceptance rule's significance is corrected for all of them.
+int tests_per_config(const config::AppConfig& app);
 
 evaluate::AcceptanceRule acceptance_rule(const config::AppConfig& app);
 

@@ -1,8 +1,9 @@
 // An application's optimas.yml, loaded as every subcommand loads it, then each configuration's
-// run command and kernel-call count filled in as the loop does.
+// run command and kernel-call count filled in as the loop does, and its tuning space enumerated.
 #include "fuzz_common.hpp"
 
 #include "config/app_config.hpp"
+#include "tune/space.hpp"
 #include "util/error.hpp"
 
 #include <cstddef>
@@ -29,6 +30,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       app.kernel_calls(c);
     }
     app.default_config();
+    // The tuning space, as the stage builds it: every constraint evaluated on every point of a
+    // small grid (a large one costs the fuzzer time, not coverage).
+    if (!app.tune.empty() && app.tune.grid_size() <= 4096) {
+      tune::Space space(app.tune, path);
+      for (const auto& p : space.allowed_points()) space.build_env(p, "");
+    }
   } catch (const Error&) {
   }
   return 0;

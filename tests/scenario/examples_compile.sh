@@ -21,4 +21,22 @@ done
 instances() { strings "$WORK/built/windows/windows" | grep -E "^_Z[0-9]+$1I[A-Za-z0-9_]+EEv[A-Za-z0-9_]*\$" | sort -u | wc -l; }
 [ "$(instances moving_sum_kernel)" -eq 5 ] || fail "windows: $(instances moving_sum_kernel) instances of moving_sum_kernel, not 5"
 [ "$(instances window_variance_kernel)" -eq 2 ] || fail "windows: $(instances window_variance_kernel) instances of window_variance_kernel, not 2"
+# A tuning point reaches the build through NVCC_APPEND_FLAGS, whether nvcc is called directly
+# (stream) or by make (spmv): its binary is another than the default's, while a second build of
+# the default gives the same one. Every build is made in one folder, as Optimas builds every
+# variant in one (nvcc -lineinfo writes the folder's path into the binary), with nvcc's temporary
+# names blanked as Optimas' fingerprint does.
+product() { perl -0777 -pe 's/tmpxft_[0-9a-f]{8}_[0-9a-f]{8}-[0-9]+/tmpxft/g' "$1" | sha256sum | cut -d' ' -f1; }
+point() { # NAME [NVCC_APPEND_FLAGS]: stream and spmv built in $WORK/point, then moved to $WORK/NAME
+  NVCC_APPEND_FLAGS="${2:-}" bash "$WORK/examples/build-all.sh" --only stream --only spmv --keep "$WORK/point" > /dev/null
+  mv "$WORK/point" "$WORK/$1"
+}
+point default
+point tuned "-DTPB=512 -Xptxas -dlcm=cg"
+point again
+for ex in stream/stream spmv/spmv; do
+  [ "$(product "$WORK/default/$ex")" = "$(product "$WORK/again/$ex")" ] || fail "$ex: two default builds differ"
+  [ "$(product "$WORK/default/$ex")" != "$(product "$WORK/tuned/$ex")" ] || fail "$ex: -DTPB=512 built the default binary"
+done
+[ "$before" = "$(listing)" ] || fail "the tuned builds changed the examples' folders"
 pass "examples compile"

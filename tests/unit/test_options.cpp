@@ -93,6 +93,8 @@ TEST(Options, ABadValueReadsTheSameFromYmlAndCommandLine) {
   same_message("iterations", 0, "optimize", "iterations: 0", "--iterations=0");
   same_message("retries", -2, "optimize", "retries: -2", "--retries=-2");
   same_message("fresh_seeds", -1, "validate", "fresh_seeds: -1", "--fresh-seeds=-1");
+  same_message("tune_budget", 0, "tune", "budget: 0", "--tune-budget=0");
+  same_message("tune_search", "bayes", "tune", "search: bayes", "--tune-search=bayes");
 }
 
 TEST(Options, GoodValuesPassEverywhere) {

@@ -1,0 +1,261 @@
+// The tuning stage (docs/tuning.md): after the edit step, on the best accepted variant's sources
+// (or the original's), or alone with --tune-only. Each point of tune: is a variant whose sources
+// are its parent's and whose build gets the point's -D macros and flags through NVCC_APPEND_FLAGS
+// and OPTIMAS_TUNE_FLAGS. It is built in a fresh copy of the snapshot (so no object of another
+// build can be taken for up to date), must build a product other than the parent's, and is
+// validated and measured by the steps every variant takes (attempt.cpp, measure.cpp). Results
+// are cached by (sources and settings, point) under <cache_dir>/tune.
+#include "loop/run_state.hpp"
+
+#include "store/journal.hpp"
+#include "tune/search.hpp"
+#include "util/error.hpp"
+#include "util/hash.hpp"
+#include "util/log.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace optimas::loop {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using store::read_json;
+
+namespace {
+
+// Results that say something lasting about the point; a failed run (a timeout on a busy
+// machine) is measured again next time.
+bool cacheable(const std::string& status) {
+  return status == "accepted" || status == "rejected" || status == "validation_failed" || status == "build_failed" ||
+         status == "build_stale";
+}
+
+std::string inherited_nvcc_flags() {
+  const char* v = std::getenv("NVCC_APPEND_FLAGS");
+  return v ? v : "";
+}
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "";
+}
+
+// A point's line in run.json's tune.points; its whole record is tune/<key>/result.json.
+json point_summary(const json& r) {
+  json s = {{"key", r.value("key", "")},
+            {"values", r.value("values", json::object())},
+            {"flags", r.value("flags", "")},
+            {"built", r.value("built", false)},
+            {"valid", r.contains("valid") ? r["valid"] : json(nullptr)},
+            {"speedup", nullptr},
+            {"ci", nullptr},
+            {"accepted", r.value("status", "") == "accepted"},
+            {"status", r.value("status", "")},
+            {"reason", r.value("reason", "")},
+            {"cached", r.value("cached", false)}};
+  if (r.contains("measurement")) {
+    s["speedup"] = r["measurement"]["speedup"];
+    s["ci"] = r["measurement"]["ci"];
+  }
+  return s;
+}
+
+} // namespace
+
+// Whatever shapes a point's result besides the point: the files its build starts from, the
+// commands, the configurations, the measure and validate settings, and the machine.
+json Loop::tune_context() const {
+  std::map<std::string, std::string> files = m_snapshot.files;
+  files.erase(fs::path(m_app.path).filename().string()); // its settings are listed below, one by one
+  const fs::path src = parent_sources();
+  if (src != m_dir / "snapshot")
+    for (const auto& s : m_app.sources)
+      files[fs::path(s).lexically_normal().string()] = util::sha256_file((src / s).string());
+  json configs = json::object();
+  for (const auto& c : m_app.configs) configs[c.name] = {{"params", c.params}, {"held_out", c.held_out}};
+  const auto& ms = m_app.measure;
+  const auto& vs = m_app.validate;
+  const auto rule = acceptance_rule(m_app);
+  return {{"files", files},
+          {"build", {m_app.build_command, m_app.clean_command, m_app.build_dir, m_app.binary}},
+          {"run", {m_app.run_command, m_app.outputs, m_app.kernel_time.pattern, m_app.seed_param}},
+          {"configs", configs},
+          {"measure",
+           {ms.runs, ms.warmup, ms.timing, ms.configs, ms.confidence, ms.min_speedup, ms.confirm,
+            rule.corrected_significance(), !m_measure_sandbox.tracer.empty()}},
+          {"validate", {vs.tolerance, vs.tolerance_value, vs.fresh_seeds, vs.configs, vs.ignore}},
+          {"nvcc_append_flags", inherited_nvcc_flags()},
+          {"machine", {{"host", host_name()}, {"gpu", m_app.needs_gpu ? evaluate::gpu_name() : ""}}}};
+}
+
+// One point: recorded before an interruption, cached by an earlier run, or built, validated and
+// measured now. Returns its result (as tune/<key>/result.json holds it).
+json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index, const tune::PointCache* cache,
+                      const json& context) {
+  const std::string label = space.label(p);
+  Variant v;
+  v.key = fmt::format("t{}", index);
+  v.dir = m_dir / "tune" / v.key;
+  v.work = m_dir / "work" / v.key;
+  v.build_env = space.build_env(p, inherited_nvcc_flags());
+  v.build_note = label + "; building";
+  const fs::path record = v.dir / "result.json";
+  if (fs::exists(record)) {
+    json r = read_json(record.string());
+    if (r.value("point", "") == label && evaluate::is_final_status(r.value("status", ""))) {
+      say(v.key, fmt::format("{}: {} (recorded before the interruption)", label, r.value("status", "")));
+      return r;
+    }
+  }
+  // A folder of another point (or of one cut short before its build was recorded) starts over.
+  if (fs::exists(v.dir / "point.json") && read_json((v.dir / "point.json").string()).value("point", "") != label)
+    fs::remove_all(v.dir);
+  const std::string key = tune::PointCache::key(context, label);
+  if (cache) {
+    if (auto hit = cache->get(key, label)) {
+      json r = *hit;
+      r["key"] = v.key;
+      r["dir"] = fs::relative(v.dir, m_dir).string();
+      r["cached"] = true;
+      fs::create_directories(v.dir);
+      store::write_json_atomic(record.string(), r);
+      say(v.key, fmt::format("{}: {} (cached: {})", label, r.value("status", ""), cache->path_for(key).string()));
+      return r;
+    }
+  }
+  fs::create_directories(v.dir);
+  store::write_json_atomic((v.dir / "point.json").string(), {{"point", label}, {"env", v.build_env}});
+  json result = {{"key", v.key},
+                 {"point", label},
+                 {"values", space.values_json(p)},
+                 {"flags", space.flags(p)},
+                 {"dir", fs::relative(v.dir, m_dir).string()},
+                 {"parent", m_best.empty() ? "baseline" : m_best},
+                 {"cached", false}};
+  // The sources are the parent's, unchanged: the point differs only in what its build is told.
+  const fs::path src = v.dir / "src";
+  for (const auto& s : m_app.sources) {
+    fs::create_directories((src / s).parent_path());
+    util::write_file((src / s).string(), util::read_file((parent_sources() / s).string()));
+  }
+  result["built"] = false;
+  if (auto outcome = build_variant(v, result, "")) {
+    result["status"] = outcome->status;
+    result["reason"] = outcome->status == "build_stale"
+                           ? "its build is byte-identical to the parent's (the point's values are the parent's "
+                             "defaults, or its flags change nothing the compiler emits): nothing new to measure"
+                           : outcome->reason;
+  } else {
+    result["built"] = true;
+    const bool valid = validate(v, result);
+    result.erase("ear"); // the edit step's metrics: a point has no edits
+    if (valid) {
+      result["valid"] = true;
+      measure(v, result);
+    } else {
+      result["valid"] = false;
+    }
+  }
+  if (!v.left_behind.empty()) result["left_behind"] = std::vector<std::string>(v.left_behind.begin(), v.left_behind.end());
+  store::write_json_atomic(record.string(), result);
+  if (cache && cacheable(result.value("status", "")))
+    if (auto why = cache->put(key, label, result)) log::warn("the tuning cache was not written ({})", *why);
+  std::error_code ec;
+  if (!m_settings.keep_work) fs::remove_all(v.work, ec);
+  return result;
+}
+
+void Loop::tune_stage() {
+  const auto& t = m_app.tune;
+  if (!t.runs()) return;
+  json& rec = m_run["tune"];
+  if (!m_execute) {
+    rec = {{"skipped", "not run: " + m_no_execute_reason}};
+    say("tune", "skipped: every point must be run to be measured; " + m_no_execute_reason);
+    write_run("running");
+    return;
+  }
+  tune::Space space(t, m_app.path);
+  const auto& allowed = space.allowed_points();
+  if (allowed.empty())
+    throw UsageError(fmt::format("{}:{}: no point of tune: satisfies its constraints", m_app.path, t.line));
+  const auto method = tune::choose(t.search, allowed.size(), t.budget);
+  const std::string parent = m_best.empty() ? "baseline" : m_best;
+  if (!fs::exists(parent_work() / m_app.binary)) rebuild_work(parent);
+  std::optional<tune::PointCache> cache;
+  if (!m_settings.no_cache) cache.emplace(fs::path(m_settings.cache_dir) / "tune");
+  const json context = tune_context();
+  const std::size_t most = std::min(allowed.size(), static_cast<std::size_t>(t.budget));
+  rec = {{"method", tune::method_name(method)},
+         {"grid", t.grid_size()},
+         {"allowed", allowed.size()},
+         {"budget", t.budget},
+         {"parent", parent},
+         {"cache", cache ? json(cache->dir().string()) : json(nullptr)},
+         {"points", json::array()},
+         {"best", nullptr}};
+  say("tune", fmt::format("{} search over {} allowed point(s) of {} (at most {} measured), on {}'s sources",
+                          tune::method_name(method), allowed.size(), t.grid_size(), most, parent));
+  int index = 0;
+  auto objective = [&](const tune::Point& p) -> std::optional<double> {
+    ++index;
+    say("tune", fmt::format("[{}/{}] {}", index, most, space.label(p)), false);
+    json r = tune_point(space, p, index, cache ? &*cache : nullptr, context);
+    rec["points"].push_back(point_summary(r));
+    write_run("running");
+    const json& s = rec["points"].back();
+    say("tune", fmt::format("[{}/{}] {}: {}{}", index, most, space.label(p), s["status"].get<std::string>(),
+                            s["speedup"].is_number() ? fmt::format(" {:.3f}x [{:.3f}, {:.3f}]", s["speedup"].get<double>(),
+                                                                   s["ci"][0].get<double>(), s["ci"][1].get<double>())
+                                                     : ""));
+    if (s["status"] == "build_stale") return 1.0; // the parent's own build: its speed is the parent's
+    if (s["speedup"].is_number()) return s["speedup"].get<double>();
+    return std::nullopt;
+  };
+  tune::search(space, method, t.budget, objective);
+  const json* best = nullptr;
+  for (const auto& s : rec["points"])
+    if (s["accepted"].get<bool>() && (!best || s["speedup"].get<double>() > (*best)["speedup"].get<double>()))
+      best = &s;
+  if (best) {
+    rec["best"] = (*best)["key"];
+    say("tune", fmt::format("best: {} {} ({:.3f}x against {}); build with {}", (*best)["key"].get<std::string>(),
+                            (*best)["values"].dump(), (*best)["speedup"].get<double>(), parent,
+                            (*best)["flags"].get<std::string>()));
+  } else {
+    say("tune", "no point was shown to be faster than " + parent);
+  }
+  write_run("running");
+}
+
+// What the tuning stage would do, for --dry-run: the points of an exhaustive search, or where
+// NLopt starts (it picks each next point from the ones measured).
+json Loop::tune_plan() const {
+  const auto& t = m_app.tune;
+  tune::Space space(t, m_app.path);
+  const auto& allowed = space.allowed_points();
+  const auto method = tune::choose(t.search, allowed.size(), t.budget);
+  json points = json::array();
+  if (method == tune::Method::exhaustive)
+    for (const auto& p : tune::exhaustive_order(space, t.budget)) points.push_back(space.label(p) + "  [" + space.flags(p) + "]");
+  else if (!allowed.empty())
+    points.push_back(space.label(tune::start_point(space)) + "  [" + space.flags(tune::start_point(space)) + "] (start)");
+  json step = {{"step", "tune"},
+               {"method", tune::method_name(method)},
+               {"grid", t.grid_size()},
+               {"allowed", allowed.size()},
+               {"budget", t.budget},
+               {"env", "NVCC_APPEND_FLAGS, OPTIMAS_TUNE_FLAGS"},
+               {"points", points}};
+  if (method == tune::Method::nlopt)
+    step["note"] = fmt::format("NLopt (Sbplx) picks each next point from those measured: at most {} of the {} allowed",
+                               std::min<std::size_t>(allowed.size(), t.budget), allowed.size());
+  if (allowed.empty()) step["note"] = "no point satisfies the constraints";
+  return step;
+}
+
+} // namespace optimas::loop

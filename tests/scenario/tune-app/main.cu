@@ -1,0 +1,136 @@
+// A host program standing in for a CUDA application in the tuning scenario test: the stream
+// example's kernel names (so the H200 profile recorded for stream drives the edit step), plain
+// C++ loops built by host-nvcc, which reads NVCC_APPEND_FLAGS as nvcc does.
+//   - triad_kernel rebuilds a table for every chunk of CHUNK outputs, so the larger CHUNK, the
+//     less work per output: the tuner must find the fastest value. Its results do not depend
+//     on CHUNK, except that the loop drops the last n % CHUNK outputs (a bug of the kind a
+//     tuned tile size exposes): CHUNK 3 must be rejected as not bit-identical.
+//   - add_kernel repeats its work on purpose: removing the repetition is the honest edit the
+//     test's reply makes before the tuning stage.
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#define __global__
+
+#ifndef CHUNK
+#define CHUNK 4
+#endif
+
+__global__ void copy_kernel(const double* a, double* c, long n) {
+  for (long i = 0; i < n; ++i) c[i] = a[i];
+}
+
+__global__ void mul_kernel(double* b, const double* c, double scalar, long n) {
+  for (long i = 0; i < n; ++i) b[i] = scalar * c[i];
+}
+
+__global__ void add_kernel(const double* a, const double* b, double* c, long n) {
+  for (long i = 0; i < n; ++i) {
+    // 256 dependent multiply-adds whose result nothing uses: t waits for them, unchanged.
+    unsigned long h = static_cast<unsigned long>(i);
+    for (int r = 0; r < 256; ++r) {
+      h = h * 6364136223846793005ul + 1442695040888963407ul;
+      asm volatile("" : "+r"(h));
+    }
+    double t = a[i] + b[i];
+    asm volatile("" : "+x"(t) : "r"(h));
+    c[i] = t;
+  }
+}
+
+__global__ void triad_kernel(double* a, const double* b, const double* c, double scalar, long n) {
+  for (long start = 0; start + CHUNK <= n; start += CHUNK) {
+    // The chunk's setup: 1024 dependent multiply-adds whatever CHUNK is; s is scalar itself, made
+    // to wait for them.
+    unsigned long h = static_cast<unsigned long>(start);
+    for (int k = 0; k < 1024; ++k) {
+      h = h * 6364136223846793005ul + 1442695040888963407ul;
+      asm volatile("" : "+r"(h));
+    }
+    double s = scalar;
+    asm volatile("" : "+x"(s) : "r"(h));
+    for (long i = start; i < start + CHUNK; ++i) a[i] = b[i] + s * c[i];
+  }
+}
+
+__global__ void dot_partial_kernel(const double* a, const double* b, double* partial, long n) {
+  for (int p = 0; p < 16; ++p) {
+    double s = 0;
+    for (long i = p; i < n; i += 16) s += a[i] * b[i];
+    partial[p] = s;
+  }
+}
+
+__global__ void dot_final_kernel(const double* partial, double* sum) {
+  double s = 0;
+  for (int p = 0; p < 16; ++p) s += partial[p];
+  *sum = s;
+}
+
+static std::uint64_t splitmix64(std::uint64_t& x) {
+  std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static std::uint64_t fnv1a(const std::vector<double>& v) {
+  std::uint64_t h = 1469598103934665603ull;
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(v.data());
+  for (std::size_t i = 0; i < v.size() * sizeof(double); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+int main(int argc, char** argv) {
+  long n = 1 << 16;
+  int reps = 10;
+  std::uint64_t seed = 42;
+  std::string out;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--n")) n = std::atol(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--out")) out = argv[i + 1];
+  }
+  std::vector<double> a(n), b(n), c(n), partial(16);
+  std::uint64_t state = seed;
+  for (long i = 0; i < n; ++i) {
+    a[i] = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;
+    b[i] = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;
+    c[i] = 0;
+  }
+  const double scalar = 0.4;
+  std::vector<double> dots;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < reps; ++r) {
+    copy_kernel(a.data(), c.data(), n);
+    mul_kernel(b.data(), c.data(), scalar, n);
+    add_kernel(a.data(), b.data(), c.data(), n);
+    triad_kernel(a.data(), b.data(), c.data(), scalar, n);
+    double sum = 0;
+    dot_partial_kernel(a.data(), b.data(), partial.data(), n);
+    dot_final_kernel(partial.data(), &sum);
+    dots.push_back(sum);
+  }
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("kernel_time_ms: %.4f\n", ms);
+  FILE* f = std::fopen(out.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "cannot write %s\n", out.c_str());
+    return 1;
+  }
+  std::fprintf(f, "n %ld reps %d\n", n, reps);
+  for (double d : dots) std::fprintf(f, "dot %a\n", d);
+  std::fprintf(f, "hash a %016llx b %016llx c %016llx\n", static_cast<unsigned long long>(fnv1a(a)),
+               static_cast<unsigned long long>(fnv1a(b)), static_cast<unsigned long long>(fnv1a(c)));
+  for (long i = 0; i < n; i += n / 8 + 1) std::fprintf(f, "a[%ld] %a\n", i, a[i]);
+  std::fprintf(f, "a[%ld] %a\n", n - 1, a[n - 1]);
+  std::fclose(f);
+  std::printf("check: PASS\n");
+  return 0;
+}
