@@ -19,9 +19,6 @@ long long sat(long double v) {
   return v > k_inf ? k_inf : v < -k_inf ? -k_inf : static_cast<long long>(v);
 }
 
-
-
-
 } // namespace
 
 bool is_assignment_op(const std::vector<cuda::Token>& t, std::size_t i) {
@@ -161,8 +158,8 @@ private:
         cast = m_t[x].kind == cuda::TokenKind::identifier;
         words.push_back(std::string(m_t[x].text));
       }
-      static const std::set<std::string> k_int_types = {"int", "unsigned", "unsigned int", "uint32_t", "int32_t",
-                                                         "long long", "size_t"};
+      static const std::set<std::string> k_int_types = {"int",     "unsigned",  "unsigned int", "uint32_t",
+                                                        "int32_t", "long long", "size_t"};
       if (cast && k_int_types.count(util::join(words, " "))) {
         m_at = close + 1;
         auto v = unary();
@@ -264,19 +261,20 @@ std::vector<ConstLoop> constant_loops(const Facts& f, int base_line) {
       if (t[x].text == ";") semis.push_back(x);
     if (semis.size() != 2) continue;
     std::size_t v = i + 3;
-    if (!(t[i + 2].text == "int" || t[i + 2].text == "unsigned") || v + 1 >= semis[0] || t[v + 1].text != "=")
-      continue;
+    if (!(t[i + 2].text == "int" || t[i + 2].text == "unsigned") || v + 1 >= semis[0] || t[v + 1].text != "=") continue;
     std::string var(t[v].text);
     auto lo = constant_value(tokens_text(f, v + 2, semis[0]), *f.macros);
     std::size_t c = semis[0] + 1;
     if (!lo || c + 2 > semis[1] || t[c].text != var || t[c + 1].text != "<") continue;
     bool inclusive = t[c + 2].text == "=";
     auto hi = constant_value(tokens_text(f, c + (inclusive ? 3 : 2), semis[1]), *f.macros);
-    std::string step = util::join([&] {
-      std::vector<std::string> w;
-      for (std::size_t x = semis[1] + 1; x < ext.close; ++x) w.push_back(std::string(t[x].text));
-      return w;
-    }(), "");
+    std::string step = util::join(
+        [&] {
+          std::vector<std::string> w;
+          for (std::size_t x = semis[1] + 1; x < ext.close; ++x) w.push_back(std::string(t[x].text));
+          return w;
+        }(),
+        "");
     if (!hi || (step != "++" + var && step != var + "++" && step != var + "+=1")) continue;
     if (assigned(t, ext.close + 1, ext.body_end + 1).count(var)) continue;
     out.push_back({var, *lo, inclusive ? *hi : *hi - 1, i, ext.body_end, base_line + t[i].line});
@@ -315,9 +313,10 @@ std::map<std::string, std::pair<std::size_t, std::size_t>> assigned_once(const s
       if (t[i].text != name) continue;
       bool incdec = (t[i + 1].text == "+" || t[i + 1].text == "-") && t[i + 2].text == t[i + 1].text;
       bool pre = i > 1 && (t[i - 1].text == "+" || t[i - 1].text == "-") && t[i - 2].text == t[i - 1].text;
-      bool compound = (t[i + 2].text == "=" && std::string_view("+-*/%&|^").find(t[i + 1].text) != std::string_view::npos) ||
-                      (i + 3 < t.size() && (t[i + 1].text == "<" || t[i + 1].text == ">") &&
-                       t[i + 2].text == t[i + 1].text && t[i + 3].text == "=");
+      bool compound =
+          (t[i + 2].text == "=" && std::string_view("+-*/%&|^").find(t[i + 1].text) != std::string_view::npos) ||
+          (i + 3 < t.size() && (t[i + 1].text == "<" || t[i + 1].text == ">") && t[i + 2].text == t[i + 1].text &&
+           t[i + 3].text == "=");
       if (incdec || pre || compound) ++writes;
     }
     if (count[name] == 1 && writes == 0) out[name] = range;
@@ -406,9 +405,9 @@ namespace {
 // Calls a rewritten statement may make: they have no side effects.
 bool pure_call(std::string_view name) {
   static const std::set<std::string, std::less<>> k_pure = {
-      "min",   "max",   "fminf", "fmaxf", "fmin",  "fmax",  "abs",   "fabsf", "fabs",   "sqrtf", "sqrt",
-      "expf",  "exp",   "logf",  "log",   "sinf",  "cosf",  "sin",   "cos",   "floorf", "floor", "ceilf",
-      "ceil",  "umin",  "umax",  "__popc", "__clz", "__ffs", "__brev"};
+      "min",   "max",   "fminf", "fmaxf", "fmin", "fmax",   "abs",   "fabsf", "fabs",  "sqrtf",
+      "sqrt",  "expf",  "exp",   "logf",  "log",  "sinf",   "cosf",  "sin",   "cos",   "floorf",
+      "floor", "ceilf", "ceil",  "umin",  "umax", "__popc", "__clz", "__ffs", "__brev"};
   return k_pure.count(name) > 0;
 }
 
@@ -429,7 +428,6 @@ int side_effects(const std::vector<cuda::Token>& t, std::size_t b, std::size_t e
   }
   return n;
 }
-
 
 std::string indent_of(const std::string& line) {
   return line.substr(0, line.find_first_not_of(" \t"));

@@ -29,9 +29,9 @@ using namespace local;
 
 namespace {
 
-const std::set<std::string> k_scalar_types = {"float", "double", "int", "unsigned", "unsigned int", "char",
-                                              "unsigned char", "short", "long long", "unsigned long long",
-                                              "int32_t", "uint32_t", "int64_t", "uint64_t", "bool"};
+const std::set<std::string> k_scalar_types = {"float",   "double",        "int",     "unsigned",  "unsigned int",
+                                              "char",    "unsigned char", "short",   "long long", "unsigned long long",
+                                              "int32_t", "uint32_t",      "int64_t", "uint64_t",  "bool"};
 
 struct Replacement {
   std::size_t begin, end; // offsets into the file
@@ -41,10 +41,10 @@ struct Replacement {
 // What one array's rewrite needs, or why it cannot be made.
 struct Plan {
   std::vector<Replacement> replacements;
-  std::set<int> lines;         // lines that use the array
-  std::vector<int> unrolled;   // loop lines given #pragma unroll
+  std::set<int> lines;             // lines that use the array
+  std::vector<int> unrolled;       // loop lines given #pragma unroll
   std::vector<std::string> bounds; // "`key & 15` in [0, 15]" for the rationale
-  int dynamic = 0;             // statements rewritten as compare-and-select
+  int dynamic = 0;                 // statements rewritten as compare-and-select
   std::string unsafe;
 };
 
@@ -70,10 +70,10 @@ Plan plan_array(const Facts& facts, const LocalArray& a, const cuda::SourceFile&
     int line = base_line + t[u].line;
     bool subscripted = u + 1 < t.size() && t[u + 1].text == "[";
     std::size_t close = subscripted ? matching_token(t, u + 1) : t.size();
-    bool address = u > 0 && t[u - 1].text == "&" &&
-                   !(u > 1 && (t[u - 2].kind == cuda::TokenKind::identifier ||
-                               t[u - 2].kind == cuda::TokenKind::number || t[u - 2].text == ")" ||
-                               t[u - 2].text == "]"));
+    bool address =
+        u > 0 && t[u - 1].text == "&" &&
+        !(u > 1 && (t[u - 2].kind == cuda::TokenKind::identifier || t[u - 2].kind == cuda::TokenKind::number ||
+                    t[u - 2].text == ")" || t[u - 2].text == "]"));
     if (!subscripted || close >= t.size() || (close + 1 < t.size() && t[close + 1].text == "[") || address) {
       p.unsafe = fmt::format("line {} uses `{}` other than as {}[i] (its address escapes)", line, a.name, a.name);
       break;
@@ -82,9 +82,9 @@ Plan plan_array(const Facts& facts, const LocalArray& a, const cuda::SourceFile&
     std::string index = tokens_text(facts, u + 2, close);
     auto range = index_interval(facts, u + 2, close, u);
     if (!range || range->lo < 0 || range->hi > n - 1) {
-      p.unsafe = fmt::format("the index `{}` on line {} could lie outside [0, {}){}", index, line, n,
-                             range && range->bounded() ? fmt::format(" (it lies in [{}, {}])", range->lo, range->hi)
-                                                       : "");
+      p.unsafe =
+          fmt::format("the index `{}` on line {} could lie outside [0, {}){}", index, line, n,
+                      range && range->bounded() ? fmt::format(" (it lies in [{}, {}])", range->lo, range->hi) : "");
       break;
     }
     if (!range->data) {
@@ -92,8 +92,8 @@ Plan plan_array(const Facts& facts, const LocalArray& a, const cuda::SourceFile&
       for (std::size_t l = 0; l < facts.loops.size(); ++l) {
         const auto& loop = facts.loops[l];
         bool encloses = loop.for_tok < u && u <= loop.body_end;
-        bool named = std::any_of(t.begin() + u + 2, t.begin() + close,
-                                 [&](const cuda::Token& x) { return x.text == loop.var; });
+        bool named =
+            std::any_of(t.begin() + u + 2, t.begin() + close, [&](const cuda::Token& x) { return x.text == loop.var; });
         if (encloses && named) loops_to_unroll.insert(l);
       }
       u = close;
@@ -127,17 +127,17 @@ Plan plan_array(const Facts& facts, const LocalArray& a, const cuda::SourceFile&
     // A declaration `T v = ...a[i]...;` keeps its scope: `T v;` then the guarded assignment.
     std::size_t eq = sb;
     while (eq < se && !is_assignment_op(t, eq)) ++eq;
-    bool declaration = eq < se && eq >= sb + 2 &&
-                       std::all_of(t.begin() + sb, t.begin() + eq,
-                                   [](const cuda::Token& x) { return x.kind == cuda::TokenKind::identifier; });
+    bool declaration = eq < se && eq >= sb + 2 && std::all_of(t.begin() + sb, t.begin() + eq, [](const cuda::Token& x) {
+                         return x.kind == cuda::TokenKind::identifier;
+                       });
     std::string declared;
     if (declaration) {
       std::vector<std::string> words;
       for (std::size_t x = sb; x + 1 < eq; ++x) words.push_back(std::string(t[x].text));
       std::string type = bare_type(words);
       if (!k_scalar_types.count(type)) {
-        p.unsafe = fmt::format("line {} declares `{}` of type {}, which this rule does not split", line,
-                               t[eq - 1].text, type);
+        p.unsafe =
+            fmt::format("line {} declares `{}` of type {}, which this rule does not split", line, t[eq - 1].text, type);
         break;
       }
       declared = type + " " + std::string(t[eq - 1].text) + ";";
@@ -156,10 +156,11 @@ Plan plan_array(const Facts& facts, const LocalArray& a, const cuda::SourceFile&
     }
     rewritten += std::string(facts.body.substr(cursor, t[se].offset + 1 - cursor));
     std::string ind = indent_of(line_text(f.text, base_line + t[sb].line));
-    std::string text = fmt::format("{}{{\n{}  const int {} = ({});\n{}  #pragma unroll\n{}  for (int {} = 0; {} < {}; ++{})\n"
-                                   "{}    if ({} == {}) {}\n{}}}",
-                                   declared.empty() ? "" : declared + "\n" + ind, ind, idx, index, ind, ind, k, k, n,
-                                   k, ind, k, idx, rewritten, ind);
+    std::string text =
+        fmt::format("{}{{\n{}  const int {} = ({});\n{}  #pragma unroll\n{}  for (int {} = 0; {} < {}; ++{})\n"
+                    "{}    if ({} == {}) {}\n{}}}",
+                    declared.empty() ? "" : declared + "\n" + ind, ind, idx, index, ind, ind, k, k, n, k, ind, k, idx,
+                    rewritten, ind);
     p.replacements.push_back({fn.body_begin + t[sb].offset, fn.body_begin + t[se].offset + 1, text});
     p.bounds.push_back(fmt::format("`{}` lies in [{}, {}]", index, range->lo, range->hi));
     ++p.dynamic;
@@ -237,11 +238,11 @@ void rule_local_to_registers(const json& k, const cuda::SourceFile& f, const cud
     if (measured && !rf.empty()) evidence.insert(evidence.begin(), rf);
     std::string suggestion = fmt::format("{}: keep the local array {}[{}] in registers", fn.name, a.name, a.size_text);
     if (!a.n || *a.n < 1 || *a.n > k_max_elements) {
-      ke.withheld.push_back({suggestion,
-                             a.n ? fmt::format("it has {} elements, more than the {} this rule unrolls over", *a.n,
-                                               k_max_elements)
-                                 : fmt::format("its size `{}` is not a constant this rule can evaluate", a.size_text),
-                             evidence});
+      ke.withheld.push_back(
+          {suggestion,
+           a.n ? fmt::format("it has {} elements, more than the {} this rule unrolls over", *a.n, k_max_elements)
+               : fmt::format("its size `{}` is not a constant this rule can evaluate", a.size_text),
+           evidence});
       continue;
     }
     Plan plan = plan_array(facts, a, f, fn);
@@ -302,13 +303,16 @@ void rule_local_to_registers(const json& k, const cuda::SourceFile& f, const cud
                  : "its lines that use a local array wait on memory",
         stall.empty() ? "" : fmt::format(" and the lines using `{}` show {}", a.name, stall), a.name, *a.n, a.type,
         plan.dynamic ? " is indexed by data and" : "",
-        plan.unrolled.empty() ? ""
-                              : fmt::format("The loops over it (line {}) are unrolled in full; ",
-                                            util::join([&] {
-                                              std::vector<std::string> v;
-                                              for (int l : plan.unrolled) v.push_back(std::to_string(l));
-                                              return v;
-                                            }(), ", ")),
+        plan.unrolled.empty()
+            ? ""
+            : fmt::format("The loops over it (line {}) are unrolled in full; ", util::join(
+                                                                                    [&] {
+                                                                                      std::vector<std::string> v;
+                                                                                      for (int l : plan.unrolled)
+                                                                                        v.push_back(std::to_string(l));
+                                                                                      return v;
+                                                                                    }(),
+                                                                                    ", ")),
         plan.dynamic ? fmt::format("each statement that indexes it by data runs in an unrolled loop over its {} "
                                    "indices, guarded by `k == index`, naming the element as {}[k]: ",
                                    *a.n, a.name)

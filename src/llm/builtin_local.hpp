@@ -16,7 +16,7 @@
 
 namespace optimas::llm::local {
 
-inline constexpr long long k_inf = 1LL << 62; // "unbounded"
+inline constexpr long long k_inf = 1LL << 62;   // "unbounded"
 inline constexpr long long k_max_elements = 32; // larger arrays would cost more registers than they save
 inline constexpr long long k_max_trip = 64;     // the most iterations of a loop unrolled in full
 
@@ -67,8 +67,7 @@ std::optional<Interval> index_interval(const Facts& f, std::size_t b, std::size_
 
 // The statement around token `u`: [begin, end) with t[end] its ';'; nullopt when `u` is inside
 // a condition, a loop header, a call's arguments or a braced block.
-std::optional<std::pair<std::size_t, std::size_t>> statement_around(const std::vector<cuda::Token>& t,
-                                                                    std::size_t u);
+std::optional<std::pair<std::size_t, std::size_t>> statement_around(const std::vector<cuda::Token>& t, std::size_t u);
 // Assignments, ++/-- and calls of functions not known to be pure in [b, e); an impure call
 // counts 2, so that a caller allowing one assignment still refuses it.
 int side_effects(const std::vector<cuda::Token>& t, std::size_t b, std::size_t e);

@@ -211,14 +211,19 @@ namespace {
 
 // Bytes of a scalar type named by its words ("unsigned int"); 0 when unknown.
 int scalar_bytes(const std::string& type) {
-  static const std::map<std::string, int> k_sizes = {
-      {"char", 1},           {"signed char", 1},   {"unsigned char", 1},      {"bool", 1},
-      {"int8_t", 1},         {"uint8_t", 1},       {"short", 2},              {"unsigned short", 2},
-      {"int16_t", 2},        {"uint16_t", 2},      {"int", 4},                {"unsigned", 4},
-      {"unsigned int", 4},   {"signed int", 4},    {"float", 4},              {"int32_t", 4},
-      {"uint32_t", 4},       {"double", 8},        {"long", 8},               {"unsigned long", 8},
-      {"long long", 8},      {"unsigned long long", 8}, {"int64_t", 8},       {"uint64_t", 8},
-      {"size_t", 8}};
+  static const std::map<std::string, int> k_sizes = {{"char", 1},          {"signed char", 1},
+                                                     {"unsigned char", 1}, {"bool", 1},
+                                                     {"int8_t", 1},        {"uint8_t", 1},
+                                                     {"short", 2},         {"unsigned short", 2},
+                                                     {"int16_t", 2},       {"uint16_t", 2},
+                                                     {"int", 4},           {"unsigned", 4},
+                                                     {"unsigned int", 4},  {"signed int", 4},
+                                                     {"float", 4},         {"int32_t", 4},
+                                                     {"uint32_t", 4},      {"double", 8},
+                                                     {"long", 8},          {"unsigned long", 8},
+                                                     {"long long", 8},     {"unsigned long long", 8},
+                                                     {"int64_t", 8},       {"uint64_t", 8},
+                                                     {"size_t", 8}};
   auto it = k_sizes.find(type);
   return it == k_sizes.end() ? 0 : it->second;
 }
@@ -267,16 +272,17 @@ std::vector<SharedArray> shared_arrays(const std::vector<cuda::Token>& t, std::s
       a.dims.push_back({j + 1, close});
       j = close + 1;
     }
+    bool alone = j < t.size() && t[j].text == ";"; // not `a[N], b[M];` nor an initialiser
     while (j < t.size() && t[j].text != ";") ++j;
     a.last = j;
-    long long bytes = scalar_bytes(a.type);
+    long long bytes = alone ? scalar_bytes(a.type) : 0;
     for (auto [b, e] : a.dims) {
       if (b >= e) {
         bytes = 0;
         break;
       }
-      auto extent = constant_value(body.substr(t[b].offset, t[e - 1].offset + t[e - 1].text.size() - t[b].offset),
-                                   macros);
+      auto extent =
+          constant_value(body.substr(t[b].offset, t[e - 1].offset + t[e - 1].text.size() - t[b].offset), macros);
       if (!extent || *extent <= 0 || __builtin_mul_overflow(bytes, *extent, &bytes)) bytes = 0;
     }
     if (bytes > 0 && !a.dynamic) a.bytes = bytes;
@@ -339,7 +345,7 @@ std::size_t matching_token(const std::vector<cuda::Token>& t, std::size_t open) 
 namespace {
 
 constexpr long long k_static_shared_limit = 48 * 1024; // bytes of static __shared__ per block
-constexpr double k_min_conflict_fraction = 0.2;         // of shared wavefronts
+constexpr double k_min_conflict_fraction = 0.2;        // of shared wavefronts
 
 } // namespace
 
@@ -361,7 +367,8 @@ void rule_pad_shared(const json& k, const cuda::SourceFile& f, const cuda::Funct
     measured = fmt::format("{:.0f} bank conflicts over {:.0f} shared wavefronts ({:.0f}%)", conflicts, wavefronts,
                            100 * fraction);
   } else {
-    double excess = access_figure(k, "shared_excessive_wavefronts"), ideal = access_figure(k, "shared_ideal_wavefronts");
+    double excess = access_figure(k, "shared_excessive_wavefronts"),
+           ideal = access_figure(k, "shared_ideal_wavefronts");
     if (std::isfinite(excess) && std::isfinite(ideal) && excess + ideal > 0) {
       fraction = excess / (excess + ideal);
       measured = fmt::format("{:.0f} of its {:.0f} shared wavefronts are beyond the ideal ({:.0f}%: bank conflicts)",
@@ -381,12 +388,20 @@ void rule_pad_shared(const json& k, const cuda::SourceFile& f, const cuda::Funct
       sized = false;
   }
   for (const auto& a : arrays) {
-    if (a.dims.size() != 2 || !a.bytes || a.dynamic) continue;
     int elem = scalar_bytes(a.type);
+    if (a.dims.size() != 2 || a.dynamic || elem == 0 || a.dims[0].first >= a.dims[0].second ||
+        a.dims[1].first >= a.dims[1].second)
+      continue;
+    auto extent = [&](std::pair<std::size_t, std::size_t> d) {
+      std::size_t b = t[d.first].offset, e = t[d.second - 1].offset + t[d.second - 1].text.size();
+      return std::string(body.substr(b, e - b));
+    };
     auto [cb, ce] = a.dims[1];
-    std::size_t col_begin = t[cb].offset, col_end = t[ce - 1].offset + t[ce - 1].text.size();
-    std::string col_text(body.substr(col_begin, col_end - col_begin));
-    long long cols = *constant_value(col_text, macros), rows = *a.bytes / (elem * cols);
+    std::size_t col_begin = t[cb].offset;
+    std::string col_text = extent(a.dims[1]);
+    auto cols_value = constant_value(col_text, macros), rows_value = constant_value(extent(a.dims[0]), macros);
+    if (!cols_value || !rows_value || *cols_value <= 0 || *rows_value <= 0) continue;
+    long long cols = *cols_value, rows = *rows_value;
     // Threads walking a column are `cols` elements apart: with 4-byte words (a 64-bit access is
     // served half a warp at a time, 16 threads x 2 banks) they share gcd(cols, 32 or 16) banks.
     long long ways = elem == 4 ? std::gcd(cols, 32LL) : elem == 8 ? std::gcd(cols, 16LL) : 1;
@@ -434,12 +449,12 @@ void rule_pad_shared(const json& k, const cuda::SourceFile& f, const cuda::Funct
     if (unsafe.empty() && dynamic)
       unsafe = "the kernel also uses dynamic shared memory, whose size is set at launch, so the padded total cannot "
                "be checked against the limit";
-    if (unsafe.empty() && !sized) unsafe = "another shared array of the kernel has a size this rule cannot compute";
+    if (unsafe.empty() && !sized)
+      unsafe = "a shared array of the kernel (this one, or one declared with it) has a size this rule cannot compute";
     if (unsafe.empty() && padded > k_static_shared_limit)
-      unsafe = fmt::format("the padded arrays would take {} bytes of static shared memory, over the {} allowed",
-                           padded, k_static_shared_limit);
-    if (unsafe.empty() && base_line + t[ce - 1].line != decl_line)
-      unsafe = "the declaration spans several lines";
+      unsafe = fmt::format("the padded arrays would take {} bytes of static shared memory, over the {} allowed", padded,
+                           k_static_shared_limit);
+    if (unsafe.empty() && base_line + t[ce - 1].line != decl_line) unsafe = "the declaration spans several lines";
     if (const auto* other = edit_on_line(ke, file, decl_line); unsafe.empty() && other)
       unsafe = fmt::format("line {} is already edited by rule {}", decl_line, other->rule);
     if (!unsafe.empty()) {

@@ -24,20 +24,21 @@ namespace {
 // Pointee types __ldg has an overload for (sm_32_intrinsics.h).
 bool ldg_type(const std::string& t) {
   static const std::set<std::string> k_types = {
-      "char",       "signed char", "unsigned char", "short",     "unsigned short", "int",       "unsigned int",
-      "unsigned",   "long",        "unsigned long", "long long", "unsigned long long", "float", "double",
-      "int32_t",    "uint32_t",    "int64_t",       "uint64_t",  "char2",          "char4",     "uchar2",
-      "uchar4",     "short2",      "short4",        "ushort2",   "ushort4",        "int2",      "int4",
-      "uint2",      "uint4",       "float2",        "float4",    "double2",        "longlong2", "ulonglong2"};
+      "char",         "signed char", "unsigned char", "short",         "unsigned short", "int",
+      "unsigned int", "unsigned",    "long",          "unsigned long", "long long",      "unsigned long long",
+      "float",        "double",      "int32_t",       "uint32_t",      "int64_t",        "uint64_t",
+      "char2",        "char4",       "uchar2",        "uchar4",        "short2",         "short4",
+      "ushort2",      "ushort4",     "int2",          "int4",          "uint2",          "uint4",
+      "float2",       "float4",      "double2",       "longlong2",     "ulonglong2"};
   return k_types.count(t) > 0;
 }
 
 // The buffer a launch argument names: its first identifier after any cast ("(float*)d_a + n" ->
 // "d_a"); empty when it is not that simple (a call, a conditional), so that it may be anything.
 std::string argument_buffer(const std::string& arg) {
-  static const std::set<std::string> k_skip = {"const",  "float",   "double",          "int",           "unsigned",
-                                               "char",   "short",   "long",            "signed",        "void",
-                                               "static_cast", "reinterpret_cast", "const_cast", "volatile"};
+  static const std::set<std::string> k_skip = {
+      "const", "float",  "double", "int",         "unsigned",         "char",       "short",
+      "long",  "signed", "void",   "static_cast", "reinterpret_cast", "const_cast", "volatile"};
   auto t = cuda::lex(arg);
   std::string base;
   for (std::size_t i = 0; i < t.size(); ++i) {
@@ -58,14 +59,15 @@ std::string untraced_write(const std::vector<cuda::Token>& t, const cuda::Functi
   for (const auto& p : fn.parameters) known.insert(p.name);
   for (std::size_t i = 1; i + 1 < t.size(); ++i)
     if (t[i].kind == cuda::TokenKind::identifier && t[i + 1].text == "[" &&
-        t[i - 1].kind == cuda::TokenKind::identifier && t[i - 1].text != "return")
+        t[i - 1].kind == cuda::TokenKind::identifier && t[i - 1].text != "return" && t[i - 1].text != "else" &&
+        t[i - 1].text != "do" && t[i - 1].text != "case")
       known.insert(std::string(t[i].text)); // `T name[N]` declares an array of the kernel's own
   std::set<std::string> seen;
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
     if (t[i].kind != cuda::TokenKind::identifier) continue;
     std::string w(t[i].text);
-    bool through = t[i + 1].text == "[" || (i > 0 && t[i - 1].text == "*" &&
-                                            (i < 2 || t[i - 2].kind != cuda::TokenKind::identifier));
+    bool through = t[i + 1].text == "[" ||
+                   (i > 0 && t[i - 1].text == "*" && (i < 2 || t[i - 2].kind != cuda::TokenKind::identifier));
     if (!through || known.count(w) || !seen.insert(w).second) continue;
     if (written_in_body(t, w)) return w;
   }
@@ -117,14 +119,20 @@ void rule_read_only(const json& k, const cuda::SourceFile& f, const cuda::Functi
   std::vector<std::size_t> pointers;
   for (std::size_t i = 0; i < fn.parameters.size(); ++i)
     if (fn.parameters[i].pointer) pointers.push_back(i);
-  bool aliasing = false;
+  bool aliasing = false, in_place = false;
   for (const auto& args : launches)
     for (std::size_t x = 0; x < pointers.size(); ++x)
       for (std::size_t y = x + 1; y < pointers.size(); ++y)
-        if (pointers[y] < args.size() && args[pointers[x]] == args[pointers[y]]) aliasing = true;
+        if (pointers[y] < args.size() && args[pointers[x]] == args[pointers[y]]) {
+          aliasing = true;
+          in_place = in_place || written_in_body(t, fn.parameters[pointers[x]].name) ||
+                     written_in_body(t, fn.parameters[pointers[y]].name);
+        }
   // With no aliasing launch, __restrict__ and const apply (rule restrict) and give the compiler
-  // the read-only path itself.
-  if (!launches.empty() && !aliasing) return;
+  // the read-only path itself. A launch that passes a written buffer twice runs the kernel in
+  // place: the restrict rule's withheld reason covers it, and this rule is for kernels refused
+  // __restrict__ only because two pointers they read share a buffer.
+  if ((!launches.empty() && !aliasing) || in_place) return;
   std::vector<std::string> evidence;
   for (const auto& [line, id] : hot) evidence.push_back(id);
   std::string untraced = untraced_write(t, fn);
@@ -148,8 +156,8 @@ void rule_read_only(const json& k, const cuda::SourceFile& f, const cuda::Functi
         if (q == c || q >= args.size() || !written_in_body(t, fn.parameters[q].name)) continue;
         std::string theirs = argument_buffer(args[q]);
         if (theirs.empty() || theirs == mine) {
-          why = fmt::format("a launch passes the buffer of {} (`{}`) to {} too, which the kernel writes", name,
-                            args[c], fn.parameters[q].name);
+          why = fmt::format("a launch passes the buffer of {} (`{}`) to {} too, which the kernel writes", name, args[c],
+                            fn.parameters[q].name);
           break;
         }
       }

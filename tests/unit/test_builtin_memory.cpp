@@ -30,11 +30,16 @@ json line(const char* id, const char* file, int no, const char* stall, double fr
 
 // One kernel's diagnostics entry: its roofline's access figures (null where not given) and PC lines.
 json kernel(const std::string& name, json access, json lines = json::array()) {
-  json a = {{"global_load_sectors_per_request", nullptr}, {"global_store_sectors_per_request", nullptr},
-            {"shared_bank_conflicts", nullptr},           {"shared_wavefronts", nullptr},
-            {"local_load_requests", nullptr},             {"local_store_requests", nullptr},
-            {"local_sectors", nullptr},                   {"shared_excessive_wavefronts", nullptr},
-            {"shared_ideal_wavefronts", nullptr},         {"summary", ""}};
+  json a = {{"global_load_sectors_per_request", nullptr},
+            {"global_store_sectors_per_request", nullptr},
+            {"shared_bank_conflicts", nullptr},
+            {"shared_wavefronts", nullptr},
+            {"local_load_requests", nullptr},
+            {"local_store_requests", nullptr},
+            {"local_sectors", nullptr},
+            {"shared_excessive_wavefronts", nullptr},
+            {"shared_ideal_wavefronts", nullptr},
+            {"summary", ""}};
   for (auto& [key, value] : access.items()) a[key] = value;
   return {{"kernel", name},
           {"roofline", {{"id", "RF1"}, {"occupancy", {{"limiter", "warps"}, {"block_size", 256}}}, {"access", a}}},
@@ -120,8 +125,9 @@ TEST(BuiltinMemory, PadSharedOnStallsWhenTheCountersAreMissing) {
 TEST(BuiltinMemory, PadSharedSilentWithoutEvidence) {
   // Measured: hardly any conflicts (even with a stall on the line), or no evidence at all.
   json few = {{"shared_bank_conflicts", 1000}, {"shared_wavefronts", 3.2e6}};
-  auto r = ask(json::array({kernel("transpose", few, json::array({line("PC3", "t.cu", 10, "stall_short_scoreboard")}))}),
-               {{"t.cu", k_transpose}});
+  auto r =
+      ask(json::array({kernel("transpose", few, json::array({line("PC3", "t.cu", 10, "stall_short_scoreboard")}))}),
+          {{"t.cu", k_transpose}});
   EXPECT_TRUE(by_rule(r, "pad_shared").empty());
   r = ask(json::array({kernel("transpose", json::object())}), {{"t.cu", k_transpose}});
   EXPECT_TRUE(by_rule(r, "pad_shared").empty());
@@ -154,6 +160,17 @@ TEST(BuiltinMemory, PadSharedWithheldOverTheStaticSharedLimit) {
   const auto* w = withheld_about(r, "pad __shared__ float tile");
   ASSERT_NE(w, nullptr);
   EXPECT_NE(w->reason.find("49536 bytes"), std::string::npos) << w->reason;
+}
+
+// Two arrays in one declaration: the second's size is not read, so the limit cannot be checked.
+TEST(BuiltinMemory, PadSharedWithheldWhenASharedArrayCannotBeSized) {
+  std::string two = k_transpose;
+  two.replace(two.find("tile[TILE][TILE];"), 17, "tile[TILE][TILE], spare[TILE];\n  (void)spare;");
+  auto r = ask(json::array({kernel("transpose", k_conflicts)}), {{"t.cu", two}});
+  EXPECT_TRUE(by_rule(r, "pad_shared").empty());
+  const auto* w = withheld_about(r, "pad __shared__ float tile");
+  ASSERT_NE(w, nullptr);
+  EXPECT_NE(w->reason.find("size this rule cannot compute"), std::string::npos) << w->reason;
 }
 
 TEST(BuiltinMemory, PadSharedPadsEightByteElementsByOneElement) {
@@ -298,8 +315,7 @@ TEST(BuiltinMemory, LocalToRegistersRewritesReadsAndDeclarations) {
   EXPECT_EQ(*edits[1]->new_text, "  float v;\n  {\n    const int table_i = (idx[i] & 7);\n    #pragma unroll\n"
                                  "    for (int table_k = 0; table_k < 8; ++table_k)\n"
                                  "      if (table_k == table_i) v = table[table_k];\n  }");
-  EXPECT_NE(edits[2]->new_text->find("if (table_k == table_i) out[i] = v + table[table_k] * 2.0f;"),
-            std::string::npos)
+  EXPECT_NE(edits[2]->new_text->find("if (table_k == table_i) out[i] = v + table[table_k] * 2.0f;"), std::string::npos)
       << *edits[2]->new_text;
 }
 
@@ -349,22 +365,40 @@ TEST(BuiltinMemory, ReadOnlySilentWithoutEvidenceOrWhenRestrictApplies) {
 }
 
 TEST(BuiltinMemory, ReadOnlyWithheldForABufferTheKernelWrites) {
-  // out and a are the same buffer: a's loads must see the kernel's stores; b may use __ldg.
+  // x + 8 twice (a and b) and x (out): the loads of a and b could see the kernel's stores.
   std::string writes = k_blend;
-  writes.replace(writes.find("(x, x, y, 1000)"), 15, "(x, y, x, 1000)");
+  writes.replace(writes.find("(x, x, y, 1000)"), 15, "(x + 8, x + 8, x, 1000)");
   auto r = ask(json::array({kernel("blend", json::object(), blend_lines())}), {{"b.cu", writes}});
-  const auto* w = withheld_about(r, "load a through");
-  ASSERT_NE(w, nullptr);
-  EXPECT_NE(w->reason.find("to out too, which the kernel writes"), std::string::npos) << w->reason;
-  auto edits = by_rule(r, "read_only");
-  ASSERT_EQ(edits.size(), 1u);
-  EXPECT_EQ(*edits[0]->new_text, "    out[i] = a[i] * 0.5f + __ldg(&b[i]);");
-  // An offset into the written buffer is the same buffer.
+  EXPECT_TRUE(by_rule(r, "read_only").empty());
+  for (const char* p : {"load a through", "load b through"}) {
+    const auto* w = withheld_about(r, p);
+    ASSERT_NE(w, nullptr) << p;
+    EXPECT_NE(w->reason.find("to out too, which the kernel writes"), std::string::npos) << w->reason;
+    EXPECT_EQ(w->evidence, (std::vector<std::string>{"PC7"}));
+  }
+  // One buffer for a and out (the kernel runs in place): the restrict rule's withheld reason
+  // covers it; this rule proposes nothing and adds nothing.
   writes = k_blend;
-  writes.replace(writes.find("(x, x, y, 1000)"), 15, "(y + 8, y + 8, y, 1000)");
+  writes.replace(writes.find("(x, x, y, 1000)"), 15, "(x, y, x, 1000)");
   r = ask(json::array({kernel("blend", json::object(), blend_lines())}), {{"b.cu", writes}});
   EXPECT_TRUE(by_rule(r, "read_only").empty());
-  EXPECT_NE(withheld_about(r, "load b through"), nullptr);
+  ASSERT_EQ(r.withheld.size(), 1u);
+  EXPECT_NE(r.withheld[0].suggestion.find("__restrict__"), std::string::npos);
+}
+
+// A write through a pointer that is no parameter (here `q`, after an `else`) cannot be traced
+// to a launch argument: it might reach a or b, so nothing goes through __ldg.
+TEST(BuiltinMemory, ReadOnlyWithheldWhenTheKernelWritesThroughAnotherPointer) {
+  std::string other = k_blend;
+  other.replace(other.find("    out[i] = a[i] * 0.5f + b[i];"), 32,
+                "    if (i & 1) out[i] = a[i] * 0.5f + b[i]; else q[i] = a[i];");
+  other.replace(other.find("  int stride"), 12, "  float* q = out + 1;\n  int stride");
+  json lines = json::array({line("PC7", "b.cu", 5, "stall_long_scoreboard")});
+  auto r = ask(json::array({kernel("blend", json::object(), lines)}), {{"b.cu", other}});
+  EXPECT_TRUE(by_rule(r, "read_only").empty());
+  const auto* w = withheld_about(r, "load a through");
+  ASSERT_NE(w, nullptr);
+  EXPECT_NE(w->reason.find("writes through `q`"), std::string::npos) << w->reason;
 }
 
 // --------------------------------------------------------------------------- compiling
