@@ -74,6 +74,8 @@ std::string roofline_text(const Roofline& r) {
     s += fmt::format(" one instruction issued every {:.1f} cycles, {:.2f} eligible warps per cycle.",
                      1 / r.issue_per_cycle, r.eligible_warps);
   if (!s.empty() && s.back() == ';') s.back() = '.';
+  // The access sentence where the profile has any of its counters, so that prompts show it too.
+  if (!r.access.summary.empty() && r.access.summary != k_no_access_counters) s += " " + r.access.summary;
   return s;
 }
 

@@ -21,6 +21,19 @@ json throughput_json(const std::vector<Throughput>& ts) {
   return out;
 }
 
+json access_json(const MemoryAccess& a) {
+  return {{"global_load_sectors_per_request", num(a.global_load_sectors_per_request)},
+          {"global_store_sectors_per_request", num(a.global_store_sectors_per_request)},
+          {"shared_bank_conflicts", num(a.shared_bank_conflicts)},
+          {"shared_wavefronts", num(a.shared_wavefronts)},
+          {"local_load_requests", num(a.local_load_requests)},
+          {"local_store_requests", num(a.local_store_requests)},
+          {"local_sectors", num(a.local_sectors)},
+          {"shared_excessive_wavefronts", num(a.shared_excessive_wavefronts)},
+          {"shared_ideal_wavefronts", num(a.shared_ideal_wavefronts)},
+          {"summary", a.summary}};
+}
+
 json roofline_json(const Roofline& r) {
   json limits = json::object();
   for (const auto& [what, blocks] : r.occupancy_limits) limits[what] = num(blocks);
@@ -47,7 +60,8 @@ json roofline_json(const Roofline& r) {
             {"registers_per_thread", num(r.registers_per_thread)},
             {"block_size", r.block_size},
             {"blocks_per_sm_limits", limits}}},
-          {"issue", {{"per_cycle", num(r.issue_per_cycle)}, {"eligible_warps_per_cycle", num(r.eligible_warps)}}}};
+          {"issue", {{"per_cycle", num(r.issue_per_cycle)}, {"eligible_warps_per_cycle", num(r.eligible_warps)}}},
+          {"access", access_json(r.access)}};
 }
 
 json stalls_json(const StallSummary& s) {

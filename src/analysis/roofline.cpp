@@ -1,8 +1,11 @@
 #include "analysis/roofline.hpp"
 
+#include "util/strings.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace optimas::analysis {
@@ -58,7 +61,72 @@ const char* k_limiters[][2] = {{"launch__occupancy_limit_registers", "registers"
                                {"launch__occupancy_limit_blocks", "blocks"},
                                {"launch__occupancy_limit_barriers", "barriers"}};
 
+// "1.23e+06", "1.2 M": counts of requests and conflicts read better rounded.
+std::string count_text(double v) {
+  if (v >= 1e9) return fmt::format("{:.1f} G", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.1f} M", v / 1e6);
+  if (v >= 1e4) return fmt::format("{:.0f} K", v / 1e3);
+  return fmt::format("{:.0f}", v);
+}
+
+std::string access_sentence(const MemoryAccess& a) {
+  std::vector<std::string> parts;
+  auto per_request = [&](const char* what, double v) {
+    if (std::isfinite(v))
+      parts.push_back(fmt::format("global {} use {:.1f} sectors per request (ideal 4 for 4-byte words, 8 for 8-byte)",
+                                  what, v));
+  };
+  per_request("loads", a.global_load_sectors_per_request);
+  per_request("stores", a.global_store_sectors_per_request);
+  if (std::isfinite(a.shared_bank_conflicts) && std::isfinite(a.shared_wavefronts) && a.shared_wavefronts > 0)
+    parts.push_back(fmt::format("shared memory has {} bank conflicts over {} wavefronts ({:.0f}%)",
+                                count_text(a.shared_bank_conflicts), count_text(a.shared_wavefronts),
+                                100 * a.shared_bank_conflicts / a.shared_wavefronts));
+  else if (std::isfinite(a.shared_excessive_wavefronts) && std::isfinite(a.shared_ideal_wavefronts) &&
+           a.shared_excessive_wavefronts + a.shared_ideal_wavefronts > 0)
+    parts.push_back(fmt::format("shared accesses take {} wavefronts beyond the ideal {} ({:.0f}% of all: bank "
+                                "conflicts)",
+                                count_text(a.shared_excessive_wavefronts), count_text(a.shared_ideal_wavefronts),
+                                100 * a.shared_excessive_wavefronts /
+                                    (a.shared_excessive_wavefronts + a.shared_ideal_wavefronts)));
+  if (std::isfinite(a.local_load_requests) && std::isfinite(a.local_store_requests)) {
+    if (a.local_load_requests + a.local_store_requests > 0)
+      parts.push_back(fmt::format("local memory takes {} load and {} store requests ({} sectors)",
+                                  count_text(a.local_load_requests), count_text(a.local_store_requests),
+                                  std::isfinite(a.local_sectors) ? count_text(a.local_sectors) : "n/a"));
+    else
+      parts.push_back("no local-memory traffic");
+  }
+  if (parts.empty()) return k_no_access_counters;
+  std::string s = util::join(parts, "; ") + ".";
+  s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
 } // namespace
+
+MemoryAccess compute_access(const std::vector<const profile::Launch*>& ls) {
+  MemoryAccess a;
+  a.global_load_sectors_per_request = ratio(mean(ls, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+                                            mean(ls, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"));
+  a.global_store_sectors_per_request = ratio(mean(ls, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
+                                             mean(ls, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"));
+  a.shared_bank_conflicts = mean(ls, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum");
+  a.shared_wavefronts = mean(ls, "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum");
+  a.local_load_requests = mean(ls, "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum");
+  a.local_store_requests = mean(ls, "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum");
+  a.local_sectors = mean(ls, "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum") +
+                    mean(ls, "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"); // NaN unless both are there
+  double all = mean(ls, "memory_l1_wavefronts_shared");
+  a.shared_ideal_wavefronts = mean(ls, "memory_l1_wavefronts_shared_ideal");
+  a.shared_excessive_wavefronts = all - a.shared_ideal_wavefronts;
+  if (!std::isfinite(a.shared_excessive_wavefronts))
+    a.shared_excessive_wavefronts = mean(ls, "derived__memory_l1_wavefronts_shared_excessive");
+  else
+    a.shared_excessive_wavefronts = std::max(0.0, a.shared_excessive_wavefronts);
+  a.summary = access_sentence(a);
+  return a;
+}
 
 std::string roofline_sentence(double rho_compute, double rho_memory, double tau_sat) {
   auto part = [&](const char* what, double rho) {
@@ -151,6 +219,7 @@ Roofline compute_roofline(const std::string& kernel, const std::vector<const pro
       r.occupancy_limiter += std::string(", ") + label;
     }
   }
+  r.access = compute_access(ls);
   return r;
 }
 

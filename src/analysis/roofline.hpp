@@ -18,6 +18,30 @@ struct Throughput {
   double rho;       // achieved / peak in [0, 1]; NaN when unknown
 };
 
+// How the kernel's memory instructions use the memory system (Best Practices Guide, "Coalesced
+// Access to Global Memory", "Shared Memory and Memory Banks", "Local Memory"), from the l1tex
+// counters default_metrics() asks for; NaN where the profile lacks a metric.
+struct MemoryAccess {
+  double global_load_sectors_per_request = profile::k_nan;  // 4 when a warp reads 32 consecutive 4-byte words
+  double global_store_sectors_per_request = profile::k_nan;
+  double shared_bank_conflicts = profile::k_nan;            // l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum
+  double shared_wavefronts = profile::k_nan;                // l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
+  double local_load_requests = profile::k_nan;
+  double local_store_requests = profile::k_nan;
+  double local_sectors = profile::k_nan; // loads and stores
+  // SourceCounters' own figures, in every profile of ours (also those recorded before the
+  // counters above were asked for): shared wavefronts beyond the ideal, and the ideal.
+  double shared_excessive_wavefronts = profile::k_nan;
+  double shared_ideal_wavefronts = profile::k_nan;
+  std::string summary; // one sentence
+};
+
+// MemoryAccess::summary when the profile has none of the counters.
+inline constexpr const char* k_no_access_counters = "The profile holds no memory-access counters.";
+
+// The memory-access figures of a kernel's launches (metrics averaged over them).
+MemoryAccess compute_access(const std::vector<const profile::Launch*>& launches);
+
 struct Roofline {
   std::string id; // evidence ID, "RF1"
   std::string kernel;
@@ -49,6 +73,7 @@ struct Roofline {
   std::vector<std::pair<std::string, double>> occupancy_limits; // blocks per SM each resource allows
   double registers_per_thread = profile::k_nan;
   int block_size = 0; // threads per block of the profiled launches (the largest, if they differ)
+  MemoryAccess access;
 };
 
 // Computes the roofline of one kernel from its launches (metrics averaged over them).

@@ -15,9 +15,17 @@
 //   reciprocal — (changes results) division by a floating-point kernel parameter on a hot line
 //               inside a loop becomes a multiplication by its reciprocal, computed once. It is
 //               applied only with allow_fp_changes; otherwise it is listed as withheld, since
-//               outputs are compared bit for bit.//
-// The rules live in builtin_signature.cpp and builtin_loops.cpp (builtin_rules.hpp); this file
-// runs them on every hot kernel and answers with their edits.
+//               outputs are compared bit for bit.
+//   pad_shared — a 2-D __shared__ array walked by column gets one element of padding per row,
+//               when shared-memory bank conflicts are measured (or its lines stall on shared memory);
+//   local_to_registers — a small local array indexed by data becomes register-resident: its
+//               constant-trip loops unrolled, each data-indexed access a compare-and-select;
+//   read_only  — never-written data loaded in hot loops goes through __ldg where a launch's
+//               aliasing withheld __restrict__.
+//
+// The rules live in builtin_signature.cpp, builtin_loops.cpp, builtin_memory.cpp,
+// builtin_read_only.cpp and builtin_local.cpp (builtin_rules.hpp); this file runs them on every
+// hot kernel and answers with their edits.
 #include "llm/backend.hpp"
 
 #include "llm/builtin_rules.hpp"
@@ -92,6 +100,10 @@ public:
       rule_unroll(k, *file, *fn, ke);
       rule_hoist(k, *file, *fn, ke);
       rule_reciprocal(k, *file, *fn, m_allow_fp_changes, ke);
+      // The memory rules run last: they leave lines the rules above edited alone.
+      rule_pad_shared(k, *file, *fn, ke);
+      rule_local_to_registers(k, *file, *fn, ke);
+      rule_read_only(k, *file, *fn, sources, ke);
       if (ke.signature_changed) {
         ke.signature.rationale = util::join(ke.why, " ");
         ke.signature.rule = util::join(ke.rules, "+");

@@ -15,17 +15,8 @@
 
 namespace optimas::llm {
 
-namespace {
-
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-// The extent of a loop starting at token `at` (`for` or `while`): its header's closing ')' and
-// the last token of its body (the matching '}' or the ';' of a single statement).
-struct LoopExtent {
-  std::size_t close = 0;
-  std::size_t body_end = 0;
-};
 
 LoopExtent loop_extent(const std::vector<cuda::Token>& t, std::size_t at) {
   LoopExtent e;
@@ -49,8 +40,6 @@ LoopExtent loop_extent(const std::vector<cuda::Token>& t, std::size_t at) {
   return e;
 }
 
-} // namespace
-
 void rule_unroll(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
   auto lines = stall_lines(k);
   std::string file = fs::path(f.path).filename().string();
@@ -61,7 +50,8 @@ void rule_unroll(const json& k, const cuda::SourceFile& f, const cuda::Function&
   std::set<std::string> constants;
   for (const auto& tok : cuda::lex(text))
     if (tok.kind == cuda::TokenKind::preprocessor) {
-      auto words = util::split(cuda::normalise(tok.text.substr(1)), ' ');
+      std::string directive = cuda::normalise(tok.text.substr(1)); // split() returns views into it
+      auto words = util::split(directive, ' ');
       if (words.size() >= 2 && words[0] == "define") constants.insert(std::string(words[1]));
     }
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {

@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace optimas::llm {
@@ -23,6 +25,22 @@ struct StallLine {
 
 // The salient PC lines of a kernel, from the diagnostics JSON.
 std::vector<StallLine> stall_lines(const nlohmann::json& kernel);
+
+// The extent of a loop starting at token `at` (`for` or `while`): its header's closing ')' and
+// the last token of its body (the matching '}' or the ';' of a single statement).
+struct LoopExtent {
+  std::size_t close = 0;
+  std::size_t body_end = 0;
+};
+LoopExtent loop_extent(const std::vector<cuda::Token>& t, std::size_t at);
+
+// Whether the kernel body writes through a pointer parameter (or lets it escape, which could).
+bool written_in_body(const std::vector<cuda::Token>& body, const std::string& name);
+
+// Arguments of every launch of `kernel` in the sources: name<<<...>>>(a, b, ...), and of its
+// template instances: name<8><<<...>>>(a, b, ...).
+std::vector<std::vector<std::string>> launch_arguments(const std::map<std::string, std::string>& sources,
+                                                       const std::string& kernel);
 
 // What the rules propose for one kernel.
 struct KernelEdits {
@@ -44,5 +62,36 @@ void rule_hoist(const nlohmann::json& kernel, const cuda::SourceFile& f, const c
 // Changes floating-point results: applied only with `allow_fp_changes`, else withheld.
 void rule_reciprocal(const nlohmann::json& kernel, const cuda::SourceFile& f, const cuda::Function& fn,
                      bool allow_fp_changes, KernelEdits& ke);
+
+// Memory rules (builtin_memory.cpp, builtin_read_only.cpp, builtin_local.cpp). Each reads the roofline's "access"
+// figures (null-safe) and the PC lines, and edits only what it can argue stays bit-identical.
+// pad_shared: a 2-D __shared__ array walked by column gets one element of padding per row.
+void rule_pad_shared(const nlohmann::json& kernel, const cuda::SourceFile& f, const cuda::Function& fn,
+                     KernelEdits& ke);
+// read_only: loads of never-written pointer parameters in hot loops go through __ldg where
+// __restrict__ could not be applied (a launch aliases two of its pointers).
+void rule_read_only(const nlohmann::json& kernel, const cuda::SourceFile& f, const cuda::Function& fn,
+                    const std::map<std::string, std::string>& sources, KernelEdits& ke);
+// local_to_registers: a small local array indexed by data becomes register-resident (its
+// constant-trip loops unrolled, each data-indexed access a compare-and-select over its indices).
+void rule_local_to_registers(const nlohmann::json& kernel, const cuda::SourceFile& f, const cuda::Function& fn,
+                             KernelEdits& ke);
+
+// Helpers the memory rules share (builtin_memory.cpp).
+// A figure of the kernel's roofline.access; NaN when absent or null.
+double access_figure(const nlohmann::json& kernel, const char* name);
+// Object-like #defines of the file: name -> replacement text.
+std::map<std::string, std::string> object_macros(const cuda::SourceFile& f);
+// The value of an integer constant expression (literals, macros, + - * / % << >> & | ~ and
+// parentheses); nullopt when it is not one.
+std::optional<long long> constant_value(std::string_view expr, const std::map<std::string, std::string>& macros);
+// The text of line `line` (1-based) of `text`, without its newline.
+std::string line_text(std::string_view text, int line);
+// The token that closes the bracket, parenthesis or brace at `open`; t.size() when none does.
+std::size_t matching_token(const std::vector<cuda::Token>& t, std::size_t open);
+// A type's words without qualifiers: {"const", "volatile", "float"} -> "float".
+std::string bare_type(const std::vector<std::string>& words);
+// Whether an edit already made for this kernel touches line `line`; its rule when so.
+const prompt::Edit* edit_on_line(const KernelEdits& ke, const std::string& file, int line);
 
 } // namespace optimas::llm

@@ -14,14 +14,16 @@
 
 namespace optimas::llm {
 
-namespace {
-
 using nlohmann::json;
 namespace fs = std::filesystem;
+
+namespace {
 
 bool is_memory_dependency(const std::string& stall) {
   return stall == "stall_long_scoreboard" || stall == "stall_membar" || stall == "stall_lg_throttle";
 }
+
+} // namespace
 
 // Whether the kernel body writes through a pointer parameter (or lets it escape, which could).
 bool written_in_body(const std::vector<cuda::Token>& body, const std::string& name) {
@@ -54,6 +56,8 @@ bool written_in_body(const std::vector<cuda::Token>& body, const std::string& na
   return false;
 }
 
+namespace {
+
 // Where a launch's "<<<" starts after a kernel's name at `i`: right after it, or after the
 // template arguments of an instance (name<W><<<...); 0 when this is no launch.
 std::size_t launch_chevrons(const std::vector<cuda::Token>& t, std::size_t i) {
@@ -72,6 +76,8 @@ std::size_t launch_chevrons(const std::vector<cuda::Token>& t, std::size_t i) {
   }
   return chevrons(j) ? j : 0;
 }
+
+} // namespace
 
 // Arguments of every launch of `kernel` in the sources: name<<<...>>>(a, b, ...), and of its
 // template instances: name<8><<<...>>>(a, b, ...).
@@ -105,6 +111,8 @@ std::vector<std::vector<std::string>> launch_arguments(const std::map<std::strin
   }
   return out;
 }
+
+namespace {
 
 void add_unique(std::vector<std::string>& v, const std::string& s) {
   if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);

@@ -49,7 +49,20 @@ std::vector<std::string> default_metrics() {
           "lts__t_bytes.sum",
           "l1tex__t_bytes.sum",
           "smsp__inst_executed.sum",
-          "smsp__pcsamp_sample_count"};
+          "smsp__pcsamp_sample_count",
+          // Memory-access figures (analysis::MemoryAccess): sectors per request of global loads and
+          // stores, shared-memory bank conflicts, local-memory traffic. The default sections do not
+          // collect them (MemoryWorkloadAnalysis_Tables does, in --set full).
+          "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+          "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+          "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+          "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+          "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+          "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum",
+          "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
+          "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+          "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"};
 }
 
 namespace {

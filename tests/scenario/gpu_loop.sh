@@ -1,7 +1,7 @@
 # On a GPU (label "gpu"; skipped elsewhere): `optimas run` with the builtin backend on every
 # example program — baseline, profile, analyze, edits, build, validation on every configuration
 # and fresh seeds, interleaved measurement, re-profile, EAR — and the table of results.
-#   OPTIMAS_GPU_EXAMPLES   examples to run (default: all nine)
+#   OPTIMAS_GPU_EXAMPLES   examples to run (default: all ten)
 #   OPTIMAS_GPU_IMPORT=1   start from the profiles recorded in tests/data/h200 instead of profiling
 #   OPTIMAS_GPU_MEASURE    configurations to measure (default: default,heldout)
 #   OPTIMAS_GPU_OUT        folder for the run store and the table (default: a temporary one)
@@ -18,7 +18,7 @@ TABLE="$OUTDIR/table.md"
 echo "| program | outcome | variant | verdict | speedup [95% CI] | p | coverage | localisation | direction | implemented / withheld / hallucinations |" > "$TABLE"
 echo "|---|---|---|---|---|---|---|---|---|---|" >> "$TABLE"
 failed=0
-for ex in ${OPTIMAS_GPU_EXAMPLES:-stream accuracy shmem sobol gather stencil spmv edges windows}; do
+for ex in ${OPTIMAS_GPU_EXAMPLES:-stream accuracy shmem sobol gather stencil spmv edges windows digits}; do
   cp -r "$OPTIMAS_SOURCE_DIR/examples/$ex" "$WORK/$ex"
   args=(run --app "$WORK/$ex" --runs-dir "$RUNS" --json --measure-configs "${OPTIMAS_GPU_MEASURE:-default,heldout}")
   [ "${OPTIMAS_GPU_IMPORT:-0}" = 1 ] && args+=(--import "$OPTIMAS_TEST_DATA/h200/$ex")

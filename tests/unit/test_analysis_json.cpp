@@ -193,3 +193,23 @@ TEST(AnalysisJson, ReadsBackAsWritten) {
   json j = to_json(analyze(optimas::profile::import_profile(data_path("h200/stencil")), {}));
   EXPECT_EQ(json::parse(j.dump()), j);
 }
+
+// roofline.access: every member present, a number where the profile has its counters and null
+// where it does not (the recorded H200 profiles predate them; the --set full sample has them).
+TEST(AnalysisJson, AccessFiguresAreNumbersOrNull) {
+  json old = to_json(analyze(optimas::profile::import_profile(data_path("h200/shmem")), {}));
+  const json& a = old["kernels"][0]["roofline"]["access"];
+  for (const char* key : {"global_load_sectors_per_request", "global_store_sectors_per_request", "shared_bank_conflicts",
+                          "shared_wavefronts", "local_load_requests", "local_store_requests", "local_sectors"})
+    EXPECT_TRUE(a.contains(key) && a[key].is_null()) << key;
+  EXPECT_TRUE(a["shared_excessive_wavefronts"].is_number());
+  EXPECT_TRUE(a["summary"].is_string());
+  EXPECT_EQ(violation(old), "");
+  json full = to_json(analyze(optimas::profile::import_profile(data_path("ncu-samples")), {}));
+  const json& b = full["kernels"][0]["roofline"]["access"];
+  EXPECT_DOUBLE_EQ(b["global_load_sectors_per_request"].get<double>(), 8.0); // dloop, the hot kernel
+  EXPECT_TRUE(b["local_sectors"].is_number());
+  json broken = full;
+  broken["kernels"][0]["roofline"]["access"]["shared_wavefronts"] = "many";
+  EXPECT_NE(violation(broken), "");
+}

@@ -94,3 +94,22 @@ TEST(Diagnostics, CounterSelectionOnEnoughRecordedRuns) {
     }
   }
 }
+
+// The roofline's evidence text, which prompts show, ends with the access sentence when the
+// profile has its counters (the --set full sample does).
+TEST(Diagnostics, RooflineEvidenceCarriesTheAccessSentence) {
+  auto prof = optimas::profile::import_profile(data_path("ncu-samples"));
+  auto d = analyze(prof, {});
+  ASSERT_FALSE(d.kernels.empty());
+  ASSERT_TRUE(d.kernels[0].roofline);
+  const std::string& sentence = d.kernels[0].roofline->access.summary;
+  EXPECT_NE(sentence, k_no_access_counters);
+  bool found = false;
+  for (const auto& e : d.evidence)
+    if (e.id == d.kernels[0].roofline->id) {
+      found = true;
+      EXPECT_NE(e.text.find(sentence), std::string::npos) << e.text;
+    }
+  EXPECT_TRUE(found);
+  EXPECT_NE(to_text(d).find(sentence), std::string::npos);
+}

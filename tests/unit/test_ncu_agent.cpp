@@ -104,3 +104,23 @@ TEST(NcuAgent, PlainCommandsRunWithoutAShell) {
   EXPECT_EQ(program_argv("./app > log; echo done"),
             (std::vector<std::string>{"/bin/sh", "-c", "./app > log; echo done"}));
 }
+
+// The memory-access figures (analysis::MemoryAccess) need counters the default sections do not
+// collect: the heavy pass asks for them with --metrics, and a user's own --metrics replace them.
+TEST(NcuAgent, HeavyPassAsksForTheMemoryAccessCounters) {
+  NcuOptions o;
+  auto cmd = heavy_command(o, "/p/report", {"k"}, {}, {"./app"});
+  auto at = std::find(cmd.begin(), cmd.end(), "--metrics");
+  ASSERT_NE(at, cmd.end());
+  ASSERT_NE(at + 1, cmd.end());
+  for (const char* m : {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+                        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+                        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+                        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+                        "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
+                        "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"})
+    EXPECT_NE(("," + at[1] + ",").find(std::string(",") + m + ","), std::string::npos) << m;
+  o.metrics = {"dram__bytes.sum"};
+  cmd = heavy_command(o, "/p/report", {"k"}, {}, {"./app"});
+  EXPECT_TRUE(has_pair(cmd, "--metrics", "dram__bytes.sum"));
+}

@@ -84,3 +84,45 @@ TEST(Roofline, LatencyBoundWhenNothingIsSaturated) {
   EXPECT_EQ(r.memory_basis, "L2");
   EXPECT_EQ(r.summary, "Compute underutilized (30%), memory bandwidth underutilized (40%)");
 }
+
+// The access figures from the --set full sample (ncu-samples/raw_base.csv, checked by hand):
+// saxpy loads 4,194,304 sectors in 1,048,576 requests (4 per request: 4-byte words), dloop's
+// doubles 4,194,304 in 524,288 (8); no shared-memory conflicts, no local traffic.
+TEST(Roofline, AccessFiguresFromTheSetFullSample) {
+  auto prof = optimas::profile::import_profile(data_path("ncu-samples"));
+  auto saxpy = compute_roofline("saxpy", launches_of(prof.runs[0], "saxpy")).access;
+  EXPECT_DOUBLE_EQ(saxpy.global_load_sectors_per_request, 4.0);
+  EXPECT_NEAR(saxpy.global_store_sectors_per_request, (2097216.0 + 2096776.0) / 2 / 524288, 1e-12);
+  EXPECT_DOUBLE_EQ(saxpy.shared_bank_conflicts, 0);
+  EXPECT_DOUBLE_EQ(saxpy.shared_wavefronts, 524288);
+  EXPECT_DOUBLE_EQ(saxpy.local_load_requests, 0);
+  EXPECT_DOUBLE_EQ(saxpy.local_store_requests, 0);
+  EXPECT_DOUBLE_EQ(saxpy.local_sectors, 0);
+  EXPECT_EQ(saxpy.summary.rfind("Global loads use 4.0 sectors per request (ideal 4 for 4-byte words", 0), 0u)
+      << saxpy.summary;
+  EXPECT_NE(saxpy.summary.find("shared memory has 0 bank conflicts over 524 K wavefronts (0%)"), std::string::npos)
+      << saxpy.summary;
+  EXPECT_NE(saxpy.summary.find("no local-memory traffic."), std::string::npos) << saxpy.summary;
+  auto dloop = compute_roofline("dloop", launches_of(prof.runs[0], "dloop")).access;
+  EXPECT_DOUBLE_EQ(dloop.global_load_sectors_per_request, 8.0);
+}
+
+// Profiles recorded before the l1tex counters were asked for: those figures are NaN (null in
+// JSON), SourceCounters' own shared-wavefront figures are there. shmem/default's transpose:
+// 6,488,064 shared wavefronts of which 393,216 ideal (raw page, checked by hand).
+TEST(Roofline, AccessFiguresOfARecordedProfileWithoutTheCounters) {
+  auto prof = optimas::profile::import_profile(data_path("h200/shmem"));
+  const optimas::profile::Run* run = nullptr;
+  for (const auto& r : prof.runs)
+    if (r.config == "default") run = &r;
+  ASSERT_NE(run, nullptr);
+  auto a = compute_roofline("transpose_kernel", launches_of(*run, "transpose_kernel")).access;
+  EXPECT_TRUE(std::isnan(a.global_load_sectors_per_request));
+  EXPECT_TRUE(std::isnan(a.shared_bank_conflicts));
+  EXPECT_TRUE(std::isnan(a.local_sectors));
+  EXPECT_DOUBLE_EQ(a.shared_excessive_wavefronts, 6488064.0 - 393216.0);
+  EXPECT_DOUBLE_EQ(a.shared_ideal_wavefronts, 393216.0);
+  EXPECT_EQ(a.summary, "Shared accesses take 6.1 M wavefronts beyond the ideal 393 K (94% of all: bank conflicts).");
+  // No launch carries any of them: the sentence says so.
+  EXPECT_EQ(compute_access({}).summary, k_no_access_counters);
+}

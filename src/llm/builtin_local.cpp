@@ -1,0 +1,330 @@
+// The builtin optimizer's local_to_registers rule. A per-thread array indexed by data (a
+// histogram's `cnt[key & 15]++`) cannot live in registers, which have no addresses: the compiler
+// puts it in local memory, and every access is a load or store through L1. When the array is
+// small and of constant size, and every index is provably in range, the rule makes every index a
+// compile-time constant: loops over the array are unrolled in full, and each statement that
+// indexes it by data runs inside an unrolled loop over the array's indices, guarded by
+// `k == index`, naming the element as a[k]. The statement runs once, on the same element, with
+// the same operations, so results stay bit-identical. Index ranges come from the interval
+// analysis of builtin_index_range.cpp; tokens suffice for the reasons at the top of
+// builtin_memory.cpp, and whatever the analysis cannot bound withholds the edit.
+#include "llm/builtin_local.hpp"
+
+#include "cuda/source.hpp"
+
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+namespace optimas::llm {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+using namespace local;
+
+namespace {
+
+const std::set<std::string> k_scalar_types = {"float",   "double",        "int",     "unsigned",  "unsigned int",
+                                              "char",    "unsigned char", "short",   "long long", "unsigned long long",
+                                              "int32_t", "uint32_t",      "int64_t", "uint64_t",  "bool"};
+
+struct Replacement {
+  std::size_t begin, end; // offsets into the file
+  std::string text;
+};
+
+// What one array's rewrite needs, or why it cannot be made.
+struct Plan {
+  std::vector<Replacement> replacements;
+  std::set<int> lines;             // lines that use the array
+  std::vector<int> unrolled;       // loop lines given #pragma unroll
+  std::vector<std::string> bounds; // "`key & 15` in [0, 15]" for the rationale
+  int dynamic = 0;                 // statements rewritten as compare-and-select
+  std::string unsafe;
+};
+
+std::string fresh_name(const std::vector<cuda::Token>& t, const std::string& want) {
+  std::string name = want;
+  auto used = [&](const std::string& n) {
+    return std::any_of(t.begin(), t.end(), [&](const cuda::Token& x) { return x.text == n; });
+  };
+  while (used(name)) name += "_";
+  return name;
+}
+
+// Over 80 lines: each use of the array is classified and, if indexed by data, rewritten in one pass.
+Plan plan_array(const Facts& facts, const LocalArray& a, const cuda::SourceFile& f, const cuda::Function& fn) {
+  const auto& t = *facts.t;
+  int base_line = fn.body_first_line - 1;
+  Plan p;
+  long long n = *a.n;
+  std::set<std::size_t> loops_to_unroll;
+  std::set<std::size_t> statements_done;
+  for (std::size_t u = a.last + 1; u < t.size() && p.unsafe.empty(); ++u) {
+    if (t[u].text != a.name) continue;
+    int line = base_line + t[u].line;
+    bool subscripted = u + 1 < t.size() && t[u + 1].text == "[";
+    std::size_t close = subscripted ? matching_token(t, u + 1) : t.size();
+    bool address =
+        u > 0 && t[u - 1].text == "&" &&
+        !(u > 1 && (t[u - 2].kind == cuda::TokenKind::identifier || t[u - 2].kind == cuda::TokenKind::number ||
+                    t[u - 2].text == ")" || t[u - 2].text == "]"));
+    if (!subscripted || close >= t.size() || (close + 1 < t.size() && t[close + 1].text == "[") || address) {
+      p.unsafe = fmt::format("line {} uses `{}` other than as {}[i] (its address escapes)", line, a.name, a.name);
+      break;
+    }
+    p.lines.insert(line);
+    std::string index = tokens_text(facts, u + 2, close);
+    auto range = index_interval(facts, u + 2, close, u);
+    if (!range || range->lo < 0 || range->hi > n - 1) {
+      p.unsafe =
+          fmt::format("the index `{}` on line {} could lie outside [0, {}){}", index, line, n,
+                      range && range->bounded() ? fmt::format(" (it lies in [{}, {}])", range->lo, range->hi) : "");
+      break;
+    }
+    if (!range->data) {
+      // Constant once the loops around it are unrolled.
+      for (std::size_t l = 0; l < facts.loops.size(); ++l) {
+        const auto& loop = facts.loops[l];
+        bool encloses = loop.for_tok < u && u <= loop.body_end;
+        bool named =
+            std::any_of(t.begin() + u + 2, t.begin() + close, [&](const cuda::Token& x) { return x.text == loop.var; });
+        if (encloses && named) loops_to_unroll.insert(l);
+      }
+      u = close;
+      continue;
+    }
+    auto stmt = statement_around(t, u);
+    if (!stmt || statements_done.count(stmt->first)) {
+      if (stmt) {
+        u = close;
+        continue; // a second use in a statement already rewritten: it had the same index
+      }
+      p.unsafe = fmt::format("line {} indexes `{}` by data inside a condition, a loop header or a call", line, a.name);
+      break;
+    }
+    auto [sb, se] = *stmt;
+    // One assignment at most (the statement's own), the same index everywhere in it, and an
+    // index without side effects.
+    std::vector<std::size_t> uses;
+    for (std::size_t x = sb; x < se; ++x)
+      if (t[x].text == a.name && x + 1 < se && t[x + 1].text == "[") uses.push_back(x);
+    bool same = std::all_of(uses.begin(), uses.end(), [&](std::size_t x) {
+      std::size_t c = matching_token(t, x + 1);
+      auto r = index_interval(facts, x + 2, c, x);
+      return cuda::normalise(tokens_text(facts, x + 2, c)) == cuda::normalise(index) || (r && !r->data);
+    });
+    if (!same || side_effects(t, u + 2, close) > 0 || side_effects(t, sb, se) > 1) {
+      p.unsafe = fmt::format("the statement on line {} that indexes `{}` by data {}", line, a.name,
+                             same ? "has side effects besides its own assignment" : "uses two different indices");
+      break;
+    }
+    // A declaration `T v = ...a[i]...;` keeps its scope: `T v;` then the guarded assignment.
+    std::size_t eq = sb;
+    while (eq < se && !is_assignment_op(t, eq)) ++eq;
+    bool declaration = eq < se && eq >= sb + 2 && std::all_of(t.begin() + sb, t.begin() + eq, [](const cuda::Token& x) {
+                         return x.kind == cuda::TokenKind::identifier;
+                       });
+    std::string declared;
+    if (declaration) {
+      std::vector<std::string> words;
+      for (std::size_t x = sb; x + 1 < eq; ++x) words.push_back(std::string(t[x].text));
+      std::string type = bare_type(words);
+      if (!k_scalar_types.count(type)) {
+        p.unsafe =
+            fmt::format("line {} declares `{}` of type {}, which this rule does not split", line, t[eq - 1].text, type);
+        break;
+      }
+      declared = type + " " + std::string(t[eq - 1].text) + ";";
+    }
+    std::string idx = fresh_name(t, a.name + "_i"), k = fresh_name(t, a.name + "_k");
+    // The statement with every data-indexed a[index] naming a[k]; the original spacing kept.
+    std::size_t from = declaration ? eq - 1 : sb;
+    std::string rewritten;
+    std::size_t cursor = t[from].offset;
+    for (std::size_t x : uses) {
+      std::size_t c = matching_token(t, x + 1);
+      auto r = index_interval(facts, x + 2, c, x);
+      if (r && !r->data) continue;
+      rewritten += std::string(facts.body.substr(cursor, t[x].offset - cursor)) + a.name + "[" + k + "]";
+      cursor = t[c].offset + 1;
+    }
+    rewritten += std::string(facts.body.substr(cursor, t[se].offset + 1 - cursor));
+    std::string ind = indent_of(line_text(f.text, base_line + t[sb].line));
+    std::string text =
+        fmt::format("{}{{\n{}  const int {} = ({});\n{}  #pragma unroll\n{}  for (int {} = 0; {} < {}; ++{})\n"
+                    "{}    if ({} == {}) {}\n{}}}",
+                    declared.empty() ? "" : declared + "\n" + ind, ind, idx, index, ind, ind, k, k, n, k, ind, k, idx,
+                    rewritten, ind);
+    p.replacements.push_back({fn.body_begin + t[sb].offset, fn.body_begin + t[se].offset + 1, text});
+    p.bounds.push_back(fmt::format("`{}` lies in [{}, {}]", index, range->lo, range->hi));
+    ++p.dynamic;
+    statements_done.insert(sb);
+    u = se;
+  }
+  for (std::size_t l : loops_to_unroll) {
+    const auto& loop = facts.loops[l];
+    if (loop.hi - loop.lo + 1 > k_max_trip) {
+      p.unsafe = fmt::format("the loop on line {} runs {} times, too many to unroll in full", loop.line,
+                             loop.hi - loop.lo + 1);
+      break;
+    }
+    if (line_text(f.text, loop.line - 1).find("#pragma unroll") != std::string::npos) continue;
+    std::size_t b = f.text.rfind('\n', fn.body_begin + t[loop.for_tok].offset);
+    b = b == std::string::npos ? 0 : b + 1;
+    p.replacements.push_back({b, b, indent_of(line_text(f.text, loop.line)) + "#pragma unroll\n"});
+    p.unrolled.push_back(loop.line);
+  }
+  return p;
+}
+
+// Where line `line` (1-based) starts; npos past the end.
+std::size_t line_offset(const std::string& text, int line) {
+  std::size_t b = 0;
+  for (int n = 1; n < line; ++n) {
+    b = text.find('\n', b);
+    if (b == std::string::npos) return b;
+    ++b;
+  }
+  return b <= text.size() ? b : std::string::npos;
+}
+
+int line_of(const std::string& text, std::size_t offset) {
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min(offset, text.size()), '\n'));
+}
+
+} // namespace
+
+// Over 80 lines: evidence, the plan's safety verdict and the merge of its text changes into
+// line edits belong to one decision per array.
+void rule_local_to_registers(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+  std::string file = fs::path(f.path).filename().string();
+  std::string_view body(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
+  auto t = cuda::lex(body);
+  int base_line = fn.body_first_line - 1;
+  auto macros = object_macros(f);
+  Facts facts;
+  facts.t = &t;
+  facts.body = body;
+  facts.macros = &macros;
+  facts.loops = constant_loops(facts, base_line);
+  facts.once = assigned_once(t);
+  auto arrays = local_arrays(facts);
+  if (arrays.empty()) return;
+  double loads = access_figure(k, "local_load_requests"), stores = access_figure(k, "local_store_requests");
+  bool measured = std::isfinite(loads) && std::isfinite(stores);
+  if (measured && loads + stores <= 0) return; // no local-memory traffic: the arrays are in registers
+  std::string rf = k.contains("roofline") && k["roofline"].is_object() ? k["roofline"].value("id", "") : "";
+  auto stalls = stall_lines(k);
+  for (const auto& a : arrays) {
+    // The lines that name the array, for the stall evidence (also when the plan fails).
+    std::set<int> lines;
+    for (std::size_t u = a.last + 1; u < t.size(); ++u)
+      if (t[u].text == a.name) lines.insert(base_line + t[u].line);
+    std::vector<std::string> evidence;
+    std::string stall;
+    for (const auto& l : stalls)
+      if (l.file == file && lines.count(l.line) &&
+          (l.stall == "stall_lg_throttle" || l.stall == "stall_long_scoreboard")) {
+        evidence.push_back(l.id);
+        if (stall.empty()) stall = l.stall;
+      }
+    if (!measured && evidence.empty()) continue; // nothing says this array is in local memory
+    if (measured && !rf.empty()) evidence.insert(evidence.begin(), rf);
+    std::string suggestion = fmt::format("{}: keep the local array {}[{}] in registers", fn.name, a.name, a.size_text);
+    if (!a.n || *a.n < 1 || *a.n > k_max_elements) {
+      ke.withheld.push_back(
+          {suggestion,
+           a.n ? fmt::format("it has {} elements, more than the {} this rule unrolls over", *a.n, k_max_elements)
+               : fmt::format("its size `{}` is not a constant this rule can evaluate", a.size_text),
+           evidence});
+      continue;
+    }
+    Plan plan = plan_array(facts, a, f, fn);
+    if (plan.unsafe.empty() && plan.dynamic == 0 && plan.unrolled.empty()) continue; // already register-friendly
+    // Group the text changes into line edits; lines another rule edits are left to it when it
+    // adds the same pragma, and make the rule withhold otherwise.
+    std::vector<Replacement> reps = plan.replacements;
+    std::sort(reps.begin(), reps.end(), [](const Replacement& x, const Replacement& y) { return x.begin < y.begin; });
+    std::vector<prompt::Edit> edits;
+    std::vector<std::vector<Replacement>> groups;
+    std::vector<std::pair<int, int>> spans;
+    for (const auto& r : reps) {
+      int first = line_of(f.text, r.begin), last = line_of(f.text, r.end > r.begin ? r.end - 1 : r.begin);
+      if (!spans.empty() && first <= spans.back().second) {
+        spans.back().second = std::max(spans.back().second, last);
+        groups.back().push_back(r);
+      } else {
+        spans.push_back({first, last});
+        groups.push_back({r});
+      }
+    }
+    for (std::size_t g = 0; g < groups.size() && plan.unsafe.empty(); ++g) {
+      auto [first, last] = spans[g];
+      bool only_pragma = groups[g].size() == 1 && groups[g][0].begin == groups[g][0].end;
+      const prompt::Edit* other = nullptr;
+      for (int l = first; l <= last && !other; ++l) other = edit_on_line(ke, file, l);
+      if (other && only_pragma && other->rule == "unroll") continue; // the same pragma, already there
+      if (other) {
+        plan.unsafe = fmt::format("line {} is already edited by rule {}", other->line_start, other->rule);
+        break;
+      }
+      std::size_t b = line_offset(f.text, first), e = line_offset(f.text, last + 1);
+      e = e == std::string::npos ? f.text.size() : e - 1; // up to the last line's newline
+      std::string text = f.text.substr(b, e - b);
+      for (auto it = groups[g].rbegin(); it != groups[g].rend(); ++it)
+        text.replace(it->begin - b, it->end - it->begin, it->text);
+      prompt::Edit edit;
+      edit.rule = "local_to_registers";
+      edit.file = file;
+      edit.kernel = fn.name;
+      edit.line_start = first;
+      edit.line_end = last;
+      edit.new_text = text;
+      edit.evidence = evidence;
+      edits.push_back(std::move(edit));
+    }
+    if (!plan.unsafe.empty()) {
+      ke.withheld.push_back({suggestion, plan.unsafe, evidence});
+      continue;
+    }
+    std::string why = fmt::format(
+        "{}: {}{}; `{}` ({} {}s){} lives in local memory, since registers cannot be indexed at run time. {}{}"
+        "every index is then a compile-time constant and the array can stay in registers. Bit-identical: {}, so "
+        "exactly one guard holds and the guarded statement performs the same operations on the same element once; "
+        "the unrolled loops run the same iterations in the same order.",
+        fn.name,
+        measured ? fmt::format("local memory takes {:.0f} load and {:.0f} store requests", loads, stores)
+                 : "its lines that use a local array wait on memory",
+        stall.empty() ? "" : fmt::format(" and the lines using `{}` show {}", a.name, stall), a.name, *a.n, a.type,
+        plan.dynamic ? " is indexed by data and" : "",
+        plan.unrolled.empty()
+            ? ""
+            : fmt::format("The loops over it (line {}) are unrolled in full; ", util::join(
+                                                                                    [&] {
+                                                                                      std::vector<std::string> v;
+                                                                                      for (int l : plan.unrolled)
+                                                                                        v.push_back(std::to_string(l));
+                                                                                      return v;
+                                                                                    }(),
+                                                                                    ", ")),
+        plan.dynamic ? fmt::format("each statement that indexes it by data runs in an unrolled loop over its {} "
+                                   "indices, guarded by `k == index`, naming the element as {}[k]: ",
+                                   *a.n, a.name)
+                     : "",
+        plan.bounds.empty() ? "every index lies in [0, " + std::to_string(*a.n) + ")" : util::join(plan.bounds, ", "));
+    for (auto& e : edits) {
+      e.rationale = why;
+      e.expected_effect.push_back({"l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "decrease"});
+      if (!stall.empty()) e.expected_effect.push_back({stall, "decrease"});
+      ke.others.push_back(std::move(e));
+    }
+  }
+}
+
+} // namespace optimas::llm

@@ -1,0 +1,495 @@
+// The builtin optimizer's memory rules that need no range analysis: pad_shared (padding a 2-D
+// shared array walked by column) and read_only (__ldg for never-written data where __restrict__
+// was withheld), and the helpers all memory rules share. local_to_registers is in
+// builtin_local.cpp.
+//
+// Why tokens and not a syntax tree: these rules need the shape of a declaration, every use of one
+// name, loop headers and a statement's extent, which cuda::lex gives exactly, and every doubt
+// (a use we do not recognise, a launch argument we cannot follow) withholds the edit instead of
+// guessing. Debian's clang 14 (libclang-14) was tried on our examples and cannot parse them:
+// it knows CUDA up to 11.5 and no sm_90, its CUDA wrapper headers fail on CUDA 13's (the texture
+// templates are gone), and with -nocudainc every CUDA builtin and C++ header the program
+// includes must be stubbed by hand (its cuda_wrappers for <algorithm> break without them). A
+// parse that fails on the user's program would leave the rules with nothing; tokens always work.
+#include "llm/builtin_rules.hpp"
+
+#include "cuda/source.hpp"
+
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <numeric>
+#include <set>
+
+namespace optimas::llm {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+double access_figure(const json& k, const char* name) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  if (!k.is_object() || !k.contains("roofline") || !k["roofline"].is_object()) return nan;
+  const json& r = k["roofline"];
+  if (!r.contains("access") || !r["access"].is_object()) return nan;
+  auto it = r["access"].find(name);
+  return it != r["access"].end() && it->is_number() ? it->get<double>() : nan;
+}
+
+std::map<std::string, std::string> object_macros(const cuda::SourceFile& f) {
+  std::map<std::string, std::string> out;
+  for (const auto& tok : cuda::lex(f.text)) {
+    if (tok.kind != cuda::TokenKind::preprocessor) continue;
+    std::string d(tok.text.substr(1));
+    std::size_t p = d.find_first_not_of(" \t");
+    if (p == std::string::npos || d.compare(p, 6, "define") != 0) continue;
+    p = d.find_first_not_of(" \t", p + 6);
+    if (p == std::string::npos) continue;
+    std::size_t e = p;
+    while (e < d.size() && (std::isalnum(static_cast<unsigned char>(d[e])) || d[e] == '_')) ++e;
+    if (e == p || (e < d.size() && d[e] == '(')) continue; // function-like macros are not constants
+    std::string value = d.substr(e);
+    for (const char* c : {"//", "/*"})
+      if (auto at = value.find(c); at != std::string::npos) value.erase(at);
+    out[d.substr(p, e - p)] = std::string(util::trim(value));
+  }
+  return out;
+}
+
+namespace {
+
+// A recursive-descent evaluator of integer constant expressions over cuda::lex tokens.
+class ConstantParser {
+public:
+  ConstantParser(std::string_view expr, const std::map<std::string, std::string>& macros, int depth)
+      : m_text(expr), m_t(cuda::lex(m_text)), m_macros(macros), m_depth(depth) {}
+
+  std::optional<long long> parse() {
+    auto v = bit_or();
+    if (!v || m_at != m_t.size()) return std::nullopt;
+    return v;
+  }
+
+private:
+  using Value = std::optional<long long>;
+  bool at(std::string_view s, std::size_t ahead = 0) const {
+    return m_at + ahead < m_t.size() && m_t[m_at + ahead].text == s;
+  }
+  static Value checked(bool overflow, long long v) { return overflow ? std::nullopt : Value(v); }
+
+  Value bit_or() {
+    Value a = bit_and();
+    while (a && at("|") && !at("|", 1)) {
+      ++m_at;
+      Value b = bit_and();
+      a = b ? Value(*a | *b) : std::nullopt;
+    }
+    return a;
+  }
+  Value bit_and() {
+    Value a = shift();
+    while (a && at("&") && !at("&", 1)) {
+      ++m_at;
+      Value b = shift();
+      a = b ? Value(*a & *b) : std::nullopt;
+    }
+    return a;
+  }
+  Value shift() {
+    Value a = additive();
+    while (a && ((at("<") && at("<", 1)) || (at(">") && at(">", 1)))) {
+      bool left = at("<");
+      m_at += 2;
+      Value b = additive();
+      if (!b || *b < 0 || *b > 62) return std::nullopt;
+      if (left && (*a < 0 || *a > (std::numeric_limits<long long>::max() >> *b))) return std::nullopt;
+      a = left ? *a << *b : *a >> *b;
+    }
+    return a;
+  }
+  Value additive() {
+    Value a = multiplicative();
+    while (a && (at("+") || at("-"))) {
+      bool plus = at("+");
+      ++m_at;
+      Value b = multiplicative();
+      if (!b) return std::nullopt;
+      long long r = 0;
+      a = checked(plus ? __builtin_add_overflow(*a, *b, &r) : __builtin_sub_overflow(*a, *b, &r), r);
+    }
+    return a;
+  }
+  Value multiplicative() {
+    Value a = unary();
+    while (a && (at("*") || at("/") || at("%"))) {
+      std::string_view op = m_t[m_at++].text;
+      Value b = unary();
+      if (!b) return std::nullopt;
+      long long r = 0;
+      if (op == "*")
+        a = checked(__builtin_mul_overflow(*a, *b, &r), r);
+      else if (*b == 0 || (*a == std::numeric_limits<long long>::min() && *b == -1))
+        return std::nullopt;
+      else
+        a = op == "/" ? *a / *b : *a % *b;
+    }
+    return a;
+  }
+  Value unary() {
+    if (at("-") || at("+") || at("~")) {
+      std::string_view op = m_t[m_at++].text;
+      Value v = unary();
+      if (!v || (op == "-" && *v == std::numeric_limits<long long>::min())) return std::nullopt;
+      return op == "-" ? -*v : op == "~" ? ~*v : *v;
+    }
+    return primary();
+  }
+  Value primary() {
+    if (m_at >= m_t.size()) return std::nullopt;
+    const cuda::Token& tok = m_t[m_at];
+    if (tok.text == "(") {
+      ++m_at;
+      Value v = bit_or();
+      if (!v || !at(")")) return std::nullopt;
+      ++m_at;
+      return v;
+    }
+    ++m_at;
+    if (tok.kind == cuda::TokenKind::number) {
+      std::string s(tok.text);
+      while (!s.empty() && (s.back() == 'u' || s.back() == 'U' || s.back() == 'l' || s.back() == 'L')) s.pop_back();
+      if (s.empty() || s.find_first_of(".eEpP") != std::string::npos) return std::nullopt;
+      errno = 0;
+      char* end = nullptr;
+      long long v = std::strtoll(s.c_str(), &end, 0);
+      if (errno != 0 || *end != '\0') return std::nullopt;
+      return v;
+    }
+    if (tok.kind == cuda::TokenKind::identifier && m_depth < 16) {
+      auto it = m_macros.find(std::string(tok.text));
+      if (it != m_macros.end()) return ConstantParser(it->second, m_macros, m_depth + 1).parse();
+    }
+    return std::nullopt;
+  }
+
+  std::string m_text; // owned: the tokens view into it
+  std::vector<cuda::Token> m_t;
+  const std::map<std::string, std::string>& m_macros;
+  int m_depth = 0;
+  std::size_t m_at = 0;
+};
+
+} // namespace
+
+std::optional<long long> constant_value(std::string_view expr, const std::map<std::string, std::string>& macros) {
+  return ConstantParser(expr, macros, 0).parse();
+}
+
+std::string line_text(std::string_view text, int line) {
+  std::size_t b = 0;
+  for (int n = 1; n < line && b != std::string_view::npos; ++n) {
+    b = text.find('\n', b);
+    if (b != std::string_view::npos) ++b;
+  }
+  if (b == std::string_view::npos || b > text.size()) return {};
+  std::size_t e = text.find('\n', b);
+  return std::string(text.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b));
+}
+
+const prompt::Edit* edit_on_line(const KernelEdits& ke, const std::string& file, int line) {
+  for (const auto& e : ke.others)
+    if (e.file == file && e.is_range() && e.line_start <= line && line <= e.line_end) return &e;
+  return nullptr;
+}
+
+namespace {
+
+// Bytes of a scalar type named by its words ("unsigned int"); 0 when unknown.
+int scalar_bytes(const std::string& type) {
+  static const std::map<std::string, int> k_sizes = {{"char", 1},          {"signed char", 1},
+                                                     {"unsigned char", 1}, {"bool", 1},
+                                                     {"int8_t", 1},        {"uint8_t", 1},
+                                                     {"short", 2},         {"unsigned short", 2},
+                                                     {"int16_t", 2},       {"uint16_t", 2},
+                                                     {"int", 4},           {"unsigned", 4},
+                                                     {"unsigned int", 4},  {"signed int", 4},
+                                                     {"float", 4},         {"int32_t", 4},
+                                                     {"uint32_t", 4},      {"double", 8},
+                                                     {"long", 8},          {"unsigned long", 8},
+                                                     {"long long", 8},     {"unsigned long long", 8},
+                                                     {"int64_t", 8},       {"uint64_t", 8},
+                                                     {"size_t", 8}};
+  auto it = k_sizes.find(type);
+  return it == k_sizes.end() ? 0 : it->second;
+}
+
+} // namespace
+
+std::string bare_type(const std::vector<std::string>& words) {
+  std::vector<std::string> kept;
+  for (const auto& w : words)
+    if (w != "const" && w != "volatile" && w != "static" && w != "__restrict__" && w != "*") kept.push_back(w);
+  return util::join(kept, " ");
+}
+
+namespace {
+
+struct SharedArray {
+  std::string type, name;
+  std::vector<std::pair<std::size_t, std::size_t>> dims; // token ranges [begin, end) of each extent
+  std::size_t first = 0, last = 0;                       // tokens of the declaration (__shared__ .. ';')
+  bool dynamic = false;                                  // extern __shared__ T a[];
+  std::optional<long long> bytes;
+};
+
+std::vector<SharedArray> shared_arrays(const std::vector<cuda::Token>& t, std::string_view body,
+                                       const std::map<std::string, std::string>& macros) {
+  std::vector<SharedArray> out;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].text != "__shared__") continue;
+    SharedArray a;
+    a.first = i;
+    a.dynamic = i > 0 && t[i - 1].text == "extern";
+    std::vector<std::string> words;
+    std::size_t j = i + 1;
+    for (; j < t.size() && t[j].kind == cuda::TokenKind::identifier; ++j) words.push_back(std::string(t[j].text));
+    if (words.size() < 2) continue; // not a plain declaration: sized as unknown below
+    a.name = words.back();
+    words.pop_back();
+    a.type = bare_type(words);
+    while (j < t.size() && t[j].text == "[") {
+      std::size_t close = j + 1;
+      int depth = 1;
+      for (; close < t.size(); ++close) {
+        if (t[close].text == "[") ++depth;
+        if (t[close].text == "]" && --depth == 0) break;
+      }
+      a.dims.push_back({j + 1, close});
+      j = close + 1;
+    }
+    bool alone = j < t.size() && t[j].text == ";"; // not `a[N], b[M];` nor an initialiser
+    while (j < t.size() && t[j].text != ";") ++j;
+    a.last = j;
+    long long bytes = alone ? scalar_bytes(a.type) : 0;
+    for (auto [b, e] : a.dims) {
+      if (b >= e) {
+        bytes = 0;
+        break;
+      }
+      auto extent =
+          constant_value(body.substr(t[b].offset, t[e - 1].offset + t[e - 1].text.size() - t[b].offset), macros);
+      if (!extent || *extent <= 0 || __builtin_mul_overflow(bytes, *extent, &bytes)) bytes = 0;
+    }
+    if (bytes > 0 && !a.dynamic) a.bytes = bytes;
+    out.push_back(std::move(a));
+    i = j;
+  }
+  return out;
+}
+
+bool mentions_thread_x(const std::vector<cuda::Token>& t, std::size_t b, std::size_t e,
+                       const std::set<std::string>& derived) {
+  for (std::size_t x = b; x < e && x < t.size(); ++x) {
+    if (t[x].text == "threadIdx" && x + 2 < t.size() && t[x + 1].text == "." && t[x + 2].text == "x") return true;
+    if (t[x].kind == cuda::TokenKind::identifier && derived.count(std::string(t[x].text))) return true;
+  }
+  return false;
+}
+
+// Identifiers whose value depends on threadIdx.x, directly or through other such identifiers
+// (`int tx = threadIdx.x;`, `x = blockIdx.x * T + threadIdx.x`, `for (int c = threadIdx.x; ...)`).
+std::set<std::string> depends_on_thread_x(const std::vector<cuda::Token>& t) {
+  std::set<std::string> out;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (std::size_t i = 0; i + 3 < t.size(); ++i) {
+      if (t[i].kind != cuda::TokenKind::identifier || out.count(std::string(t[i].text))) continue;
+      std::size_t rhs = i + 1;
+      if ((t[rhs].text == "+" || t[rhs].text == "-" || t[rhs].text == "*") && t[rhs + 1].text == "=") ++rhs;
+      if (t[rhs].text != "=" || t[rhs + 1].text == "=") continue;
+      std::size_t e = rhs + 1;
+      for (int depth = 0; e < t.size(); ++e) {
+        if (t[e].text == "(" || t[e].text == "[") ++depth;
+        if (t[e].text == ")" || t[e].text == "]") {
+          if (depth == 0) break;
+          --depth;
+        }
+        if (depth == 0 && (t[e].text == ";" || t[e].text == ",")) break;
+      }
+      if (mentions_thread_x(t, rhs + 1, e, out)) {
+        out.insert(std::string(t[i].text));
+        grew = true;
+      }
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::size_t matching_token(const std::vector<cuda::Token>& t, std::size_t open) {
+  std::string_view o = t[open].text, c = o == "[" ? "]" : o == "(" ? ")" : "}";
+  int depth = 0;
+  for (std::size_t x = open; x < t.size(); ++x) {
+    if (t[x].text == o) ++depth;
+    if (t[x].text == c && --depth == 0) return x;
+  }
+  return t.size();
+}
+
+namespace {
+
+constexpr long long k_static_shared_limit = 48 * 1024; // bytes of static __shared__ per block
+constexpr double k_min_conflict_fraction = 0.2;        // of shared wavefronts
+
+} // namespace
+
+// Over 80 lines: the evidence, the array's uses and the size check are one decision per array.
+void rule_pad_shared(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+  std::string file = fs::path(f.path).filename().string();
+  std::string_view body(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
+  auto t = cuda::lex(body);
+  int base_line = fn.body_first_line - 1;
+  auto macros = object_macros(f);
+  auto arrays = shared_arrays(t, body, macros);
+  if (arrays.empty()) return;
+  // How much of the shared traffic is conflicts: ncu's counters, else SourceCounters' excess.
+  double conflicts = access_figure(k, "shared_bank_conflicts"), wavefronts = access_figure(k, "shared_wavefronts");
+  double fraction = std::numeric_limits<double>::quiet_NaN();
+  std::string measured;
+  if (std::isfinite(conflicts) && std::isfinite(wavefronts) && wavefronts > 0) {
+    fraction = conflicts / wavefronts;
+    measured = fmt::format("{:.0f} bank conflicts over {:.0f} shared wavefronts ({:.0f}%)", conflicts, wavefronts,
+                           100 * fraction);
+  } else {
+    double excess = access_figure(k, "shared_excessive_wavefronts"),
+           ideal = access_figure(k, "shared_ideal_wavefronts");
+    if (std::isfinite(excess) && std::isfinite(ideal) && excess + ideal > 0) {
+      fraction = excess / (excess + ideal);
+      measured = fmt::format("{:.0f} of its {:.0f} shared wavefronts are beyond the ideal ({:.0f}%: bank conflicts)",
+                             excess, excess + ideal, 100 * fraction);
+    }
+  }
+  if (std::isfinite(fraction) && fraction < k_min_conflict_fraction) return; // measured: few conflicts
+  std::string rf = k.contains("roofline") && k["roofline"].is_object() ? k["roofline"].value("id", "") : "";
+  auto derived = depends_on_thread_x(t);
+  long long static_bytes = 0;
+  bool sized = true, dynamic = false;
+  for (const auto& a : arrays) {
+    dynamic = dynamic || a.dynamic;
+    if (a.bytes)
+      static_bytes += *a.bytes;
+    else if (!a.dynamic)
+      sized = false;
+  }
+  for (const auto& a : arrays) {
+    int elem = scalar_bytes(a.type);
+    if (a.dims.size() != 2 || a.dynamic || elem == 0 || a.dims[0].first >= a.dims[0].second ||
+        a.dims[1].first >= a.dims[1].second)
+      continue;
+    auto extent = [&](std::pair<std::size_t, std::size_t> d) {
+      std::size_t b = t[d.first].offset, e = t[d.second - 1].offset + t[d.second - 1].text.size();
+      return std::string(body.substr(b, e - b));
+    };
+    auto [cb, ce] = a.dims[1];
+    std::size_t col_begin = t[cb].offset;
+    std::string col_text = extent(a.dims[1]);
+    auto cols_value = constant_value(col_text, macros), rows_value = constant_value(extent(a.dims[0]), macros);
+    if (!cols_value || !rows_value || *cols_value <= 0 || *rows_value <= 0) continue;
+    long long cols = *cols_value, rows = *rows_value;
+    // Threads walking a column are `cols` elements apart: with 4-byte words (a 64-bit access is
+    // served half a warp at a time, 16 threads x 2 banks) they share gcd(cols, 32 or 16) banks.
+    long long ways = elem == 4 ? std::gcd(cols, 32LL) : elem == 8 ? std::gcd(cols, 16LL) : 1;
+    if (ways < 2) continue;
+    // Every use must be a[i][j]; a column walk varies threadIdx.x in the first subscript only.
+    std::string unsafe;
+    std::set<int> lines;
+    int walk_line = 0;
+    for (std::size_t u = 0; u < t.size() && unsafe.empty(); ++u) {
+      if (t[u].text != a.name || (u >= a.first && u <= a.last)) continue;
+      int line = base_line + t[u].line;
+      bool twice = u + 1 < t.size() && t[u + 1].text == "[";
+      std::size_t m1 = twice ? matching_token(t, u + 1) : t.size();
+      twice = twice && m1 + 1 < t.size() && t[m1 + 1].text == "[";
+      std::size_t m2 = twice ? matching_token(t, m1 + 1) : t.size();
+      bool plain = twice && m2 < t.size() && !(m2 + 1 < t.size() && t[m2 + 1].text == "[") &&
+                   !(u > 0 && (t[u - 1].text == "&" || t[u - 1].text == "sizeof" || t[u - 1].text == "*"));
+      if (!plain) {
+        unsafe = fmt::format("line {} uses `{}` other than as {}[i][j] (a pointer, a flat index, an address, a cast "
+                             "or a call), which could reach the padding",
+                             line, a.name, a.name);
+        break;
+      }
+      lines.insert(line);
+      if (!walk_line && mentions_thread_x(t, u + 2, m1, derived) && !mentions_thread_x(t, m1 + 2, m2, derived))
+        walk_line = line;
+      u = m2;
+    }
+    if (!walk_line && unsafe.empty()) continue; // padding would not change any access's banks
+    std::vector<std::string> evidence;
+    std::string stall;
+    for (const auto& l : stall_lines(k))
+      if (l.file == file && lines.count(l.line) &&
+          (l.stall == "stall_short_scoreboard" || l.stall == "stall_mio_throttle")) {
+        evidence.push_back(l.id);
+        if (stall.empty()) stall = l.stall;
+      }
+    bool measured_high = std::isfinite(fraction);
+    if (!measured_high && evidence.empty()) continue; // no evidence of conflicts
+    if (measured_high && !rf.empty()) evidence.insert(evidence.begin(), rf);
+    std::string suggestion = fmt::format("{}: pad __shared__ {} {}[{}][{}] to [{}][{} + 1]", fn.name, a.type, a.name,
+                                         rows, col_text, rows, col_text);
+    long long padded = static_bytes + rows * elem;
+    int decl_line = base_line + t[a.first].line;
+    if (unsafe.empty() && dynamic)
+      unsafe = "the kernel also uses dynamic shared memory, whose size is set at launch, so the padded total cannot "
+               "be checked against the limit";
+    if (unsafe.empty() && !sized)
+      unsafe = "a shared array of the kernel (this one, or one declared with it) has a size this rule cannot compute";
+    if (unsafe.empty() && padded > k_static_shared_limit)
+      unsafe = fmt::format("the padded arrays would take {} bytes of static shared memory, over the {} allowed", padded,
+                           k_static_shared_limit);
+    if (unsafe.empty() && base_line + t[ce - 1].line != decl_line) unsafe = "the declaration spans several lines";
+    if (const auto* other = edit_on_line(ke, file, decl_line); unsafe.empty() && other)
+      unsafe = fmt::format("line {} is already edited by rule {}", decl_line, other->rule);
+    if (!unsafe.empty()) {
+      ke.withheld.push_back({suggestion, unsafe, evidence});
+      continue;
+    }
+    std::string src = line_text(f.text, decl_line);
+    std::size_t line_begin = f.text.rfind('\n', fn.body_begin + t[a.first].offset);
+    line_begin = line_begin == std::string::npos ? 0 : line_begin + 1;
+    std::size_t at = fn.body_begin + col_begin - line_begin;
+    std::string padded_extent = ce - cb == 1 ? col_text + " + 1" : "(" + col_text + ") + 1";
+    prompt::Edit e;
+    e.rule = "pad_shared";
+    e.file = file;
+    e.kernel = fn.name;
+    e.line_start = decl_line;
+    e.line_end = decl_line;
+    e.new_text = src.substr(0, at) + padded_extent + src.substr(at + col_text.size());
+    e.evidence = evidence;
+    e.rationale = fmt::format(
+        "{}: {}{}; `{}` is {}x{} {}s, so threads walking one of its columns (line {}) are {} words apart and "
+        "meet in the same bank {}-way. Padding each row by one element, [{}], puts consecutive rows one {} apart, "
+        "so those threads reach different banks. Bit-identical: every use names its element as {}[i][j], the array "
+        "is never used through a pointer, a flat index, a cast or a call, and the padding column is never read or "
+        "written, so each element holds the same value and every thread performs the same operations in the same "
+        "order; only addresses change. Static shared memory grows from {} to {} bytes (limit {}).",
+        fn.name, measured.empty() ? "shared-memory stalls on the lines that use the array" : measured,
+        stall.empty() ? "" : fmt::format(" and its lines show {}", stall), a.name, rows, cols, a.type, walk_line,
+        cols * elem / 4, ways, padded_extent,
+        elem == 8 ? "8-byte element (2 banks; a 64-bit access is served 16 threads at a time)" : "bank", a.name,
+        static_bytes, padded, k_static_shared_limit);
+    e.expected_effect.push_back({"l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "decrease"});
+    if (!stall.empty()) e.expected_effect.push_back({stall, "decrease"});
+    ke.others.push_back(std::move(e));
+  }
+}
+
+} // namespace optimas::llm

@@ -1,0 +1,211 @@
+// The builtin optimizer's read_only rule: loads of data a kernel never writes, on hot loop lines
+// that wait for memory, go through the read-only data cache (__ldg) where __restrict__ had to be
+// withheld because a launch passes one buffer to two pointer parameters. Tokens suffice here for
+// the reasons given at the top of builtin_memory.cpp.
+#include "llm/builtin_rules.hpp"
+
+#include "cuda/source.hpp"
+
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+namespace optimas::llm {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Pointee types __ldg has an overload for (sm_32_intrinsics.h).
+bool ldg_type(const std::string& t) {
+  static const std::set<std::string> k_types = {
+      "char",         "signed char", "unsigned char", "short",         "unsigned short", "int",
+      "unsigned int", "unsigned",    "long",          "unsigned long", "long long",      "unsigned long long",
+      "float",        "double",      "int32_t",       "uint32_t",      "int64_t",        "uint64_t",
+      "char2",        "char4",       "uchar2",        "uchar4",        "short2",         "short4",
+      "ushort2",      "ushort4",     "int2",          "int4",          "uint2",          "uint4",
+      "float2",       "float4",      "double2",       "longlong2",     "ulonglong2"};
+  return k_types.count(t) > 0;
+}
+
+// The buffer a launch argument names: its first identifier after any cast ("(float*)d_a + n" ->
+// "d_a"); empty when it is not that simple (a call, a conditional), so that it may be anything.
+std::string argument_buffer(const std::string& arg) {
+  static const std::set<std::string> k_skip = {
+      "const", "float",  "double", "int",         "unsigned",         "char",       "short",
+      "long",  "signed", "void",   "static_cast", "reinterpret_cast", "const_cast", "volatile"};
+  auto t = cuda::lex(arg);
+  std::string base;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].text == "?") return {};
+    if (t[i].kind != cuda::TokenKind::identifier) continue;
+    std::string w(t[i].text);
+    if (k_skip.count(w)) continue;
+    if (i + 1 < t.size() && t[i + 1].text == "(") return {}; // a call returns some pointer
+    if (base.empty()) base = w;
+  }
+  return base;
+}
+
+// Names written in the body other than through pointer parameters and arrays it declares:
+// a write we cannot trace to a launch argument.
+std::string untraced_write(const std::vector<cuda::Token>& t, const cuda::Function& fn) {
+  std::set<std::string> known;
+  for (const auto& p : fn.parameters) known.insert(p.name);
+  for (std::size_t i = 1; i + 1 < t.size(); ++i)
+    if (t[i].kind == cuda::TokenKind::identifier && t[i + 1].text == "[" &&
+        t[i - 1].kind == cuda::TokenKind::identifier && t[i - 1].text != "return" && t[i - 1].text != "else" &&
+        t[i - 1].text != "do" && t[i - 1].text != "case")
+      known.insert(std::string(t[i].text)); // `T name[N]` declares an array of the kernel's own
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].kind != cuda::TokenKind::identifier) continue;
+    std::string w(t[i].text);
+    bool through = t[i + 1].text == "[" ||
+                   (i > 0 && t[i - 1].text == "*" && (i < 2 || t[i - 2].kind != cuda::TokenKind::identifier));
+    if (!through || known.count(w) || !seen.insert(w).second) continue;
+    if (written_in_body(t, w)) return w;
+  }
+  return {};
+}
+
+} // namespace
+
+// Over 80 lines: the aliasing argument is made per pointer and per launch before any line is edited.
+void rule_read_only(const json& k, const cuda::SourceFile& f, const cuda::Function& fn,
+                    const std::map<std::string, std::string>& sources, KernelEdits& ke) {
+  std::string file = fs::path(f.path).filename().string();
+  std::string_view body(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
+  auto t = cuda::lex(body);
+  int base_line = fn.body_first_line - 1;
+  std::set<int> loop_lines;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i)
+    if (t[i].text == "for" || t[i].text == "while")
+      for (int l = t[i].line; l <= t[loop_extent(t, i).body_end].line; ++l) loop_lines.insert(base_line + l);
+  std::map<int, std::string> hot; // line -> evidence id
+  std::map<int, std::string> stall_of;
+  for (const auto& l : stall_lines(k))
+    if (l.file == file && loop_lines.count(l.line) &&
+        (l.stall == "stall_long_scoreboard" || l.stall == "stall_lg_throttle") && !hot.count(l.line)) {
+      hot[l.line] = l.id;
+      stall_of[l.line] = l.stall;
+    }
+  if (hot.empty()) return;
+  // Read-only pointers loaded on the hot lines.
+  std::vector<std::size_t> candidates;
+  for (std::size_t i = 0; i < fn.parameters.size(); ++i) {
+    const auto& p = fn.parameters[i];
+    if (!p.pointer || p.restrict_ || written_in_body(t, p.name)) continue;
+    if (std::count(p.type.begin(), p.type.end(), '*') != 1) continue;
+    std::string type = p.type;
+    std::replace(type.begin(), type.end(), '*', ' ');
+    std::vector<std::string> words;
+    std::string normal = cuda::normalise(type); // split() returns views into it
+    for (auto w : util::split(normal, ' '))
+      if (!w.empty()) words.emplace_back(w);
+    if (!ldg_type(bare_type(words))) continue;
+    bool loaded = false;
+    for (std::size_t u = 0; u + 1 < t.size() && !loaded; ++u)
+      loaded = t[u].text == p.name && t[u + 1].text == "[" && hot.count(base_line + t[u].line);
+    if (loaded) candidates.push_back(i);
+  }
+  if (candidates.empty()) return;
+  auto launches = launch_arguments(sources, fn.name);
+  std::vector<std::size_t> pointers;
+  for (std::size_t i = 0; i < fn.parameters.size(); ++i)
+    if (fn.parameters[i].pointer) pointers.push_back(i);
+  bool aliasing = false, in_place = false;
+  for (const auto& args : launches)
+    for (std::size_t x = 0; x < pointers.size(); ++x)
+      for (std::size_t y = x + 1; y < pointers.size(); ++y)
+        if (pointers[y] < args.size() && args[pointers[x]] == args[pointers[y]]) {
+          aliasing = true;
+          in_place = in_place || written_in_body(t, fn.parameters[pointers[x]].name) ||
+                     written_in_body(t, fn.parameters[pointers[y]].name);
+        }
+  // With no aliasing launch, __restrict__ and const apply (rule restrict) and give the compiler
+  // the read-only path itself. A launch that passes a written buffer twice runs the kernel in
+  // place: the restrict rule's withheld reason covers it, and this rule is for kernels refused
+  // __restrict__ only because two pointers they read share a buffer.
+  if ((!launches.empty() && !aliasing) || in_place) return;
+  std::vector<std::string> evidence;
+  for (const auto& [line, id] : hot) evidence.push_back(id);
+  std::string untraced = untraced_write(t, fn);
+  std::vector<std::string> safe;
+  for (std::size_t c : candidates) {
+    const std::string& name = fn.parameters[c].name;
+    std::string suggestion = fmt::format("{}: load {} through the read-only data cache (__ldg)", fn.name, name);
+    std::string why;
+    if (launches.empty()) why = "no launch of the kernel was found in the sources, so what else it writes is unknown";
+    if (why.empty() && !untraced.empty())
+      why = fmt::format("the kernel writes through `{}`, which this rule cannot follow to a launch argument", untraced);
+    for (const auto& args : launches) {
+      if (!why.empty()) break;
+      std::string mine = c < args.size() ? argument_buffer(args[c]) : "";
+      if (mine.empty()) {
+        why = fmt::format("a launch passes `{}` for {}, and which buffer that is cannot be told",
+                          c < args.size() ? args[c] : "", name);
+        break;
+      }
+      for (std::size_t q : pointers) {
+        if (q == c || q >= args.size() || !written_in_body(t, fn.parameters[q].name)) continue;
+        std::string theirs = argument_buffer(args[q]);
+        if (theirs.empty() || theirs == mine) {
+          why = fmt::format("a launch passes the buffer of {} (`{}`) to {} too, which the kernel writes", name, args[c],
+                            fn.parameters[q].name);
+          break;
+        }
+      }
+    }
+    if (why.empty())
+      safe.push_back(name);
+    else
+      ke.withheld.push_back({suggestion, why, evidence});
+  }
+  if (safe.empty()) return;
+  for (const auto& [line, id] : hot) {
+    if (edit_on_line(ke, file, line)) continue; // another rule rewrote this line; leave it to that one
+    std::string src = line_text(f.text, line);
+    std::size_t line_begin = 0;
+    for (int n = 1; n < line; ++n) line_begin = f.text.find('\n', line_begin) + 1;
+    std::vector<std::pair<std::size_t, std::size_t>> loads; // offsets in src
+    for (std::size_t u = 0; u + 1 < t.size(); ++u) {
+      if (base_line + t[u].line != line || t[u + 1].text != "[" ||
+          std::find(safe.begin(), safe.end(), std::string(t[u].text)) == safe.end())
+        continue;
+      std::size_t m = matching_token(t, u + 1);
+      if (m >= t.size() || base_line + t[m].line != line) continue;
+      loads.push_back({fn.body_begin + t[u].offset - line_begin, fn.body_begin + t[m].offset + 1 - line_begin});
+      u = m;
+    }
+    if (loads.empty()) continue;
+    std::string out = src;
+    for (auto it = loads.rbegin(); it != loads.rend(); ++it)
+      out = out.substr(0, it->first) + "__ldg(&" + out.substr(it->first, it->second - it->first) + ")" +
+            out.substr(it->second);
+    prompt::Edit e;
+    e.rule = "read_only";
+    e.file = file;
+    e.kernel = fn.name;
+    e.line_start = line;
+    e.line_end = line;
+    e.new_text = out;
+    e.evidence = {id};
+    e.rationale = fmt::format(
+        "{}: line {} waits on its loads ({}) in a loop; {} {} never written by the kernel, but a launch passes one "
+        "buffer to two pointer parameters, so __restrict__ was withheld and the compiler cannot use the read-only "
+        "path by itself. __ldg loads through the read-only data cache. Bit-identical: no launch passes these "
+        "buffers to a pointer the kernel writes, and the kernel writes through nothing else, so the data stays "
+        "constant while the kernel runs and every load returns the same value as before.",
+        fn.name, line, stall_of[line], util::join(safe, ", "), safe.size() == 1 ? "is" : "are");
+    e.expected_effect.push_back({stall_of[line], "decrease"});
+    ke.others.push_back(std::move(e));
+  }
+}
+
+} // namespace optimas::llm
