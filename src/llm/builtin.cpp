@@ -15,9 +15,17 @@
 //   reciprocal — (changes results) division by a floating-point kernel parameter on a hot line
 //               inside a loop becomes a multiplication by its reciprocal, computed once. It is
 //               applied only with allow_fp_changes; otherwise it is listed as withheld, since
-//               outputs are compared bit for bit.//
-// The rules live in builtin_signature.cpp and builtin_loops.cpp (builtin_rules.hpp); this file
-// runs them on every hot kernel and answers with their edits.
+//               outputs are compared bit for bit;
+//   coalesce_tiles — a thread's walk of its own row (many sectors per global load request,
+//               long_scoreboard on the load) staged through shared-memory tiles loaded by
+//               consecutive threads, each thread consuming its row in the original order;
+//   vector_loads — a latency-bound grid-stride loop (low memory throughput, long_scoreboard on
+//               its loads) gets a 16-byte-per-array path under an alignment check, the original
+//               loop as the fallback.
+//
+// The rules live in builtin_signature.cpp, builtin_loops.cpp, builtin_coalesce.cpp and
+// builtin_vector.cpp (builtin_rules.hpp); this file runs them on every hot kernel and answers
+// with their edits.
 #include "llm/backend.hpp"
 
 #include "llm/builtin_rules.hpp"
@@ -47,6 +55,31 @@ std::vector<StallLine> stall_lines(const json& kernel) {
 }
 
 namespace {
+
+// Edits may not overlap (edit::apply_edits refuses the later one). A loop rewritten whole by a
+// memory-access rule (listed first) wins over a line edit inside it; the other rule's edits of
+// the kernel are withheld together, since they can depend on each other (reciprocal's pair).
+void drop_overlaps(KernelEdits& ke) {
+  std::vector<prompt::Edit> kept;
+  std::set<std::string> dropped;
+  for (auto& e : ke.others) {
+    const prompt::Edit* over = nullptr;
+    for (const auto& k : kept)
+      if (e.is_range() && k.is_range() && e.file == k.file && e.line_start <= k.line_end && k.line_start <= e.line_end)
+        over = &k;
+    if (over && over->rule != e.rule) {
+      ke.withheld.push_back({e.rule + ": " + e.rationale,
+                             "it overlaps the " + over->rule + " edit of lines " + std::to_string(over->line_start) +
+                                 ".." + std::to_string(over->line_end) + ", which rewrites that loop",
+                             e.evidence});
+      dropped.insert(e.rule);
+      continue;
+    }
+    kept.push_back(std::move(e));
+  }
+  std::erase_if(kept, [&](const prompt::Edit& e) { return dropped.count(e.rule) > 0; });
+  ke.others = std::move(kept);
+}
 
 const OptionSpec k_allow_fp_changes = {"allow_fp_changes", "also apply rules that can change floating-point results",
                                        "false"};
@@ -89,9 +122,12 @@ public:
       KernelEdits ke;
       rule_restrict(k, *file, *fn, sources, ke);
       rule_bounds(k, *file, *fn, ke);
+      rule_coalesce_tiles(k, *file, *fn, sources, ke);
+      rule_vector_loads(k, *file, *fn, ke);
       rule_unroll(k, *file, *fn, ke);
       rule_hoist(k, *file, *fn, ke);
       rule_reciprocal(k, *file, *fn, m_allow_fp_changes, ke);
+      drop_overlaps(ke);
       if (ke.signature_changed) {
         ke.signature.rationale = util::join(ke.why, " ");
         ke.signature.rule = util::join(ke.rules, "+");
