@@ -15,7 +15,13 @@
 //   reciprocal — (changes results) division by a floating-point kernel parameter on a hot line
 //               inside a loop becomes a multiplication by its reciprocal, computed once. It is
 //               applied only with allow_fp_changes; otherwise it is listed as withheld, since
-//               outputs are compared bit for bit.
+//               outputs are compared bit for bit;
+//   coalesce_tiles — a thread's walk of its own row (many sectors per global load request,
+//               long_scoreboard on the load) staged through shared-memory tiles loaded by
+//               consecutive threads, each thread consuming its row in the original order;
+//   vector_loads — a latency-bound grid-stride loop (low memory throughput, long_scoreboard on
+//               its loads) gets a 16-byte-per-array path under an alignment check, the original
+//               loop as the fallback;
 //   pad_shared — a 2-D __shared__ array walked by column gets one element of padding per row,
 //               when shared-memory bank conflicts are measured (or its lines stall on shared memory);
 //   local_to_registers — a small local array indexed by data becomes register-resident: its
@@ -23,9 +29,9 @@
 //   read_only  — never-written data loaded in hot loops goes through __ldg where a launch's
 //               aliasing withheld __restrict__.
 //
-// The rules live in builtin_signature.cpp, builtin_loops.cpp, builtin_memory.cpp,
-// builtin_read_only.cpp and builtin_local.cpp (builtin_rules.hpp); this file runs them on every
-// hot kernel and answers with their edits.
+// The rules live in builtin_signature.cpp, builtin_loops.cpp, builtin_coalesce.cpp,
+// builtin_vector.cpp, builtin_memory.cpp, builtin_read_only.cpp and builtin_local.cpp
+// (builtin_rules.hpp); this file runs them on every hot kernel and answers with their edits.
 #include "llm/backend.hpp"
 
 #include "llm/builtin_rules.hpp"
@@ -55,6 +61,31 @@ std::vector<StallLine> stall_lines(const json& kernel) {
 }
 
 namespace {
+
+// Edits may not overlap (edit::apply_edits refuses the later one). A loop rewritten whole by a
+// memory-access rule (listed first) wins over a line edit inside it; the other rule's edits of
+// the kernel are withheld together, since they can depend on each other (reciprocal's pair).
+void drop_overlaps(KernelEdits& ke) {
+  std::vector<prompt::Edit> kept;
+  std::set<std::string> dropped;
+  for (auto& e : ke.others) {
+    const prompt::Edit* over = nullptr;
+    for (const auto& k : kept)
+      if (e.is_range() && k.is_range() && e.file == k.file && e.line_start <= k.line_end && k.line_start <= e.line_end)
+        over = &k;
+    if (over && over->rule != e.rule) {
+      ke.withheld.push_back({e.rule + ": " + e.rationale,
+                             "it overlaps the " + over->rule + " edit of lines " + std::to_string(over->line_start) +
+                                 ".." + std::to_string(over->line_end) + ", which rewrites that loop",
+                             e.evidence});
+      dropped.insert(e.rule);
+      continue;
+    }
+    kept.push_back(std::move(e));
+  }
+  std::erase_if(kept, [&](const prompt::Edit& e) { return dropped.count(e.rule) > 0; });
+  ke.others = std::move(kept);
+}
 
 const OptionSpec k_allow_fp_changes = {"allow_fp_changes", "also apply rules that can change floating-point results",
                                        "false"};
@@ -97,6 +128,8 @@ public:
       KernelEdits ke;
       rule_restrict(k, *file, *fn, sources, ke);
       rule_bounds(k, *file, *fn, ke);
+      rule_coalesce_tiles(k, *file, *fn, sources, ke);
+      rule_vector_loads(k, *file, *fn, ke);
       rule_unroll(k, *file, *fn, ke);
       rule_hoist(k, *file, *fn, ke);
       rule_reciprocal(k, *file, *fn, m_allow_fp_changes, ke);
@@ -104,6 +137,7 @@ public:
       rule_pad_shared(k, *file, *fn, ke);
       rule_local_to_registers(k, *file, *fn, ke);
       rule_read_only(k, *file, *fn, sources, ke);
+      drop_overlaps(ke);
       if (ke.signature_changed) {
         ke.signature.rationale = util::join(ke.why, " ");
         ke.signature.rule = util::join(ke.rules, "+");

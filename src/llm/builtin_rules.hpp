@@ -1,6 +1,7 @@
 // The builtin optimizer's rules, shared by builtin.cpp (which runs them on every hot kernel)
-// and the two files that hold them: builtin_signature.cpp (edits to a kernel's declaration)
-// and builtin_loops.cpp (edits to lines inside its loops). Each rule reads one kernel's
+// and the files that hold them: builtin_signature.cpp (edits to a kernel's declaration),
+// builtin_loops.cpp (edits to lines inside its loops), builtin_coalesce.cpp and
+// builtin_vector.cpp (loops rewritten for their memory access). Each rule reads one kernel's
 // diagnostics and source, and adds edits or withheld suggestions that cite the evidence.
 #pragma once
 
@@ -93,5 +94,12 @@ std::size_t matching_token(const std::vector<cuda::Token>& t, std::size_t open);
 std::string bare_type(const std::vector<std::string>& words);
 // Whether an edit already made for this kernel touches line `line`; its rule when so.
 const prompt::Edit* edit_on_line(const KernelEdits& ke, const std::string& file, int line);
+
+// Memory-access rules (builtin_coalesce.cpp, builtin_vector.cpp): they read the roofline's
+// "access" figures and stall lines, and rewrite one loop each.
+void rule_coalesce_tiles(const nlohmann::json& kernel, const cuda::SourceFile& f, const cuda::Function& fn,
+                         const std::map<std::string, std::string>& sources, KernelEdits& ke);
+void rule_vector_loads(const nlohmann::json& kernel, const cuda::SourceFile& f, const cuda::Function& fn,
+                       KernelEdits& ke);
 
 } // namespace optimas::llm

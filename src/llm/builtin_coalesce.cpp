@@ -1,0 +1,346 @@
+// coalesce_tiles: a thread that walks its own row of a row-major array (`for (j...) acc op=
+// a[row * n + j]`, row the global thread index) makes every warp load touch 32 rows, so the
+// profile shows many sectors per request and long_scoreboard on the load. The edit stages the
+// block's rows through shared memory in tiles loaded by consecutive threads at consecutive
+// addresses; each thread then runs its own loop body over its row, in the original order.
+//
+// Why this stays bit-identical: the tile holds exactly the element the thread would have
+// loaded for each j (the index expression is copied with row and j substituted), the array is
+// never written by the kernel, and the body runs once per j in increasing j with the same
+// statements, so every thread performs the same floating-point operations on the same values
+// in the same order. The tiled path runs only in blocks whose every thread reaches the walk
+// (a full block of the profiled 1-D shape, with the walk at the top of the kernel or under the
+// `row < rows` guard), so __syncthreads is uniform; other blocks run the original loop.
+// Token-level matching (see builtin_access.hpp); anything else is withheld with the reason.
+#include "llm/builtin_access.hpp"
+#include "llm/builtin_rules.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace optimas::llm {
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+using access::Tokens;
+
+// What plan_tiles decided: an edit, a reason to withhold, or neither (no evidence after all).
+struct Outcome {
+  std::optional<prompt::Edit> edit;
+  std::string reason;
+};
+
+Outcome withhold(std::string reason) {
+  return {std::nullopt, std::move(reason)};
+}
+
+std::vector<int> brace_depths(const Tokens& t) {
+  std::vector<int> d(t.size());
+  int depth = 0;
+  for (std::size_t x = 0; x < t.size(); ++x) {
+    if (t[x].text == "}") --depth;
+    d[x] = depth;
+    if (t[x].text == "{") ++depth;
+  }
+  return d;
+}
+
+// The walk's context: where every thread of a full block is sure to arrive. Sets `rows` to
+// the guard's bound (empty: no guard) or returns a reason.
+std::string placement(const Tokens& t, const std::vector<int>& depth, const access::ForLoop& loop,
+                      const std::string& row, const std::set<std::string>& uniform, std::string& rows,
+                      std::size_t& guard_return) {
+  auto bound_of = [&](std::size_t b, std::size_t e) { // `row OP E` -> E when uniform
+    return access::is_uniform(t, b, e, uniform) ? access::text(t, b, e) : std::string();
+  };
+  guard_return = t.size();
+  if (depth[loop.at] == 2) {
+    // Inside `if (row < E) {`, itself at the top of the kernel.
+    std::size_t open = loop.at;
+    while (open > 0 && !(t[open].text == "{" && depth[open] == 1)) --open;
+    std::size_t close_paren = open - 1;
+    if (open < 6 || t[close_paren].text != ")") return "the walk is nested in a block that is not `if (row < rows)`";
+    std::size_t if_at = close_paren;
+    while (if_at > 0 && t[if_at].text != "if") --if_at;
+    if (depth[if_at] != 1 || t[if_at + 1].text != "(" || t[if_at + 2].text != row || t[if_at + 3].text != "<" ||
+        t[if_at + 4].text == "=" || (rows = bound_of(if_at + 4, close_paren)).empty())
+      return "the walk is nested in a block that is not `if (row < rows)`";
+    return "";
+  }
+  if (depth[loop.at] != 1)
+    return "the walk is nested inside another statement, so not every thread of a block may reach it";
+  // An optional `if (row >= E) return;` before it.
+  for (std::size_t x = 1; x + 6 < loop.at; ++x) {
+    if (t[x].text != "if" || depth[x] != 1 || t[x + 1].text != "(" || t[x + 2].text != row || t[x + 3].text != ">" ||
+        t[x + 4].text != "=")
+      continue;
+    std::size_t close = access::matching(t, x + 1);
+    if (close + 2 >= loop.at || t[close + 1].text != "return" || t[close + 2].text != ";") continue;
+    rows = bound_of(x + 5, close);
+    if (rows.empty()) return "the early return's bound is not the same for every thread";
+    guard_return = close + 1;
+    return "";
+  }
+  return "";
+}
+
+struct Walk {
+  std::string array, row, index; // a, row, and the index text "(size_t)row * n + j"
+  std::size_t index_begin = 0, index_end = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> loads; // [name, ']'] of each a[index] in the body
+};
+
+// Finds `a[index]` in the loop body with the index `... row * S + j` (row not uniform, j the
+// loop variable). Returns a reason when none or an ambiguous one is found.
+std::string find_walk(const Tokens& t, const cuda::Function& fn, const access::ForLoop& loop,
+                      const std::set<std::string>& uniform, Walk& w) {
+  std::string j(t[loop.var].text);
+  for (std::size_t x = loop.body_begin; x + 1 < loop.body_end; ++x) {
+    if (t[x].kind != cuda::TokenKind::identifier || t[x + 1].text != "[") continue;
+    const cuda::Parameter* p = nullptr;
+    for (const auto& q : fn.parameters)
+      if (q.pointer && q.name == t[x].text) p = &q;
+    if (!p) continue;
+    std::size_t close = access::matching(t, x + 1);
+    if (close >= loop.body_end) return "an index in the loop is not balanced";
+    std::set<std::string> others;
+    int js = 0;
+    for (std::size_t y = x + 2; y < close; ++y)
+      if (t[y].kind == cuda::TokenKind::identifier) {
+        if (t[y].text == j)
+          ++js;
+        else if (!uniform.count(std::string(t[y].text)) && !access::arithmetic_type_word(t[y].text))
+          others.insert(std::string(t[y].text));
+      }
+    if (js == 0 || others.size() != 1) continue;
+    std::string idx = access::text(t, x + 2, close);
+    if (w.array.empty()) {
+      w.array = std::string(t[x].text);
+      w.row = *others.begin();
+      w.index = idx;
+      w.index_begin = x + 2;
+      w.index_end = close;
+    }
+    if (std::string(t[x].text) == w.array && idx != w.index)
+      return fmt::format("{} is read at two different indices in the loop ({} and {})", w.array, w.index, idx);
+    if (std::string(t[x].text) == w.array) w.loads.push_back({x, close});
+  }
+  if (w.array.empty())
+    return "no load in the loop indexes a row by one thread-dependent value and a column by the loop variable";
+  // The index: `E + j` or `j + E`, with E holding row * S; j and row once; nothing that writes.
+  std::size_t b = w.index_begin, e = w.index_end;
+  int rows_seen = 0, js = 0;
+  for (std::size_t y = b; y < e; ++y) {
+    rows_seen += t[y].text == w.row;
+    js += t[y].text == j;
+  }
+  bool j_last = t[e - 1].text == j && t[e - 2].text == "+";
+  bool j_first = t[b].text == j && t[b + 1].text == "+";
+  std::set<std::string> names = uniform;
+  names.insert(w.row);
+  names.insert(j);
+  bool strided = access::text(t, b, e).find('*') != std::string::npos;
+  if (rows_seen != 1 || js != 1 || !(j_last || j_first) || !strided || !access::is_uniform(t, b, e, names))
+    return fmt::format("the index {} is not row * stride + {} with the row the global thread index", w.index, j);
+  return "";
+}
+
+// Over 80 lines: the checks and the generated code share every name they compute.
+Outcome plan_tiles(const json& k, const cuda::SourceFile& f, const cuda::Function& fn,
+                   const std::map<std::string, std::string>& sources, const Tokens& t, const access::ForLoop& loop,
+                   double sectors) {
+  std::string_view body_text = std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin);
+  auto uniform = access::uniform_names(f, fn, t);
+  std::string j(t[loop.var].text);
+  std::string type = access::text(t, loop.type_begin, loop.var);
+  if (!access::is_uniform(t, loop.init_begin, loop.init_end, uniform))
+    return withhold("the walk's start is not the same for every thread (a data-dependent trip count)");
+  if (t[loop.cond_begin].text != j || t[loop.cond_begin + 1].text != "<" || t[loop.cond_begin + 2].text == "=" ||
+      !access::is_uniform(t, loop.cond_begin + 2, loop.cond_end, uniform))
+    return withhold(fmt::format("the loop's bound is not `{} < E` with E the same for every thread (a data-dependent "
+                                "trip count)",
+                                j));
+  std::string step = access::text(t, loop.step_begin, loop.step_end);
+  if (step != j + "++" && step != "++" + j && step != j + "+=1")
+    return withhold(fmt::format("the loop does not step {} by one", j));
+  std::string start = access::rewrite(body_text, t, loop.init_begin, loop.init_end, {});
+  std::string end = access::rewrite(body_text, t, loop.cond_begin + 2, loop.cond_end, {});
+  bool nested_loop = false;
+  for (std::size_t x = loop.body_begin; x < loop.body_end; ++x) {
+    std::string_view w = t[x].text;
+    if (w == "return" || w == "break" || w == "goto" || w == "__syncthreads" || w == "asm" || w == "__syncwarp")
+      return withhold(fmt::format("the loop body holds `{}`, which the tiled loop (with __syncthreads between tiles) "
+                                  "cannot keep",
+                                  w));
+    nested_loop = nested_loop || w == "for" || w == "while" || w == "do";
+    if (w == "continue" && nested_loop) return withhold("a `continue` inside a nested loop");
+    if (t[x].kind == cuda::TokenKind::identifier && x + 1 < t.size() && t[x + 1].text == "(" && f.function(w))
+      return withhold(fmt::format("the loop body calls {}, which could synchronise or exit", w));
+  }
+  if (access::assigned(t, loop.body_begin, loop.body_end, j))
+    return withhold(fmt::format("the body changes {} (a data-dependent trip count)", j));
+  Walk walk;
+  if (auto why = find_walk(t, fn, loop, uniform, walk); !why.empty()) return withhold(why);
+  const std::string& a = walk.array;
+  const std::string& row = walk.row;
+  auto init = access::initialiser(t, 0, loop.at, row);
+  auto depth = brace_depths(t);
+  if (!init || !access::is_thread_index(t, init->first, init->second) || depth[init->first] != 1)
+    return withhold(
+        fmt::format("{} is not declared as blockIdx.x * blockDim.x + threadIdx.x at the top of the kernel", row));
+  if (access::assigned(t, init->second, t.size(), row))
+    return withhold(fmt::format("{} is changed after its declaration", row));
+  std::string rows;
+  std::size_t guard_return = 0;
+  if (auto why = placement(t, depth, loop, row, uniform, rows, guard_return); !why.empty()) return withhold(why);
+  for (std::size_t x = 0; x < t.size(); ++x) {
+    if (t[x].text == "__shared__")
+      return withhold("the kernel already uses shared memory, so the tile's budget cannot be judged");
+    if ((t[x].text == "return" && x < loop.last && x != guard_return) || t[x].text == "goto")
+      return withhold(fmt::format("an early `{}` before the walk would leave __syncthreads waiting", t[x].text));
+  }
+  if (access::written_or_escapes(t, 0, t.size(), a))
+    return withhold(fmt::format("{} is written or passed on in the kernel, so a tile could hold a stale value", a));
+  const cuda::Parameter* param = nullptr;
+  for (const auto& p : fn.parameters)
+    if (p.name == a) param = &p;
+  std::string elem = access::pointee(*param);
+  int size = access::element_size(elem);
+  if (size == 0) return withhold(fmt::format("{}'s element type `{}` is not one the tiles handle", a, elem));
+  if (sectors <= 2.0 * size) return {}; // ideal for 8-byte words is 8: no evidence for this array
+  int block = access::block_size(k, sources, fn.name);
+  if (block == 0)
+    return withhold("the block size is unknown (no profile figure, no literal block size in the launches)");
+  int width = 128 / size; // one 128-byte line of each row per tile
+  while (block * (width + 1) * size > 48 * 1024 && width > 32 / size) width /= 2;
+  if (block * (width + 1) * size > 48 * 1024)
+    return withhold(fmt::format("a tile of {} rows would need {} bytes of shared memory, over 48 KiB", block,
+                                block * (width + 1) * size));
+  for (const auto& name :
+       {a + "_tile", a + "_row0", a + "_e", a + "_r", a + "_c", j + "_tile", j + "_count", j + "_t", row + "_t"})
+    for (const auto& tok : t)
+      if (tok.text == name) return withhold(fmt::format("the kernel already uses the name {}", name));
+  if (!access::whole_lines(body_text, t, loop.at, loop.last))
+    return withhold("the loop shares its first or last line with other code");
+
+  // The tiled walk. Names: a_tile (the tile), j_tile/j_count (the tile's columns).
+  std::vector<access::Replacement> subs;
+  for (std::size_t y = walk.index_begin; y < walk.index_end; ++y)
+    if (t[y].text == row || t[y].text == j) subs.push_back({y, y + 1, std::string(t[y].text) + "_t"});
+  std::string load_index = access::rewrite(body_text, t, walk.index_begin, walk.index_end, subs);
+  std::vector<access::Replacement> loads;
+  for (auto [name, close] : walk.loads)
+    loads.push_back({name, close + 1, fmt::format("{}_tile[threadIdx.x][{} - {}_tile]", a, j, j)});
+  std::string body = access::rewrite(body_text, t, loop.body_begin, loop.body_end, loads);
+  std::string ind = access::indent_at(body_text, t[loop.at].offset);
+  std::size_t first_line = body_text.rfind('\n', t[loop.at].offset) + 1;
+  std::size_t last_end = body_text.find('\n', t[loop.last].offset);
+  std::string original(body_text.substr(first_line, last_end - first_line));
+  std::string full = rows.empty()
+                         ? ""
+                         : fmt::format(" &&\n{}    (long long)({}) - (long long)threadIdx.x + {} <= (long long)({})",
+                                       ind, row, block, rows);
+  std::string code = fmt::format(
+      "{i}if (blockDim.x == {B} && blockDim.y == 1 && blockDim.z == 1{full}) {{\n"
+      "{i}  // coalesce_tiles: the block's {B} rows, {W} columns at a time, loaded by consecutive threads at\n"
+      "{i}  // consecutive addresses; each thread then reads its own row from shared memory, in order.\n"
+      "{i}  __shared__ {T} {a}_tile[{B}][{W} + 1]; // + 1: a row's column c and the next row's are in other banks\n"
+      "{i}  const long long {a}_row0 = (long long)({row}) - (long long)threadIdx.x;\n"
+      "{i}  for ({ty} {j}_tile = {start}; {j}_tile < ({end});) {{\n"
+      "{i}    const {ty} {j}_count = ({end}) - {j}_tile < {W} ? ({end}) - {j}_tile : {W};\n"
+      "{i}    __syncthreads(); // the previous tile is consumed\n"
+      "{i}    for (int {a}_e = threadIdx.x; {a}_e < {B} * {W}; {a}_e += {B}) {{\n"
+      "{i}      const int {a}_r = {a}_e / {W}, {a}_c = {a}_e % {W};\n"
+      "{i}      if ({a}_c < {j}_count) {{\n"
+      "{i}        const decltype({row}) {row}_t = (decltype({row}))({a}_row0 + {a}_r);\n"
+      "{i}        const {ty} {j}_t = {j}_tile + {a}_c;\n"
+      "{i}        {a}_tile[{a}_r][{a}_c] = {a}[{idx}];\n"
+      "{i}      }}\n"
+      "{i}    }}\n"
+      "{i}    __syncthreads();\n"
+      "{i}    for ({ty} {j} = {j}_tile; {j} < {j}_tile + {j}_count; {j}++) {{\n"
+      "{i}      {body}\n"
+      "{i}    }}\n"
+      "{i}    {j}_tile += {j}_count;\n"
+      "{i}  }}\n"
+      "{i}}} else {{\n"
+      "{orig}\n"
+      "{i}}}",
+      fmt::arg("i", ind), fmt::arg("B", block), fmt::arg("W", width), fmt::arg("full", full), fmt::arg("T", elem),
+      fmt::arg("a", a), fmt::arg("row", row), fmt::arg("ty", type), fmt::arg("j", j), fmt::arg("start", start),
+      fmt::arg("end", end), fmt::arg("idx", load_index), fmt::arg("body", access::indented(body, "    ").substr(4)),
+      fmt::arg("orig", access::indented(original, "  ")));
+  prompt::Edit e;
+  e.rule = "coalesce_tiles";
+  e.file = fs::path(f.path).filename().string();
+  e.kernel = fn.name;
+  e.line_start = fn.body_first_line - 1 + t[loop.at].line;
+  e.line_end = fn.body_first_line - 1 + t[loop.last].line;
+  e.new_text = code;
+  e.rationale = fmt::format(
+      "{fn}: global loads use {s:.1f} sectors per request (ideal {z} for {z}-byte words) and the walk waits on "
+      "long_scoreboard: each thread reads its own row, {a}[{idx}], so a warp's 32 loads touch 32 rows. The block now "
+      "loads {W}-column tiles of its {B} rows into shared memory with consecutive threads at consecutive addresses "
+      "(padded by one element against bank conflicts), and each thread runs the same body over its row from there. "
+      "Bit-identical: the tile holds exactly the element the thread would have loaded for each {j} ({a} is not "
+      "written by the kernel), and the body runs once per {j} in increasing order, so every thread performs the same "
+      "operations on the same values in the same order. Only full blocks of {B}x1x1 threads{g} take the tiled path, "
+      "so every thread of such a block reaches its __syncthreads; other blocks (the tail, another launch shape) run "
+      "the original loop.",
+      fmt::arg("fn", fn.name), fmt::arg("s", sectors), fmt::arg("z", size), fmt::arg("a", a),
+      fmt::arg("idx", walk.index), fmt::arg("W", width), fmt::arg("B", block), fmt::arg("j", j),
+      fmt::arg("g", rows.empty() ? "" : fmt::format(" (all of whose rows are below {})", rows)));
+  e.expected_effect.push_back({"stall_long_scoreboard", "decrease"});
+  e.expected_effect.push_back({"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "decrease"});
+  return {std::move(e), ""};
+}
+
+} // namespace
+
+void rule_coalesce_tiles(const json& k, const cuda::SourceFile& f, const cuda::Function& fn,
+                         const std::map<std::string, std::string>& sources, KernelEdits& ke) {
+  auto sectors = access::figure(k, "global_load_sectors_per_request");
+  if (!sectors || *sectors <= 8) return; // 4-byte words: 4 is ideal, 32 is one sector per thread
+  std::string file = fs::path(f.path).filename().string();
+  auto t = cuda::lex(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
+  int base_line = fn.body_first_line - 1;
+  // Each long_scoreboard line goes to the innermost loop holding it.
+  std::map<std::size_t, std::vector<std::string>> evidence; // loop's `for` token -> PC ids
+  std::map<std::size_t, access::ForLoop> loops;
+  for (const auto& l : stall_lines(k)) {
+    if (l.file != file || l.stall != "stall_long_scoreboard") continue;
+    std::optional<access::ForLoop> best;
+    for (std::size_t x = 0; x < t.size(); ++x) {
+      auto loop = access::for_loop(t, x);
+      if (!loop || l.line < base_line + t[loop->at].line || l.line > base_line + t[loop->last].line) continue;
+      if (!best || loop->at > best->at) best = loop; // a later start inside means nested deeper
+    }
+    if (!best) continue;
+    loops[best->at] = *best;
+    evidence[best->at].push_back(l.id);
+  }
+  std::string rf = access::roofline_id(k);
+  bool tiled = false;
+  for (const auto& [at, loop] : loops) {
+    auto outcome = plan_tiles(k, f, fn, sources, t, loop, *sectors);
+    std::vector<std::string> cited = evidence[at];
+    if (!rf.empty()) cited.push_back(rf);
+    if (outcome.edit && tiled) // two tiles could pass the 48 KiB of static shared memory together
+      outcome = withhold("another walk of this kernel is tiled already; one tile per kernel keeps shared memory "
+                         "within its budget");
+    if (outcome.edit) {
+      tiled = true;
+      outcome.edit->evidence = cited;
+      ke.others.push_back(std::move(*outcome.edit));
+    } else if (!outcome.reason.empty()) {
+      ke.withheld.push_back({fmt::format("{}: stage the loop at line {} through shared-memory tiles (coalesce_tiles)",
+                                         fn.name, base_line + t[loop.at].line),
+                             outcome.reason, cited});
+    }
+  }
+}
+
+} // namespace optimas::llm

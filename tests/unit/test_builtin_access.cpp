@@ -1,0 +1,460 @@
+// The memory-access rules of the builtin optimizer (coalesce_tiles, vector_loads): each fires
+// on its evidence, stays silent without it, is withheld when its argument does not hold, keeps
+// every result bit for bit (the edited kernels run on the host, threads meeting at
+// __syncthreads through std::barrier) and compiles with nvcc.
+#include "edit/apply.hpp"
+#include "llm/backend.hpp"
+#include "prompt/reply.hpp"
+#include "util/process.hpp"
+#include "util/strings.hpp"
+
+#include "test_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace optimas;
+using nlohmann::json;
+
+namespace {
+
+// The rows example's kernel (examples/rows/main.cu), alone: the host test compiles it as C++.
+const char* k_rows = R"(#define BLOCK 256
+__global__ void row_features(const float* x, float* mean, float* stdev, float* peak, int* peak_col,
+                             int rows, int cols) {
+  int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+
+  float sum = 0.0f, sq = 0.0f, top = -INFINITY;
+  int top_col = 0;
+  for (int j = 0; j < cols; j++) {
+    float v = x[(size_t)row * cols + j];
+    sum += v;
+    sq += v * v;
+    if (v > top) {
+      top = v;
+      top_col = j;
+    }
+  }
+  float m = sum / cols;
+  mean[row] = m;
+  stdev[row] = sqrtf(fmaxf(sq / cols - m * m, 0.0f));
+  peak[row] = top;
+  peak_col[row] = top_col;
+}
+)";
+
+// The mix example's kernel (examples/mix/main.cu).
+const char* k_mix =
+    R"(__global__ void mix(const float* a, const float* b, float* out, float gain_a, float gain_b, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    float s = gain_a * a[i] + gain_b * b[i];
+    out[i] = fminf(fmaxf(s, -1.0f), 1.0f);
+  }
+}
+)";
+
+json stall(const char* id, const char* file, int line, const char* kind = "stall_long_scoreboard") {
+  return {{"id", id}, {"file", std::string("/app/") + file}, {"line", line}, {"stall", kind}, {"fraction", 0.8}};
+}
+
+// A kernel's diagnostics entry: `access` is the roofline's access object (null: none).
+json kernel(const std::string& name, json lines, json access, double rho_memory = 0.3, int block = 256) {
+  json occupancy = {{"limiter", "warps"}, {"blocks_per_sm_limits", json::object()}};
+  if (block > 0) occupancy["block_size"] = block;
+  json roofline = {{"id", "RF1"}, {"rho_memory", rho_memory}, {"memory_saturated", false}, {"occupancy", occupancy}};
+  if (!access.is_null()) roofline["access"] = access;
+  return {{"kernel", name}, {"demangled", name + "(...)"}, {"roofline", roofline}, {"stalls", {{"lines", lines}}}};
+}
+
+json sectors(double per_request) {
+  return {{"global_load_sectors_per_request", per_request},
+          {"global_store_sectors_per_request", 4.0},
+          {"summary", "synthetic"}};
+}
+
+prompt::Reply ask(const json& k, const std::string& file, const std::string& src) {
+  auto backend = llm::make_backend(llm::parse_model("builtin"));
+  llm::Request r;
+  r.context = {{"diagnostics", {{"kernels", json::array({k})}}}, {"sources", {{file, src}}}};
+  auto result = backend->complete(r);
+  EXPECT_TRUE(llm::ok(result));
+  auto parsed = prompt::parse_reply(std::get<llm::Response>(result).text);
+  EXPECT_TRUE(parsed.ok()) << (parsed.errors.empty() ? "" : parsed.errors[0]);
+  return parsed.reply.value_or(prompt::Reply{});
+}
+
+std::vector<prompt::Edit> by_rule(const prompt::Reply& r, const std::string& rule) {
+  std::vector<prompt::Edit> out;
+  for (const auto& e : r.edits)
+    if (e.rule == rule) out.push_back(e);
+  return out;
+}
+
+std::vector<prompt::Withheld> withheld_of(const prompt::Reply& r, const std::string& rule) {
+  std::vector<prompt::Withheld> out;
+  for (const auto& w : r.withheld)
+    if (w.suggestion.find("(" + rule + ")") != std::string::npos) out.push_back(w);
+  return out;
+}
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+  auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+json rows_kernel(json access = sectors(28.0), int block = 256) {
+  return kernel("row_features", json::array({stall("PC7", "rows.cu", 10)}), access, 0.3, block);
+}
+
+json mix_kernel(double rho = 0.12) {
+  return kernel("mix", json::array({stall("PC3", "mix.cu", 3)}), sectors(4.0), rho, 128);
+}
+
+} // namespace
+
+TEST(BuiltinAccess, CoalesceTilesOnAnUncoalescedRowWalk) {
+  auto r = ask(rows_kernel(), "rows.cu", k_rows);
+  auto edits = by_rule(r, "coalesce_tiles");
+  ASSERT_EQ(edits.size(), 1u);
+  const auto& e = edits[0];
+  EXPECT_EQ(e.evidence, (std::vector<std::string>{"PC7", "RF1"}));
+  EXPECT_EQ(e.line_start, 9); // the loop, whole
+  EXPECT_EQ(e.line_end, 17);
+  ASSERT_TRUE(e.new_text);
+  const std::string& code = *e.new_text;
+  EXPECT_NE(code.find("__shared__ float x_tile[256][32 + 1];"), std::string::npos) << code;
+  EXPECT_NE(code.find("(long long)(row) - (long long)threadIdx.x + 256 <= (long long)(rows)"), std::string::npos)
+      << code;
+  EXPECT_NE(code.find("x_tile[x_r][x_c] = x[(size_t)row_t * cols + j_t];"), std::string::npos) << code;
+  EXPECT_NE(code.find("float v = x_tile[threadIdx.x][j - j_tile];"), std::string::npos) << code;
+  // The original loop is the fallback, unchanged but for its indentation.
+  EXPECT_NE(code.find("} else {\n    for (int j = 0; j < cols; j++) {\n      float v = x[(size_t)row * cols + j];"),
+            std::string::npos)
+      << code;
+  EXPECT_NE(e.rationale.find("28.0 sectors per request"), std::string::npos) << e.rationale;
+  EXPECT_NE(e.rationale.find("Bit-identical"), std::string::npos);
+  EXPECT_TRUE(withheld_of(r, "coalesce_tiles").empty());
+}
+
+TEST(BuiltinAccess, CoalesceTilesSilentWithoutItsEvidence) {
+  for (json access : {sectors(4.0), json(nullptr),
+                      json{{"global_load_sectors_per_request", nullptr}, {"summary", "metric missing"}}}) {
+    auto r = ask(rows_kernel(access), "rows.cu", k_rows);
+    EXPECT_TRUE(by_rule(r, "coalesce_tiles").empty()) << access.dump();
+    EXPECT_TRUE(withheld_of(r, "coalesce_tiles").empty()) << access.dump();
+  }
+  // Many sectors, but no long_scoreboard in the loop.
+  json quiet =
+      kernel("row_features", json::array({stall("PC7", "rows.cu", 10, "stall_math_pipe_throttle")}), sectors(28.0));
+  auto r = ask(quiet, "rows.cu", k_rows);
+  EXPECT_TRUE(by_rule(r, "coalesce_tiles").empty());
+  EXPECT_TRUE(withheld_of(r, "coalesce_tiles").empty());
+}
+
+TEST(BuiltinAccess, CoalesceTilesWithheldWhenItsArgumentFails) {
+  struct Case {
+    std::string what, source, reason;
+    int block = 256;
+  } cases[] = {
+      {"an exit inside the walk", replaced(k_rows, "    sum += v;\n", "    if (v > 1e30f) return;\n    sum += v;\n"),
+       "`return`"},
+      {"a break", replaced(k_rows, "    sum += v;\n", "    if (v > 1e30f) break;\n    sum += v;\n"), "`break`"},
+      {"a trip count per thread", replaced(k_rows, "j < cols;", "j < cols - row % 3;"), "data-dependent trip count"},
+      {"a start per thread", replaced(k_rows, "int j = 0;", "int j = row % 2;"), "data-dependent trip count"},
+      {"a write to the matrix",
+       replaced(k_rows, "  peak_col[row] = top_col;", "  peak_col[row] = top_col;\n  ((float*)x)[0] = 0;"),
+       "written or passed on"},
+      {"shared memory already", replaced(k_rows, "  float sum", "  __shared__ float spare[32];\n  float sum"),
+       "already uses shared memory"},
+      {"a row that is not the thread's",
+       replaced(k_rows, "int row = blockIdx.x * blockDim.x + threadIdx.x;", "int row = blockIdx.x;"),
+       "blockIdx.x * blockDim.x + threadIdx.x"},
+      {"an early exit of some threads before the walk",
+       replaced(k_rows, "  float sum", "  if (cols > 1000 && row % 2) return;\n  float sum"), "leave __syncthreads"},
+      {"an unknown block size", k_rows, "block size is unknown", 0},
+  };
+  for (const auto& c : cases) {
+    auto r = ask(rows_kernel(sectors(28.0), c.block), "rows.cu", c.source);
+    EXPECT_TRUE(by_rule(r, "coalesce_tiles").empty()) << c.what;
+    auto w = withheld_of(r, "coalesce_tiles");
+    ASSERT_EQ(w.size(), 1u) << c.what;
+    EXPECT_NE(w[0].reason.find(c.reason), std::string::npos) << c.what << ": " << w[0].reason;
+    EXPECT_EQ(w[0].evidence, (std::vector<std::string>{"PC7", "RF1"})) << c.what;
+  }
+}
+
+TEST(BuiltinAccess, VectorLoadsOnALatencyBoundGridStrideLoop) {
+  auto r = ask(mix_kernel(), "mix.cu", k_mix);
+  auto edits = by_rule(r, "vector_loads");
+  ASSERT_EQ(edits.size(), 1u);
+  const auto& e = edits[0];
+  EXPECT_EQ(e.evidence, (std::vector<std::string>{"PC3", "RF1"}));
+  EXPECT_EQ(e.line_start, 2);
+  EXPECT_EQ(e.line_end, 5);
+  const std::string& code = *e.new_text;
+  EXPECT_NE(code.find("if ((reinterpret_cast<size_t>(a) & 15) == 0 && (reinterpret_cast<size_t>(b) & 15) == 0 && "
+                      "(reinterpret_cast<size_t>(out) & 15) == 0) {"),
+            std::string::npos)
+      << code;
+  EXPECT_NE(code.find("const float4 a_q = reinterpret_cast<const float4*>(a)[i_v];"), std::string::npos) << code;
+  EXPECT_NE(code.find("float s = gain_a * a_e[i_k] + gain_b * b_e[i_k];"), std::string::npos) << code;
+  // out is only stored: it is not loaded first.
+  EXPECT_EQ(code.find("out_q"), std::string::npos) << code;
+  EXPECT_NE(code.find("reinterpret_cast<float4*>(out)[i_v] = make_float4(out_e[0], out_e[1], out_e[2], out_e[3]);"),
+            std::string::npos)
+      << code;
+  EXPECT_NE(e.rationale.find("memory at 12% of its peak"), std::string::npos) << e.rationale;
+}
+
+TEST(BuiltinAccess, VectorLoadsSilentWithoutItsEvidence) {
+  // Memory near its peak: bandwidth, not latency.
+  EXPECT_TRUE(by_rule(ask(mix_kernel(0.85), "mix.cu", k_mix), "vector_loads").empty());
+  // No rho at all.
+  json k = mix_kernel();
+  k["roofline"]["rho_memory"] = nullptr;
+  EXPECT_TRUE(by_rule(ask(k, "mix.cu", k_mix), "vector_loads").empty());
+  // The loads do not wait.
+  json calm = kernel("mix", json::array({stall("PC3", "mix.cu", 3, "stall_math_pipe_throttle")}), sectors(4.0), 0.12);
+  auto r = ask(calm, "mix.cu", k_mix);
+  EXPECT_TRUE(by_rule(r, "vector_loads").empty());
+  EXPECT_TRUE(withheld_of(r, "vector_loads").empty());
+  // A row walk is no grid-stride loop: the rule says nothing about it.
+  EXPECT_TRUE(withheld_of(ask(rows_kernel(sectors(4.0)), "rows.cu", k_rows), "vector_loads").empty());
+}
+
+TEST(BuiltinAccess, VectorLoadsWithheldWhenItsArgumentFails) {
+  struct Case {
+    std::string what, source, reason;
+  } cases[] = {
+      {"an accumulation across elements",
+       replaced(k_mix, "    out[i] = fminf(fmaxf(s, -1.0f), 1.0f);", "    out[0] += s;"), "written at an index other"},
+      {"a running sum in a register",
+       replaced(replaced(k_mix, "  for (int i", "  float acc = 0.0f;\n  for (int i"), "    out[i] = fminf",
+                "    acc += s;\n    out[i] = fminf"),
+       "accumulates into acc"},
+      {"a neighbour's element", replaced(k_mix, "gain_b * b[i]", "gain_b * b[i + 1]"), "not unit-stride"},
+      {"a write other iterations read",
+       replaced(k_mix, "    out[i] = fminf(fmaxf(s, -1.0f), 1.0f);", "    out[i] = s;\n    out[i + 1] = s;"),
+       "written at an index other"},
+      {"a call that could write", replaced(k_mix, "fminf(fmaxf(s, -1.0f), 1.0f)", "atomicAdd(out, s)"),
+       "calls atomicAdd"},
+      {"a mix of element sizes", replaced(k_mix, "float* out", "double* out"), "differ in size"},
+  };
+  for (const auto& c : cases) {
+    auto r = ask(mix_kernel(), "mix.cu", c.source);
+    EXPECT_TRUE(by_rule(r, "vector_loads").empty()) << c.what;
+    auto w = withheld_of(r, "vector_loads");
+    ASSERT_EQ(w.size(), 1u) << c.what;
+    EXPECT_NE(w[0].reason.find(c.reason), std::string::npos) << c.what << ": " << w[0].reason;
+  }
+}
+
+// A line edit inside a loop that a memory-access rule rewrites is withheld, not left to fail.
+TEST(BuiltinAccess, AnOverlappingLineEditIsWithheld) {
+  std::string fixed =
+      replaced(replaced(k_rows, "j < cols;", "j < COLS;"), "#define BLOCK 256", "#define BLOCK 256\n#define COLS 64");
+  json k = kernel("row_features", json::array({stall("PC7", "rows.cu", 11), stall("PC8", "rows.cu", 10, "stall_wait")}),
+                  sectors(28.0));
+  auto r = ask(k, "rows.cu", fixed);
+  EXPECT_EQ(by_rule(r, "coalesce_tiles").size(), 1u);
+  EXPECT_TRUE(by_rule(r, "unroll").empty());
+  bool said = false;
+  for (const auto& w : r.withheld)
+    said = said || w.reason.find("overlaps the coalesce_tiles edit") != std::string::npos;
+  EXPECT_TRUE(said);
+  auto app = edit::apply_edits({{"rows.cu", fixed}}, r, {});
+  EXPECT_EQ(app.not_applied(), 0u);
+}
+
+namespace {
+
+// A host stand-in for what the kernels use: blocks run one after another, a block's threads
+// are std::threads meeting at __syncthreads (a std::barrier), __shared__ is a static.
+const char* k_host_cuda = R"(#pragma once
+#include <barrier>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+struct dim3 { unsigned x, y, z; };
+inline thread_local dim3 threadIdx;
+inline dim3 blockIdx, blockDim, gridDim;
+inline std::barrier<>* block_barrier = nullptr;
+inline void __syncthreads() { block_barrier->arrive_and_wait(); }
+#define __global__
+#define __shared__ static
+struct alignas(16) float4 { float x, y, z, w; };
+inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+template <class F> void launch(unsigned grid, unsigned block, F f) {
+  gridDim = {grid, 1, 1};
+  blockDim = {block, 1, 1};
+  for (unsigned b = 0; b < grid; ++b) {
+    blockIdx = {b, 0, 0};
+    std::barrier<> bar(block);
+    block_barrier = &bar;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t) threads.emplace_back([&, t] { threadIdx = {t, 0, 0}; f(); });
+    for (auto& th : threads) th.join();
+  }
+}
+template <class T> bool same(const char* what, const std::vector<T>& a, const std::vector<T>& b) {
+  if (a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0) return true;
+  std::printf("%s differs\n", what);
+  return false;
+}
+inline float next_value(unsigned long long& s) {
+  s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (float)(s >> 40) / 16777216.0f * 4.0f - 2.0f;
+}
+)";
+
+const char* k_rows_driver = R"(#include "host_cuda.hpp"
+namespace original {
+#include "original.cu"
+}
+namespace edited {
+#include "edited.cu"
+}
+// Every row count and shape: full blocks, a partial last block, a block size the edit was not
+// made for (the fallback), columns that are no multiple of the tile.
+int main() {
+  bool ok = true;
+  for (auto [rows, cols, block] : {std::tuple{600, 77, 256}, std::tuple{512, 64, 256}, std::tuple{300, 40, 128}}) {
+    std::vector<float> x((size_t)rows * cols);
+    unsigned long long s = 7;
+    for (auto& v : x) v = next_value(s);
+    auto run = [&](auto kernel, std::vector<float>& m, std::vector<float>& sd, std::vector<float>& p,
+                   std::vector<int>& c) {
+      m.assign(rows, 0), sd.assign(rows, 0), p.assign(rows, 0), c.assign(rows, -1);
+      launch((rows + block - 1) / block, block,
+             [&] { kernel(x.data(), m.data(), sd.data(), p.data(), c.data(), rows, cols); });
+    };
+    std::vector<float> m0, s0, p0, m1, s1, p1;
+    std::vector<int> c0, c1;
+    run(original::row_features, m0, s0, p0, c0);
+    run(edited::row_features, m1, s1, p1, c1);
+    ok = same("mean", m0, m1) && same("stdev", s0, s1) && same("peak", p0, p1) && same("column", c0, c1) && ok;
+  }
+  std::printf(ok ? "identical\n" : "DIFFERENT\n");
+  return ok ? 0 : 1;
+}
+)";
+
+const char* k_mix_driver = R"(#include "host_cuda.hpp"
+namespace original {
+#include "original.cu"
+}
+namespace edited {
+#include "edited.cu"
+}
+// Sizes with and without a tail, aligned and unaligned arrays (the fallback).
+int main() {
+  bool ok = true;
+  for (auto [n, offset] : {std::pair{1001, 0}, std::pair{1024, 0}, std::pair{999, 1}}) {
+    std::vector<float> a(n + 4), b(n + 4);
+    unsigned long long s = 11;
+    for (auto& v : a) v = next_value(s);
+    for (auto& v : b) v = next_value(s);
+    alignas(16) static float out0[2048], out1[2048];
+    std::memset(out0, 0, sizeof out0);
+    std::memset(out1, 0, sizeof out1);
+    launch(3, 64, [&] { original::mix(a.data() + offset, b.data() + offset, out0 + offset, 0.7f, 1.3f, n); });
+    launch(3, 64, [&] { edited::mix(a.data() + offset, b.data() + offset, out1 + offset, 0.7f, 1.3f, n); });
+    ok = same("out", std::vector<float>(out0, out0 + 2048), std::vector<float>(out1, out1 + 2048)) && ok;
+  }
+  std::printf(ok ? "identical\n" : "DIFFERENT\n");
+  return ok ? 0 : 1;
+}
+)";
+
+// Builds the driver with the original and the edited kernel and runs it: "identical" or why not.
+std::string run_on_host(const std::string& original, const std::string& edited, const char* driver) {
+  optimas::test::TempDir dir;
+  dir.file("host_cuda.hpp", k_host_cuda);
+  dir.file("original.cu", original);
+  dir.file("edited.cu", edited);
+  auto main = dir.file("main.cpp", driver);
+  auto exe = (dir.path() / "driver").string();
+  util::ProcessSpec build;
+  build.argv = {"c++", "-std=c++20", "-O2", "-fno-strict-aliasing", "-pthread", "-w", "-o", exe, main};
+  build.timeout_s = 180;
+  auto b = util::run_process(build);
+  if (!b.ok()) return "build failed: " + b.err + "\n" + edited;
+  util::ProcessSpec run;
+  run.argv = {exe};
+  run.timeout_s = 120; // a __syncthreads that not every thread reaches hangs: the timeout says so
+  auto r = util::run_process(run);
+  return r.ok() ? std::string(util::trim(r.out)) : r.describe() + ": " + r.out;
+}
+
+std::string edited_source(const prompt::Reply& r, const std::string& file, const std::string& src) {
+  auto app = edit::apply_edits({{file, src}}, r, {});
+  EXPECT_EQ(app.not_applied(), 0u);
+  return app.result[file];
+}
+
+} // namespace
+
+TEST(BuiltinAccess, CoalescedTilesKeepEveryThreadsResultsBitForBit) {
+  auto r = ask(rows_kernel(), "rows.cu", k_rows);
+  ASSERT_EQ(by_rule(r, "coalesce_tiles").size(), 1u);
+  EXPECT_EQ(run_on_host(k_rows, edited_source(r, "rows.cu", k_rows), k_rows_driver), "identical");
+}
+
+TEST(BuiltinAccess, VectorLoadsKeepEveryElementBitForBit) {
+  auto r = ask(mix_kernel(), "mix.cu", k_mix);
+  ASSERT_EQ(by_rule(r, "vector_loads").size(), 1u);
+  EXPECT_EQ(run_on_host(k_mix, edited_source(r, "mix.cu", k_mix), k_mix_driver), "identical");
+}
+
+// The host run can fail: a kernel that reads one element past its tile differs.
+TEST(BuiltinAccess, TheHostRunSeesADifference) {
+  auto r = ask(rows_kernel(), "rows.cu", k_rows);
+  std::string edited = edited_source(r, "rows.cu", k_rows);
+  std::string wrong = replaced(edited, "[j - j_tile]", "[(j - j_tile + 1) % 32]");
+  EXPECT_NE(run_on_host(k_rows, wrong, k_rows_driver), "identical");
+}
+
+// The rules' edits of the examples they were written for compile with nvcc (skipped without it).
+TEST(BuiltinAccess, RuleOutputsCompileWithNvcc) {
+  std::string nvcc = "/usr/local/cuda/bin/nvcc";
+  if (auto found = util::find_executable("nvcc")) nvcc = *found;
+  if (!util::find_executable(nvcc)) GTEST_SKIP() << "nvcc not found";
+  optimas::test::TempDir dir;
+  std::string examples = std::string(OPTIMAS_TEST_DATA) + "/../../examples/";
+  struct Case {
+    std::string example, rule;
+    json kernel;
+    int loop_line; // the hot loop's load line in the example
+  } cases[] = {{"rows", "coalesce_tiles", rows_kernel(), 0}, {"mix", "vector_loads", mix_kernel(), 0}};
+  for (auto& c : cases) {
+    std::ifstream in(examples + c.example + "/main.cu");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string src = ss.str();
+    ASSERT_FALSE(src.empty()) << c.example;
+    // Point the stall line at the example's own load line.
+    auto lines = util::split(src, '\n');
+    std::string needle = c.example == "rows" ? "float v = x[" : "float s = gain_a";
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].find(needle) != std::string::npos) c.loop_line = static_cast<int>(i + 1);
+    ASSERT_GT(c.loop_line, 0) << c.example;
+    c.kernel["stalls"]["lines"][0]["line"] = c.loop_line;
+    c.kernel["stalls"]["lines"][0]["file"] = "/app/main.cu";
+    auto r = ask(c.kernel, "main.cu", src);
+    ASSERT_EQ(by_rule(r, c.rule).size(), 1u) << c.example;
+    auto path = dir.file(c.example + ".cu", edited_source(r, "main.cu", src));
+    util::ProcessSpec spec;
+    spec.argv = {nvcc, "-arch=sm_90", "-c", path, "-o", path + ".o"};
+    spec.timeout_s = 180;
+    auto result = util::run_process(spec);
+    EXPECT_TRUE(result.ok()) << c.example << ":\n" << result.err;
+  }
+}
