@@ -63,8 +63,9 @@ std::vector<StallLine> stall_lines(const json& kernel) {
 namespace {
 
 // Edits may not overlap (edit::apply_edits refuses the later one). A loop rewritten whole by a
-// memory-access rule (listed first) wins over a line edit inside it; the other rule's edits of
-// the kernel are withheld together, since they can depend on each other (reciprocal's pair).
+// memory-access rule (listed first) wins over a line edit inside it; another rule's edits of
+// the kernel are withheld together, since they can depend on each other (reciprocal's pair);
+// a rule's own later edit is withheld alone.
 void drop_overlaps(KernelEdits& ke) {
   std::vector<prompt::Edit> kept;
   std::set<std::string> dropped;
@@ -73,12 +74,12 @@ void drop_overlaps(KernelEdits& ke) {
     for (const auto& k : kept)
       if (e.is_range() && k.is_range() && e.file == k.file && e.line_start <= k.line_end && k.line_start <= e.line_end)
         over = &k;
-    if (over && over->rule != e.rule) {
+    if (over) {
       ke.withheld.push_back({e.rule + ": " + e.rationale,
                              "it overlaps the " + over->rule + " edit of lines " + std::to_string(over->line_start) +
                                  ".." + std::to_string(over->line_end) + ", which rewrites that loop",
                              e.evidence});
-      dropped.insert(e.rule);
+      if (over->rule != e.rule) dropped.insert(e.rule);
       continue;
     }
     kept.push_back(std::move(e));
