@@ -7,9 +7,11 @@
 # (<ex>.json), its progress (<ex>.log) and exit code (exits.txt), and the run folders without
 # profiles' raw reports (runs.tgz). bash scripts/builtin-table.py OUT prints the table.
 #   EXAMPLES (default: every example folder), RUN_SECONDS (limit per example, default 420),
-#   RUN_ARGS (more arguments for optimas run).
+#   TOTAL_SECONDS (all of it stops by then, default 570: the device's 10-minute calls),
+#   RUN_ARGS (more arguments for optimas run, e.g. --no-tune or --tune-budget 4).
 set -uo pipefail
 OUT=${OUT:-/tmp/optimas-builtin-out}
+DEADLINE=$(( $(date +%s) + ${TOTAL_SECONDS:-570} ))
 W=/tmp/optimas-builtin
 rm -rf "$W"; mkdir -p "$W" "$OUT"
 export PATH="$PWD/.device/bin:$PATH"
@@ -26,9 +28,11 @@ gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 on_gpu() {
   local gpu=$1
   for ((i = gpu; i < ${#examples[@]}; i += gpus)); do
-    local ex=${examples[$i]}
-    echo "[$(date +%T)] gpu $gpu: $ex" >> "$OUT/device.log"
-    CUDA_VISIBLE_DEVICES=$gpu timeout "${RUN_SECONDS:-420}" \
+    local ex=${examples[$i]} limit=${RUN_SECONDS:-420} left=$(( DEADLINE - $(date +%s) - 15 ))
+    [ "$left" -lt "$limit" ] && limit=$left
+    [ "$limit" -gt 30 ] || { echo "$ex no-time" >> "$OUT/exits.txt"; continue; }
+    echo "[$(date +%T)] gpu $gpu: $ex (limit ${limit}s)" >> "$OUT/device.log"
+    CUDA_VISIBLE_DEVICES=$gpu timeout "$limit" \
       optimas run --app "examples/$ex" --runs-dir "$W/runs-$gpu" --json ${RUN_ARGS:-} > "$OUT/$ex.json" 2> "$OUT/$ex.log"
     echo "$ex $?" >> "$OUT/exits.txt"
     echo "[$(date +%T)] gpu $gpu: $ex done" >> "$OUT/device.log"
