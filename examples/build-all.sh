@@ -90,6 +90,11 @@ for yml in "$here"/*/optimas.yml; do
     continue
   fi
   cp -R "$dir" "$copy"
+  # One modification time on every file, as Optimas' builds have: nvcc -lineinfo records each
+  # source's mtime (and the folder's path) in the binary, so two builds of one example in one
+  # folder are then the same bytes but for nvcc's temporary names. No object file is copied, so
+  # make still compiles everything.
+  find "$copy" -type f -exec touch -d @946684800 {} +
   # Whatever a build by hand left in the example's folder must not take part: its out-of-tree
   # build folder (a CMake cache names the folder it was made for) and, where the application
   # says how, its objects.

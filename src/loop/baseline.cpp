@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 namespace optimas::loop {
 
 namespace fs = std::filesystem;
@@ -18,8 +20,22 @@ evaluate::BuildResult Loop::build_copy(const fs::path& sources, const fs::path& 
   const fs::path building = m_dir / "work" / "building";
   fs::remove_all(building);
   fs::remove_all(work);
-  evaluate::copy_tree((m_dir / "snapshot").string(), building.string());
-  if (!sources.empty()) evaluate::copy_tree(sources.string(), building.string());
+  try {
+    evaluate::copy_tree((m_dir / "snapshot").string(), building.string());
+    if (!sources.empty()) evaluate::copy_tree(sources.string(), building.string());
+  } catch (const Error& e) {
+    // The copy is the one for `work` (work/building is only where it is built): say so.
+    std::string why = e.what();
+    for (auto at = why.find(building.string()); at != std::string::npos; at = why.find(building.string(), at))
+      why.replace(at, building.string().size(), work.string());
+    throw Error(why);
+  }
+  // One modification time for every file: nvcc -lineinfo records each source's mtime in the line
+  // table it embeds, so copies made at other times would build other bytes. No object file is in
+  // the copy, so make still compiles everything.
+  const auto k_fixed = std::filesystem::file_time_type::clock::from_sys(std::chrono::sys_seconds{std::chrono::seconds{946684800}});
+  for (const auto& f : fs::recursive_directory_iterator(building))
+    if (f.is_regular_file() && !f.is_symlink()) fs::last_write_time(f.path(), k_fixed);
   auto b = evaluate::build_in(m_app, building.string(), log.string(), m_sandbox, env);
   fs::create_directories(work.parent_path());
   fs::rename(building, work);

@@ -98,10 +98,10 @@ private:
 
   // baseline.cpp
   // Builds a fresh copy of the snapshot with `sources` (a folder, or empty) written over it, and
-  // leaves it in `work`. The build itself runs in one folder for the whole run, work/building:
-  // nvcc -lineinfo writes the build folder's path into the binary (and so into its build id), so
-  // two builds of the same code in two folders would differ and a stale build would pass for a
-  // new one.
+  // leaves it in `work`. The build itself runs in one folder for the whole run, work/building,
+  // with one modification time on every file: nvcc -lineinfo writes the build folder's path and
+  // each source's mtime into the binary, so two builds of the same code would differ and a
+  // stale build would pass for a new one.
   evaluate::BuildResult build_copy(const path& sources, const path& work, const path& log,
                                    const std::map<std::string, std::string>& env = {});
   void baseline();

@@ -23,9 +23,9 @@ instances() { strings "$WORK/built/windows/windows" | grep -E "^_Z[0-9]+$1I[A-Za
 [ "$(instances window_variance_kernel)" -eq 2 ] || fail "windows: $(instances window_variance_kernel) instances of window_variance_kernel, not 2"
 # A tuning point reaches the build through NVCC_APPEND_FLAGS, whether nvcc is called directly
 # (stream) or by make (spmv): its binary is another than the default's, while a second build of
-# the default gives the same one. Every build is made in one folder, as Optimas builds every
-# variant in one (nvcc -lineinfo writes the folder's path into the binary), with nvcc's temporary
-# names blanked as Optimas' fingerprint does.
+# the default gives the same one. Every build is made in one folder with one mtime on every file,
+# as Optimas builds every variant (nvcc -lineinfo writes the folder's path and the sources' mtimes
+# into the binary), with nvcc's temporary names blanked as Optimas' fingerprint does.
 product() { perl -0777 -pe 's/tmpxft_[0-9a-f]{8}_[0-9a-f]{8}-[0-9]+/tmpxft/g' "$1" | sha256sum | cut -d' ' -f1; }
 point() { # NAME [NVCC_APPEND_FLAGS]: stream and spmv built in $WORK/point, then moved to $WORK/NAME
   NVCC_APPEND_FLAGS="${2:-}" bash "$WORK/examples/build-all.sh" --only stream --only spmv --keep "$WORK/point" > /dev/null
