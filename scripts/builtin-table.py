@@ -15,7 +15,7 @@ import sys
 
 
 def speed(m):
-    if not m or m.get("speedup") is None:
+    if not m or m.get("speedup") is None or not m.get("ci"):
         return "-"
     ci = m.get("ci") or [None, None]
     return f'{m["speedup"]:.3f}x [{ci[0]:.3f}, {ci[1]:.3f}]'
@@ -51,6 +51,9 @@ def main(out):
         for line in open(os.path.join(out, "exits.txt")):
             ex, rc = line.split()
             exits[ex] = rc
+    for name in os.listdir(out):  # a summary whose exit code did not come back
+        if name.endswith(".json"):
+            exits.setdefault(name[:-5], "?")
     for ex in sorted(exits):
         path = os.path.join(out, f"{ex}.json")
         try:
@@ -63,11 +66,15 @@ def main(out):
             measured.append((v["key"], v.get("status", ""), rules(v), v.get("measurement")))
         tune = run.get("tune") or {}
         for p in tune.get("points", []):
-            m = p.get("measurement")
+            # A point's record holds its speedup and interval; its p is in the run's headline
+            # when it is the best, and in its reason otherwise.
+            m = {"speedup": p.get("speedup"), "ci": p.get("ci"), "p_value": float("nan")}
             measured.append((p.get("key", "?"), p.get("status", ""), "tune: " + point(p), m))
-        best = run.get("best")
+        best = run.get("best") or tune.get("best")
         made = next((what for key, _, what, _ in measured if key == best), "-")
         best_m = next((m for key, _, _, m in measured if key == best), None)
+        if best_m is not None and run.get("p_value") is not None and best_m.get("p_value") != best_m.get("p_value"):
+            best_m = dict(best_m, p_value=run["p_value"])
         rows.append(f'| {ex} | {run.get("outcome", "?")} | {best or "-"} | {made} | {speed(best_m)} | '
                     f'{best_m["p_value"]:.3g} | {others(best_m)} |' if best_m else
                     f'| {ex} | {run.get("outcome", "?")} | - | - | - | - | - |')
