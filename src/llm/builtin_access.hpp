@@ -11,6 +11,7 @@
 #pragma once
 
 #include "cuda/source.hpp"
+#include "prompt/reply.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -101,5 +102,16 @@ std::string indented(const std::string& text, const std::string& more);
 // literal) that every launch in the sources gives; 0 when unknown.
 int block_size(const nlohmann::json& kernel, const std::map<std::string, std::string>& sources,
                const std::string& kernel_name);
+
+// What a rule's planner decided for one loop: an edit, a reason to withhold, or neither (no
+// evidence after all).
+struct Outcome {
+  std::optional<prompt::Edit> edit;
+  std::string reason;
+};
+
+inline Outcome withhold(std::string reason) {
+  return {std::nullopt, std::move(reason)};
+}
 
 } // namespace optimas::llm::access

@@ -27,15 +27,8 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 using access::Tokens;
 
-// What plan_tiles decided: an edit, a reason to withhold, or neither (no evidence after all).
-struct Outcome {
-  std::optional<prompt::Edit> edit;
-  std::string reason;
-};
-
-Outcome withhold(std::string reason) {
-  return {std::nullopt, std::move(reason)};
-}
+using access::Outcome;
+using access::withhold;
 
 std::vector<int> brace_depths(const Tokens& t) {
   std::vector<int> d(t.size());

@@ -28,14 +28,8 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 using access::Tokens;
 
-struct Outcome {
-  std::optional<prompt::Edit> edit;
-  std::string reason;
-};
-
-Outcome withhold(std::string reason) {
-  return {std::nullopt, std::move(reason)};
-}
+using access::Outcome;
+using access::withhold;
 
 // Calls the body may make: CUDA's math functions, which read only their arguments.
 bool pure_math(std::string_view w) {
