@@ -39,6 +39,12 @@ evaluate::BuildResult Loop::build_copy(const fs::path& sources, const fs::path& 
   auto b = evaluate::build_in(m_app, building.string(), log.string(), m_sandbox, env);
   fs::create_directories(work.parent_path());
   fs::rename(building, work);
+  // The line table names work/building's files, and ncu reads them from there when it profiles
+  // this build (--import-source): until the next build, work/building leads to this one. Without
+  // it, every PC line of an H200 profile came back as "<Unable to open source file>". A link that
+  // cannot be made (a full disk) costs the profile its code lines, not the build.
+  std::error_code ec;
+  if (work.parent_path() == building.parent_path()) fs::create_directory_symlink(work.filename(), building, ec);
   return b;
 }
 
