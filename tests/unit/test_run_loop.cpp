@@ -204,3 +204,13 @@ TEST_F(RunLoop, AResumedRunKeepsItsSettings) {
   // The baseline was built once, before the wait.
   EXPECT_EQ(test::read_all(runs() + "/" + id + "/baseline/baseline.json"), baseline);
 }
+
+// Every build is made in work/building (its line table names that folder) and moved to its own;
+// work/building then leads to the last build, so that ncu, profiling it, finds its sources there.
+TEST_F(RunLoop, TheBuildFolderLeadsToTheLastBuild) {
+  auto r = loop::run(options({{"execute", "no"}, {"retries", 0}, {"keep_work", true}}));
+  fs::path building = fs::path(r.dir) / "work" / "building";
+  ASSERT_TRUE(fs::is_symlink(building));
+  EXPECT_EQ(fs::read_symlink(building), fs::path("baseline")); // the builtin proposed nothing to build
+  EXPECT_TRUE(fs::exists(building / "main.cu"));
+}
