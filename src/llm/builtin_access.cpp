@@ -3,6 +3,7 @@
 
 #include "util/strings.hpp"
 
+#include <filesystem>
 #include <algorithm>
 #include <cctype>
 
@@ -349,6 +350,18 @@ int block_size(const json& kernel, const std::map<std::string, std::string>& sou
     }
   }
   return found;
+}
+
+prompt::Edit loop_edit(const char* rule, const cuda::SourceFile& f, const cuda::Function& fn, const Tokens& t,
+                       const ForLoop& loop, std::string code) {
+  prompt::Edit e;
+  e.rule = rule;
+  e.file = std::filesystem::path(f.path).filename().string();
+  e.kernel = fn.name;
+  e.line_start = fn.body_first_line - 1 + t[loop.at].line;
+  e.line_end = fn.body_first_line - 1 + t[loop.last].line;
+  e.new_text = std::move(code);
+  return e;
 }
 
 } // namespace optimas::llm::access

@@ -103,6 +103,11 @@ std::string indented(const std::string& text, const std::string& more);
 int block_size(const nlohmann::json& kernel, const std::map<std::string, std::string>& sources,
                const std::string& kernel_name);
 
+// The edit that replaces a whole loop of `fn` (its lines, from `for` to its last token) with
+// `code`, in the rule's name; the caller adds evidence, rationale and expected effects.
+prompt::Edit loop_edit(const char* rule, const cuda::SourceFile& f, const cuda::Function& fn, const Tokens& t,
+                       const ForLoop& loop, std::string code);
+
 // What a rule's planner decided for one loop: an edit, a reason to withhold, or neither (no
 // evidence after all).
 struct Outcome {

@@ -266,13 +266,7 @@ Outcome plan_tiles(const json& k, const cuda::SourceFile& f, const cuda::Functio
       fmt::arg("a", a), fmt::arg("row", row), fmt::arg("ty", type), fmt::arg("j", j), fmt::arg("start", start),
       fmt::arg("end", end), fmt::arg("idx", load_index), fmt::arg("body", access::indented(body, "    ").substr(4)),
       fmt::arg("orig", access::indented(original, "  ")));
-  prompt::Edit e;
-  e.rule = "coalesce_tiles";
-  e.file = fs::path(f.path).filename().string();
-  e.kernel = fn.name;
-  e.line_start = fn.body_first_line - 1 + t[loop.at].line;
-  e.line_end = fn.body_first_line - 1 + t[loop.last].line;
-  e.new_text = code;
+  prompt::Edit e = access::loop_edit("coalesce_tiles", f, fn, t, loop, code);
   e.rationale = fmt::format(
       "{fn}: global loads use {s:.1f} sectors per request (ideal {z} for {z}-byte words) and the walk waits on "
       "long_scoreboard: each thread reads its own row, {a}[{idx}], so a warp's 32 loads touch 32 rows. The block now "

@@ -224,13 +224,7 @@ Outcome plan_vector(const cuda::SourceFile& f, const cuda::Function& fn, const T
       fmt::arg("orig", access::indented(original, "  ")));
   std::vector<std::string> names;
   for (const Array* a : vectorised) names.push_back(a->name);
-  prompt::Edit e;
-  e.rule = "vector_loads";
-  e.file = fs::path(f.path).filename().string();
-  e.kernel = fn.name;
-  e.line_start = fn.body_first_line - 1 + t[loop.at].line;
-  e.line_end = fn.body_first_line - 1 + t[loop.last].line;
-  e.new_text = code;
+  prompt::Edit e = access::loop_edit("vector_loads", f, fn, t, loop, code);
   e.rationale = fmt::format(
       "{fn}: the grid-stride loop's loads wait on long_scoreboard while memory throughput stays low, so too few "
       "bytes are in flight per thread. When {arrays} are 16-byte aligned, each thread now takes {W} consecutive "
