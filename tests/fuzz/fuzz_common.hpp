@@ -15,20 +15,25 @@
 
 namespace optimas::fuzz {
 
-// One folder per process, removed at exit; /dev/shm when there is one, so writes stay in memory.
+// One folder per process, removed at exit; /dev/shm when there is one, so writes stay in memory
+// (OPTIMAS_FUZZ_SCRATCH names another base, for the test that checks the removal). The path is
+// never destroyed: the exit handler is registered before the path is made, so a static path
+// would be destroyed before the handler ran, which then read freed memory and left the folder.
 inline const std::filesystem::path& scratch() {
-  static const std::filesystem::path dir = [] {
-    const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
-    std::string tmpl = std::string(base) + "/optimas-fuzz-XXXXXX";
+  static const std::filesystem::path* dir = [] {
+    const char* env = std::getenv("OPTIMAS_FUZZ_SCRATCH");
+    std::string base = env && *env ? env : std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+    std::string tmpl = base + "/optimas-fuzz-XXXXXX";
     if (!mkdtemp(tmpl.data())) std::abort();
     log::set_level(log::Level::quiet); // logs would dominate the time per input
+    auto* made = new std::filesystem::path(tmpl);
     std::atexit([] {
       std::error_code ec;
       std::filesystem::remove_all(scratch(), ec);
     });
-    return std::filesystem::path(tmpl);
+    return made;
   }();
-  return dir;
+  return *dir;
 }
 
 inline std::string write_file(const std::string& name, std::string_view content) {
