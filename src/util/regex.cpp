@@ -16,14 +16,16 @@ std::size_t digits_at(const std::string& p, std::size_t i) {
 
 // The first repeat count {n}, {n,} or {n,m} over the limit, outside bracket expressions and
 // escapes, or a back-reference \N of more than 4 digits (the compiler reads both into a long);
-// 0 when there is none.
+// 0 when there is none. Escapes are skipped as libstdc++'s scanner reads them: `\cX` is one
+// control character, X included (the fuzzer found `\c\\9999...` read as `\c\` then a
+// back-reference that this scan, one character short, had taken for an escaped backslash).
 unsigned long too_large_repeat(const std::string& p) {
   bool in_brackets = false;
   for (std::size_t i = 0; i < p.size(); ++i) {
     char c = p[i];
     if (c == '\\') {
       if (digits_at(p, i + 1) > 4) return k_regex_max_repeat + 1;
-      ++i;
+      i += i + 1 < p.size() && p[i + 1] == 'c' ? 2 : 1;
     } else if (in_brackets) {
       in_brackets = c != ']';
     } else if (c == '[') {
@@ -52,6 +54,12 @@ unsigned long too_large_repeat(const std::string& p) {
 std::regex compile_regex(const std::string& pattern) {
   if (pattern.size() > k_regex_max_length)
     throw BadRegex(fmt::format("it is {} characters long; at most {} are accepted", pattern.size(), k_regex_max_length));
+  // Whatever the scan above misreads, no number libstdc++ reads into a long can overflow it.
+  for (std::size_t i = 0; i < pattern.size(); ++i)
+    if (std::size_t n = digits_at(pattern, i); n > 18)
+      throw BadRegex(fmt::format("it has a run of {} digits; at most 18 are accepted", n));
+    else
+      i += n;
   if (unsigned long n = too_large_repeat(pattern))
     throw BadRegex(n > 9999 ? fmt::format("a repeat count or back-reference has more than 4 digits; repeats of at most {} "
                                           "are accepted",

@@ -28,6 +28,17 @@ TEST(Regex, RefusesRepeatCountsOverTheLimit) {
   }
 }
 
+TEST(Regex, ControlEscapesTakeTheirLetter) {
+  // `\c\` is one control character (its letter a backslash), so what follows is a repeat or a
+  // back-reference: the check must see them as libstdc++ does (the fuzzer found the second).
+  EXPECT_THROW(compile_regex(R"(\c\{5000})"), BadRegex);
+  EXPECT_THROW(compile_regex(R"((a)\c\\99999)"), BadRegex);
+  EXPECT_NO_THROW(compile_regex(R"(\cA+)")); // (libstdc++ reads the letter itself, not a control code)
+  // No run of digits long enough to overflow libstdc++'s long, wherever it stands.
+  EXPECT_THROW(compile_regex("1234567890123456789"), BadRegex);
+  EXPECT_NO_THROW(compile_regex("123456789012345678"));
+}
+
 TEST(Regex, BracesThatAreNotRepeatsAreLeftAlone) {
   // An escaped brace and one in a bracket expression are characters, not repeat counts.
   EXPECT_TRUE(std::regex_search("{99999}", compile_regex(R"(\{99999\})")));
