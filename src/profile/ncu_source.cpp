@@ -198,6 +198,10 @@ void for_each_source_block(const std::string& path, const std::function<void(Ker
       r.fail(fmt::format("unexpected record \"{}\" before a source page header (not a source page?)", first));
     if (r.size() < cols.width)
       r.fail(fmt::format("row has {} fields but the header has {} (truncated file?)", r.size(), cols.width));
+    if (r.size() > cols.width) // no page of ours has one: the columns would be read shifted
+      r.fail(fmt::format("row has {} fields but the header has {} (a quote in the source text that Nsight Compute "
+                         "did not double, followed by a comma and a quote?)",
+                         r.size(), cols.width));
     std::string_view line_field = cols.line_no >= 0 ? r[static_cast<std::size_t>(cols.line_no)] : std::string_view();
     std::string_view addr_field = cols.address >= 0 ? r[static_cast<std::size_t>(cols.address)] : std::string_view();
     if (addr_field == "..." || line_field == "...") continue; // separator between listings

@@ -153,7 +153,7 @@ CsvReader::Parse CsvReader::parse_record(std::size_t& record_end, std::size_t& n
       std::size_t j = find_quote(buf, i + 1);
       if (j + 1 < end) {
         char next = buf[j + 1];
-        if (next == ',') {
+        if (next == ',' && j + 2 < end && buf[j + 2] != ' ' && buf[j + 2] != '\t') {
           push(i + 1, j);
           i = j + 2;
           continue;
@@ -173,6 +173,16 @@ CsvReader::Parse CsvReader::parse_record(std::size_t& record_end, std::size_t& n
         if (j + 1 < end && buf[j + 1] == '"') {
           escaped = true;
           j += 2;
+          continue;
+        }
+        // Nsight Compute writes source lines without doubling their quotes (`asm("ld.global.nc
+        // ..." : "=f"(r))`, `printf("%d\n", x)`): a quote followed by anything but a separator
+        // or a line end, or by a separator and a blank, is one of those and part of the field.
+        if (j + 2 == end && buf[j + 1] == ',' && !m_eof) return Parse::need_more;
+        bool closing = j + 1 == end || buf[j + 1] == '\n' || buf[j + 1] == '\r' ||
+                       (buf[j + 1] == ',' && (j + 2 == end || (buf[j + 2] != ' ' && buf[j + 2] != '\t')));
+        if (!closing) {
+          ++j;
           continue;
         }
         break;
@@ -246,7 +256,7 @@ bool CsvReader::next() {
     std::size_t w = 0;
     for (std::size_t r = 0; r < m_fields[f].size(); ++r) {
       text[w++] = text[r];
-      if (text[r] == '"') ++r;
+      if (text[r] == '"' && r + 1 < m_fields[f].size() && text[r + 1] == '"') ++r; // a lone one is ncu's
     }
     m_fields[f] = std::string_view(text, w);
   }

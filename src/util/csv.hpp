@@ -1,5 +1,6 @@
 // A streaming CSV reader for profiler exports: constant memory, quoted fields with embedded
-// newlines and doubled quotes, CRLF, and the physical line number of every record.
+// newlines and doubled quotes, CRLF, and the physical line number of every record. Quotes that
+// Nsight Compute leaves undoubled in source text are kept as part of their field (csv.cpp).
 #pragma once
 
 #include <cstddef>

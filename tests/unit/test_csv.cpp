@@ -222,3 +222,18 @@ TEST(Csv, APageLargerThanTheLimitIsAnError) {
     EXPECT_NE(std::string(e.what()).find("more than 4 MiB (decompressed)"), std::string::npos) << e.what();
   }
 }
+
+// Nsight Compute writes source text between quotes without doubling the quotes it holds; such a
+// quote is part of the field, and so is one followed by a comma and a blank (printf's arguments).
+TEST(Csv, UndoubledQuotesInsideAFieldAreKept) {
+  auto r = CsvReader::from_string(
+      "\"134\",\"{ asm volatile (\"ld.global.nc.f32 %0, [%1];\"  : \"=f\"(ret)); }\",\"-\"\n"
+      "\"7\",\"  printf(\"%d\\n\", x);\",\"3\"\n"
+      "\"8\",\"say \"\"hi\"\" (\"to\") them\",\"4\"\n",
+      "src.csv");
+  auto rows = read_all_records(r);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"134", "{ asm volatile (\"ld.global.nc.f32 %0, [%1];\"  : \"=f\"(ret)); }", "-"}));
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"7", "  printf(\"%d\\n\", x);", "3"}));
+  EXPECT_EQ(rows[2], (std::vector<std::string>{"8", "say \"hi\" (\"to\") them", "4"})); // doubled ones still collapse
+}

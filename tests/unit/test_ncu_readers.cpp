@@ -359,3 +359,22 @@ TEST(NcuDetails, RepeatedHeaderWithDifferentColumns) {
   ASSERT_EQ(launches.size(), 2u);
   EXPECT_DOUBLE_EQ(launches[1].duration_ns, 1000);
 }
+
+// Recorded on the H200 (tests/data/h200-ldg/README.md): ncu leaves the quotes of source text
+// undoubled, here those of CUDA's __ldg, and the page must read as it is.
+TEST(NcuSource, UndoubledQuotesInSourceTextOfARecordedPage) {
+  auto blocks = read_source_page(data_path("h200-ldg/source.csv.gz"));
+  ASSERT_EQ(blocks.size(), 3u);
+  for (const auto& b : blocks) {
+    EXPECT_EQ(b.kernel, "echo");
+    const optimas::profile::SourceLine* ldg = nullptr;
+    for (const auto& l : b.lines)
+      if (l.line == 134 && l.file.find("sm_32_intrinsics.hpp") != std::string::npos) ldg = &l;
+    ASSERT_NE(ldg, nullptr);
+    EXPECT_NE(ldg->code.find(R"(asm volatile ("ld.global.nc.f32 %0, [%1];"  : "=f"(ret) : __LDG_PTR (ptr));)"),
+              std::string::npos)
+        << ldg->code;
+    EXPECT_GT(ldg->samples.all, 0u);
+  }
+  EXPECT_EQ(blocks[0].lines.front().file.find("sm_32"), std::string::npos); // main.cu's lines come first
+}
