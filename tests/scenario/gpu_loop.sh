@@ -18,7 +18,7 @@ TABLE="$OUTDIR/table.md"
 echo "| program | outcome | variant | verdict | speedup [95% CI] | p | coverage | localisation | direction | implemented / withheld / hallucinations |" > "$TABLE"
 echo "|---|---|---|---|---|---|---|---|---|---|" >> "$TABLE"
 failed=0
-for ex in ${OPTIMAS_GPU_EXAMPLES:-stream accuracy shmem sobol gather stencil spmv edges windows digits}; do
+for ex in ${OPTIMAS_GPU_EXAMPLES:-stream accuracy shmem sobol gather stencil spmv edges windows digits echo}; do
   cp -r "$OPTIMAS_SOURCE_DIR/examples/$ex" "$WORK/$ex"
   args=(run --app "$WORK/$ex" --runs-dir "$RUNS" --json --measure-configs "${OPTIMAS_GPU_MEASURE:-default,heldout}")
   [ "${OPTIMAS_GPU_IMPORT:-0}" = 1 ] && args+=(--import "$OPTIMAS_TEST_DATA/h200/$ex")
