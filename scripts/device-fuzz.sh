@@ -8,6 +8,7 @@
 # prints one line per harness: executions summed over its workers (each worker's
 # stat::number_of_executed_units), crashes. Sanitizer reports are in the workers' logs.
 # The C and C++ runtimes stay behind, as in device-pack.sh: the other machine's are newer.
+# Libraries that .device/lib (device-pack.sh) already holds are not packed twice: carry both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pack=.device-fuzz
@@ -28,7 +29,7 @@ pack)
     ldd "build-fuzz/tests/fuzz/$h" | awk '/=> \// {print $3}' | while read -r lib; do
       case "$(basename "$lib")" in
         libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
-        *) cp -L "$lib" "$pack/lib/" ;;
+        *) [ -f ".device/lib/$(basename "$lib")" ] || cp -L "$lib" "$pack/lib/" ;; # run looks there too
       esac
     done
   done
@@ -43,7 +44,7 @@ run)
   work=/tmp/optimas-fuzz
   rm -rf "$work" && mkdir -p "$work"
   tar xzf "$pack/corpus.tar.gz" -C "$work"
-  export LD_LIBRARY_PATH="$PWD/$pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LD_LIBRARY_PATH="$PWD/$pack/lib:$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   nproc
   pids=()
   for hw in $WORKERS; do
