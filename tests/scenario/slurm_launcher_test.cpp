@@ -16,6 +16,11 @@
 using namespace optimas::launch;
 namespace fs = std::filesystem;
 
+namespace optimas::launch {
+// A failed expectation names the state ("lost"), not its bytes.
+void PrintTo(State s, std::ostream* os) { *os << state_name(s); }
+} // namespace optimas::launch
+
 namespace {
 
 fs::path work() {

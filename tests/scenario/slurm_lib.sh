@@ -112,7 +112,10 @@ slurm_start() {
     --pid-file="$SLURM_DIR/run/munged.pid" --log-file="$SLURM_DIR/log/munged.log" \
     --seed-file="$SLURM_DIR/munge/munge.seed" --num-threads=2 >>"$SLURM_DIR/log/munged.log" 2>&1 &
   SLURM_PIDS+=($!)
-  trap 'slurm_stop; rm -rf "$WORK"' EXIT
+  # Before whatever the test's EXIT trap already does (lib.sh's: remove $WORK).
+  local before
+  before=$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")
+  trap "slurm_stop; $before" EXIT
 
   local slurmd_user=root
   [ "$(id -u)" -eq 0 ] || slurmd_user=$user

@@ -27,7 +27,7 @@ public:
                    "echo \"$n;cluster\"");
     tool("squeue", "echo \"$@\" >> \"$FAKE/squeue.args\"; [ -f \"$FAKE/squeue.txt\" ] || { echo 'slurm_load_jobs "
                    "error: Invalid job id specified' >&2; exit 1; }; cat \"$FAKE/squeue.txt\"");
-    tool("sacct", "echo \"$@\" >> \"$FAKE/sacct.args\"; [ -f \"$FAKE/sacct.fail\" ] && { cat \"$FAKE/sacct.fail\" >&2; "
+    tool("sacct", "printf '%s\\n' \"$*\" >> \"$FAKE/sacct.args\"; [ -f \"$FAKE/sacct.fail\" ] && { cat \"$FAKE/sacct.fail\" >&2; "
                   "exit 1; }; cat \"$FAKE/sacct.txt\" 2>/dev/null; true");
     // scontrol -o show job ID: one line of KEY=VALUE words, or an error once slurmctld has purged the job.
     tool("scontrol", "echo \"$@\" >> \"$FAKE/scontrol.args\"; f=\"$FAKE/scontrol.$4.txt\"; [ -f \"$f\" ] || { echo "
