@@ -1,6 +1,7 @@
 // The Slurm launcher: each task becomes a batch job (or one element of an array job) through
-// `sbatch`, and its state is read back with `squeue` (while Slurm holds the job) and `sacct`
-// (after), or `scontrol show job` where the cluster keeps no accounting. The scheduler's commands are the only interface, so this works on any cluster the
+// `sbatch`, and its state is read back with `squeue` (while slurmctld holds the job) and, once
+// it has ended, its exit code with `sacct`, or `scontrol show job` where the cluster keeps no
+// accounting. The scheduler's commands are the only interface, so this works on any cluster the
 // user can submit to; what each command is given is in docs/campaigns.md.
 //
 // Keys never enter a batch script: sbatch passes the submitting environment to the job
@@ -312,7 +313,8 @@ private:
 
 LauncherSpec slurm_launcher() {
   return {.name = "slurm",
-          .description = "A Slurm cluster: one batch job per task (or one array job), followed with squeue and sacct (or scontrol)",
+          .description =
+              "A Slurm cluster: one batch job per task (or one array job), followed with squeue and sacct (or scontrol)",
           .options = {k_partition, k_account, k_qos, k_time, k_gres, k_array, k_extra, k_requeue},
           .make = [](const LauncherConfig& c) { return std::make_unique<SlurmLauncher>(c); }};
 }

@@ -8,8 +8,8 @@
 # $SLURM_TEST_GPUS "GPUs" that are only counted: gres.conf names no device file, so --gres=gpu:N
 # is satisfiable and nothing is bound), one partition "test", munge authentication with its own
 # key and socket, no accounting database (accounting_storage/none: sacct has nothing to say, so
-# finished jobs are read from slurmctld, which keeps them for MinJobAge seconds) and the
-# job completion log jobcomp/filetxt. It runs as root (SlurmdUser=root, as at a site) and, where
+# finished jobs are read from slurmctld, which keeps them for MinJobAge seconds) and a job
+# completion log (jobcomp/filetxt: one line per ended job, printed with the logs on failure). It runs as root (SlurmdUser=root, as at a site) and, where
 # the test runs as a normal user, as that user (jobs then run as the same user, which is all
 # slurmstepd can do without root).
 
@@ -146,7 +146,7 @@ SelectTypeParameters=CR_CPU
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/filetxt
-JobCompLoc=$SLURM_DIR/log/jobcomp.txt
+JobCompLoc=$SLURM_DIR/log/jobcomp.log
 MpiDefault=none
 MailProg=/bin/true
 SwitchType=switch/none
