@@ -26,8 +26,8 @@ C="$WORK/slurm/runs/campaigns/$CAMPAIGN_ID"
 
 # --- the campaign through Slurm, in the background: one running cell is killed -------------
 rc_file=$WORK/slurm/campaign.rc
-("$OPTIMAS" campaign "$WORK/slurm/campaign.yml" >"$WORK/slurm/table1.md" 2>"$WORK/slurm/campaign.log"
- echo $? >"$rc_file") &
+(rc=0; "$OPTIMAS" campaign "$WORK/slurm/campaign.yml" >"$WORK/slurm/table1.md" 2>"$WORK/slurm/campaign.log" || rc=$?
+ echo $rc >"$rc_file") &
 campaign_pid=$!
 
 # The first builtin cell of the stream stand-in that Slurm reports running (a builtin cell runs
