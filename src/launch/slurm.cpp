@@ -1,6 +1,7 @@
 // The Slurm launcher: each task becomes a batch job (or one element of an array job) through
-// `sbatch`, and its state is read back with `squeue` (while Slurm holds the job) and `sacct`
-// (after). The scheduler's commands are the only interface, so this works on any cluster the
+// `sbatch`, and its state is read back with `squeue` (while slurmctld holds the job) and, once
+// it has ended, its exit code with `sacct`, or `scontrol show job` where the cluster keeps no
+// accounting. The scheduler's commands are the only interface, so this works on any cluster the
 // user can submit to; what each command is given is in docs/campaigns.md.
 //
 // Keys never enter a batch script: sbatch passes the submitting environment to the job
@@ -230,33 +231,34 @@ private:
     }
   }
 
-  // Asks squeue, then sacct for what squeue no longer shows, and updates the entries.
+  // Asks squeue (every state: slurmctld keeps a finished job for MinJobAge seconds), then how
+  // the finished ones ended: sacct, or where accounting is off (sacct fails so) scontrol, which
+  // knows what squeue still shows. squeue alone has no exit code.
   void refresh(const std::vector<std::string>& jobs) {
     std::map<std::string, std::pair<std::string, int>> seen; // job -> (state, exit code)
     std::set<std::string> base;
     for (const auto& j : jobs) base.insert(j.substr(0, j.find('_')));
     std::string list = util::join(std::vector<std::string>(base.begin(), base.end()), ",");
-    // squeue fails outright when every id is unknown to it (all left): that is not an error.
-    auto q = slurm_command({"squeue", "-h", "-r", "-o", "%i|%T", "-j", list});
+    // squeue fails outright when every id is unknown to it (all purged): that is not an error.
+    // Without -t all it shows pending and running jobs only, and a job that ended between two
+    // polls would wait for sacct, which a cluster without accounting does not have.
+    auto q = slurm_command({"squeue", "-h", "-r", "-t", "all", "-o", "%i|%T", "-j", list});
     for (auto line : util::split(q.out, '\n')) {
       auto bar = line.find('|');
       if (bar != std::string_view::npos)
-        seen[std::string(util::trim(line.substr(0, bar)))] = {std::string(util::trim(line.substr(bar + 1))), 0};
+        seen[std::string(util::trim(line.substr(0, bar)))] = {std::string(util::trim(line.substr(bar + 1))), -1};
     }
-    std::vector<std::string> gone;
-    for (const auto& j : jobs)
-      if (!seen.contains(j)) gone.push_back(j);
-    if (!gone.empty()) {
-      auto a = slurm_command({"sacct", "-n", "-P", "-X", "-o", "JobID,State,ExitCode", "-j", list});
-      for (auto line : util::split(a.out, '\n')) {
-        auto f = util::split(line, '|');
-        if (f.size() >= 3) seen[std::string(util::trim(f[0]))] = {std::string(f[1]), parse_exit(f[2])};
-      }
+    std::vector<std::string> ended; // not in squeue, or in it in a final state
+    for (const auto& j : jobs) {
+      auto it = seen.find(j);
+      if (it == seen.end() || finished(parse_state(it->second.first, 0))) ended.push_back(j);
     }
+    if (!ended.empty()) read_ends(ended, list, seen);
     for (auto& [id, e] : m_entries) {
       if (finished(e.status.state)) continue;
       auto it = seen.find(e.status.job);
-      if (it == seen.end()) {
+      // A final state without its exit code waits for the next poll (sacct may lag slurmctld).
+      if (it == seen.end() || (it->second.second < 0 && finished(parse_state(it->second.first, 0)))) {
         if (++e.misses >= k_misses_before_lost) {
           e.status.state = State::lost;
           e.status.detail = fmt::format("neither squeue nor sacct knows job {}", e.status.job);
@@ -270,16 +272,49 @@ private:
     }
   }
 
+  // The final state and exit code of jobs that have ended, into `seen`: from sacct, and for what
+  // it does not know (no accounting, or not yet) from scontrol.
+  void read_ends(const std::vector<std::string>& ended, const std::string& list,
+                 std::map<std::string, std::pair<std::string, int>>& seen) {
+    if (m_sacct) {
+      auto a = slurm_command({"sacct", "-n", "-P", "-X", "-o", "JobID,State,ExitCode", "-j", list});
+      for (auto line : util::split(a.out, '\n')) {
+        auto f = util::split(line, '|');
+        if (f.size() >= 3) seen[std::string(util::trim(f[0]))] = {std::string(f[1]), parse_exit(f[2])};
+      }
+      if (!a.ok()) { // "Slurm accounting storage is disabled": not asked again
+        m_sacct = false;
+        log::info("launcher slurm: sacct failed ({}); finished jobs are read with scontrol while slurmctld keeps "
+                  "them (MinJobAge)",
+                  util::trim(a.err.empty() ? a.describe() : a.err));
+      }
+    }
+    for (const auto& job : ended) {
+      auto it = seen.find(job);
+      if (it != seen.end() && it->second.second >= 0) continue;
+      auto r = slurm_command({"scontrol", "-o", "show", "job", job});
+      if (!r.ok()) continue; // purged: counts as a miss
+      std::string state, exit;
+      for (auto word : util::split(util::split(r.out, '\n').front(), ' ')) {
+        if (word.starts_with("JobState=")) state = word.substr(9);
+        if (word.starts_with("ExitCode=")) exit = word.substr(9);
+      }
+      if (!state.empty()) seen[job] = {state, exit.empty() ? -1 : parse_exit(exit)};
+    }
+  }
+
   std::map<std::string, std::string> m_options;
   std::vector<std::string> m_extra;
   std::map<std::string, Entry> m_entries;
+  bool m_sacct = true; // false once sacct has failed: no accounting on this cluster
 };
 
 } // namespace
 
 LauncherSpec slurm_launcher() {
   return {.name = "slurm",
-          .description = "A Slurm cluster: one batch job per task (or one array job), followed with squeue and sacct",
+          .description =
+              "A Slurm cluster: one batch job per task (or one array job), followed with squeue and sacct (or scontrol)",
           .options = {k_partition, k_account, k_qos, k_time, k_gres, k_array, k_extra, k_requeue},
           .make = [](const LauncherConfig& c) { return std::make_unique<SlurmLauncher>(c); }};
 }

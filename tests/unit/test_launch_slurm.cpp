@@ -1,7 +1,7 @@
-// Tests of the slurm launcher against stand-ins of sbatch, squeue, sacct and scancel on PATH
+// Tests of the slurm launcher against stand-ins of sbatch, squeue, sacct, scontrol and scancel on PATH
 // that record what they are given and answer what the test writes (the output formats of
-// Slurm 22's commands for the options the launcher passes). A real slurmctld/slurmd is the
-// campaign scenario test's.
+// Slurm 22's commands for the options the launcher passes). The same launcher against a real
+// slurmctld/slurmd is tests/scenario/slurm_launcher.sh's.
 #include "launch/launcher.hpp"
 #include "util/error.hpp"
 
@@ -27,7 +27,11 @@ public:
                    "echo \"$n;cluster\"");
     tool("squeue", "echo \"$@\" >> \"$FAKE/squeue.args\"; [ -f \"$FAKE/squeue.txt\" ] || { echo 'slurm_load_jobs "
                    "error: Invalid job id specified' >&2; exit 1; }; cat \"$FAKE/squeue.txt\"");
-    tool("sacct", "cat \"$FAKE/sacct.txt\" 2>/dev/null; true");
+    tool("sacct", "printf '%s\\n' \"$*\" >> \"$FAKE/sacct.args\"; [ -f \"$FAKE/sacct.fail\" ] && { cat \"$FAKE/sacct.fail\" >&2; "
+                  "exit 1; }; cat \"$FAKE/sacct.txt\" 2>/dev/null; true");
+    // scontrol -o show job ID: one line of KEY=VALUE words, or an error once slurmctld has purged the job.
+    tool("scontrol", "echo \"$@\" >> \"$FAKE/scontrol.args\"; f=\"$FAKE/scontrol.$4.txt\"; [ -f \"$f\" ] || { echo "
+                     "'slurm_load_jobs error: Invalid job id specified' >&2; exit 1; }; cat \"$f\"");
     tool("scancel", "echo \"$@\" >> \"$FAKE/scancel.args\"");
   }
   void answer(const std::string& name, const std::string& text) const { m_dir.file(name, text); }
@@ -92,7 +96,7 @@ TEST(SlurmLauncher, StatesFromSqueueThenSacct) {
   EXPECT_EQ(s["c"].state, State::failed);
   EXPECT_EQ(s["c"].exit_code, 1);
   EXPECT_EQ(s["d"].state, State::cancelled);
-  EXPECT_EQ(f.read("squeue.args"), "-h -r -o %i|%T -j 100,101,102,103\n");
+  EXPECT_EQ(f.read("squeue.args"), "-h -r -t all -o %i|%T -j 100,101,102,103\n");
   // squeue knows none of them any more (it fails so): sacct says how they ended.
   f.forget("squeue.txt");
   f.answer("sacct.txt", "100|COMPLETED|0:0\n101|PREEMPTED|0:0\n");
@@ -101,7 +105,47 @@ TEST(SlurmLauncher, StatesFromSqueueThenSacct) {
   EXPECT_EQ(s["a"].exit_code, 0);
   EXPECT_EQ(s["b"].state, State::preempted);
   // Finished jobs are not asked about again.
-  EXPECT_EQ(f.read("squeue.args"), "-h -r -o %i|%T -j 100,101,102,103\n-h -r -o %i|%T -j 100,101\n");
+  EXPECT_EQ(f.read("squeue.args"), "-h -r -t all -o %i|%T -j 100,101,102,103\n-h -r -t all -o %i|%T -j 100,101\n");
+}
+
+// Without accounting (accounting_storage/none) sacct fails; squeue still shows a finished job
+// for MinJobAge seconds, without its exit code, and scontrol has it.
+TEST(SlurmLauncher, WithoutAccountingEndsComeFromScontrol) {
+  FakeSlurm f;
+  auto l = slurm({});
+  l->submit({task(f, "a"), task(f, "b"), task(f, "c")});
+  f.answer("sacct.fail", "Slurm accounting storage is disabled\n");
+  f.answer("squeue.txt", "100|FAILED\n101|RUNNING\n102|CANCELLED\n");
+  f.answer("scontrol.100.txt", "JobId=100 JobName=optimas-a JobState=FAILED Reason=NonZeroExitCode Dependency=(null) "
+                               "Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=3:0 RunTime=00:00:01\n");
+  f.answer("scontrol.102.txt", "JobId=102 JobName=optimas-c JobState=CANCELLED Reason=None ExitCode=0:15\n");
+  auto s = l->poll();
+  EXPECT_EQ(s["a"].state, State::failed);
+  EXPECT_EQ(s["a"].exit_code, 3);
+  EXPECT_EQ(s["b"].state, State::running);
+  EXPECT_EQ(s["c"].state, State::cancelled);
+  EXPECT_EQ(f.read("scontrol.args"), "-o show job 100\n-o show job 102\n");
+  f.answer("squeue.txt", "101|COMPLETED\n");
+  f.answer("scontrol.101.txt", "JobId=101 JobName=optimas-b JobState=COMPLETED Reason=None ExitCode=0:0\n");
+  s = l->poll();
+  EXPECT_EQ(s["b"].state, State::done);
+  EXPECT_EQ(s["b"].exit_code, 0);
+  // sacct was asked once: a cluster without accounting does not get one.
+  EXPECT_EQ(f.read("sacct.args"), "-n -P -X -o JobID,State,ExitCode -j 100,101,102\n");
+}
+
+// A final state whose exit code nobody has yet (sacct lags, scontrol no longer has it) is not
+// taken as done: the task waits for the next poll.
+TEST(SlurmLauncher, AFinalStateWithoutItsExitCodeWaits) {
+  FakeSlurm f;
+  auto l = slurm({});
+  l->submit({task(f, "a")});
+  f.answer("squeue.txt", "100|COMPLETED\n");
+  EXPECT_EQ(l->poll()["a"].state, State::pending);
+  f.answer("sacct.txt", "100|COMPLETED|0:0\n");
+  auto s = l->poll()["a"];
+  EXPECT_EQ(s.state, State::done);
+  EXPECT_EQ(s.exit_code, 0);
 }
 
 TEST(SlurmLauncher, AJobNobodyKnowsIsLostAfterSomePolls) {
