@@ -153,8 +153,9 @@ private:
   }
 
   // The runs in the store that are cells `cell` of this campaign, newest first: from the index,
-  // and from the folders when the index has none (an index write may have failed).
-  std::vector<std::string> runs_of(const std::string& cell) {
+  // and, with `folders`, from the run folders when the index has none (an index write may have
+  // failed; reading every folder is for when a run is expected, not for each submission).
+  std::vector<std::string> runs_of(const std::string& cell, bool folders = true) {
     auto scan = [&](const std::vector<std::string>& ids) {
       for (const auto& id : ids) {
         if (m_run_cell.count(id)) continue;
@@ -180,7 +181,7 @@ private:
       return out;
     };
     auto found = mine();
-    if (found.empty()) {
+    if (found.empty() && folders) {
       scan(m_store.run_ids());
       found = mine();
     }
@@ -201,7 +202,7 @@ private:
       ++m_tries[t.id];
       m_resuming[t.id] = t.argv.size() > 2 && t.argv[2] == "--resume" ? text(s, "run_id") : "";
       // Runs already in the store are not this attempt's: the one that appears is.
-      for (const auto& id : runs_of(t.id)) m_known[t.id].insert(id);
+      for (const auto& id : runs_of(t.id, false)) m_known[t.id].insert(id);
       for (const auto& id : s["runs"]) m_known[t.id].insert(id.get<std::string>());
       m_in_flight.insert(t.id);
     }

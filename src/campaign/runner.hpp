@@ -21,7 +21,9 @@ inline constexpr const char* k_state_schema = "optimas.campaign-state/1";
 
 struct RunnerOptions {
   bool resume = false;
-  double poll_s = 2;   // how long a launcher waits between asks (local wakes at once on a change)
+  // How long a launcher waits between asks: local wakes at once on a change, a scheduler is asked
+  // (squeue, sacct) this often.
+  double poll_s = 10;
   std::string optimas; // the executable each cell runs; empty: this one
   const launch::Registry* launchers = &launch::registry();
   std::function<void(const std::string& line)> progress; // one line per change of a cell

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <map>
 
 namespace optimas::cli {
 
@@ -28,6 +29,7 @@ struct CampaignCommand {
   std::string id;
   std::string runs_dir = config::default_of<std::string>("runs_dir");
   std::string format = "md";
+  double poll_s = campaign::RunnerOptions{}.poll_s;
 };
 
 void print_plan(const json& plan) {
@@ -50,6 +52,7 @@ void run_file(const CampaignCommand& c) {
   }
   campaign::RunnerOptions o;
   o.resume = c.resume;
+  o.poll_s = c.poll_s;
   o.progress = [](const std::string& line) {
     if (log::level() <= log::Level::info) fmt::print(stderr, "{}\n", line);
   };
@@ -67,7 +70,12 @@ void print_status(const CampaignCommand& c) {
     std::cout << util::json_text(state) << "\n";
     return;
   }
-  std::cout << fmt::format("campaign {} (state of {})\n", c.id, state.value("updated", "?"));
+  std::map<std::string, int> counts;
+  for (const auto& s : state.value("cells", json::array())) ++counts[s.value("state", "?")];
+  std::string summary;
+  for (const auto& [name, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, name);
+  std::cout << fmt::format("campaign {}: {} cell(s), {} (as of {})\n", c.id, state.value("cells", json::array()).size(),
+                           summary, state.value("updated", "?"));
   std::cout << fmt::format("  {:<40} {:<10} {:>8} {:<14} {:<36}  {}\n", "cell", "state", "attempts", "job", "run",
                            "detail");
   for (const auto& s : state.value("cells", json::array())) {
@@ -97,6 +105,9 @@ void add_campaign_command(CLI::App& app) {
   cmd->add_flag("--dry-run", c->dry_run, "List the cells and each one's optimas run command; run nothing");
   cmd->add_flag("--resume", c->resume, "Continue the campaign: cells whose run finished are not run again");
   cmd->add_flag("--json", c->json, "Print JSON (the plan, or the table at the end)");
+  cmd->add_option("--poll", c->poll_s, "Seconds between asking a scheduler for the cells' states (local wakes at once)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
   cmd->callback([c, cmd] {
     if (!cmd->get_subcommands().empty()) return;
     if (c->file.empty()) throw UsageError("optimas campaign needs a campaign file (or: campaign status|table ID)");
