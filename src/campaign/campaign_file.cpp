@@ -20,15 +20,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* k_keys[] = {"campaign", "applications", "diagnostics", "backends", "repeats",  "iterations",
-                                  "run_options", "runs_dir",   "gpus",        "time_limit", "requeue", "launcher"};
+constexpr const char* k_keys[] = {"campaign",    "applications", "diagnostics", "backends",   "repeats", "iterations",
+                                  "run_options", "runs_dir",     "gpus",        "time_limit", "requeue", "launcher"};
 constexpr const char* k_app_keys[] = {"path", "configs"};
 constexpr const char* k_backend_keys[] = {"model", "options", "name"};
 constexpr const char* k_launcher_keys[] = {"name", "options"};
 // What the campaign passes to every cell's `optimas run` itself (cells.cpp).
-constexpr const char* k_cell_flags[] = {"--app",   "-c",       "--config",         "--runs-dir",   "--diagnostics",
-                                        "-m",      "--model",  "--option",         "--iterations", "--campaign",
-                                        "--cell",  "--seed",   "--measure-configs", "--resume", "--work-dir"};
+constexpr const char* k_cell_flags[] = {"--app",  "-c",      "--config",          "--runs-dir",   "--diagnostics",
+                                        "-m",     "--model", "--option",          "--iterations", "--campaign",
+                                        "--cell", "--seed",  "--measure-configs", "--resume",     "--work-dir"};
 
 // Reads one campaign file; every failure names the node's line.
 class Reader {
@@ -39,7 +39,8 @@ public:
     throw ConfigError(m_path, at.IsDefined() ? static_cast<std::size_t>(at.Mark().line + 1) : 0, message);
   }
 
-  template <std::size_t N> void check_keys(const YAML::Node& map, const char* const (&known)[N], const char* where) const {
+  template <std::size_t N>
+  void check_keys(const YAML::Node& map, const char* const (&known)[N], const char* where) const {
     if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", where));
     std::set<std::string> seen;
     for (const auto& kv : map) {
@@ -236,7 +237,8 @@ CampaignFile load_campaign(const std::string& path, const launch::Registry& laun
   auto apps = rd.list(root["applications"], "applications");
   if (apps.empty()) rd.fail(root["applications"], "applications: names no application");
   for (const auto& n : apps) c.applications.push_back(read_application(rd, n, base));
-  unique_ids(rd, apps, c.applications, [](const Application& a) { return a.name; }, "applications");
+  unique_ids(
+      rd, apps, c.applications, [](const Application& a) { return a.name; }, "applications");
 
   std::vector<YAML::Node> subsets;
   if (root["diagnostics"]) {
@@ -249,34 +251,39 @@ CampaignFile load_campaign(const std::string& path, const launch::Registry& laun
       c.diagnostics.push_back(read_subset(rd, YAML::Node(s)));
     }
   }
-  unique_ids(rd, subsets, c.diagnostics, [](const Subset& s) { return s.id; }, "diagnostic subsets");
+  unique_ids(
+      rd, subsets, c.diagnostics, [](const Subset& s) { return s.id; }, "diagnostic subsets");
 
   const std::vector<YAML::Node> backends =
       root["backends"] ? rd.list(root["backends"], "backends") : std::vector<YAML::Node>{YAML::Node("builtin")};
   if (backends.empty()) rd.fail(root["backends"], "backends: names no backend");
   for (const auto& n : backends) c.backends.push_back(read_backend(rd, n));
-  unique_ids(rd, backends, c.backends, [](const BackendEntry& b) { return b.name; }, "backends");
+  unique_ids(
+      rd, backends, c.backends, [](const BackendEntry& b) { return b.name; }, "backends");
 
   if (root["repeats"]) c.repeats = rd.count(root["repeats"], "repeats", 1);
   if (root["iterations"]) c.iterations = rd.count(root["iterations"], "iterations", 1);
   if (root["gpus"]) c.gpus = rd.count(root["gpus"], "gpus", 0);
   if (root["requeue"]) c.requeue = rd.count(root["requeue"], "requeue", 0);
   if (root["time_limit"])
-    c.time_limit_s = rd.at(root["time_limit"], [&] { return parse_time_limit(rd.text(root["time_limit"], "time_limit")); });
+    c.time_limit_s =
+        rd.at(root["time_limit"], [&] { return parse_time_limit(rd.text(root["time_limit"], "time_limit")); });
   if (root["run_options"])
     for (const auto& n : rd.list(root["run_options"], "run_options")) {
       std::string option = rd.text(n, "a run option");
       std::string flag = option.substr(0, option.find('='));
       for (const char* own : k_cell_flags)
         if (flag == own)
-          rd.fail(n, fmt::format("run_options: {} is the campaign's to set for each cell (use the file's own keys)",
-                                 flag));
+          rd.fail(
+              n, fmt::format("run_options: {} is the campaign's to set for each cell (use the file's own keys)", flag));
       c.run_options.push_back(option);
     }
   std::string runs = root["runs_dir"] ? rd.text(root["runs_dir"], "runs_dir") : "runs";
   c.runs_dir = fs::weakly_canonical(fs::path(runs).is_absolute() ? fs::path(runs) : base / runs).string();
-  if (root["launcher"]) c.launcher = read_launcher(rd, root["launcher"], launchers);
-  else c.launcher = launch::launcher_from("local", {}, launchers);
+  if (root["launcher"])
+    c.launcher = read_launcher(rd, root["launcher"], launchers);
+  else
+    c.launcher = launch::launcher_from("local", {}, launchers);
   return c;
 }
 

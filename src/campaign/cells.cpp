@@ -15,8 +15,8 @@ std::vector<Cell> expand_cells(const CampaignFile& f) {
     for (const auto& subset : f.diagnostics)
       for (const auto& backend : f.backends)
         for (int seed = 1; seed <= f.repeats; ++seed)
-          cells.push_back({fmt::format("{}-{}-{}-s{}", app.name, subset.id, backend.name, seed), &app, &subset,
-                           &backend, seed});
+          cells.push_back(
+              {fmt::format("{}-{}-{}-s{}", app.name, subset.id, backend.name, seed), &app, &subset, &backend, seed});
   return cells;
 }
 
@@ -29,10 +29,22 @@ std::string manual_dir(const CampaignFile& f, const Cell& c) {
 }
 
 std::vector<std::string> run_arguments(const CampaignFile& f, const Cell& c) {
-  std::vector<std::string> args = {"run",         "--app",          c.app->path,       "--runs-dir",
-                                   f.runs_dir,    "--campaign",     f.id,              "--cell",
-                                   c.id,          "--seed",         std::to_string(c.seed), "--diagnostics",
-                                   c.diagnostics->setting, "--model", c.backend->model, "--iterations",
+  std::vector<std::string> args = {"run",
+                                   "--app",
+                                   c.app->path,
+                                   "--runs-dir",
+                                   f.runs_dir,
+                                   "--campaign",
+                                   f.id,
+                                   "--cell",
+                                   c.id,
+                                   "--seed",
+                                   std::to_string(c.seed),
+                                   "--diagnostics",
+                                   c.diagnostics->setting,
+                                   "--model",
+                                   c.backend->model,
+                                   "--iterations",
                                    std::to_string(f.iterations)};
   for (const auto& [key, value] : c.backend->options) {
     args.push_back("--option");
@@ -56,8 +68,8 @@ std::string shell_line(const std::vector<std::string>& argv) {
   for (const auto& a : argv) {
     bool plain = !a.empty();
     for (char ch : a)
-      plain = plain && (std::isalnum(static_cast<unsigned char>(ch)) || std::string_view("-_./=,:+@%").find(ch) !=
-                                                                             std::string_view::npos);
+      plain = plain && (std::isalnum(static_cast<unsigned char>(ch)) ||
+                        std::string_view("-_./=,:+@%").find(ch) != std::string_view::npos);
     std::string quoted = "'";
     for (char ch : a) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
     out += (out.empty() ? "" : " ") + (plain ? a : quoted + "'");

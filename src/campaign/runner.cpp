@@ -177,7 +177,8 @@ private:
       std::vector<std::string> out;
       for (const auto& [id, owner] : m_run_cell)
         if (owner == cell && !m_known[cell].count(id)) out.push_back(id);
-      std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return m_run_started[a] > m_run_started[b]; });
+      std::sort(out.begin(), out.end(),
+                [&](const auto& a, const auto& b) { return m_run_started[a] > m_run_started[b]; });
       return out;
     };
     auto found = mine();
@@ -195,7 +196,8 @@ private:
       // The earlier attempt's log is kept beside the new one.
       std::error_code ec;
       if (fs::exists(t.log, ec) && s.value("attempts", 0) > 0)
-        fs::rename(t.log, fs::path(m_dir) / "logs" / fmt::format("{}.attempt-{}.log", t.id, s.value("attempts", 0)), ec);
+        fs::rename(t.log, fs::path(m_dir) / "logs" / fmt::format("{}.attempt-{}.log", t.id, s.value("attempts", 0)),
+                   ec);
       s["attempts"] = s.value("attempts", 0) + 1;
       s["state"] = "pending";
       s["job"] = nullptr;
@@ -259,7 +261,8 @@ private:
       if (!listed) s["runs"].push_back(run_id);
     }
     std::string status = text(run, "status");
-    std::string why = fmt::format("{}{}", launch::state_name(st.state), st.detail.empty() ? "" : " (" + st.detail + ")");
+    std::string why =
+        fmt::format("{}{}", launch::state_name(st.state), st.detail.empty() ? "" : " (" + st.detail + ")");
     std::optional<launch::Task> again;
     if (status == "finished") {
       s["state"] = "done";
@@ -325,10 +328,10 @@ private:
   std::string m_optimas;
   std::map<std::string, json> m_state;
   std::set<std::string> m_in_flight;
-  std::map<std::string, int> m_tries;                      // submissions by this driver
-  std::map<std::string, std::string> m_resuming;           // cell -> the run its task resumes
-  std::map<std::string, std::set<std::string>> m_known;    // runs of a cell from before its attempt
-  std::map<std::string, std::string> m_run_cell;           // run id -> cell of this campaign ("": none)
+  std::map<std::string, int> m_tries;                   // submissions by this driver
+  std::map<std::string, std::string> m_resuming;        // cell -> the run its task resumes
+  std::map<std::string, std::set<std::string>> m_known; // runs of a cell from before its attempt
+  std::map<std::string, std::string> m_run_cell;        // run id -> cell of this campaign ("": none)
   std::map<std::string, std::string> m_run_started;
 };
 

@@ -114,7 +114,8 @@ struct Row {
             {"directional_consistency", mean_of("directional_consistency")},
             {"hallucinations", runs ? json(static_cast<long long>(hallucinations)) : json(nullptr)},
             {"tokens",
-             {{"prompt", static_cast<long long>(prompt_tokens)}, {"completion", static_cast<long long>(completion_tokens)}}},
+             {{"prompt", static_cast<long long>(prompt_tokens)},
+              {"completion", static_cast<long long>(completion_tokens)}}},
             {"cost_usd", cost_unknown ? json(nullptr) : json(cost)}};
   }
 };
@@ -185,10 +186,10 @@ std::string csv_number(const json& v) {
 } // namespace
 
 std::string table_markdown(const json& t) {
-  std::string out = fmt::format("Campaign {}: {} cell(s), {} done, {} failed, {} pending\n\n",
-                                text(member(t, "campaign")), member(t["cells"], "total").dump(),
-                                member(t["cells"], "done").dump(), member(t["cells"], "failed").dump(),
-                                member(t["cells"], "pending").dump());
+  std::string out =
+      fmt::format("Campaign {}: {} cell(s), {} done, {} failed, {} pending\n\n", text(member(t, "campaign")),
+                  member(t["cells"], "total").dump(), member(t["cells"], "done").dump(),
+                  member(t["cells"], "failed").dump(), member(t["cells"], "pending").dump());
   out += "| diagnostics | backend | cells | runs | valid edits | accepted | speedup (geomean, 95% CI) | evidence "
          "coverage | localisation | directional consistency | hallucinations | tokens (prompt/completion) | cost "
          "(USD) |\n";
@@ -198,12 +199,12 @@ std::string table_markdown(const json& t) {
     std::string speedup = fixed(s["geomean"], "{:.3f}x");
     if (s["ci_low"].is_number())
       speedup += fmt::format(" [{}, {}]", fixed(s["ci_low"], "{:.3f}"), fixed(s["ci_high"], "{:.3f}"));
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |\n",
-                       text(r["diagnostics"]), text(r["backend"]), r["cells"].dump(), r["runs"].dump(),
-                       percent(r["valid_edit_rate"]), percent(r["accepted_rate"]), speedup,
-                       percent(r["evidence_coverage"]), percent(r["localisation"]),
-                       percent(r["directional_consistency"]), r["hallucinations"].is_null() ? "-" : r["hallucinations"].dump(),
-                       r["tokens"]["prompt"].dump(), r["tokens"]["completion"].dump(), fixed(r["cost_usd"], "{:.4f}"));
+    out += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |\n", text(r["diagnostics"]),
+        text(r["backend"]), r["cells"].dump(), r["runs"].dump(), percent(r["valid_edit_rate"]),
+        percent(r["accepted_rate"]), speedup, percent(r["evidence_coverage"]), percent(r["localisation"]),
+        percent(r["directional_consistency"]), r["hallucinations"].is_null() ? "-" : r["hallucinations"].dump(),
+        r["tokens"]["prompt"].dump(), r["tokens"]["completion"].dump(), fixed(r["cost_usd"], "{:.4f}"));
   }
   return out;
 }
@@ -214,13 +215,23 @@ std::string table_csv(const json& t) {
                     "prompt_tokens,completion_tokens,cost_usd\n";
   for (const auto& r : t["rows"]) {
     const json& s = r["speedup"];
-    std::vector<std::string> fields = {
-        text(r["diagnostics"]),        text(r["backend"]),           csv_number(r["cells"]),
-        csv_number(r["runs"]),         csv_number(r["valid_edit_rate"]), csv_number(r["accepted_rate"]),
-        csv_number(s["geomean"]),      csv_number(s["ci_low"]),      csv_number(s["ci_high"]),
-        csv_number(s["n"]),            csv_number(r["evidence_coverage"]), csv_number(r["localisation"]),
-        csv_number(r["directional_consistency"]), csv_number(r["hallucinations"]), csv_number(r["tokens"]["prompt"]),
-        csv_number(r["tokens"]["completion"]), csv_number(r["cost_usd"])};
+    std::vector<std::string> fields = {text(r["diagnostics"]),
+                                       text(r["backend"]),
+                                       csv_number(r["cells"]),
+                                       csv_number(r["runs"]),
+                                       csv_number(r["valid_edit_rate"]),
+                                       csv_number(r["accepted_rate"]),
+                                       csv_number(s["geomean"]),
+                                       csv_number(s["ci_low"]),
+                                       csv_number(s["ci_high"]),
+                                       csv_number(s["n"]),
+                                       csv_number(r["evidence_coverage"]),
+                                       csv_number(r["localisation"]),
+                                       csv_number(r["directional_consistency"]),
+                                       csv_number(r["hallucinations"]),
+                                       csv_number(r["tokens"]["prompt"]),
+                                       csv_number(r["tokens"]["completion"]),
+                                       csv_number(r["cost_usd"])};
     out += util::join(fields, ",") + "\n";
   }
   return out;

@@ -49,7 +49,8 @@ Settings settings_from(const config::AppConfig& app, const Overrides& o) {
   s.campaign = o.value("campaign", std::string());
   s.cell = o.value("cell", std::string());
   if (o.contains("seed")) s.seed = o["seed"].get<std::int64_t>();
-  if (s.campaign.empty() != s.cell.empty()) throw UsageError("--campaign and --cell go together (optimas campaign passes both)");
+  if (s.campaign.empty() != s.cell.empty())
+    throw UsageError("--campaign and --cell go together (optimas campaign passes both)");
   config::check_or_throw("execute", s.execute);
   return s;
 }

@@ -43,12 +43,11 @@ private:
 };
 
 const launch::Registry& fake_registry() {
-  static const launch::Registry k_registry({{.name = "fake",
-                                             .description = "runs every task at once (a test)",
-                                             .options = {},
-                                             .make = [](const launch::LauncherConfig&) {
-                                               return std::make_unique<FakeLauncher>();
-                                             }}});
+  static const launch::Registry k_registry(
+      {{.name = "fake",
+        .description = "runs every task at once (a test)",
+        .options = {},
+        .make = [](const launch::LauncherConfig&) { return std::make_unique<FakeLauncher>(); }}});
   return k_registry;
 }
 
@@ -85,9 +84,9 @@ struct Campaign {
   std::vector<std::string> lines;
   explicit Campaign(int requeue, const std::string& diagnostics = "[pc, ia]") {
     dir.file("app/optimas.yml", "name: app\n");
-    std::string path = dir.file("c.yml", "campaign: c1\napplications: [app]\ndiagnostics: " + diagnostics +
-                                             "\nrepeats: 2\ngpus: 0\nrequeue: " + std::to_string(requeue) +
-                                             "\nlauncher: fake\n");
+    std::string path =
+        dir.file("c.yml", "campaign: c1\napplications: [app]\ndiagnostics: " + diagnostics +
+                              "\nrepeats: 2\ngpus: 0\nrequeue: " + std::to_string(requeue) + "\nlauncher: fake\n");
     file = load_campaign(path, fake_registry());
     g_submitted.clear();
   }
@@ -152,7 +151,8 @@ TEST(CampaignRunner, AFailedCellIsRequeuedUpToItsLimit) {
   EXPECT_EQ(argv[0], "/bin/optimas");
   EXPECT_EQ(argv[1], "run");
   bool requeued_said = false;
-  for (const auto& l : c.lines) requeued_said = requeued_said || l.find("app-pc-builtin-s1: failed") != std::string::npos;
+  for (const auto& l : c.lines)
+    requeued_said = requeued_said || l.find("app-pc-builtin-s1: failed") != std::string::npos;
   EXPECT_TRUE(requeued_said);
 }
 
@@ -190,7 +190,11 @@ TEST(CampaignRunner, ResumeFindsWhatADeadDriverLeft) {
   std::filesystem::create_directories(c.file.runs_dir + "/campaigns/c1");
   json cells = json::array();
   for (const char* id : {"app-pc-builtin-s1", "app-pc-builtin-s2"})
-    cells.push_back({{"id", id}, {"state", "running"}, {"job", "fake-1"}, {"attempts", 1}, {"run_id", nullptr},
+    cells.push_back({{"id", id},
+                     {"state", "running"},
+                     {"job", "fake-1"},
+                     {"attempts", 1},
+                     {"run_id", nullptr},
                      {"runs", json::array()}});
   store::write_json_atomic(c.file.runs_dir + "/campaigns/c1/state.json", {{"campaign", "c1"}, {"cells", cells}});
   g_behaviour = finishing([](const std::string&, int) { return false; });

@@ -57,14 +57,15 @@ TEST(CampaignTable, EveryColumnFromTheRunsOfItsRow) {
       {{"i1a1", {{"input_tokens", 100}, {"output_tokens", 50}, {"cost_usd", 0.01}}},
        {"i1a2", {{"input_tokens", 10}, {"output_tokens", 5}, {"cost_usd", 0.02}}}});
   // No edit proposed: not in the valid-edit rate; a speedup of 1.0 in the mean.
-  put(st, "run-b", "finished", json::array({variant("i1a1", 0, std::nullopt, "no_edits", std::nullopt, json::object())}),
+  put(st, "run-b", "finished",
+      json::array({variant("i1a1", 0, std::nullopt, "no_edits", std::nullopt, json::object())}),
       {{"i1a1", {{"input_tokens", 7}, {"output_tokens", 3}, {"cost_usd", nullptr}}}});
   // A run that did not finish does not count, though its cell says done.
   put(st, "run-c", "running", json::array({variant("i1a1", 1, true, "accepted", 3.0, json::object())}));
-  std::vector<json> cells = {cell("x-pc-builtin-s1", "PC", "done", "run-a"), cell("x-pc-builtin-s2", "PC", "done", "run-b"),
-                             cell("x-pc-builtin-s3", "PC", "done", "run-c"),
-                             cell("x-code-only-builtin-s1", "code-only", "failed", ""),
-                             cell("x-code-only-builtin-s2", "code-only", "running", "")};
+  std::vector<json> cells = {
+      cell("x-pc-builtin-s1", "PC", "done", "run-a"), cell("x-pc-builtin-s2", "PC", "done", "run-b"),
+      cell("x-pc-builtin-s3", "PC", "done", "run-c"), cell("x-code-only-builtin-s1", "code-only", "failed", ""),
+      cell("x-code-only-builtin-s2", "code-only", "running", "")};
   json t = compute_table("c1", cells, store_reader(st));
   EXPECT_EQ(t["schema"], "optimas.campaign-table/1");
   EXPECT_EQ(t["campaign"], "c1");
@@ -106,7 +107,8 @@ TEST(CampaignTable, KnownCostsAreSummedAndOneRunHasNoInterval) {
   TempDir dir;
   store::RunStore st(dir.path().string());
   put(st, "r1", "finished",
-      {variant("i1a1", 1, true, "accepted", 1.1, json::object()), variant("i2a1", 1, true, "accepted", 1.3, json::object())},
+      {variant("i1a1", 1, true, "accepted", 1.1, json::object()),
+       variant("i2a1", 1, true, "accepted", 1.3, json::object())},
       {{"i1a1", {{"input_tokens", 1}, {"output_tokens", 2}, {"cost_usd", 0.25}}},
        {"i2a1", {{"input_tokens", 3}, {"output_tokens", 4}, {"cost_usd", 0.5}}}});
   json t = compute_table("c1", {cell("a", "PC+IA", "done", "r1")}, store_reader(st));
@@ -132,8 +134,8 @@ TEST(CampaignTable, MarkdownAndCsvShowEveryRow) {
   store::RunStore st(dir.path().string());
   put(st, "r1", "finished", json::array({variant("i1a1", 2, true, "accepted", 1.5, {{"evidence_coverage", 1.0}})}),
       {{"i1a1", {{"input_tokens", 10}, {"output_tokens", 20}, {"cost_usd", 0.0}}}});
-  json t = compute_table("c1", {cell("a", "PC+IA", "done", "r1"), cell("b", "code-only", "failed", "")},
-                         store_reader(st));
+  json t =
+      compute_table("c1", {cell("a", "PC+IA", "done", "r1"), cell("b", "code-only", "failed", "")}, store_reader(st));
   std::string md = table_markdown(t);
   EXPECT_NE(md.find("Campaign c1: 2 cell(s), 1 done, 1 failed, 0 pending"), std::string::npos) << md;
   EXPECT_NE(md.find("| PC+IA | builtin | 1 | 1 | 100% | 100% | 1.500x | 100% | - | - | 0 | 10/20 | 0.0000 |"),

@@ -218,9 +218,14 @@ TEST_F(RunLoop, TheBuildFolderLeadsToTheLastBuild) {
 // A campaign's cell: run.json carries its tag; the code-only baseline's prompt shows the kernels
 // and no evidence at all, and the analysis distils none.
 TEST_F(RunLoop, ACodeOnlyCampaignCellIsTaggedAndShownNoEvidence) {
-  json overrides = {{"model", "manual"},      {"work_dir", manual()}, {"execute", "no"},
-                    {"retries", 0},           {"diagnostics", "code-only"}, {"campaign", "c1"},
-                    {"cell", "app-code-only-manual-s7"}, {"seed", 7}};
+  json overrides = {{"model", "manual"},
+                    {"work_dir", manual()},
+                    {"execute", "no"},
+                    {"retries", 0},
+                    {"diagnostics", "code-only"},
+                    {"campaign", "c1"},
+                    {"cell", "app-code-only-manual-s7"},
+                    {"seed", 7}};
   EXPECT_THROW(loop::run(options(overrides)), PendingError);
   json run = run_json(only_run());
   EXPECT_EQ(run["diagnostics"], "code-only");
