@@ -7,14 +7,18 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 namespace optimas::analysis {
 
-unsigned parse_sources(std::string_view list) {
+namespace {
+
+// The sources of a list; `known` names what the setting takes, for the error.
+unsigned sources_of(std::string_view list, char separator, const char* known) {
   unsigned out = 0;
-  for (auto part : util::split(list, ',')) {
+  for (auto part : util::split(list, separator)) {
     std::string p = util::to_lower(util::trim(part));
     if (p == "pc")
       out |= k_pc;
@@ -25,10 +29,16 @@ unsigned parse_sources(std::string_view list) {
     else if (p == "all")
       out |= k_all_sources;
     else
-      throw UsageError(fmt::format("unknown diagnostic source \"{}\" (use pc, ia, roofline or all)", p));
+      throw UsageError(fmt::format("unknown diagnostic source \"{}\" (use {})", p, known));
   }
-  if (!out) throw UsageError("no diagnostic source selected (use pc, ia, roofline or all)");
+  if (!out) throw UsageError(fmt::format("no diagnostic source selected (use {})", known));
   return out;
+}
+
+} // namespace
+
+unsigned parse_sources(std::string_view list) {
+  return sources_of(list, ',', "pc, ia, roofline or all");
 }
 
 std::string sources_label(unsigned s) {
@@ -36,7 +46,19 @@ std::string sources_label(unsigned s) {
   if (s & k_pc) parts.push_back("PC");
   if (s & k_ia) parts.push_back("IA");
   if (s & k_roofline) parts.push_back("Roofline");
-  return util::join(parts, "+");
+  return parts.empty() ? "none" : util::join(parts, "+");
+}
+
+std::string DiagnosticsChoice::label() const {
+  return code_only ? k_code_only : sources_label(sources);
+}
+
+DiagnosticsChoice parse_diagnostics(std::string_view setting) {
+  std::string s = util::to_lower(util::trim(setting));
+  if (s == k_code_only) return {true, 0};
+  // "pc+ia" is how the paper and a campaign file write a subset; "pc,ia" how the command line does.
+  std::replace(s.begin(), s.end(), '+', ',');
+  return {false, sources_of(s, ',', "pc, ia, roofline, all, or code-only for the kernels alone")};
 }
 
 namespace {

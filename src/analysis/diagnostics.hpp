@@ -20,8 +20,20 @@ enum Source : unsigned { k_pc = 1, k_ia = 2, k_roofline = 4, k_all_sources = 7 }
 
 // "pc,ia,roofline" (any order, also "all", "rf" for roofline) -> bit set; throws UsageError.
 unsigned parse_sources(std::string_view list);
-// "PC+IA+Roofline"
+// "PC+IA+Roofline"; "none" for no source.
 std::string sources_label(unsigned sources);
+
+// The diagnostics setting (optimize.diagnostics, --diagnostics): a subset of the sources, or the
+// paper's code-only baseline, whose prompt shows the kernels and no evidence at all.
+inline constexpr const char* k_code_only = "code-only";
+struct DiagnosticsChoice {
+  bool code_only = false;
+  unsigned sources = k_all_sources; // 0 when code_only: nothing is distilled into evidence
+  // "PC+IA" (sources_label's) or "code-only".
+  std::string label() const;
+};
+// "code-only", or a list parse_sources takes (also joined by '+': "pc+ia"); UsageError otherwise.
+DiagnosticsChoice parse_diagnostics(std::string_view setting);
 
 struct AnalysisOptions {
   double alpha = config::default_of<double>("alpha");

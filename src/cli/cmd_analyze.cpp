@@ -24,7 +24,7 @@ struct AnalyzeArgs {
 };
 
 void run_analyze(AnalyzeArgs a) {
-  a.options.sources = analysis::parse_sources(a.diagnostics);
+  a.options.sources = analysis::parse_diagnostics(a.diagnostics).sources;
   profile::ImportOptions io;
   io.ncu = a.ncu;
   auto prof = profile::import_profile(a.profile, io);

@@ -35,9 +35,9 @@ std::string live_status(const json& run) {
   return status;
 }
 
-void list_runs(const std::string& root, bool as_json) {
+void list_runs(const std::string& root, const std::string& campaign, bool as_json) {
   store::RunStore st(root);
-  auto runs = st.list_runs();
+  auto runs = st.list_runs(campaign);
   for (auto& r : runs) {
     // The index holds the status when it was written; the folder knows whether it still runs.
     try {
@@ -50,7 +50,7 @@ void list_runs(const std::string& root, bool as_json) {
     return;
   }
   if (runs.empty()) {
-    std::cout << "no runs in " << root << "\n";
+    std::cout << "no runs in " << root << (campaign.empty() ? "" : " of campaign " + campaign) << "\n";
     return;
   }
   std::cout << fmt::format("{:<36}  {:<10} {:<11} {:<15} {:<10} {:>8}  {}\n", "id", "app", "status", "outcome",
@@ -99,12 +99,14 @@ void add_runs_command(CLI::App& app) {
   auto root = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
   auto id = std::make_shared<std::string>();
+  auto campaign = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("runs", "List and inspect stored runs");
   cmd->require_subcommand(1);
   auto* list = cmd->add_subcommand("list", "The runs in the store, newest first");
   add_option(list, "runs_dir", *root);
   list->add_flag("--json", *as_json, "Print JSON");
-  list->callback([=] { list_runs(*root, *as_json); });
+  list->add_option("--campaign", *campaign, "Only the runs of this campaign (optimas campaign)");
+  list->callback([=] { list_runs(*root, *campaign, *as_json); });
   auto* show = cmd->add_subcommand("show", "One run: its variants, verdicts and artifacts");
   add_option(show, "runs_dir", *root);
   show->add_option("id", *id, "Run id or unique prefix")->required();

@@ -14,6 +14,7 @@ void add_apply_command(CLI::App& app);
 void add_corpus_command(CLI::App& app);
 void add_ask_command(CLI::App& app);
 void add_backends_command(CLI::App& app);
+void add_campaign_command(CLI::App& app);
 void add_launchers_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 void add_prompt_command(CLI::App& app);

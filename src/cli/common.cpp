@@ -86,8 +86,9 @@ void add_prompt_options(CLI::App* cmd, PromptChoice& c) {
 Prepared prepare_prompts(const ProfileInput& input, const PromptChoice& c) {
   Prepared p;
   p.loaded = load_profile_and_app(input);
-  p.options.code_only = c.code_only;
-  p.options.sources = analysis::parse_sources(c.diagnostics);
+  const auto diagnostics = analysis::parse_diagnostics(c.diagnostics);
+  p.options.code_only = c.code_only || diagnostics.code_only;
+  p.options.sources = diagnostics.code_only ? analysis::k_all_sources : diagnostics.sources;
   p.options.token_budget = c.token_budget;
   if (!c.template_path.empty()) p.options.template_text = util::read_file(c.template_path);
   p.diagnostics = analysis::analyze(p.loaded.profile, p.loaded.analysis);

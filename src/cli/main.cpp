@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   cli::add_optimize_command(app);
   cli::add_run_command(app);
   cli::add_runs_command(app);
+  cli::add_campaign_command(app);
   cli::add_apply_command(app);
   cli::add_corpus_command(app);
   cli::add_serve_command(app);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
@@ -94,6 +95,14 @@ std::string existing_file(const json& v) {
   return {};
 }
 
+// A campaign's or a cell's id: one safe folder and file name.
+std::string campaign_name(const json& v) {
+  std::string t = v.is_string() ? v.get<std::string>() : "";
+  bool ok = !t.empty() && t[0] != '.';
+  for (char c : t) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+  return ok ? std::string() : "takes letters, digits, '.', '_' and '-' (not first '.'), got " + shown(v);
+}
+
 std::vector<Option> make_table() {
   // clang-format off
   return {
@@ -109,8 +118,10 @@ std::vector<Option> make_table() {
     {"work_dir", "--work-dir", "Manual backend: where prompt and reply files go", "", Kind::text, "optimas-manual", "",
      nullptr},
     // What the backend is shown and may change. The diagnostics are checked where they are used
-    // (analysis::parse_sources), since the sources are the analysis's to name.
-    {"diagnostics", "--diagnostics", "Evidence to include: any of pc, ia, roofline (comma-separated), or all", "",
+    // (analysis::parse_diagnostics), since the sources are the analysis's to name.
+    {"diagnostics", "--diagnostics",
+     "Evidence to include: any of pc, ia, roofline (comma-separated), all, or code-only (the kernels alone: the "
+     "paper's baseline)", "",
      Kind::text, "pc,ia,roofline", "optimize.diagnostics", nullptr},
     {"template", "--template", "A prompt template file (default: the built-in one)", "", Kind::text, nullptr, "",
      existing_file},
@@ -177,6 +188,13 @@ std::vector<Option> make_table() {
      at_least<1>},
     {"allow_fp_changes", "", "Let tune.flags hold flags that change floating-point results (fast math)", "",
      Kind::flag, false, "tune.allow_fp_changes", nullptr},
+    // A campaign's cell (optimas campaign passes them; kept out of optimas.yml, they describe a run).
+    {"campaign", "--campaign", "The campaign this run is a cell of, recorded in run.json and the index", "",
+     Kind::text, nullptr, "", campaign_name},
+    {"cell", "--cell", "The campaign cell this run is (its id), recorded in run.json", "", Kind::text, nullptr, "",
+     campaign_name},
+    {"seed", "--seed", "The repeat's seed: recorded, and sent to backends whose API takes one (builtin ignores it)",
+     "", Kind::integer, nullptr, "", at_least<0>},
     {"aa", "--aa",
      "Calibration: measure a second build of the unchanged baseline against it (nothing is asked or edited)", "",
      Kind::flag, false, "", nullptr},

@@ -92,9 +92,11 @@ std::vector<std::string> Loop::replies_for(Variant& v, const std::vector<prompt:
   if (cacheable) cache.emplace(m_settings.cache_dir);
   say(v.key + " ask", fmt::format("{} ({} prompt(s){})", backend->name(), prompts.size(),
                                   feedback.empty() ? "" : ", with the last attempt's errors"));
+  AskSettings how;
+  how.seed = m_settings.seed; // a campaign's repeat; only providers whose API takes a seed send it
   auto asked = ask_backend(prompts, feedback,
                            {{"diagnostics", analysis::to_json(m_diagnostics)}, {"sources", current_sources()}},
-                           *backend, m_backend, cache ? &*cache : nullptr);
+                           *backend, m_backend, cache ? &*cache : nullptr, how);
   json files = json::array();
   for (std::size_t i = 0; i < asked.replies.size(); ++i) {
     std::string name = fmt::format("reply-{}.txt", i + 1);
@@ -164,7 +166,9 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
     result["prompt"] = nullptr;
   } else {
     prompt::PromptOptions po;
-    po.sources = analysis::parse_sources(m_app.optimize.diagnostics);
+    const auto diagnostics = analysis::parse_diagnostics(m_app.optimize.diagnostics);
+    po.sources = diagnostics.sources;
+    po.code_only = diagnostics.code_only;
     po.token_budget = m_settings.token_budget;
     if (!m_settings.template_path.empty()) po.template_text = util::read_file(m_settings.template_path);
     if (!m_run.value("profile_gpu", "").empty()) po.gpu = m_run["profile_gpu"];

@@ -160,8 +160,13 @@ void Loop::open_run() {
   m_run["status"] = "running";
   m_run["backend"] = m_backend.provider;
   m_run["model"] = m_backend.model.empty() ? m_backend.provider : m_backend.provider + "/" + m_backend.model;
-  m_run["diagnostics"] = analysis::sources_label(analysis::parse_sources(m_app.optimize.diagnostics));
+  m_run["diagnostics"] = analysis::parse_diagnostics(m_app.optimize.diagnostics).label();
   m_run["execute"] = m_execute;
+  const json seed = m_settings.seed ? json(*m_settings.seed) : json(nullptr);
+  if (!m_settings.campaign.empty())
+    m_run["campaign"] = {{"id", m_settings.campaign}, {"cell", m_settings.cell}, {"seed", seed}};
+  else if (m_settings.seed)
+    m_run["seed"] = seed;
   if (m_settings.aa) m_run["aa"] = true;
   m_run["warnings"] = m_warnings;
   for (const auto& w : m_warnings) say("run", "warning: " + w);
@@ -223,7 +228,9 @@ void Loop::snapshot() {
 
 void Loop::analyze() {
   m_analysis = {};
-  m_analysis.sources = analysis::parse_sources(m_app.optimize.diagnostics);
+  // Code-only distils nothing: the hot kernels are found, and no evidence reaches the prompt or
+  // the builtin backend (whose rules then withhold).
+  m_analysis.sources = analysis::parse_diagnostics(m_app.optimize.diagnostics).sources;
   m_analysis.alpha = m_settings.alpha;
   m_diagnostics = analysis::analyze(m_profile, m_analysis);
   store::write_json_atomic((m_dir / "diagnostics.json").string(), analysis::to_json(m_diagnostics));

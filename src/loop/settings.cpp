@@ -46,6 +46,11 @@ Settings settings_from(const config::AppConfig& app, const Overrides& o) {
   s.keep_work = given_or_default<bool>(o, "keep_work");
   s.aa = given_or_default<bool>(o, "aa");
   s.alpha = given_or_default<double>(o, "alpha");
+  s.campaign = o.value("campaign", std::string());
+  s.cell = o.value("cell", std::string());
+  if (o.contains("seed")) s.seed = o["seed"].get<std::int64_t>();
+  if (s.campaign.empty() != s.cell.empty())
+    throw UsageError("--campaign and --cell go together (optimas campaign passes both)");
   config::check_or_throw("execute", s.execute);
   return s;
 }
@@ -111,7 +116,7 @@ void apply_overrides(config::AppConfig& app, const Overrides& o) {
   if (o.contains("scope")) opt.scope = o["scope"].get<std::string>();
   if (o.contains("iterations")) opt.iterations = o["iterations"].get<int>();
   if (o.contains("retries")) opt.retries = o["retries"].get<int>();
-  analysis::parse_sources(opt.diagnostics); // throws on a typo
+  analysis::parse_diagnostics(opt.diagnostics); // throws on a typo
   auto& ms = app.measure;
   if (o.contains("runs")) ms.runs = o["runs"].get<int>();
   if (o.contains("warmup")) ms.warmup = o["warmup"].get<int>();

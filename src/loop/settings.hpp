@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +23,7 @@ namespace optimas::loop {
 // (["k=v"]), diagnostics, scope, iterations, retries, runs, warmup, timing, measure_configs,
 // validate_configs, fresh_seeds, tolerance ("rel=1e-12"), import, ncu, tracer, full_profile,
 // execute, template, token_budget, cache_dir, no_cache, keep_work, aa, min_speedup, confirm,
-// work_dir, alpha, tune, tune_only, tune_search, tune_budget.
+// work_dir, alpha, tune, tune_only, tune_search, tune_budget, campaign, cell, seed.
 using Overrides = nlohmann::json;
 
 // Applies the settings overrides to an application's configuration; UsageError on a bad value
@@ -44,6 +46,10 @@ struct Settings {
   bool keep_work = config::default_of<bool>("keep_work");
   bool aa = config::default_of<bool>("aa"); // calibration: the variant is a second build of the unchanged parent
   double alpha = config::default_of<double>("alpha"); // hot kernels' share of the time
+  // The campaign cell this run is (optimas campaign); empty when it is a run of its own.
+  std::string campaign;
+  std::string cell;
+  std::optional<std::int64_t> seed; // sent to backends that take one
 };
 
 Settings settings_from(const config::AppConfig& app, const Overrides& o);

@@ -18,7 +18,7 @@ namespace {
 
 // Bumped when the tables change; an index of an older version is dropped and rebuilt from the
 // run folders, which hold everything it is made of.
-constexpr int k_schema_version = 1;
+constexpr int k_schema_version = 2; // 2: runs.campaign
 // A second writer (another optimas process, the dashboard) waits this long for the lock.
 constexpr int k_busy_timeout_ms = 5000;
 
@@ -26,7 +26,7 @@ constexpr const char* k_schema_sql = R"sql(
 CREATE TABLE IF NOT EXISTS runs(
   id TEXT PRIMARY KEY, app TEXT, config_path TEXT, backend TEXT, model TEXT, status TEXT, outcome TEXT,
   verdict TEXT, speedup REAL, ci_low REAL, ci_high REAL, p_value REAL, started TEXT, finished TEXT,
-  sha256 TEXT, dir TEXT);
+  sha256 TEXT, dir TEXT, campaign TEXT);
 CREATE TABLE IF NOT EXISTS variants(
   run_id TEXT NOT NULL, key TEXT NOT NULL, iteration INTEGER, attempt INTEGER, status TEXT, reason TEXT,
   edits INTEGER, applied INTEGER, withheld INTEGER, verdict TEXT, speedup REAL, ci_low REAL, ci_high REAL,

@@ -114,8 +114,8 @@ void insert_metrics(Statement& metric, const std::string& id, const std::string&
 // Inserts the rows of one run; the caller holds the transaction.
 void insert_rows(Database& db, const std::string& id, const std::string& dir, const json& run) {
   Statement runs(db, "INSERT INTO runs(id, app, config_path, backend, model, status, outcome, verdict, speedup, "
-                     "ci_low, ci_high, p_value, started, finished, sha256, dir) "
-                     "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
+                     "ci_low, ci_high, p_value, started, finished, sha256, dir, campaign) "
+                     "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
   runs.bind(1, id)
       .bind(2, text(run, "app"))
       .bind(3, text(run, "config_path"))
@@ -132,6 +132,7 @@ void insert_rows(Database& db, const std::string& id, const std::string& dir, co
       .bind(14, text(run, "finished"))
       .bind(15, text(run, "sha256"))
       .bind(16, dir)
+      .bind(17, text(member(run, "campaign"), "id"))
       .run();
 
   const json& variants = member(run, "variants");
@@ -330,12 +331,13 @@ void RunStore::index_run(const json& run) {
   tx.commit();
 }
 
-std::vector<json> RunStore::list_runs() const {
+std::vector<json> RunStore::list_runs(const std::string& campaign) const {
   Connection c(m_index_path);
   fill_if_fresh(c, *this);
   Statement s(c.db, "SELECT id, app, status, outcome, backend, verdict, speedup, ci_low, ci_high, started, finished, "
-                    "(SELECT COUNT(*) FROM variants v WHERE v.run_id = runs.id) AS variants "
-                    "FROM runs ORDER BY started DESC, id DESC");
+                    "(SELECT COUNT(*) FROM variants v WHERE v.run_id = runs.id) AS variants, campaign "
+                    "FROM runs WHERE ?1 IS NULL OR campaign = ?1 ORDER BY started DESC, id DESC");
+  s.bind(1, campaign.empty() ? std::nullopt : std::optional<std::string>(campaign));
   std::vector<json> out;
   while (s.step()) {
     json row = json::object();

@@ -55,8 +55,9 @@ public:
   void index_run(const nlohmann::json& run);
 
   // One object per indexed run, newest first: {id, app, status, outcome, backend, verdict,
-  // speedup, ci_low, ci_high, started, finished, variants (count)}. Missing values are null.
-  std::vector<nlohmann::json> list_runs() const;
+  // speedup, ci_low, ci_high, started, finished, variants (count), campaign}. Missing values are
+  // null. A non-empty `campaign` keeps the runs of that campaign (run.json's campaign.id) only.
+  std::vector<nlohmann::json> list_runs(const std::string& campaign = "") const;
 
   // Empties the index and indexes every root/*/run.json in one transaction; broken run.json
   // files are skipped with a warning. Returns the number of runs indexed.

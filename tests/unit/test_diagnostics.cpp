@@ -24,6 +24,37 @@ TEST(Diagnostics, SevenSubsets) {
   EXPECT_THROW(parse_sources(""), optimas::UsageError);
 }
 
+// The diagnostics setting: a subset (also joined by '+', as a campaign writes it) or code-only.
+TEST(Diagnostics, TheSettingTakesSubsetsAndTheCodeOnlyBaseline) {
+  auto code = parse_diagnostics("code-only");
+  EXPECT_TRUE(code.code_only);
+  EXPECT_EQ(code.sources, 0u);
+  EXPECT_EQ(code.label(), "code-only");
+  EXPECT_EQ(parse_diagnostics(" Code-Only ").label(), "code-only");
+  auto subset = parse_diagnostics("pc+ia");
+  EXPECT_FALSE(subset.code_only);
+  EXPECT_EQ(subset.sources, unsigned(k_pc | k_ia));
+  EXPECT_EQ(subset.label(), "PC+IA");
+  EXPECT_EQ(parse_diagnostics("roofline,pc").label(), "PC+Roofline");
+  EXPECT_EQ(parse_diagnostics("all").label(), "PC+IA+Roofline");
+  try {
+    parse_diagnostics("pc,code");
+    FAIL() << "no error";
+  } catch (const optimas::UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "unknown diagnostic source \"code\" (use pc, ia, roofline, all, or code-only for the kernels alone)");
+  }
+  EXPECT_THROW(parse_diagnostics("code-only,pc"), optimas::UsageError);
+  // Nothing distilled: the hot kernels without evidence.
+  auto prof = optimas::profile::import_profile(data_path("h200/stream"));
+  AnalysisOptions o;
+  o.sources = code.sources;
+  auto d = analyze(prof, o);
+  EXPECT_FALSE(d.kernels.empty());
+  EXPECT_TRUE(d.evidence.empty());
+  EXPECT_EQ(to_json(d)["sources"], "none");
+}
+
 TEST(Diagnostics, SamplesHotKernelAndEvidenceIds) {
   auto prof = optimas::profile::import_profile(data_path("ncu-samples"));
   auto d = analyze(prof, {});

@@ -214,3 +214,33 @@ TEST_F(RunLoop, TheBuildFolderLeadsToTheLastBuild) {
   EXPECT_EQ(fs::read_symlink(building), fs::path("baseline")); // the builtin proposed nothing to build
   EXPECT_TRUE(fs::exists(building / "main.cu"));
 }
+
+// A campaign's cell: run.json carries its tag; the code-only baseline's prompt shows the kernels
+// and no evidence at all, and the analysis distils none.
+TEST_F(RunLoop, ACodeOnlyCampaignCellIsTaggedAndShownNoEvidence) {
+  json overrides = {{"model", "manual"},
+                    {"work_dir", manual()},
+                    {"execute", "no"},
+                    {"retries", 0},
+                    {"diagnostics", "code-only"},
+                    {"campaign", "c1"},
+                    {"cell", "app-code-only-manual-s7"},
+                    {"seed", 7}};
+  EXPECT_THROW(loop::run(options(overrides)), PendingError);
+  json run = run_json(only_run());
+  EXPECT_EQ(run["diagnostics"], "code-only");
+  EXPECT_EQ(run["campaign"], (json{{"id", "c1"}, {"cell", "app-code-only-manual-s7"}, {"seed", 7}}));
+  json diagnostics = json::parse(test::read_all(runs() + "/" + only_run() + "/diagnostics.json"));
+  EXPECT_TRUE(diagnostics["evidence"].empty());
+  EXPECT_FALSE(diagnostics["kernels"].empty()) << "the hot kernels are still found";
+  std::string prompt;
+  for (const auto& e : fs::directory_iterator(manual()))
+    if (e.path().filename().string().starts_with("prompt-")) prompt = test::read_all(e.path().string());
+  EXPECT_TRUE(has(prompt, "code-only baseline")) << prompt;
+  EXPECT_TRUE(has(prompt, "triad_kernel"));
+  EXPECT_FALSE(has(prompt, "[PC1]") || has(prompt, "[RF1]") || has(prompt, "[IA1]"));
+  // A cell names both its campaign and itself; a subset the analysis does not know fails early.
+  EXPECT_THROW(loop::plan(options({{"campaign", "c1"}})), UsageError);
+  EXPECT_THROW(loop::plan(options({{"diagnostics", "code-only,pc"}})), UsageError);
+  EXPECT_THROW(loop::plan(options({{"campaign", "c/1"}, {"cell", "x"}})), UsageError);
+}

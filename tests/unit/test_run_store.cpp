@@ -237,7 +237,39 @@ TEST(RunStore, IndexIsWalWithAVersionedSchema) {
   RunStore store(dir.path().string());
   Sqlite db(store.index_path());
   EXPECT_EQ(db.value("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(db.value("PRAGMA user_version"), "1");
+  EXPECT_EQ(db.value("PRAGMA user_version"), "2");
+}
+
+TEST(RunStore, ListsTheRunsOfOneCampaign) {
+  test::TempDir dir;
+  RunStore store(dir.path().string());
+  json a = put_run(store, "r1", "2026-11-30T01:00:00Z");
+  a["campaign"] = {{"id", "ablation"}, {"cell", "stream-pc-builtin-s1"}, {"seed", 1}};
+  store.index_run(a);
+  store.index_run(put_run(store, "r2", "2026-11-30T02:00:00Z"));
+  auto mine = store.list_runs("ablation");
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0]["id"], "r1");
+  EXPECT_EQ(mine[0]["campaign"], "ablation");
+  EXPECT_EQ(store.list_runs().size(), 2u);
+  EXPECT_TRUE(store.list_runs("other").empty());
+}
+
+// An index of schema 1 (before runs.campaign) is rebuilt from the folders: no run goes missing.
+TEST(RunStore, AnIndexOfTheFirstSchemaIsRebuiltWithItsRuns) {
+  test::TempDir dir;
+  {
+    RunStore store(dir.path().string());
+    write_json_atomic(store.create_run("r1") + "/run.json", sample_run("r1", "2026-11-30T01:00:00Z"));
+  }
+  {
+    Sqlite db((dir.path() / "index.sqlite").string());
+    db.exec("DROP TABLE runs; CREATE TABLE runs(id TEXT PRIMARY KEY, app TEXT); PRAGMA user_version = 1");
+  }
+  RunStore store(dir.path().string());
+  auto runs = store.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["id"], "r1");
 }
 
 TEST(RunStore, AnIndexFromANewerVersionIsAnErrorNamingTheFile) {
