@@ -25,6 +25,10 @@ namespace {
 constexpr int k_schema_version = 1;
 // A second writer (another optimas process, the dashboard) waits this long for the lock.
 constexpr int k_busy_timeout_ms = 5000;
+// With the rollback journal readers wait for writers too, and SQLite's busy handler polls, so a
+// waiter can lose the lock to the others many times in a row: test_run_store's eight writers saw
+// index updates wait 2-3 s there (0.15 s in WAL), too close to 5 s.
+constexpr int k_busy_timeout_rollback_ms = 30000;
 
 constexpr const char* k_schema_sql = R"sql(
 CREATE TABLE IF NOT EXISTS runs(
@@ -123,7 +127,7 @@ Database::Database(std::string path) : m_path(std::move(path)) {
     m_db = nullptr;
     throw Error(fmt::format("{}: cannot open the run index: {}", m_path, message));
   }
-  sqlite3_busy_timeout(m_db, k_busy_timeout_ms);
+  sqlite3_busy_timeout(m_db, m_journal.mode == JournalMode::wal ? k_busy_timeout_ms : k_busy_timeout_rollback_ms);
   // In WAL mode NORMAL syncs at checkpoints, not at every commit: a power cut may lose the
   // last index updates but never corrupts it, and the run folders can rebuild it anyway. Not
   // fatal if refused: it only costs speed. The rollback journal keeps FULL, its safe default.
