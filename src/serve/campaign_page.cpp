@@ -76,11 +76,13 @@ CampaignData read_campaign(const fs::path& dir, const std::string& id) {
   c.id = id;
   fs::path table = dir / "table.json";
   c.table = read_doc(table, c.problems);
+  c.table_unreadable = !c.problems.empty();
   if (!c.table.is_null()) {
     std::string schema = str(c.table, "schema");
     if (!c.table.is_object() || !field(c.table, "rows").is_array()) {
       c.problems.push_back(fmt::format("{}: no \"rows\" array; the table is not shown", table.string()));
       c.table = nullptr;
+      c.table_unreadable = true;
     } else if (schema != k_table_schema) {
       c.problems.push_back(fmt::format("{}: schema \"{}\", not {}; shown as far as it reads", table.string(), schema,
                                        k_table_schema));
@@ -244,10 +246,7 @@ std::string campaigns_section(const std::vector<CampaignData>& campaigns) {
                   "<th>table generated</th></tr>\n";
   std::string notes;
   for (const auto& c : campaigns) {
-    bool broken = std::any_of(c.problems.begin(), c.problems.end(),
-                              [](const std::string& p) { return p.find("table.json") != std::string::npos; }) &&
-                  c.table.is_null();
-    if (broken) {
+    if (c.table_unreadable) {
       for (const auto& p : c.problems) notes += "<p class=\"note muted\">campaign " + escape(c.id) + " skipped: " + escape(p) + "</p>\n";
       continue;
     }

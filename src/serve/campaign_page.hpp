@@ -19,6 +19,7 @@ struct CampaignData {
   nlohmann::json table; // table.json (optimas.campaign-table/1), or null
   nlohmann::json state; // state.json, or null
   std::vector<std::string> problems;
+  bool table_unreadable = false; // table.json is there but does not parse or has no rows
 };
 
 // The folder of campaign `id` in the store: root/campaigns/id.

@@ -158,6 +158,7 @@ TEST_F(CampaignPage, ABrokenTableIsANoteNeverAnError) {
   std::ofstream(path) << "{\n  \"rows\": [\n    {\"diagnostics\": \"PC\",,\n";
   CampaignData c = load_campaign(*m_store, test::k_campaign_id);
   EXPECT_TRUE(c.table.is_null());
+  EXPECT_TRUE(c.table_unreadable);
   ASSERT_EQ(c.problems.size(), 1u);
   EXPECT_NE(c.problems[0].find(path + ":3:"), std::string::npos) << c.problems[0];
   std::string html = campaign_page(c);
@@ -171,10 +172,19 @@ TEST_F(CampaignPage, ABrokenTableIsANoteNeverAnError) {
   write("table.json", {{"schema", "optimas.campaign-table/1"}, {"rows", "none"}});
   std::ofstream(m_campaign + "/state.json") << "[";
   c = load_campaign(*m_store, test::k_campaign_id);
+  EXPECT_TRUE(c.table_unreadable);
   ASSERT_EQ(c.problems.size(), 2u);
   EXPECT_NE(c.problems[0].find("no \"rows\" array"), std::string::npos);
   EXPECT_NE(c.problems[1].find("state.json:1:"), std::string::npos) << c.problems[1];
   EXPECT_NO_THROW(campaign_page(c));
+  // Only table.json's problems skip a campaign: one named "table.json" whose state.json is
+  // broken is still listed, with its table.
+  fs::create_directories(m_dir.path() / "campaigns" / "table.json");
+  fs::copy_file(fs::path(OPTIMAS_TEST_DATA) / "campaign" / "campaigns" / test::k_campaign_id / "table.json",
+                m_dir.path() / "campaigns" / "table.json" / "table.json");
+  std::ofstream(m_dir.path() / "campaigns" / "table.json" / "state.json") << "{";
+  section = campaigns_section(list_campaigns(*m_store));
+  EXPECT_NE(section.find("href=\"/campaigns/table.json\""), std::string::npos) << section;
   // Through the server: 200 pages with the notes.
   Dashboard d(*m_store);
   EXPECT_EQ(d.handle("/", {}).status, 200);
