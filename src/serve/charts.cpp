@@ -221,4 +221,197 @@ std::string measurement_svg(const MeasurementChart& chart) {
   return s + "</svg>\n";
 }
 
+// ---- Campaign charts ----------------------------------------------------------------------
+
+namespace {
+
+// One slot per subset along x, one lane per backend inside it; both campaign charts share it so
+// that a subset sits at the same place in each.
+struct Slots {
+  double left = 64, top = 30, slot = 96, height = 190;
+  std::size_t subsets = 0, backends = 1;
+  double lane(std::size_t s, std::size_t b) const {
+    double lanes = static_cast<double>(backends), used = std::min(slot - 24, 18.0 * lanes);
+    return left + slot * static_cast<double>(s) + (slot - used) / 2 + used * (static_cast<double>(b) + 0.5) / lanes;
+  }
+  double right() const { return left + slot * static_cast<double>(subsets); }
+};
+
+Slots slots_for(const CampaignChart& c) {
+  Slots s;
+  s.subsets = std::max<std::size_t>(1, c.subsets.size());
+  s.backends = std::max<std::size_t>(1, c.backends.size());
+  s.slot = std::max(96.0, 18.0 * static_cast<double>(s.backends) + 24);
+  return s;
+}
+
+std::size_t index_of(const std::vector<std::string>& v, const std::string& x) {
+  return static_cast<std::size_t>(std::find(v.begin(), v.end(), x) - v.begin());
+}
+
+// The backends' colours in a row above the plot.
+std::string legend_svg(const CampaignChart& c, double x, double y) {
+  std::string s;
+  for (std::size_t b = 0; b < c.backends.size(); ++b) {
+    s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
+                     "<text class=\"legend\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>",
+                     x, y - 9, backend_colour(b), x + 14, y, escape(c.backends[b]));
+    x += 24 + 6.5 * static_cast<double>(c.backends[b].size());
+  }
+  return s + "\n";
+}
+
+// Subset names under the plot, each under its slot; long ones slanted so they do not overlap.
+std::string subset_labels_svg(const CampaignChart& c, const Slots& sl, double y) {
+  bool slant = std::any_of(c.subsets.begin(), c.subsets.end(), [](const std::string& n) { return n.size() > 15; });
+  std::string s;
+  for (std::size_t i = 0; i < c.subsets.size(); ++i) {
+    double x = sl.left + sl.slot * (static_cast<double>(i) + 0.5);
+    s += slant ? fmt::format("<text class=\"subset\" x=\"{0:.1f}\" y=\"{1:.1f}\" text-anchor=\"end\" "
+                             "transform=\"rotate(-30 {0:.1f} {1:.1f})\">{2}</text>",
+                             x, y, escape(c.subsets[i]))
+               : fmt::format("<text class=\"subset\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>", x, y,
+                             escape(c.subsets[i]));
+  }
+  return s + "\n";
+}
+
+// A step of 1, 2, 2.5 or 5 times a power of ten giving about five ticks over `range`.
+double tick_step(double range) {
+  double raw = range / 5, mag = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 2.5, 5.0})
+    if (m * mag >= raw) return m * mag;
+  return 10 * mag;
+}
+
+std::string svg_open(const char* cls, double w, double h, const std::string& label) {
+  return fmt::format("<svg class=\"{0}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{1:.0f}\" height=\"{2:.0f}\" "
+                     "viewBox=\"0 0 {1:.0f} {2:.0f}\" role=\"img\" aria-label=\"{3}\">\n",
+                     cls, w, h, attr(label));
+}
+
+// One panel of rates: a frame, 0-100 % gridlines, a bar per row that has the rate.
+std::string rate_panel(const CampaignChart& c, const Slots& sl, double CampaignBar::*rate, const char* kind,
+                       const char* title) {
+  auto y = [&](double v) { return sl.top + sl.height * (1 - v); };
+  std::string s = fmt::format("<text x=\"{}\" y=\"{}\" font-weight=\"bold\">{}</text>\n", sl.left, sl.top - 8, title);
+  for (int t = 0; t <= 4; ++t)
+    s += fmt::format("<line x1=\"{0}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#e5e7eb\"/>"
+                     "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}%</text>",
+                     sl.left, sl.right(), y(t / 4.0), sl.left - 4, y(t / 4.0) + 4, t * 25);
+  s += fmt::format("\n<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"none\" stroke=\"#9ca3af\"/>\n", sl.left,
+                   sl.top, sl.right() - sl.left, sl.height);
+  double bar = std::min(16.0, (sl.slot - 24) / static_cast<double>(sl.backends));
+  for (const auto& b : c.bars) {
+    double v = b.*rate, x = sl.lane(index_of(c.subsets, b.subset), index_of(c.backends, b.backend));
+    if (!std::isfinite(v)) {
+      s += fmt::format("<text class=\"none\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">\xE2\x80\x93<title>{}, {}: "
+                       "unknown</title></text>\n",
+                       x, y(0) - 4, escape(b.subset), escape(b.backend));
+      continue;
+    }
+    v = std::clamp(v, 0.0, 1.0);
+    s += fmt::format("<rect class=\"rate\" data-kind=\"{0}\" data-subset=\"{1}\" data-backend=\"{2}\" data-value=\"{3:g}\" "
+                     "x=\"{4:.2f}\" y=\"{5:.2f}\" width=\"{6:.2f}\" height=\"{7:.2f}\" fill=\"{8}\">"
+                     "<title>{1}, {2}: {9:.0f}%</title></rect>\n",
+                     kind, attr(b.subset), attr(b.backend), v, x - bar / 2, y(v), bar, std::max(0.0, y(0) - y(v)),
+                     backend_colour(index_of(c.backends, b.backend)), 100 * v);
+  }
+  return s;
+}
+
+} // namespace
+
+CampaignChart campaign_chart(const json& rows) {
+  CampaignChart c;
+  if (!rows.is_array()) return c;
+  for (const auto& r : rows) {
+    if (!r.is_object() || !r.contains("diagnostics") || !r["diagnostics"].is_string() || !r.contains("backend") ||
+        !r["backend"].is_string())
+      continue;
+    CampaignBar b;
+    b.subset = r["diagnostics"].get<std::string>();
+    b.backend = r["backend"].get<std::string>();
+    const json& sp = r.contains("speedup") ? r["speedup"] : json();
+    b.geomean = number(sp, "geomean"), b.ci_low = number(sp, "ci_low"), b.ci_high = number(sp, "ci_high");
+    if (sp.is_object() && sp.contains("n") && sp["n"].is_number_integer()) b.n = sp["n"].get<long>();
+    b.valid_edit_rate = number(r, "valid_edit_rate"), b.accepted_rate = number(r, "accepted_rate");
+    if (index_of(c.subsets, b.subset) == c.subsets.size()) c.subsets.push_back(b.subset);
+    if (index_of(c.backends, b.backend) == c.backends.size()) c.backends.push_back(b.backend);
+    c.bars.push_back(std::move(b));
+  }
+  return c;
+}
+
+std::string backend_colour(std::size_t i) {
+  static const char* palette[] = {"#2563eb", "#f59e0b", "#16a34a", "#dc2626", "#7c3aed", "#0891b2", "#db2777", "#65a30d"};
+  return palette[i % std::size(palette)];
+}
+
+// One function draws the whole chart: frame, ticks, the 1x line, each row's interval and point.
+std::string campaign_speedup_svg(const CampaignChart& c) {
+  Slots sl = slots_for(c);
+  double lo = 1, hi = 1;
+  for (const auto& b : c.bars)
+    for (double v : {b.geomean, b.ci_low, b.ci_high})
+      if (positive(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  double step = tick_step((hi - lo) * 1.1 + 1e-9);
+  lo = std::floor((lo - (hi - lo) * 0.05) / step) * step, hi = std::ceil((hi + (hi - lo) * 0.05) / step) * step;
+  if (hi <= lo) hi = lo + step;
+  auto y = [&](double v) { return sl.top + sl.height * (hi - v) / (hi - lo); };
+  bool slant = std::any_of(c.subsets.begin(), c.subsets.end(), [](const std::string& n) { return n.size() > 15; });
+  double h = sl.top + sl.height + (slant ? 90 : 40);
+  std::string s = svg_open("campaign-speedup", sl.right() + 20, h, "geometric-mean speedup per diagnostic subset and backend");
+  s += legend_svg(c, sl.left, 14);
+  for (double t = lo; t <= hi + step / 2; t += step)
+    s += fmt::format("<line x1=\"{0}\" x2=\"{1:.1f}\" y1=\"{2:.2f}\" y2=\"{2:.2f}\" stroke=\"#e5e7eb\"/>"
+                     "<text x=\"{3}\" y=\"{4:.2f}\" text-anchor=\"end\">{5:.3g}x</text>",
+                     sl.left, sl.right(), y(t), sl.left - 4, y(t) + 4, t);
+  s += fmt::format("\n<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"none\" stroke=\"#9ca3af\"/>\n"
+                   "<line class=\"reference\" data-value=\"1\" x1=\"{}\" x2=\"{:.1f}\" y1=\"{:.2f}\" y2=\"{:.2f}\" "
+                   "stroke=\"#111\" stroke-dasharray=\"4 3\"/>\n",
+                   sl.left, sl.top, sl.right() - sl.left, sl.height, sl.left, sl.right(), y(1), y(1));
+  for (const auto& b : c.bars) {
+    std::size_t bi = index_of(c.backends, b.backend);
+    double x = sl.lane(index_of(c.subsets, b.subset), bi);
+    if (!positive(b.geomean)) {
+      s += fmt::format("<text class=\"none\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">\xE2\x80\x93<title>{}, {}: "
+                       "no speedup measured</title></text>\n",
+                       x, y(1) - 4, escape(b.subset), escape(b.backend));
+      continue;
+    }
+    std::string colour = backend_colour(bi);
+    bool ci = positive(b.ci_low) && positive(b.ci_high);
+    if (ci)
+      s += fmt::format("<line class=\"interval\" data-subset=\"{0}\" data-backend=\"{1}\" x1=\"{2:.2f}\" x2=\"{2:.2f}\" "
+                       "y1=\"{3:.2f}\" y2=\"{4:.2f}\" stroke=\"{5}\" stroke-width=\"2\"/>"
+                       "<line x1=\"{6:.2f}\" x2=\"{7:.2f}\" y1=\"{3:.2f}\" y2=\"{3:.2f}\" stroke=\"{5}\"/>"
+                       "<line x1=\"{6:.2f}\" x2=\"{7:.2f}\" y1=\"{4:.2f}\" y2=\"{4:.2f}\" stroke=\"{5}\"/>",
+                       attr(b.subset), attr(b.backend), x, y(b.ci_low), y(b.ci_high), colour, x - 4, x + 4);
+    std::string tip = fmt::format("{}, {}: {:.3g}x", b.subset, b.backend, b.geomean) +
+                      (ci ? fmt::format(" [{:.3g}, {:.3g}]", b.ci_low, b.ci_high) : "") +
+                      (b.n >= 0 ? fmt::format(", n={}", b.n) : "");
+    s += fmt::format("<circle class=\"geomean\" data-subset=\"{}\" data-backend=\"{}\" data-value=\"{:g}\" cx=\"{:.2f}\" "
+                     "cy=\"{:.2f}\" r=\"4.5\" fill=\"{}\" stroke=\"#111\"><title>{}</title></circle>\n",
+                     attr(b.subset), attr(b.backend), b.geomean, x, y(b.geomean), colour, escape(tip));
+  }
+  s += subset_labels_svg(c, sl, sl.top + sl.height + 16);
+  return s + "</svg>\n";
+}
+
+std::string campaign_rates_svg(const CampaignChart& c) {
+  Slots sl = slots_for(c);
+  sl.height = 110;
+  bool slant = std::any_of(c.subsets.begin(), c.subsets.end(), [](const std::string& n) { return n.size() > 15; });
+  double panel = sl.top + sl.height + 10;
+  std::string s = svg_open("campaign-rates", sl.right() + 20, 2 * panel + (slant ? 80 : 30) + 10,
+                           "valid-edit and accepted rates per diagnostic subset and backend");
+  s += legend_svg(c, sl.left + 160, 14);
+  s += rate_panel(c, sl, &CampaignBar::valid_edit_rate, "valid_edit", "valid-edit rate");
+  sl.top += panel;
+  s += rate_panel(c, sl, &CampaignBar::accepted_rate, "accepted", "accepted rate");
+  s += subset_labels_svg(c, sl, sl.top + sl.height + 16);
+  return s + "</svg>\n";
+}
+
 } // namespace optimas::serve

@@ -1,10 +1,12 @@
 // SVG charts drawn by our own code (no script, no library): the roofline with a kernel's point
-// before and after an edit, and the measured samples with the speedup's bootstrap interval.
+// before and after an edit, the measured samples with the speedup's bootstrap interval, and a
+// campaign's speedups and rates per diagnostic subset and backend.
 // Every label goes through escape(); the charts read without JavaScript.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -67,5 +69,36 @@ std::string measurement_svg(const MeasurementChart& chart);
 
 // Quantile q in [0, 1] of sorted values, linear between neighbours.
 double quantile(const std::vector<double>& sorted, double q);
+
+// One row of a campaign's table (table.json's rows: a diagnostic subset and a backend); NaN
+// where the table has null or no number, n -1 when unknown.
+struct CampaignBar {
+  std::string subset, backend;
+  double geomean = std::numeric_limits<double>::quiet_NaN(), ci_low = geomean, ci_high = geomean;
+  long n = -1;
+  double valid_edit_rate = geomean, accepted_rate = geomean;
+};
+
+struct CampaignChart {
+  std::vector<std::string> subsets;  // along the x axis, in the table's order
+  std::vector<std::string> backends; // one colour each, in the table's order
+  std::vector<CampaignBar> bars;
+};
+
+// The chart's data from table.json's "rows" (anything else reads as no rows); rows without a
+// subset or backend label are left out.
+CampaignChart campaign_chart(const nlohmann::json& rows);
+
+// The colour of the i-th backend, the same in every campaign chart and the legend.
+std::string backend_colour(std::size_t i);
+
+// Per subset, each backend's geometric-mean speedup (a circle, class "geomean") with its
+// interval (a line, class "interval"), a dashed reference line at 1x (class "reference"), and
+// a legend of the backends; a row without a speedup shows an en dash (class "none").
+std::string campaign_speedup_svg(const CampaignChart& chart);
+
+// The valid-edit rate and the accepted rate (0-100 %) as bars (class "rate", data-kind
+// valid_edit or accepted), one panel each, in the same layout as campaign_speedup_svg.
+std::string campaign_rates_svg(const CampaignChart& chart);
 
 } // namespace optimas::serve

@@ -27,8 +27,10 @@ table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left;vertical-al
 th{background:#f0f2f5}a{color:#1a56c4}code,pre,.src{font:12px/1.4 ui-monospace,monospace}
 pre{white-space:pre-wrap;background:#f3f4f6;padding:6px;margin:4px 0}
 .status{padding:1px 6px;border-radius:8px;background:#e5e7eb;font-size:12px}
-.status-accepted,.status-finished,.status-improved{background:#c9f2d3}.status-running{background:#fde68a}
+.status-accepted,.status-finished,.status-improved,.status-done{background:#c9f2d3}.status-running{background:#fde68a}
 .status-rejected,.status-not_measured{background:#e0e7ff}
+.status-cancelled,.status-preempted,.status-timed_out,.status-lost{background:#fed7aa}
+.campaign-table td.n,.cells td.n{text-align:right}.campaign-table td{white-space:nowrap}.wide{overflow-x:auto}
 .status-validation_failed,.status-build_failed,.status-failed,.status-run_failed,.status-guardrail_rejected,.status-invalid_reply{background:#fecaca}
 .badge{display:inline-block;font:11px ui-monospace,monospace;padding:0 4px;margin:0 2px;border-radius:4px;background:#1a56c4;color:#fff;text-decoration:none}
 .badge.cited{background:#7c3aed}.stalled td,.stalled td.muted,.stalled td.n{color:#1d2433}.src td{border:0;padding:0 6px;white-space:pre}.src td.n{color:#8b93a1;text-align:right}

@@ -96,7 +96,7 @@ std::vector<json> select_runs(std::vector<json> runs, const RunsQuery& q) {
   return runs;
 }
 
-std::string runs_page(const std::vector<json>& runs, const RunsQuery& q) {
+std::string runs_page(const std::vector<json>& runs, const RunsQuery& q, const std::string& campaigns) {
   auto shown = select_runs(runs, q);
   bool running = std::any_of(runs.begin(), runs.end(), [](const json& r) { return str(r, "status") == "running"; });
   std::string s = "<h1>Runs</h1>\n<form method=\"get\" action=\"/\"><input name=\"q\" placeholder=\"filter\" value=\"" +
@@ -107,6 +107,7 @@ std::string runs_page(const std::vector<json>& runs, const RunsQuery& q) {
                    "<button>show</button></form>\n",
                    q.ascending ? " checked" : "");
   if (running) s += "<p class=\"muted\">A run is in progress: this page reloads every 5 seconds.</p>\n";
+  s += campaigns;
   s += fmt::format("<section><p class=\"muted\">{} of {} run(s)</p><table class=\"runs\">\n<tr><th>run</th><th>app</th>"
                    "<th>backend</th><th>status</th><th>best speedup</th><th>variants</th><th>started</th></tr>\n",
                    shown.size(), runs.size());

@@ -26,9 +26,9 @@ struct RunsQuery {
 // The rows that pass the filter, in the asked order.
 std::vector<nlohmann::json> select_runs(std::vector<nlohmann::json> runs, const RunsQuery& query);
 
-// The whole page. A running run makes the page reload itself every few seconds (live progress
-// without JavaScript).
-std::string runs_page(const std::vector<nlohmann::json>& runs, const RunsQuery& query);
+// The whole page, with `campaigns` (campaign_page.hpp's campaigns_section) above the runs. A
+// running run makes the page reload itself every few seconds (live progress without JavaScript).
+std::string runs_page(const std::vector<nlohmann::json>& runs, const RunsQuery& query, const std::string& campaigns = "");
 
 // One side of a comparison: a run ("ID") or one of its variants ("ID:i1a1", whose counters are
 // those of its re-profile when it has one).

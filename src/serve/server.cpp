@@ -1,5 +1,6 @@
 #include "serve/server.hpp"
 
+#include "serve/campaign_page.hpp"
 #include "serve/html.hpp"
 #include "serve/run_files.hpp"
 #include "serve/run_page.hpp"
@@ -59,6 +60,16 @@ Response Dashboard::run_file(const std::string& id, const std::string& relative)
 
 Response Dashboard::json_endpoint(const std::string& path, const std::map<std::string, std::string>& params) const {
   if (path == "/api/runs") return json_response(json(runs_now(m_store)));
+  if (path == "/api/campaigns") {
+    json list = json::array();
+    for (const auto& c : list_campaigns(m_store)) {
+      json doc = campaign_json(c);
+      doc.erase("state"); // the list says how far each got; /api/campaigns/ID has the cells
+      list.push_back(std::move(doc));
+    }
+    return json_response(list);
+  }
+  if (path.rfind("/api/campaigns/", 0) == 0) return json_response(campaign_json(load_campaign(m_store, path.substr(15))));
   if (path == "/api/compare") {
     if (param(params, "a").empty() || param(params, "b").empty())
       return {400, "application/json", R"({"error": "give a=RUN[:VARIANT] and b=RUN[:VARIANT]"})" "\n"};
@@ -89,8 +100,10 @@ Response Dashboard::handle(const std::string& path, const std::map<std::string, 
       q.filter = param(params, "q");
       if (!param(params, "sort").empty()) q.sort = param(params, "sort");
       q.ascending = param(params, "asc") == "1";
-      return {200, "text/html; charset=utf-8", runs_page(runs_now(m_store), q)};
+      return {200, "text/html; charset=utf-8", runs_page(runs_now(m_store), q, campaigns_section(list_campaigns(m_store)))};
     }
+    if (path.rfind("/campaigns/", 0) == 0)
+      return {200, "text/html; charset=utf-8", campaign_page(load_campaign(m_store, path.substr(11)))};
     if (path.rfind("/api/", 0) == 0) return json_endpoint(path, params);
     if (path == "/compare") {
       std::string a = param(params, "a"), b = param(params, "b");

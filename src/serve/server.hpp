@@ -5,8 +5,10 @@
 //   /runs/ID               Run page
 //   /runs/ID/files/PATH    an artifact of the run, as text/plain (never as HTML)
 //   /compare?a=ID[:KEY]&b=ID[:KEY]   Compare page
+//   /campaigns/ID          Campaign page (<runs_dir>/campaigns/ID: table.json, state.json)
 //   /api/runs              the runs (JSON array), /api/runs/ID the run page's data,
 //   /api/runs/ID/progress  status and variants so far, /api/compare?a=..&b=.. the comparison
+//   /api/campaigns         the campaigns (JSON array), /api/campaigns/ID one with its table and cells
 #pragma once
 
 #include "store/run_store.hpp"

@@ -12,6 +12,33 @@
 
 namespace optimas::store {
 
+// How the index journals its writes. WAL lets readers go on while one writer commits, but its
+// shared-memory index (index.sqlite-shm, mmap'd) is shared only by processes of one host: cells
+// on two nodes of a network or cluster file system writing one WAL index would corrupt it. The
+// rollback journal relies on the file system's POSIX locks instead, which those honour.
+enum class JournalMode { wal, rollback };
+
+struct JournalChoice {
+  JournalMode mode = JournalMode::wal;
+  std::string file_system; // the network file system found under the folder, or ""
+  bool forced = false;     // set by OPTIMAS_INDEX_JOURNAL
+};
+
+// The name of the network or cluster file system whose statfs f_type is `magic` ("nfs",
+// "lustre", "gpfs", ...), or "" for any other (local) file system.
+std::string network_file_system_name(std::uint64_t magic);
+
+// The network file system `folder` lies on, or "" (also when statfs fails: WAL is the default).
+std::string network_file_system_at(const std::string& folder);
+
+// WAL on a local file system (`file_system` ""), the rollback journal on a network one;
+// `forced` (OPTIMAS_INDEX_JOURNAL's value, or null) "wal" or "delete" decides instead. Error
+// naming the variable for another value.
+JournalChoice journal_for(const std::string& file_system, const char* forced);
+
+// journal_for(network_file_system_at(folder), $OPTIMAS_INDEX_JOURNAL).
+JournalChoice choose_journal(const std::string& folder);
+
 class Database {
 public:
   // Opens (or creates) the database at `path`; Error naming it when it cannot.
@@ -26,12 +53,16 @@ public:
   [[noreturn]] void fail(const std::string& what) const;
   void exec(const char* sql, const std::string& what);
 
-  // Sets WAL and creates or upgrades the tables. Returns true when the index was (re)made empty.
+  // Sets the journal mode (choose_journal) and creates or upgrades the tables. Returns true when
+  // the index was (re)made empty.
   bool prepare_schema();
 
 private:
+  void set_journal_mode();
+
   std::string m_path;
   sqlite3* m_db = nullptr;
+  JournalChoice m_journal;
 };
 
 class Statement {

@@ -255,7 +255,7 @@ RunStore::RunStore(std::string root) : m_root(std::move(root)) {
     if (!fs::exists(m_index_path) || !index_is_damaged(m_index_path)) throw;
     std::string aside = fmt::format("{}.damaged-{}", m_index_path, util::utc_now_iso8601());
     fs::rename(m_index_path, aside);
-    for (const char* suffix : {"-wal", "-shm"}) fs::remove(m_index_path + suffix, ec);
+    for (const char* suffix : {"-wal", "-shm", "-journal"}) fs::remove(m_index_path + suffix, ec);
     log::warn("{} was damaged ({}); it was moved to {} and the index is rebuilt from the run folders", m_index_path,
               e.what(), aside);
     Connection c(m_index_path);

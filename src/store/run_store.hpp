@@ -24,8 +24,9 @@ bool is_valid_run_id(const std::string& id);
 
 class RunStore {
 public:
-  // Creates root and index.sqlite (WAL, busy_timeout 5 s, schema version in PRAGMA user_version)
-  // if absent. Each operation opens its own connection, so a RunStore may be used from several
+  // Creates root and index.sqlite (WAL, or the rollback journal on a network file system:
+  // index_db.hpp's choose_journal; busy_timeout 5 s, 30 s with the rollback journal; schema
+  // version in PRAGMA user_version) if absent. Each operation opens its own connection, so a RunStore may be used from several
   // threads and processes at once; an index that had to be made (absent, deleted, or of an older
   // schema) is first filled from the run folders, so no existing run goes missing from it.
   explicit RunStore(std::string root);

@@ -1,8 +1,10 @@
 # optimas serve and optimas report end to end, without a GPU: a run made with --execute no and
 # a measured run (the host stand-in for stream, the recorded H200 profile, a local model server
-# whose reply carries <script>) are served on a free port of 127.0.0.1; every page and endpoint
-# is fetched with curl and checked; headless Chromium loads each page with no console message and
-# no failed request (the server logs every answer), and the report opens offline.
+# whose reply carries <script>) are served on a free port of 127.0.0.1, with the campaign of
+# tests/data/campaign (two of its cells pointing at those runs) and a campaign whose table.json
+# is broken; every page and endpoint is fetched with curl and checked; headless Chromium loads
+# each page with no console message and no failed request (the server logs every answer), draws
+# the campaign's charts (their colours counted in a screenshot), and the report opens offline.
 # OPTIMAS_SCREENSHOTS=DIR keeps a screenshot of each page there (docs/img/ holds the committed ones).
 source "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
@@ -38,6 +40,19 @@ cp -r "$D" "$vdir/profile" && touch "$vdir/profile/.complete"
 echo "secret-$RANDOM" > "$WORK/secret.txt"
 ln -s "$WORK/secret.txt" "$RUNS/$measured/link.txt"
 
+# The campaign fixture, two of its cells now runs of this store; and a campaign whose table.json
+# is cut short, which the Runs page must skip with a note.
+mkdir -p "$RUNS/campaigns/broken"
+cp -r "$OPTIMAS_TEST_DATA/campaign/campaigns/examples-ablation" "$RUNS/campaigns/"
+python3 - "$RUNS/campaigns/examples-ablation/state.json" "$measured" "$unmeasured" <<'PY'
+import json, sys
+path, measured, unmeasured = sys.argv[1:]
+state = json.load(open(path))
+state["cells"][0]["run_id"], state["cells"][1]["run_id"] = measured, unmeasured
+json.dump(state, open(path, "w"))
+PY
+printf '{"schema": "optimas.campaign-table/1",\n "rows": [' > "$RUNS/campaigns/broken/table.json"
+
 # --- The server -------------------------------------------------------------------------------
 mkfifo "$WORK/serve-ready"
 "$OPTIMAS" -v serve --runs-dir "$RUNS" --port 0 > "$WORK/serve-ready" 2> "$WORK/serve.log" &
@@ -57,10 +72,27 @@ fetch() {
 has() { grep -qF -- "$1" "$WORK/body" || fail "GET $2: no '$1' in the page"; }
 hasnt() { ! grep -qF -- "$1" "$WORK/body" || fail "GET $2: '$1' in the page"; }
 
-pages=("/" "/runs/$measured" "/runs/$unmeasured" "/compare" "/compare?a=$measured&b=$measured:i1a1")
+pages=("/" "/runs/$measured" "/runs/$unmeasured" "/compare" "/compare?a=$measured&b=$measured:i1a1"
+       "/campaigns/examples-ablation")
 fetch / 200
 has "$measured" /
 has "$unmeasured" /
+has 'href="/campaigns/examples-ablation"' /
+has "campaign broken skipped: " /
+hasnt 'href="/campaigns/broken"' /
+fetch /campaigns/examples-ablation 200
+page=/campaigns/examples-ablation
+has "<a href=\"/runs/$measured\">" "$page"
+has "<a href=\"/runs/$unmeasured\">" "$page"
+has '<meta http-equiv="refresh" content="5">' "$page"
+has '<svg class="campaign-speedup"' "$page"
+fetch /campaigns/broken 200
+has "table.json:2:" /campaigns/broken
+fetch "/campaigns/..%2Fexamples-ablation" 404
+fetch /api/campaigns 200
+json_check "$WORK/body" "sorted(c['id'] for c in d) == ['broken', 'examples-ablation']" "/api/campaigns: both folders"
+fetch /api/campaigns/examples-ablation 200
+json_check "$WORK/body" "len(d['table']['rows']) == 16 and d['cells']['total'] == 32" "/api/campaigns/ID"
 fetch "/?q=nomatch" 200
 has "0 of 2 run(s)" "/?q=nomatch"
 
@@ -139,12 +171,67 @@ n=0
 for p in "${pages[@]}"; do
   n=$((n + 1))
   name=$(case "$p" in /) echo runs ;; /compare) echo compare-form ;; /compare*) echo compare ;;
-         "/runs/$measured") echo run ;; *) echo run-unmeasured ;; esac)
+         "/runs/$measured") echo run ;; /campaigns/*) echo campaign ;; *) echo run-unmeasured ;; esac)
   browse "$base$p" "$name"
 done
 grep -q 'data-label="after"' "$WORK/run.dom" || fail "Chromium's DOM of the run page has no after point"
+# The campaign's charts as Chromium laid them out: a point per row with a speedup (15), each
+# inside the plotting frame, and the rates' bars; then drawn: the two backends' colours must
+# fill pixels of a screenshot (nothing else on the page has them).
+"$CHROMIUM" --headless --disable-gpu --no-sandbox --user-data-dir="$WORK/chromium" --hide-scrollbars \
+  --window-size=1280,1600 --screenshot="$WORK/campaign.png" "$base/campaigns/examples-ablation" 2> /dev/null \
+  || fail "screenshot of the campaign page"
+python3 - "$WORK/campaign.dom" "$WORK/campaign.png" <<'PY' || fail "the campaign page's charts"
+import re, struct, sys, zlib
+html = open(sys.argv[1]).read()
+svg = re.search(r'<svg class="campaign-speedup".*?</svg>', html, re.S).group(0)
+x0, y0, w, h = map(float, re.search(r'<rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)" fill="none"', svg).groups())
+points = re.findall(r'class="geomean"[^>]*cx="([0-9.]+)" cy="([0-9.]+)"', svg)
+assert len(points) == 15, f"{len(points)} speedup points, expected 15"
+for cx, cy in points:
+    assert x0 < float(cx) < x0 + w and y0 < float(cy) < y0 + h, f"a point outside the frame: {cx}, {cy}"
+assert 'class="reference"' in svg, "no 1x line"
+assert html.count('class="rate"') == 30, "not 30 rate bars"
+
+def pixels(path):  # an 8-bit RGB or RGBA PNG, not interlaced (what Chromium writes)
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    at, idat = 8, b""
+    while at < len(data):
+        n, kind = struct.unpack(">I4s", data[at:at + 8])
+        body = data[at + 8:at + 8 + n]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and colour in (2, 6), f"PNG depth {depth} colour type {colour}"
+        elif kind == b"IDAT":
+            idat += body
+        at += 12 + n
+    bpp = 4 if colour == 6 else 3
+    raw, stride, prev, out = zlib.decompress(idat), width * bpp, bytearray(width * bpp), []
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        out.append(bytes(line))
+        prev = line
+    return out, bpp
+
+rows, bpp = pixels(sys.argv[2])
+for colour in ("2563eb", "f59e0b"):  # backend_colour(0) and (1)
+    rgb = bytes.fromhex(colour)
+    n = sum(sum(1 for i in range(0, len(r), bpp) if r[i:i + 3] == rgb) for r in rows)
+    assert n > 500, f"only {n} pixels of #{colour}: the charts are not drawn"
+PY
 # Every request Chromium made was answered 200 (the server logs each one).
-if grep -E "GET .* -> [^2]" "$WORK/serve.log" | grep -vE "ffffffff|files/" ; then fail "failed requests in the server's log"; fi
+if grep -E "GET .* -> [^2]" "$WORK/serve.log" | grep -vE "ffffffff|files/|campaigns/\.\." ; then fail "failed requests in the server's log"; fi
 
 # --- The report ---------------------------------------------------------------------------------
 "$OPTIMAS" report "${measured:0:8}" --runs-dir "$RUNS" -o "$WORK/report.html" > /dev/null || fail "optimas report"
@@ -156,4 +243,4 @@ if grep -oE '(href|src)="[^"#][^"]*"' "$WORK/report.html" | grep -v 'href="data:
 browse "file://$WORK/report.html" report
 grep -q 'class="samples"' "$WORK/report.dom" || fail "the report, offline, has no measurement plot"
 expect_fail 1 "no run matches|unknown|ffffffff" -- "$OPTIMAS" report ffffffff --runs-dir "$RUNS" -o "$WORK/x.html"
-pass "serve: $n pages and 5 endpoints served and loaded in Chromium, paths outside refused, report offline"
+pass "serve: $n pages and 7 endpoints served and loaded in Chromium, the campaign's charts drawn, paths outside refused, report offline"

@@ -70,4 +70,16 @@ inline void write_fixture_run(const TempDir& dir) {
   store::write_json_atomic(run + "/run.json", doc);
 }
 
+// The campaign of tests/data/campaign (32 cells, 16 rows) copied to root/campaigns/, as
+// `optimas campaign` leaves it in a run store.
+inline constexpr const char* k_campaign_id = "examples-ablation";
+
+inline std::string write_fixture_campaign(const TempDir& dir) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir.path() / "campaigns");
+  fs::copy(fs::path(OPTIMAS_TEST_DATA) / "campaign" / "campaigns" / k_campaign_id, dir.path() / "campaigns" / k_campaign_id,
+           fs::copy_options::recursive);
+  return (dir.path() / "campaigns" / k_campaign_id).string();
+}
+
 } // namespace optimas::test

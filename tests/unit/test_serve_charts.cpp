@@ -142,3 +142,121 @@ TEST(ServeCharts, MeasurementPlotShowsEverySampleAndTheInterval) {
   c.speedup = 0;
   EXPECT_EQ(measurement_svg(c).find("class=\"ci\""), std::string::npos);
 }
+
+// ---- Campaign charts -----------------------------------------------------------------------
+
+namespace {
+
+nlohmann::json campaign_row(const std::string& subset, const std::string& backend, nlohmann::json geomean,
+                            nlohmann::json low, nlohmann::json high, nlohmann::json valid, nlohmann::json accepted) {
+  return {{"diagnostics", subset},
+          {"backend", backend},
+          {"valid_edit_rate", valid},
+          {"accepted_rate", accepted},
+          {"speedup", {{"geomean", geomean}, {"ci_low", low}, {"ci_high", high}, {"n", 2}}}};
+}
+
+nlohmann::json campaign_rows() {
+  using nlohmann::json;
+  return json::array({campaign_row("PC", "builtin", 1.08, 1.0, 1.17, 0.5, 0.5),
+                      campaign_row("PC", "manual", 1.3, 1.2, 1.4, 1.0, 1.0),
+                      campaign_row("PC+IA", "builtin", 0.9, 0.8, 1.05, 1.0, 0.0),
+                      campaign_row("code-only", "builtin", nullptr, nullptr, nullptr, nullptr, nullptr),
+                      campaign_row("code-only", "manual", 1.5, 1.1, 2.0, 0.25, nullptr)});
+}
+
+// The value of attribute `name` in the first element whose attributes include `selector_re` (a
+// regular expression in which '+' stands for itself).
+double svg_attr(const std::string& svg, const std::string& selector_re, const std::string& name) {
+  std::smatch m;
+  std::string selector = std::regex_replace(selector_re, std::regex(R"([+])"), R"(\+)"); // "PC+IA"
+  std::regex re("<[a-z]+ [^>]*" + selector + "[^>]*\\b" + name + "=\"([-0-9.]+)\"");
+  if (!std::regex_search(svg, m, re)) return NAN;
+  return std::stod(m[1]);
+}
+
+} // namespace
+
+TEST(ServeCharts, CampaignChartReadsTheTableRowsInOrder) {
+  CampaignChart c = campaign_chart(campaign_rows());
+  EXPECT_EQ(c.subsets, (std::vector<std::string>{"PC", "PC+IA", "code-only"}));
+  EXPECT_EQ(c.backends, (std::vector<std::string>{"builtin", "manual"}));
+  ASSERT_EQ(c.bars.size(), 5u);
+  EXPECT_TRUE(std::isnan(c.bars[3].geomean));
+  EXPECT_TRUE(std::isnan(c.bars[4].accepted_rate));
+  EXPECT_EQ(c.bars[0].n, 2);
+  // Not rows, or rows without their labels, make no bars.
+  EXPECT_TRUE(campaign_chart(nlohmann::json::object()).bars.empty());
+  EXPECT_TRUE(campaign_chart(nlohmann::json::array({1, "x", {{"backend", "b"}}})).bars.empty());
+}
+
+TEST(ServeCharts, CampaignSpeedupsSitOnOneScaleWithTheirIntervalsAndTheOneLine) {
+  std::string svg = campaign_speedup_svg(campaign_chart(campaign_rows()));
+  auto cy = [&](const std::string& s, const std::string& b) {
+    return svg_attr(svg, "class=\"geomean\" data-subset=\"" + s + "\" data-backend=\"" + b + "\"", "cy");
+  };
+  auto cx = [&](const std::string& s, const std::string& b) {
+    return svg_attr(svg, "class=\"geomean\" data-subset=\"" + s + "\" data-backend=\"" + b + "\"", "cx");
+  };
+  double y108 = cy("PC", "builtin"), y130 = cy("PC", "manual"), y090 = cy("PC+IA", "builtin");
+  ASSERT_FALSE(std::isnan(y108) || std::isnan(y130) || std::isnan(y090)) << svg;
+  // Higher is faster, and linear: the 1x line lies where the points' scale puts 1.0.
+  EXPECT_LT(y130, y108);
+  EXPECT_LT(y108, y090);
+  double per_unit = (y090 - y130) / (1.3 - 0.9);
+  double ref = svg_attr(svg, "class=\"reference\"", "y1");
+  EXPECT_NEAR(ref, y130 + per_unit * (1.3 - 1.0), 0.05);
+  EXPECT_NEAR(y108, y130 + per_unit * (1.3 - 1.08), 0.05);
+  // Each interval spans its point.
+  for (const auto& [s, b] : {std::pair{"PC", "builtin"}, std::pair{"PC", "manual"}, std::pair{"code-only", "manual"}}) {
+    std::string sel = std::string("class=\"interval\" data-subset=\"") + s + "\" data-backend=\"" + b + "\"";
+    double lo = svg_attr(svg, sel, "y1"), hi = svg_attr(svg, sel, "y2");
+    EXPECT_LT(hi, cy(s, b)) << s << " " << b;
+    EXPECT_GT(lo, cy(s, b)) << s << " " << b;
+  }
+  // Subsets along x in the table's order; within one, the backends side by side.
+  EXPECT_LT(cx("PC", "manual"), cx("PC+IA", "builtin"));
+  EXPECT_LT(cx("PC", "builtin"), cx("PC", "manual"));
+  EXPECT_LT(cx("PC+IA", "builtin"), cx("code-only", "manual"));
+  // A colour per backend, the same in the legend; the null speedup is a dash, not a point.
+  EXPECT_NE(svg.find("data-backend=\"manual\" data-value=\"1.3\" cx=\"" ), std::string::npos);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(svg, m, std::regex("data-subset=\"PC\" data-backend=\"manual\"[^>]*fill=\"(#[0-9a-f]+)\"")));
+  EXPECT_EQ(m[1], backend_colour(1));
+  ASSERT_TRUE(std::regex_search(svg, m, std::regex("data-subset=\"PC\" data-backend=\"builtin\"[^>]*fill=\"(#[0-9a-f]+)\"")));
+  EXPECT_EQ(m[1], backend_colour(0));
+  EXPECT_NE(backend_colour(0), backend_colour(1));
+  EXPECT_NE(svg.find("fill=\"" + backend_colour(1) + "\"/><text class=\"legend\" x=\""), std::string::npos);
+  EXPECT_EQ(svg.find("data-subset=\"code-only\" data-backend=\"builtin\""), std::string::npos);
+  EXPECT_NE(svg.find("class=\"none\""), std::string::npos);
+  EXPECT_NE(svg.find(">code-only</text>"), std::string::npos);
+}
+
+TEST(ServeCharts, CampaignRatesAreBarsOfTheirShareAndNullsAreDashes) {
+  std::string svg = campaign_rates_svg(campaign_chart(campaign_rows()));
+  auto height = [&](const char* kind, const std::string& s, const std::string& b) {
+    return svg_attr(svg, std::string("class=\"rate\" data-kind=\"") + kind + "\" data-subset=\"" + s +
+                             "\" data-backend=\"" + b + "\"",
+                    "height");
+  };
+  double full = height("valid_edit", "PC", "manual");
+  ASSERT_GT(full, 0) << svg;
+  EXPECT_NEAR(height("valid_edit", "PC", "builtin"), full / 2, 0.05);
+  EXPECT_NEAR(height("valid_edit", "code-only", "manual"), full / 4, 0.05);
+  EXPECT_NEAR(height("accepted", "PC", "manual"), full, 0.05);
+  EXPECT_NEAR(height("accepted", "PC+IA", "builtin"), 0, 0.05);
+  EXPECT_TRUE(std::isnan(height("accepted", "code-only", "manual")));
+  EXPECT_TRUE(std::isnan(height("valid_edit", "code-only", "builtin")));
+  EXPECT_NE(svg.find("class=\"none\""), std::string::npos);
+}
+
+TEST(ServeCharts, CampaignLabelsAreEscaped) {
+  nlohmann::json rows = nlohmann::json::array(
+      {campaign_row("<script>alert(1)</script>", "a\"b<img>", 1.2, 1.1, 1.3, 0.5, 0.5)});
+  for (const std::string& svg : {campaign_speedup_svg(campaign_chart(rows)), campaign_rates_svg(campaign_chart(rows))}) {
+    EXPECT_EQ(svg.find("<script"), std::string::npos) << svg;
+    EXPECT_EQ(svg.find("<img"), std::string::npos) << svg;
+    EXPECT_EQ(svg.find("a\"b"), std::string::npos) << svg;
+    EXPECT_NE(svg.find("&lt;script&gt;"), std::string::npos);
+  }
+}
