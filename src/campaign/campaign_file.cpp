@@ -2,6 +2,7 @@
 
 #include "analysis/diagnostics.hpp"
 #include "config/options.hpp"
+#include "config/yaml_reader.hpp"
 #include "llm/backend.hpp"
 #include "util/error.hpp"
 #include "util/strings.hpp"
@@ -31,30 +32,9 @@ constexpr const char* k_cell_flags[] = {"--app",  "-c",      "--config",        
                                         "--cell", "--seed",  "--measure-configs", "--resume",     "--work-dir"};
 
 // Reads one campaign file; every failure names the node's line.
-class Reader {
+class Reader : public config::YamlReader {
 public:
-  explicit Reader(std::string path) : m_path(std::move(path)) {}
-
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& message) const {
-    throw ConfigError(m_path, at.IsDefined() ? static_cast<std::size_t>(at.Mark().line + 1) : 0, message);
-  }
-
-  template <std::size_t N>
-  void check_keys(const YAML::Node& map, const char* const (&known)[N], const char* where) const {
-    if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", where));
-    std::set<std::string> seen;
-    for (const auto& kv : map) {
-      if (!kv.first.IsScalar()) fail(kv.first, fmt::format("a key in {} must be a name", where));
-      const std::string key = kv.first.Scalar();
-      if (!seen.insert(key).second) fail(kv.first, fmt::format("\"{}\" is given twice in {}", key, where));
-      bool ok = false;
-      for (const char* k : known) ok = ok || key == k;
-      if (!ok) {
-        std::vector<std::string> names(std::begin(known), std::end(known));
-        fail(kv.first, fmt::format("unknown key \"{}\" in {} (known: {})", key, where, util::join(names, ", ")));
-      }
-    }
-  }
+  using YamlReader::YamlReader;
 
   std::string text(const YAML::Node& n, const std::string& what) const {
     if (!n.IsScalar()) fail(n, what + " must be a single value");
@@ -96,11 +76,6 @@ public:
       fail(n, e.what());
     }
   }
-
-  const std::string& path() const { return m_path; }
-
-private:
-  std::string m_path;
 };
 
 Application read_application(const Reader& rd, const YAML::Node& n, const fs::path& base) {

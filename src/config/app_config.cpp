@@ -1,5 +1,7 @@
 #include "config/app_config.hpp"
 
+#include "config/yaml_reader.hpp"
+
 #include "util/error.hpp"
 #include "util/regex.hpp"
 
@@ -31,40 +33,9 @@ constexpr const char* k_build_keys[] = {"command", "binary", "clean", "dir"};
 constexpr const char* k_kernel_time_keys[] = {"pattern", "unit", "per", "calls"};
 constexpr const char* k_run_keys[] = {"command", "output", "kernel_time", "timeout_s", "seed", "needs_gpu"};
 
-class Reader {
+class Reader : public YamlReader {
 public:
-  explicit Reader(std::string path) : m_path(std::move(path)) {}
-
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& msg) const {
-    throw ConfigError(m_path, at.IsDefined() ? static_cast<std::size_t>(at.Mark().line + 1) : 0, msg);
-  }
-
-  template <std::size_t N>
-  void check_keys(const YAML::Node& map, const char* const (&allowed)[N], const char* where) const {
-    if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", where));
-    no_duplicate_keys(map, where);
-    for (const auto& kv : map) {
-      std::string key = kv.first.as<std::string>();
-      bool ok = false;
-      for (const char* a : allowed) ok = ok || key == a;
-      if (!ok) {
-        std::string known;
-        for (const char* a : allowed) known += std::string(known.empty() ? "" : ", ") + a;
-        fail(kv.first, fmt::format("unknown key \"{}\" in {} (known: {})", key, where, known));
-      }
-    }
-  }
-
-  // yaml-cpp keeps the first of two equal keys and drops the second without a word; a setting
-  // written twice is a mistake to show, not to guess at.
-  void no_duplicate_keys(const YAML::Node& map, const char* where) const {
-    std::set<std::string> seen;
-    for (const auto& kv : map) {
-      if (!kv.first.IsScalar()) fail(kv.first, fmt::format("a key in {} must be a name", where));
-      if (!seen.insert(kv.first.Scalar()).second)
-        fail(kv.first, fmt::format("\"{}\" is given twice in {}", kv.first.Scalar(), where));
-    }
-  }
+  using YamlReader::YamlReader;
 
   // A path the configuration names (a source, an output, the binary, the build folder): relative,
   // and inside the application folder once resolved, so that nothing Optimas writes through it
@@ -153,11 +124,6 @@ public:
     if (std::string why = check(row->name, v); !why.empty()) fail(n, why);
     return v;
   }
-
-  const std::string& path() const { return m_path; }
-
-private:
-  std::string m_path;
 };
 
 // `text` with each {placeholder} of `c` (and {output}) replaced; unknown ones stay as written.

@@ -1,5 +1,7 @@
 #include "config/tune_config.hpp"
 
+#include "config/yaml_reader.hpp"
+
 #include "util/error.hpp"
 #include "util/strings.hpp"
 
@@ -21,31 +23,11 @@ constexpr const char* k_range_keys[] = {"values", "min", "max", "step", "pow2"};
 const std::regex k_fp_flag(R"((--?use_fast_math|--?ftz=true|--?prec-div=false|--?prec-sqrt=false|--?fmad=(true|false))"
                            R"(|-ffast-math|-Ofast|-funsafe-math-optimizations))");
 
-class TuneReader {
+class TuneReader : public YamlReader {
 public:
-  explicit TuneReader(std::string path) : m_path(std::move(path)) {}
+  using YamlReader::YamlReader;
 
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& msg) const {
-    throw ConfigError(m_path, at.IsDefined() ? static_cast<std::size_t>(at.Mark().line + 1) : 0, msg);
-  }
   int line(const YAML::Node& n) const { return n.IsDefined() ? n.Mark().line + 1 : 0; }
-
-  template <std::size_t N> void keys(const YAML::Node& map, const char* const (&allowed)[N], const std::string& where) const {
-    if (!map.IsMap()) fail(map, where + " must be a mapping");
-    std::set<std::string> seen;
-    for (const auto& kv : map) {
-      if (!kv.first.IsScalar()) fail(kv.first, "a key in " + where + " must be a name");
-      std::string key = kv.first.Scalar();
-      if (!seen.insert(key).second) fail(kv.first, fmt::format("\"{}\" is given twice in {}", key, where));
-      bool ok = false;
-      std::string known;
-      for (const char* a : allowed) {
-        ok = ok || key == a;
-        known += std::string(known.empty() ? "" : ", ") + a;
-      }
-      if (!ok) fail(kv.first, fmt::format("unknown key \"{}\" in {} (known: {})", key, where, known));
-    }
-  }
 
   long long integer(const YAML::Node& n, const std::string& what) const {
     if (!n.IsScalar()) fail(n, fmt::format("{} must be a whole number", what));
@@ -80,7 +62,7 @@ public:
     if (n.IsSequence()) {
       for (const auto& x : n) values.push_back(integer(x, what + " values"));
     } else if (n.IsMap()) {
-      keys(n, k_range_keys, what);
+      check_keys(n, k_range_keys, what);
       if (n["values"]) {
         if (n["min"] || n["max"] || n["step"] || n["pow2"]) fail(n, what + ": values or min/max, not both");
         return macro_values(n["values"], name);
@@ -138,9 +120,6 @@ public:
     }
     return out;
   }
-
-private:
-  std::string m_path;
 };
 
 } // namespace
@@ -192,7 +171,7 @@ std::string tune_flag_problem(const std::string& flags, bool allow_fp_changes) {
 // One function for the whole block: its keys, each read and checked in turn, in the order of docs/tuning.md.
 TuneSettings read_tune(const YAML::Node& node, const std::string& path) {
   TuneReader rd(path);
-  rd.keys(node, k_tune_keys, "tune");
+  rd.check_keys(node, k_tune_keys, "tune");
   TuneSettings t;
   t.line = rd.line(node);
   if (node["search"]) t.search = rd.setting(node["search"], "tune.search").get<std::string>();
