@@ -31,5 +31,6 @@ expect_fail() {
   local out rc=0
   out=$("$@" 2>&1) || rc=$?
   [ "$rc" -eq "$code" ] || fail "expected exit $code, got $rc from: $*"$'\n'"$out"
-  echo "$out" | grep -qE -- "$pattern" || fail "expected /$pattern/ in the output of: $*"$'\n'"$out"
+  # A here-string, not a pipe: under pipefail, `echo | grep -q` fails when grep, done early, closes the pipe first.
+  grep -qE -- "$pattern" <<<"$out" || fail "expected /$pattern/ in the output of: $*"$'\n'"$out"
 }
