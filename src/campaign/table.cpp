@@ -1,5 +1,6 @@
 #include "campaign/table.hpp"
 
+#include "util/json_text.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -13,10 +14,7 @@ using nlohmann::json;
 
 namespace {
 
-const json& member(const json& obj, const char* key) {
-  static const json k_null;
-  return obj.is_object() && obj.contains(key) ? obj[key] : k_null;
-}
+using util::member;
 
 std::optional<double> number(const json& v) {
   return v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;

@@ -4,6 +4,7 @@
 #include "serve/html.hpp"
 #include "serve/run_files.hpp"
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -21,13 +22,10 @@ namespace {
 
 constexpr const char* k_table_schema = "optimas.campaign-table/1";
 
-const json& field(const json& o, const char* key) {
-  static const json null;
-  return o.is_object() && o.contains(key) ? o[key] : null;
-}
+using util::member;
 
 std::string str(const json& o, const char* key) {
-  const json& v = field(o, key);
+  const json& v = member(o, key);
   return v.is_string() ? v.get<std::string>() : "";
 }
 
@@ -79,7 +77,7 @@ CampaignData read_campaign(const fs::path& dir, const std::string& id) {
   c.table_unreadable = !c.problems.empty();
   if (!c.table.is_null()) {
     std::string schema = str(c.table, "schema");
-    if (!c.table.is_object() || !field(c.table, "rows").is_array()) {
+    if (!c.table.is_object() || !member(c.table, "rows").is_array()) {
       c.problems.push_back(fmt::format("{}: no \"rows\" array; the table is not shown", table.string()));
       c.table = nullptr;
       c.table_unreadable = true;
@@ -105,12 +103,12 @@ json cell_counts(const CampaignData& c) {
     }
     return n;
   }
-  const json& t = field(c.table, "cells");
-  return {{"total", field(t, "total")},
-          {"done", field(t, "done")},
-          {"failed", field(t, "failed")},
+  const json& t = member(c.table, "cells");
+  return {{"total", member(t, "total")},
+          {"done", member(t, "done")},
+          {"failed", member(t, "failed")},
           {"running", nullptr},
-          {"pending", field(t, "pending")}};
+          {"pending", member(t, "pending")}};
 }
 
 std::string percent(const json& v) { return v.is_number() ? fmt::format("{:.0f}%", 100 * v.get<double>()) : text_of(v); }
@@ -139,23 +137,23 @@ std::string table_section(const json& rows) {
   s += "</tr>\n";
   for (const auto& r : rows) {
     if (!r.is_object()) continue;
-    const json& sp = field(r, "speedup");
-    const json& tk = field(r, "tokens");
-    std::string ci = field(sp, "ci_low").is_number() || field(sp, "ci_high").is_number()
-                         ? "[" + text_of(field(sp, "ci_low")) + ", " + text_of(field(sp, "ci_high")) + "]"
+    const json& sp = member(r, "speedup");
+    const json& tk = member(r, "tokens");
+    std::string ci = member(sp, "ci_low").is_number() || member(sp, "ci_high").is_number()
+                         ? "[" + text_of(member(sp, "ci_low")) + ", " + text_of(member(sp, "ci_high")) + "]"
                          : text_of(nullptr);
     s += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                      "<td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td>",
-                     escape(text_of(field(r, "diagnostics"))), escape(text_of(field(r, "backend"))),
-                     escape(text_of(field(r, "cells"))), escape(text_of(field(r, "runs"))),
-                     escape(percent(field(r, "valid_edit_rate"))), escape(percent(field(r, "accepted_rate"))),
-                     escape(speedup_text(field(sp, "geomean"))), escape(ci), escape(text_of(field(sp, "n"))));
+                     escape(text_of(member(r, "diagnostics"))), escape(text_of(member(r, "backend"))),
+                     escape(text_of(member(r, "cells"))), escape(text_of(member(r, "runs"))),
+                     escape(percent(member(r, "valid_edit_rate"))), escape(percent(member(r, "accepted_rate"))),
+                     escape(speedup_text(member(sp, "geomean"))), escape(ci), escape(text_of(member(sp, "n"))));
     for (const char* key : {"evidence_coverage", "localisation", "directional_consistency", "hallucinations"})
-      s += "<td class=\"n\">" + escape(text_of(field(r, key))) + "</td>";
+      s += "<td class=\"n\">" + escape(text_of(member(r, key))) + "</td>";
     s += fmt::format("<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
-                     escape(text_of(field(tk, "prompt"))), escape(text_of(field(tk, "completion"))),
-                     escape(cost(field(r, "cost_usd"))));
-    for (const auto& key : extra) s += "<td>" + escape(text_of(field(r, key.c_str()))) + "</td>";
+                     escape(text_of(member(tk, "prompt"))), escape(text_of(member(tk, "completion"))),
+                     escape(cost(member(r, "cost_usd"))));
+    for (const auto& key : extra) s += "<td>" + escape(text_of(member(r, key.c_str()))) + "</td>";
     s += "</tr>\n";
   }
   return s + "</table></div></section>\n";
@@ -169,22 +167,22 @@ std::string cells_section(const std::vector<json>& cells) {
     std::string run = str(c, "run_id");
     std::string link = store::is_valid_run_id(run)
                            ? fmt::format("<a href=\"/runs/{}\"><code>{}</code></a>", attr(run), escape(run.substr(0, 8)))
-                           : escape(text_of(field(c, "run_id")));
+                           : escape(text_of(member(c, "run_id")));
     s += fmt::format("<tr class=\"cell\" id=\"cell-{}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>"
                      "<td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
-                     anchor(str(c, "id")), escape(text_of(field(c, "id"))), escape(text_of(field(c, "app"))),
-                     escape(text_of(field(c, "diagnostics"))), escape(text_of(field(c, "backend"))),
-                     escape(text_of(field(c, "seed"))), status_badge(str(c, "state").empty() ? "pending" : str(c, "state")),
-                     escape(text_of(field(c, "job"))), escape(text_of(field(c, "attempts"))), link);
+                     anchor(str(c, "id")), escape(text_of(member(c, "id"))), escape(text_of(member(c, "app"))),
+                     escape(text_of(member(c, "diagnostics"))), escape(text_of(member(c, "backend"))),
+                     escape(text_of(member(c, "seed"))), status_badge(str(c, "state").empty() ? "pending" : str(c, "state")),
+                     escape(text_of(member(c, "job"))), escape(text_of(member(c, "attempts"))), link);
   }
   return s + "</table></section>\n";
 }
 
 std::string counts_text(const json& n) {
-  std::string s = escape(text_of(field(n, "total"))) + " cells: ";
+  std::string s = escape(text_of(member(n, "total"))) + " cells: ";
   std::vector<std::string> parts;
   for (const char* key : {"done", "failed", "running", "pending"})
-    if (!field(n, key).is_null()) parts.push_back(escape(text_of(n[key])) + " " + status_badge(key));
+    if (!member(n, key).is_null()) parts.push_back(escape(text_of(n[key])) + " " + status_badge(key));
   return s + util::join(parts, ", ");
 }
 
@@ -217,7 +215,7 @@ CampaignData load_campaign(const store::RunStore& store, const std::string& id) 
 }
 
 std::vector<json> campaign_cells(const json& state) {
-  const json& cells = state.is_array() ? state : field(state, "cells");
+  const json& cells = state.is_array() ? state : member(state, "cells");
   std::vector<json> out;
   if (cells.is_array()) {
     for (const auto& c : cells)
@@ -236,7 +234,7 @@ std::vector<json> campaign_cells(const json& state) {
 bool campaign_in_progress(const CampaignData& c) {
   json n = cell_counts(c);
   for (const char* key : {"running", "pending"})
-    if (field(n, key).is_number() && n[key].get<double>() > 0) return true;
+    if (member(n, key).is_number() && n[key].get<double>() > 0) return true;
   return false;
 }
 
@@ -251,7 +249,7 @@ std::string campaigns_section(const std::vector<CampaignData>& campaigns) {
       continue;
     }
     s += fmt::format("<tr><td><a href=\"/campaigns/{}\">{}</a></td><td>{}</td><td>{}</td></tr>\n", attr(c.id), escape(c.id),
-                     counts_text(cell_counts(c)), escape(text_of(field(c.table, "generated"))));
+                     counts_text(cell_counts(c)), escape(text_of(member(c.table, "generated"))));
   }
   return s + "</table>\n" + notes + "</section>\n";
 }
@@ -262,10 +260,10 @@ std::string campaign_page(const CampaignData& c) {
   if (live) s += "<p class=\"muted\">Cells are pending or running: this page reloads every 5 seconds.</p>\n";
   s += "<section><table class=\"kv\">\n";
   s += "<tr><td>cells</td><td>" + counts_text(cell_counts(c)) + "</td></tr>\n";
-  s += "<tr><td>table generated</td><td>" + escape(text_of(field(c.table, "generated"))) + "</td></tr>\n";
+  s += "<tr><td>table generated</td><td>" + escape(text_of(member(c.table, "generated"))) + "</td></tr>\n";
   for (const auto& p : c.problems) s += "<tr><td>not read</td><td>" + escape(p) + "</td></tr>\n";
   s += "</table></section>\n";
-  const json& rows = field(c.table, "rows");
+  const json& rows = member(c.table, "rows");
   CampaignChart chart = campaign_chart(rows);
   if (!chart.bars.empty())
     s += "<section><h2>Speedup</h2><p class=\"muted\">Geometric mean of the cells' best speedups with its interval, "

@@ -3,6 +3,7 @@
 #include "serve/charts.hpp"
 #include "serve/html.hpp"
 #include "serve/sections.hpp"
+#include "util/json_text.hpp"
 
 #include "util/strings.hpp"
 
@@ -16,21 +17,18 @@ using nlohmann::json;
 
 namespace {
 
-const json& field(const json& object, const char* key) {
-  static const json null;
-  return object.is_object() && object.contains(key) ? object[key] : null;
-}
+using util::member;
 
 std::string str(const json& object, const char* key) {
-  const json& v = field(object, key);
+  const json& v = member(object, key);
   return v.is_string() ? v.get<std::string>() : "";
 }
 
 // The edits of a variant: the reply's (with their find/replace text) or, without reply.json,
 // the applied edits recorded in run.json.
 const json& edits_of(const VariantData& v) {
-  const json& reply_edits = field(v.reply, "edits");
-  return reply_edits.is_array() ? reply_edits : field(v.result, "applied_edits");
+  const json& reply_edits = member(v.reply, "edits");
+  return reply_edits.is_array() ? reply_edits : member(v.result, "applied_edits");
 }
 
 Citations citations_of(const RunData& d) {
@@ -39,7 +37,7 @@ Citations citations_of(const RunData& d) {
     const json& edits = edits_of(v);
     if (!edits.is_array()) continue;
     for (std::size_t i = 0; i < edits.size(); ++i)
-      for (const auto& e : field(edits[i], "evidence"))
+      for (const auto& e : member(edits[i], "evidence"))
         if (e.is_string()) c[e.get<std::string>()].push_back(edit_anchor(str(v.result, "key"), i));
   }
   return c;
@@ -60,33 +58,33 @@ std::string summary_section(const RunData& d) {
   s += row("status", status_badge(str(r, "status")) + " " + status_badge(str(r, "outcome")));
   s += row("application", escape(str(r, "app")) + " <span class=\"muted\">" + escape(str(r, "config_path")) + "</span>");
   s += row("backend", escape(str(r, "model")));
-  s += row("best variant", escape(text_of(field(r, "best"))) + " " + escape(speedup_text(field(r, "speedup"))) +
-                               (field(r, "ci").is_array() && field(r, "ci").size() == 2
+  s += row("best variant", escape(text_of(member(r, "best"))) + " " + escape(speedup_text(member(r, "speedup"))) +
+                               (member(r, "ci").is_array() && member(r, "ci").size() == 2
                                     ? " [" + escape(text_of(r["ci"][0])) + ", " + escape(text_of(r["ci"][1])) + "]"
                                     : "") +
-                               (field(r, "p_value").is_number() ? ", p = " + escape(text_of(r["p_value"])) : ""));
+                               (member(r, "p_value").is_number() ? ", p = " + escape(text_of(r["p_value"])) : ""));
   s += row("hardware", escape(str(r, "hw")));
   s += row("software", escape(str(r, "sw")));
   s += row("diagnostics", escape(str(r, "diagnostics")));
-  s += row("started / finished", escape(str(r, "started")) + " / " + escape(text_of(field(r, "finished"))));
+  s += row("started / finished", escape(str(r, "started")) + " / " + escape(text_of(member(r, "finished"))));
   if (!str(r, "not_executed_because").empty()) s += row("not executed", escape(str(r, "not_executed_because")));
   if (!str(r, "error").empty()) s += row("error", "<pre>" + escape(str(r, "error")) + "</pre>");
-  for (const auto& w : field(r, "warnings")) s += row("warning", escape(text_of(w)));
+  for (const auto& w : member(r, "warnings")) s += row("warning", escape(text_of(w)));
   for (const auto& p : d.problems) s += row("not read", escape(p));
   return s + "</table></section>\n";
 }
 
 // "12.3 s" for a recorded time, "" when the run did not record it (older runs, or a step not taken).
 std::string seconds(const json& times, const char* key) {
-  const json& t = field(times, key);
+  const json& t = member(times, key);
   return t.is_number() ? fmt::format("{:.1f} s", t.get<double>()) : "";
 }
 
 std::string steps_section(const RunData& d) {
   std::string s = "<h2 id=\"steps\">Steps</h2><section><table><tr><th>step</th><th>what</th><th>time</th></tr>\n";
-  const json& base = field(d.run, "baseline");
-  const json& times = field(d.run, "times");
-  std::string build = field(base, "build_s").is_number() ? fmt::format("build {:.1f} s", base["build_s"].get<double>()) : "";
+  const json& base = member(d.run, "baseline");
+  const json& times = member(d.run, "times");
+  std::string build = member(base, "build_s").is_number() ? fmt::format("build {:.1f} s", base["build_s"].get<double>()) : "";
   std::string all = seconds(times, "baseline_s"); // the build and one run of each configuration
   if (!all.empty()) build += (build.empty() ? "" : ", ") + ("with its runs " + all);
   s += fmt::format("<tr><td>baseline</td><td>{}</td><td>{}</td></tr>\n", escape(str(base, "compile")),
@@ -94,17 +92,17 @@ std::string steps_section(const RunData& d) {
   s += fmt::format("<tr><td>profile</td><td>{}</td><td>{}</td></tr>\n", escape(str(d.run, "profile_gpu")),
                    seconds(times, "profile_s"));
   s += fmt::format("<tr><td>analysis</td><td>{} evidence item(s) on {} hot kernel(s)</td><td>{}</td></tr>\n",
-                   field(d.diagnostics, "evidence").size(), field(d.diagnostics, "kernels").size(),
+                   member(d.diagnostics, "evidence").size(), member(d.diagnostics, "kernels").size(),
                    seconds(times, "analysis_s"));
   for (const auto& v : d.variants) {
-    const json& vt = field(v.result, "times");
+    const json& vt = member(v.result, "times");
     std::vector<std::string> phases;
     for (const auto& [key, label] : {std::pair{"ask_s", "ask"}, {"build_s", "build"}, {"validate_s", "validate"},
                                      {"measure_s", "measure"}, {"ear_s", "re-profile"}}) {
       std::string t = seconds(vt, key);
       if (!t.empty()) phases.push_back(std::string(label) + " " + t);
     }
-    if (phases.empty() && field(v.build, "wall_s").is_number())
+    if (phases.empty() && member(v.build, "wall_s").is_number())
       phases.push_back(fmt::format("build {:.1f} s", v.build["wall_s"].get<double>()));
     s += fmt::format("<tr><td><a href=\"#variant-{}\">{}</a></td><td>{} {}</td><td>{}</td></tr>\n",
                      anchor(str(v.result, "key")), escape(str(v.result, "key")), status_badge(str(v.result, "status")),
@@ -125,14 +123,14 @@ const VariantData* after_variant(const RunData& d) {
 
 const json& kernel_in(const json& diagnostics, const std::string& name) {
   static const json null;
-  for (const auto& k : field(diagnostics, "kernels"))
+  for (const auto& k : member(diagnostics, "kernels"))
     if (str(k, "kernel") == name) return k;
   return null;
 }
 
 std::string evidence_list(const json& diagnostics, const std::string& kernel, const Citations& cites) {
   std::string s = "<table class=\"evidence\">\n";
-  for (const auto& e : field(diagnostics, "evidence")) {
+  for (const auto& e : member(diagnostics, "evidence")) {
     if (str(e, "kernel") != kernel) continue;
     std::string id = str(e, "id"), back;
     if (cites.count(id))
@@ -145,33 +143,33 @@ std::string evidence_list(const json& diagnostics, const std::string& kernel, co
 
 std::string kernels_section(const RunData& d, const Citations& cites) {
   std::string s = "<h2 id=\"kernels\">Hot kernels</h2>\n";
-  const json& kernels = field(d.diagnostics, "kernels");
+  const json& kernels = member(d.diagnostics, "kernels");
   if (!kernels.is_array() || kernels.empty()) return s + "<section><p class=\"muted\">No diagnostics.json in this run.</p></section>\n";
   const VariantData* after = after_variant(d);
   for (const auto& k : kernels) {
     std::string name = str(k, "kernel");
     s += fmt::format("<section class=\"kernel\" id=\"kernel-{}\"><h3>{} <span class=\"muted\">{:.1f}% of the time, {} "
                      "launch(es)</span></h3>\n",
-                     anchor(name), escape(name), 100 * field(k, "share").get<double>(), text_of(field(k, "launches")));
-    const json& rf = field(k, "roofline");
+                     anchor(name), escape(name), 100 * member(k, "share").get<double>(), text_of(member(k, "launches")));
+    const json& rf = member(k, "roofline");
     if (rf.is_object()) {
-      const json& rf_after = after ? field(kernel_in(after->after, name), "roofline") : json();
+      const json& rf_after = after ? member(kernel_in(after->after, name), "roofline") : json();
       s += fmt::format("<p>{} {}{}</p>\n", evidence_badge(str(rf, "id"), cites), escape(str(rf, "summary")),
                        rf_after.is_object() ? " <span class=\"muted\">(after: " + escape(str(after->result, "key")) +
                                                   "'s re-profile)</span>"
                                             : "");
       s += roofline_svg(roofline_chart(name, rf, rf_after));
     }
-    const json& stalls = field(k, "stalls");
+    const json& stalls = member(k, "stalls");
     if (stalls.is_object()) {
-      const json& lines = field(stalls, "lines");
+      const json& lines = member(stalls, "lines");
       std::string file = lines.is_array() && !lines.empty() ? str(lines[0], "file") : "";
       std::string base = std::filesystem::path(file).filename().string();
       s += fmt::format("<h4>Source, shaded by share of PC samples <span class=\"muted\">{}</span></h4>\n", escape(base));
       s += stall_source(d.sources.count(base) ? d.sources.at(base) : "", lines, cites);
     }
     s += evidence_list(d.diagnostics, name, cites);
-    for (const auto& n : field(k, "notes")) s += "<p class=\"muted\">" + escape(text_of(n)) + "</p>\n";
+    for (const auto& n : member(k, "notes")) s += "<p class=\"muted\">" + escape(text_of(n)) + "</p>\n";
     s += "</section>\n";
   }
   return s;
@@ -184,55 +182,55 @@ std::string edits_html(const VariantData& v, const Citations& cites) {
   for (std::size_t i = 0; i < edits.size(); ++i) {
     const json& e = edits[i];
     std::string badges;
-    for (const auto& id : field(e, "evidence"))
+    for (const auto& id : member(e, "evidence"))
       if (id.is_string()) badges += evidence_badge(id.get<std::string>(), cites);
     s += fmt::format("<div class=\"edit\" id=\"{}\"><b>edit {}</b> {} <code>{}</code> cites {}<br>{}\n", edit_anchor(key, i),
                      i + 1, escape(str(e, "file")), escape(str(e, "kernel")), badges.empty() ? "nothing" : badges,
                      escape(str(e, "rationale")));
-    if (field(e, "find").is_string() && field(e, "replace").is_string())
+    if (member(e, "find").is_string() && member(e, "replace").is_string())
       s += edit_pair(str(e, "find"), str(e, "replace"));
-    else if (field(e, "new_text").is_string())
-      s += fmt::format("<p class=\"muted\">lines {}-{} become:</p>", text_of(field(e, "line_start")),
-                       text_of(field(e, "line_end"))) +
+    else if (member(e, "new_text").is_string())
+      s += fmt::format("<p class=\"muted\">lines {}-{} become:</p>", text_of(member(e, "line_start")),
+                       text_of(member(e, "line_end"))) +
            edit_pair("", str(e, "new_text"));
     s += "</div>\n";
   }
-  for (const auto& ig : field(v.result, "ignored"))
+  for (const auto& ig : member(v.result, "ignored"))
     s += "<p class=\"muted\">not applied: " + escape(str(ig, "suggestion")) + " &mdash; " + escape(str(ig, "reason")) + "</p>\n";
   return s;
 }
 
 std::string validation_html(const json& result) {
-  const json& checks = field(field(result, "validation"), "checks");
+  const json& checks = member(member(result, "validation"), "checks");
   if (!checks.is_array() || checks.empty()) return "";
   std::string s = "<h4>Validation</h4><table><tr><th>check</th><th>held out</th><th>passed</th><th>detail</th></tr>\n";
   for (const auto& c : checks)
     s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(str(c, "label")),
-                     escape(text_of(field(c, "held_out"))), escape(text_of(field(c, "passed"))), escape(str(c, "detail")));
+                     escape(text_of(member(c, "held_out"))), escape(text_of(member(c, "passed"))), escape(str(c, "detail")));
   return s + "</table>\n";
 }
 
 std::vector<double> kernel_times(const json& samples) {
   std::vector<double> out;
   for (const auto& x : samples)
-    if (field(x, "kernel_ms").is_number()) out.push_back(x["kernel_ms"].get<double>());
+    if (member(x, "kernel_ms").is_number()) out.push_back(x["kernel_ms"].get<double>());
   return out;
 }
 
 std::string measurement_html(const VariantData& v) {
-  const json& m = field(v.result, "measurement");
+  const json& m = member(v.result, "measurement");
   if (!m.is_object()) return "";
   MeasurementChart chart;
-  const json& configs = field(m, "configs");
+  const json& configs = member(m, "configs");
   if (configs.is_object())
     for (const auto& [config, c] : configs.items()) {
-      chart.groups.push_back(SampleGroup{config + ": baseline", kernel_times(field(c, "base"))});
-      chart.groups.push_back(SampleGroup{config + ": " + str(v.result, "key"), kernel_times(field(c, "variant"))});
+      chart.groups.push_back(SampleGroup{config + ": baseline", kernel_times(member(c, "base"))});
+      chart.groups.push_back(SampleGroup{config + ": " + str(v.result, "key"), kernel_times(member(c, "variant"))});
     }
-  const json& ci = field(m, "ci");
+  const json& ci = member(m, "ci");
   if (ci.is_array() && ci.size() == 2 && ci[0].is_number() && ci[1].is_number()) {
     chart.ci_low = ci[0].get<double>(), chart.ci_high = ci[1].get<double>();
-    const json& sp = field(m, "speedup").is_number() ? m["speedup"] : field(v.result, "speedup");
+    const json& sp = member(m, "speedup").is_number() ? m["speedup"] : member(v.result, "speedup");
     chart.speedup = sp.is_number() ? sp.get<double>() : 0;
   }
   return "<h4>Measurement</h4>\n" + measurement_svg(chart) + "<p>" + escape(str(m, "decision")) + "</p>\n";
@@ -244,14 +242,14 @@ std::string ear_html(const json& ear) {
   for (const auto& [name, value] : ear.items())
     if (!value.is_array() && !value.is_object()) s += row(name, escape(text_of(value)));
   s += "</table>\n";
-  const json& effects = field(ear, "effects");
+  const json& effects = member(ear, "effects");
   if (effects.is_array() && !effects.empty()) {
     s += "<table><tr><th>edit</th><th>kernel</th><th>metric</th><th>expected</th><th>before</th><th>after</th><th>outcome</th></tr>\n";
     for (const auto& e : effects)
       s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                       escape(text_of(field(e, "edit"))), escape(str(e, "kernel")), escape(str(e, "metric")),
-                       escape(str(e, "direction")), escape(text_of(field(e, "before"))),
-                       escape(text_of(field(e, "after"))), escape(str(e, "outcome")));
+                       escape(text_of(member(e, "edit"))), escape(str(e, "kernel")), escape(str(e, "metric")),
+                       escape(str(e, "direction")), escape(text_of(member(e, "before"))),
+                       escape(text_of(member(e, "after"))), escape(str(e, "outcome")));
     s += "</table>\n";
   }
   return s;
@@ -260,8 +258,8 @@ std::string ear_html(const json& ear) {
 std::string cost_html(const json& replies) {
   if (!replies.is_object()) return "";
   return fmt::format("<p class=\"muted\">model {}: {} input / {} output tokens, cost {}</p>\n", escape(str(replies, "model")),
-                     escape(text_of(field(replies, "input_tokens"))), escape(text_of(field(replies, "output_tokens"))),
-                     field(replies, "cost_usd").is_number() ? escape(fmt::format("${:.4f}", replies["cost_usd"].get<double>()))
+                     escape(text_of(member(replies, "input_tokens"))), escape(text_of(member(replies, "output_tokens"))),
+                     member(replies, "cost_usd").is_number() ? escape(fmt::format("${:.4f}", replies["cost_usd"].get<double>()))
                                                             : "unknown");
 }
 
@@ -273,10 +271,10 @@ std::string variant_section(const RunData& d, const VariantData& v, const Citati
                               anchor(key), escape(key), status_badge(str(r, "status")), escape(str(r, "parent")),
                               escape(str(r, "reason")));
   if (!str(r, "errors").empty()) s += "<pre>" + escape(str(r, "errors")) + "</pre>\n";
-  if (!field(v.reply, "summary").is_null()) s += "<p><i>" + escape(text_of(field(v.reply, "summary"))) + "</i></p>\n";
+  if (!member(v.reply, "summary").is_null()) s += "<p><i>" + escape(text_of(member(v.reply, "summary"))) + "</i></p>\n";
   s += edits_html(v, cites);
   s += "<h4>Diff</h4>\n" + side_by_side(v.diff);
-  s += validation_html(r) + measurement_html(v) + ear_html(field(r, "ear")) + cost_html(v.replies);
+  s += validation_html(r) + measurement_html(v) + ear_html(member(r, "ear")) + cost_html(v.replies);
   if (!o.report && !dir.empty())
     s += "<p class=\"muted\">files: " + file_link(d, str(r, "prompt"), o) + " " + file_link(d, dir + "/build.log", o) +
          " " + file_link(d, dir + "/reply.json", o) + "</p>\n";

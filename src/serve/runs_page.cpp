@@ -2,6 +2,7 @@
 
 #include "serve/html.hpp"
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -20,33 +21,30 @@ std::string str(const json& o, const char* key) {
   return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
 }
 
-const json& field(const json& o, const char* key) {
-  static const json null;
-  return o.is_object() && o.contains(key) ? o[key] : null;
-}
+using util::member;
 
 // Counters of one kernel, in the order the Compare page shows them.
 json kernel_counters(const json& k) {
-  const json& rf = field(k, "roofline");
-  const json& st = field(k, "stalls");
+  const json& rf = member(k, "roofline");
+  const json& st = member(k, "stalls");
   double dram = 0;
-  for (const auto& m : field(rf, "memory"))
-    if (str(m, "name") == "DRAM" && field(m, "achieved").is_number()) dram = m["achieved"].get<double>();
+  for (const auto& m : member(rf, "memory"))
+    if (str(m, "name") == "DRAM" && member(m, "achieved").is_number()) dram = m["achieved"].get<double>();
   std::string top_stall;
   std::int64_t top = -1;
-  const json& stalls = field(st, "kernel_stalls");
+  const json& stalls = member(st, "kernel_stalls");
   if (stalls.is_object())
     for (const auto& [name, count] : stalls.items())
       if (count.is_number_integer() && count.template get<std::int64_t>() > top)
         top = count.template get<std::int64_t>(), top_stall = name;
-  return {{"time share", field(k, "share")},
-          {"total ns", field(k, "total_ns")},
-          {"class", field(rf, "class")},
-          {"compute utilisation", field(rf, "rho_compute")},
-          {"memory utilisation", field(rf, "rho_memory")},
-          {"FLOP/s", field(rf, "flops")},
+  return {{"time share", member(k, "share")},
+          {"total ns", member(k, "total_ns")},
+          {"class", member(rf, "class")},
+          {"compute utilisation", member(rf, "rho_compute")},
+          {"memory utilisation", member(rf, "rho_memory")},
+          {"FLOP/s", member(rf, "flops")},
           {"DRAM byte/s", rf.is_object() ? json(dram) : json(nullptr)},
-          {"achieved occupancy %", field(field(rf, "occupancy"), "achieved_pct")},
+          {"achieved occupancy %", member(member(rf, "occupancy"), "achieved_pct")},
           {"dominant stall", top_stall.empty() ? json(nullptr) : json(top_stall)}};
 }
 
@@ -63,11 +61,11 @@ std::vector<json> runs_now(const store::RunStore& store) {
     try {
       json run = store.load_run(str(r, "id"));
       std::string status = str(run, "status");
-      if (status == "running" && field(run, "pid").is_number_integer() &&
+      if (status == "running" && member(run, "pid").is_number_integer() &&
           ::kill(run["pid"].get<pid_t>(), 0) != 0 && errno == ESRCH)
         status = "interrupted";
       r["status"] = status;
-      r["model"] = field(run, "model");
+      r["model"] = member(run, "model");
     } catch (const Error&) {
       // The index row stays as it is: a broken run.json shows with what the index knew.
     }
@@ -85,7 +83,7 @@ std::vector<json> select_runs(std::vector<json> runs, const RunsQuery& q) {
     });
   std::string key = q.sort;
   std::stable_sort(runs.begin(), runs.end(), [&](const json& a, const json& b) {
-    const json &x = field(a, key.c_str()), &y = field(b, key.c_str());
+    const json &x = member(a, key.c_str()), &y = member(b, key.c_str());
     // Missing values last, whatever the direction.
     if (x.is_null() != y.is_null()) return y.is_null();
     if (x.is_null()) return false;
@@ -113,15 +111,15 @@ std::string runs_page(const std::vector<json>& runs, const RunsQuery& q, const s
                    shown.size(), runs.size());
   for (const auto& r : shown) {
     std::string id = str(r, "id");
-    std::string ci = field(r, "ci_low").is_number() && field(r, "ci_high").is_number()
+    std::string ci = member(r, "ci_low").is_number() && member(r, "ci_high").is_number()
                          ? fmt::format(" [{:.3g}, {:.3g}]", r["ci_low"].get<double>(), r["ci_high"].get<double>())
                          : "";
     s += fmt::format("<tr><td><a href=\"/runs/{}\"><code>{}</code></a></td><td>{}</td><td>{}</td><td>{} {}</td>"
                      "<td>{}{}</td><td>{}</td><td>{}</td></tr>\n",
                      attr(id), escape(id.substr(0, 8)), escape(str(r, "app")),
                      escape(str(r, "model").empty() ? str(r, "backend") : str(r, "model")), status_badge(str(r, "status")),
-                     str(r, "outcome").empty() ? "" : status_badge(str(r, "outcome")), escape(speedup_text(field(r, "speedup"))),
-                     escape(ci), escape(text_of(field(r, "variants"))), escape(str(r, "started")));
+                     str(r, "outcome").empty() ? "" : status_badge(str(r, "outcome")), escape(speedup_text(member(r, "speedup"))),
+                     escape(ci), escape(text_of(member(r, "variants"))), escape(str(r, "started")));
   }
   s += "</table></section>\n";
   std::string html = page("Runs - Optimas", s);
@@ -159,7 +157,7 @@ json compare_json(const CompareSide& a, const CompareSide& b) {
   json kernels = json::object();
   for (const CompareSide* side : {&a, &b}) {
     std::size_t at = side == &a ? 0 : 1;
-    for (const auto& k : field(side->diagnostics, "kernels")) {
+    for (const auto& k : member(side->diagnostics, "kernels")) {
       json counters = kernel_counters(k); // items() would not keep a temporary alive
       for (const auto& [metric, value] : counters.items()) {
         json& pair = kernels[str(k, "kernel")][metric];
@@ -170,10 +168,10 @@ json compare_json(const CompareSide& a, const CompareSide& b) {
   }
   auto summary = [](const CompareSide& s) {
     return json{{"label", s.label},
-                {"run", field(s.run, "id")},
-                {"app", field(s.run, "app")},
-                {"status", s.variant.is_null() ? field(s.run, "status") : field(s.variant, "status")},
-                {"speedup", s.variant.is_null() ? field(s.run, "speedup") : field(field(s.variant, "measurement"), "speedup")}};
+                {"run", member(s.run, "id")},
+                {"app", member(s.run, "app")},
+                {"status", s.variant.is_null() ? member(s.run, "status") : member(s.variant, "status")},
+                {"speedup", s.variant.is_null() ? member(s.run, "speedup") : member(member(s.variant, "measurement"), "speedup")}};
   };
   return {{"schema", "optimas.dashboard.compare/1"}, {"a", summary(a)}, {"b", summary(b)}, {"kernels", kernels}};
 }

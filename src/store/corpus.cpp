@@ -1,6 +1,7 @@
 #include "store/corpus.hpp"
 
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/secrets.hpp"
 #include "util/strings.hpp"
@@ -26,13 +27,9 @@ namespace {
 // Beyond this a run time in "{:.4g}" would switch to exponent notation, which reads poorly.
 constexpr double k_plain_ms_limit = 1e4;
 
-const json k_none; // what member() gives for a missing field
+const json k_none; // a null to stand for what a failed run lacks
 
-const json& member(const json& obj, const std::string& key) {
-  if (!obj.is_object()) return k_none;
-  auto it = obj.find(key);
-  return it == obj.end() ? k_none : *it;
-}
+using util::member;
 
 // Strings as they are, numbers as text, anything else null: run.json fields may be missing.
 ordered_json text_or_null(const json& j) {

@@ -2,6 +2,7 @@
 
 #include "store/index_db.hpp"
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/strings.hpp"
 
@@ -57,11 +58,7 @@ std::optional<std::int64_t> integer(const json& obj, const char* key) {
   return std::nullopt;
 }
 
-const json& member(const json& obj, const char* key) {
-  static const json k_null;
-  if (!obj.is_object() || !obj.contains(key)) return k_null;
-  return obj[key];
-}
+using util::member;
 
 std::optional<double> ci_bound(const json& obj, std::size_t i) {
   const json& ci = member(obj, "ci");

@@ -1,4 +1,5 @@
-// JSON as text for output and files. Profiles and programs carry bytes that are not UTF-8 (a
+// JSON as text for output and files, and the null-safe reading of JSON documents we did not
+// necessarily write whole (run.json, table.json, a profile's summary). Profiles and programs carry bytes that are not UTF-8 (a
 // kernel name, a session page, a program's output), which nlohmann::json refuses to write: here
 // each such byte is written as the text \xNN instead, so --json output and artifacts never fail
 // on them and lose nothing.
@@ -16,5 +17,14 @@ std::string json_text(const nlohmann::json& j, int indent = 2);
 
 // `text` with every byte that is not part of valid UTF-8 written as \xNN.
 std::string escape_invalid_utf8(std::string_view text);
+
+// obj[key] when `obj` is an object holding `key`, else null: for documents whose fields may be
+// missing or mistyped, read without throwing.
+inline const nlohmann::json& member(const nlohmann::json& obj, const std::string& key) {
+  static const nlohmann::json k_null;
+  if (!obj.is_object()) return k_null;
+  auto it = obj.find(key);
+  return it == obj.end() ? k_null : *it;
+}
 
 } // namespace optimas::util
