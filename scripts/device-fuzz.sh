@@ -75,7 +75,7 @@ unpack)
   for c in "$tmp"/corpus/*; do
     h=$(basename "$c")
     mkdir -p "build-fuzz/long/$h"
-    cp -n "$c"/* "build-fuzz/long/$h/" 2>/dev/null || true
+    find "$c" -type f -exec cp -n -t "build-fuzz/long/$h/" {} + # tens of thousands: not as one argument list
     echo "$h: $(ls "build-fuzz/long/$h" | wc -l) inputs in build-fuzz/long/$h"
   done
   mkdir -p "$dir/logs" && cp -r "$tmp"/*.logs "$tmp"/*.artifacts "$dir/logs/" 2>/dev/null || true

@@ -1,9 +1,15 @@
 #include "util/expr.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <string_view>
 
 namespace optimas::util {
+
+// Deeper than this, in parentheses and prefix operators or in the tree built (`1+1+...+1` is a
+// chain as long as its terms, and evaluation recurses down it), is refused: both recurse on the
+// stack, and a constraint has no use for more.
+constexpr int k_max_depth = 200;
 
 // Recursive descent, one function per precedence level (|| && ==/!= </<=/>/>= +/- * / % unary).
 class Expr::Parser {
@@ -34,9 +40,28 @@ private:
     return true;
   }
   int add(Op op, int left, int right, std::size_t column) {
+    int depth = 1 + std::max(left < 0 ? 0 : m_depth[left], right < 0 ? 0 : m_depth[right]);
+    if (depth > k_max_depth)
+      throw ExprError(column, "the expression is nested more than " + std::to_string(k_max_depth) + " operators deep");
     m_nodes.push_back({op, 0, {}, left, right, column});
+    m_depth.push_back(depth);
     return static_cast<int>(m_nodes.size()) - 1;
   }
+  int leaf(Node node) {
+    m_nodes.push_back(std::move(node));
+    m_depth.push_back(1);
+    return static_cast<int>(m_nodes.size()) - 1;
+  }
+  // Counts one level of parentheses or prefix operators while it lives.
+  struct Nesting {
+    Nesting(Parser& p, std::size_t column) : m_parser(p) {
+      if (++p.m_nesting > k_max_depth)
+        throw ExprError(column, "the expression nests parentheses and prefix operators more than " +
+                                    std::to_string(k_max_depth) + " deep");
+    }
+    ~Nesting() { --m_parser.m_nesting; }
+    Parser& m_parser;
+  };
   // One level of left-associative binary operators.
   template <typename Next> int level(std::initializer_list<std::pair<const char*, Op>> ops, Next next) {
     int left = next();
@@ -73,9 +98,18 @@ private:
   }
   int unary() {
     std::size_t column = (skip(), m_pos + 1);
-    if (take("-")) return add(Op::neg, unary(), -1, column);
-    if (take("!")) return add(Op::lnot, unary(), -1, column);
-    if (take("+")) return unary();
+    if (take("-")) {
+      Nesting nesting(*this, column);
+      return add(Op::neg, unary(), -1, column);
+    }
+    if (take("!")) {
+      Nesting nesting(*this, column);
+      return add(Op::lnot, unary(), -1, column);
+    }
+    if (take("+")) {
+      Nesting nesting(*this, column);
+      return unary();
+    }
     return primary();
   }
   int primary() {
@@ -84,6 +118,7 @@ private:
     if (m_pos >= m_text.size()) throw ExprError(column, "the expression ends where a value is expected");
     char c = m_text[m_pos];
     if (take("(")) {
+      Nesting nesting(*this, column);
       int inner = lor();
       if (!take(")")) throw ExprError(m_pos + 1, "a \")\" is missing (the \"(\" is at column " + std::to_string(column) + ")");
       return inner;
@@ -97,22 +132,22 @@ private:
       }
       if (m_pos < m_text.size() && (std::isalpha(static_cast<unsigned char>(m_text[m_pos])) || m_text[m_pos] == '_'))
         throw ExprError(m_pos + 1, "a number followed by letters (only whole numbers are allowed)");
-      m_nodes.push_back({Op::number, v, {}, -1, -1, column});
-      return static_cast<int>(m_nodes.size()) - 1;
+      return leaf({Op::number, v, {}, -1, -1, column});
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       std::size_t start = m_pos;
       while (m_pos < m_text.size() && (std::isalnum(static_cast<unsigned char>(m_text[m_pos])) || m_text[m_pos] == '_'))
         ++m_pos;
-      m_nodes.push_back({Op::name, 0, m_text.substr(start, m_pos - start), -1, -1, column});
-      return static_cast<int>(m_nodes.size()) - 1;
+      return leaf({Op::name, 0, m_text.substr(start, m_pos - start), -1, -1, column});
     }
     throw ExprError(column, "unexpected \"" + std::string(1, c) + "\" (a number, a name or \"(\" expected)");
   }
 
   const std::string& m_text;
   std::vector<Node>& m_nodes;
+  std::vector<int> m_depth; // of each node's subtree, beside m_nodes
   std::size_t m_pos = 0;
+  int m_nesting = 0;
 };
 
 Expr Expr::parse(const std::string& text) {

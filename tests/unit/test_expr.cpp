@@ -71,3 +71,25 @@ TEST(Expr, EvaluationErrors) {
   EXPECT_EQ(eval("-BX / -1", {{"BX", INT64_MAX}}), INT64_MAX);
   EXPECT_NE(error_column("(0 - BX - 1) / -1", {{"BX", INT64_MAX}}), 0u); // INT64_MIN / -1
 }
+
+// Parentheses, prefix operators and operator chains all recurse, in parsing or in evaluation:
+// deep ones are an error naming where the limit was crossed, never a stack overflow (fuzz bug 10).
+TEST(Expr, DepthIsBounded) {
+  EXPECT_EQ(eval(std::string(150, '(') + "1" + std::string(150, ')')), 1);
+  EXPECT_EQ(eval(std::string(150, '-') + "1"), 1); // an even count of negations
+  std::string chain = "1";
+  for (int i = 0; i < 150; ++i) chain += " + 1";
+  EXPECT_EQ(eval(chain), 151);
+
+  EXPECT_EQ(error_column(std::string(5000, '(') + "1" + std::string(5000, ')')), 201u);
+  EXPECT_EQ(error_column(std::string(100000, '!') + "1"), 201u);
+  EXPECT_EQ(error_column("+-" + std::string(100000, '(')), 201u);
+  std::string long_chain = "1";
+  for (int i = 0; i < 100000; ++i) long_chain += "+1";
+  EXPECT_EQ(error_column(long_chain), 400u); // the 200th "+", at column 400, makes the 201st level
+  try {
+    Expr::parse(std::string(5000, '(') + "1" + std::string(5000, ')'));
+  } catch (const ExprError& e) {
+    EXPECT_NE(std::string(e.what()).find("200"), std::string::npos) << e.what();
+  }
+}
