@@ -198,7 +198,7 @@ CampaignFile load_campaign(const std::string& path, const launch::Registry& laun
   } catch (const YAML::BadFile&) {
     throw UsageError(fmt::format("{}: cannot read the campaign file", path));
   } catch (const YAML::Exception& e) {
-    throw ConfigError(path, static_cast<std::size_t>(e.mark.line + 1), e.msg);
+    throw ConfigError(path, static_cast<std::size_t>(e.mark.line + 1), config::parse_message(e));
   }
   rd.check_keys(root, k_keys, "the campaign file");
   const fs::path base = fs::absolute(path).parent_path();

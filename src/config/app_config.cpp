@@ -308,7 +308,7 @@ AppConfig load_app_config(const std::string& path) {
   } catch (const YAML::BadFile&) {
     throw ConfigError(path, 0, "cannot open it: name an application's optimas.yml or the folder that holds one");
   } catch (const YAML::ParserException& e) {
-    throw ConfigError(path, static_cast<std::size_t>(e.mark.line + 1), e.msg);
+    throw ConfigError(path, static_cast<std::size_t>(e.mark.line + 1), config::parse_message(e));
   }
   if (!root || !root.IsMap()) throw ConfigError(path, 1, "expected a mapping with name, build, run and configs");
   rd.check_keys(root, k_top_keys, "optimas.yml");

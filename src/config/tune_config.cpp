@@ -87,10 +87,11 @@ public:
         long long step = n["step"] ? integer(n["step"], what + ".step") : 1;
         if (step < 1) fail(n["step"], what + ".step must be at least 1");
         // In 128 bits: min and max may be any 64-bit numbers.
-        __int128 count = (static_cast<__int128>(hi) - lo) / step + 1;
-        if (count > static_cast<__int128>(k_max_values))
+        __extension__ using wide = __int128;
+        wide count = (static_cast<wide>(hi) - lo) / step + 1;
+        if (count > static_cast<wide>(k_max_values))
           fail(n, fmt::format("{} has more than {} values", what, k_max_values));
-        for (__int128 k = 0; k < count; ++k) values.push_back(static_cast<long long>(lo + k * step));
+        for (wide k = 0; k < count; ++k) values.push_back(static_cast<long long>(lo + k * step));
       }
     } else {
       fail(n, what + " must be a list of values or {min, max[, step | pow2: true]}");

@@ -3,10 +3,17 @@
 #include "util/error.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 
 #include <set>
 
 namespace optimas::config {
+
+std::string parse_message(const YAML::Exception& e) {
+  if (dynamic_cast<const YAML::DeepRecursion*>(&e))
+    return "lists and mappings are nested too deep here (YAML allows about 500 levels in our files)";
+  return e.msg;
+}
 
 void YamlReader::fail(const YAML::Node& at, const std::string& message) const {
   throw ConfigError(m_path, at.IsDefined() ? static_cast<std::size_t>(at.Mark().line + 1) : 0, message);

@@ -38,4 +38,8 @@ protected:
   std::string m_path;
 };
 
+// What yaml-cpp's parse error says, in words a user can act on: its depth limit reports itself
+// as "bad file", which reads as a file that cannot be opened.
+std::string parse_message(const YAML::Exception& e);
+
 } // namespace optimas::config

@@ -1,5 +1,7 @@
 #include "llm/pricing.hpp"
 
+#include "config/yaml_reader.hpp"
+
 #include "util/error.hpp"
 #include "util/strings.hpp"
 
@@ -59,7 +61,7 @@ PriceTable PriceTable::from_yaml(std::string_view text, const std::string& sourc
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::ParserException& e) {
-    throw ParseError(source, e.mark.line + 1, e.msg);
+    throw ParseError(source, e.mark.line + 1, config::parse_message(e));
   }
   PriceTable table;
   if (root.IsNull()) return table;

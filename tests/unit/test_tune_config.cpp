@@ -118,6 +118,11 @@ TEST(TuneConfig, ErrorsNameTheLine) {
        "flags have no numeric value"},
       {"tune:\n  macros:\n    A: {min: 1, max: 1000}\n    B: {min: 1, max: 1000}\n    C: {min: 1, max: 2}\n",
        k_tune_line + 1, "more than 1000000"},
+      // Thousands of parentheses overflowed the parser's stack (fuzz bug 10).
+      {"tune:\n  macros:\n    BX: [1, 2]\n  constraints:\n    - \"" + std::string(5000, '(') + "BX\"\n", k_tune_line + 4,
+       "column 201"},
+      // yaml-cpp's own depth limit calls itself "bad file"; its mark is past the line's end.
+      {"tune:\n  macros:\n    BX: " + std::string(5000, '[') + "\n", k_tune_line + 3, "nested too deep"},
   };
   for (const auto& c : cases) {
     auto [line, what] = error_of(c.tune);
