@@ -3,6 +3,7 @@
 
 #include "analysis/diagnostics.hpp"
 #include "analysis/json.hpp"
+#include "cli/common.hpp"
 #include "cli/options.hpp"
 #include "profile/importer.hpp"
 
@@ -27,7 +28,7 @@ void run_analyze(AnalyzeArgs a) {
   a.options.sources = analysis::parse_diagnostics(a.diagnostics).sources;
   profile::ImportOptions io;
   io.ncu = a.ncu;
-  auto prof = profile::import_profile(a.profile, io);
+  auto prof = profile::import_profile(profile_dir(a.profile), io);
   auto d = analysis::analyze(prof, a.options);
   if (a.json)
     std::cout << util::json_text(analysis::to_json(d)) << "\n";

@@ -9,7 +9,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 namespace optimas::cli {
 
@@ -25,12 +27,36 @@ void add_profile_input_options(CLI::App* cmd, ProfileInput& in) {
   add_option(cmd, "alpha", in.alpha);
 }
 
+std::string profile_dir(const std::string& path, const std::string& app) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec) || fs::exists(fs::path(path) / "manifest.json", ec)) return path;
+  std::vector<std::string> profiles;
+  for (const auto& e : fs::directory_iterator(path, ec)) {
+    std::string ext = e.path().extension().string();
+    if (ext == ".csv" || ext == ".gz" || ext == ".ncu-rep") return path; // a folder of pages or reports
+    if (e.is_directory(ec) && fs::exists(e.path() / "manifest.json", ec)) profiles.push_back(e.path().string());
+  }
+  if (profiles.empty()) return path; // the importer says what is missing
+  std::sort(profiles.begin(), profiles.end());
+  if (!app.empty() && fs::exists(fs::path(path) / app / "manifest.json", ec)) return (fs::path(path) / app).string();
+  if (profiles.size() == 1) return profiles[0];
+  throw UsageError(fmt::format("{} holds the profiles of {} applications{}; name one: {}", path, profiles.size(),
+                               app.empty() ? "" : fmt::format(", none of them {}", app), fmt::join(profiles, ", ")));
+}
+
 Loaded load_profile_and_app(const ProfileInput& in) {
   Loaded l;
   profile::ImportOptions io;
   io.ncu = in.ncu;
-  l.profile = profile::import_profile(in.profile, io);
   std::string app = in.app;
+  std::string name; // the application's, to find its profile under optimas-profile/
+  if (!app.empty()) {
+    fs::path p(app);
+    if (fs::is_directory(p)) p /= "optimas.yml";
+    l.app = config::load_app_config(p.string());
+    name = l.app.name;
+  }
+  l.profile = profile::import_profile(profile_dir(in.profile, name), io);
   if (app.empty()) {
     // The profile directory remembers where the application was; it may have moved since.
     std::string recorded = l.profile.manifest.value("app", nlohmann::json::object()).value("config_file", "");
@@ -38,11 +64,10 @@ Loaded load_profile_and_app(const ProfileInput& in) {
       throw UsageError(
           fmt::format("{}: which application is this? Pass --app with its optimas.yml or folder{}", in.profile,
                       recorded.empty() ? "" : fmt::format(" (the profile names {}, which is not here)", recorded)));
-    app = recorded;
+    fs::path p(recorded);
+    if (fs::is_directory(p)) p /= "optimas.yml";
+    l.app = config::load_app_config(p.string());
   }
-  fs::path p(app);
-  if (fs::is_directory(p)) p /= "optimas.yml";
-  l.app = config::load_app_config(p.string());
   l.analysis.config = in.config;
   l.analysis.alpha = in.alpha;
   return l;

@@ -34,6 +34,11 @@ struct Loaded {
 // Imports the profile, finds and loads the application's optimas.yml.
 Loaded load_profile_and_app(const ProfileInput& input);
 
+// The profile directory `path` means. `optimas profile` writes optimas-profile/<app>/, so the
+// default path is the folder above the profiles: there, the one named `app` (when given), else
+// the only one, is meant; of several, the error lists them. Any other path is returned as is.
+std::string profile_dir(const std::string& path, const std::string& app = "");
+
 // Which prompt to build: the diagnostic subset or the baseline, the template, the budget.
 struct PromptChoice {
   std::string diagnostics = config::default_of<std::string>("diagnostics");

@@ -123,4 +123,24 @@ expect_fail 2 'does not exist' -- "$OPTIMAS" profile "$WORK/app" -i default --tr
 expect_fail 1 'timed out after' -- \
   "$OPTIMAS" profile "$WORK/app" -i small -i hang -o "$WORK/prof-budget" --budget 3 --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu"
 json_check "$WORK/prof-budget/manifest.json" '[r["config"] for r in d["runs"]] == ["small"]' "the budget keeps finished runs"
+# The default layout: `optimas profile` in the application's folder writes
+# optimas-profile/<name>/, and analyze and prompt run there with no profile named read it.
+(cd "$WORK/app" && "$OPTIMAS" profile . -i default --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu") \
+  > /dev/null 2> "$WORK/default.txt" || fail "profile into optimas-profile/: $(cat "$WORK/default.txt")"
+[ -f "$WORK/app/optimas-profile/tiny/manifest.json" ] || fail "no optimas-profile/tiny/manifest.json"
+(cd "$WORK/app" && "$OPTIMAS" -q analyze --json) > "$WORK/default-analyze.json" || fail "analyze with the default profile folder"
+json_check "$WORK/default-analyze.json" '[k["kernel"] for k in d["kernels"]] == ["dloop"]'
+# Beside another application's profile, analyze asks which one.
+cp -r "$WORK/app/optimas-profile/tiny" "$WORK/app/optimas-profile/other"
+expect_fail 2 'optimas-profile holds the profiles of 2 applications; name one: optimas-profile/other, optimas-profile/tiny' -- \
+  bash -c 'cd "$1/app" && "$2" analyze' _ "$WORK" "$OPTIMAS"
+# prompt --app finds its own application's profile there (a recorded one: prompts need kernels).
+mkdir -p "$WORK/st/optimas-profile"
+cp -r "$OPTIMAS_SOURCE_DIR/examples/stream/." "$WORK/st/"
+cp -r "$OPTIMAS_TEST_DATA/h200/stream" "$WORK/st/optimas-profile/stream"
+(cd "$WORK/st" && "$OPTIMAS" -q prompt --app .) > "$WORK/prompt1.txt" 2>&1 || fail "prompt in the folder: $(cat "$WORK/prompt1.txt")"
+grep -q 'triad' "$WORK/prompt1.txt" || fail "the prompt lacks stream's kernels: $(head -5 "$WORK/prompt1.txt")"
+cp -r "$OPTIMAS_TEST_DATA/h200/sobol" "$WORK/st/optimas-profile/sobol"
+(cd "$WORK/st" && "$OPTIMAS" -q prompt --app .) > "$WORK/prompt2.txt" 2>&1 || fail "prompt beside sobol's profile: $(cat "$WORK/prompt2.txt")"
+cmp -s "$WORK/prompt1.txt" "$WORK/prompt2.txt" || fail "prompt --app read another application's profile"
 pass "profiling agent with a stand-in ncu"
