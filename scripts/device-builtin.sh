@@ -3,9 +3,12 @@
 # the whole loop with the defaults (builtin backend: rules, then the tuning stage where the
 # example's optimas.yml declares one) on each example, profiled live. With several GPUs the
 # examples are spread over them, one at a time per GPU (CUDA_VISIBLE_DEVICES), so no two
-# measurements share a GPU. Everything lands in $OUT: per example its --json summary
-# (<ex>.json), its progress (<ex>.log) and exit code (exits.txt), and the run folders without
-# profiles' raw reports (runs.tgz). bash scripts/builtin-table.py OUT prints the table.
+# measurements share a GPU. Per example its --json summary (<ex>.json), its progress (<ex>.log)
+# and exit code (exits.txt) go into $OUT/results.tgz, rewritten after each example so that a
+# call stopped at its limit keeps what finished (the device returns only a few files per call:
+# with one file per example, the later ones were left behind); the run folders without
+# profiles' raw reports go into $OUT/runs.tgz at the end. Unpack results.tgz into a folder and
+# python3 scripts/builtin-table.py FOLDER prints the table.
 #   EXAMPLES (default: every example folder), RUN_SECONDS (limit per example, default 420),
 #   TOTAL_SECONDS (all of it stops by then, default 570: the device's 10-minute calls),
 #   RUN_ARGS (more arguments for optimas run, e.g. --no-tune or --tune-budget 4).
@@ -13,7 +16,9 @@ set -uo pipefail
 OUT=${OUT:-/tmp/optimas-builtin-out}
 DEADLINE=$(( $(date +%s) + ${TOTAL_SECONDS:-570} ))
 W=/tmp/optimas-builtin
-rm -rf "$W"; mkdir -p "$W" "$OUT"
+R=$W/results # what results.tgz holds
+rm -rf "$W"; mkdir -p "$W" "$R" "$OUT"
+save() { tar czf "$OUT/.results.$BASHPID.tgz" -C "$R" . && mv -f "$OUT/.results.$BASHPID.tgz" "$OUT/results.tgz"; }
 export PATH="$PWD/.device/bin:$PATH"
 cupti=$(dirname "$(find /usr/local -name 'libcupti.so.*' 2>/dev/null | head -1)" 2>/dev/null)
 export LD_LIBRARY_PATH="$PWD/.device/lib${cupti:+:$cupti}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -22,7 +27,8 @@ gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 [ "$gpus" -gt 0 ] || { echo "no GPU" >&2; exit 125; }
 
 { nvidia-smi; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; ncu --version; nvcc --version;
-  uname -a; optimas --version; } > "$OUT/environment.txt" 2>&1
+  uname -a; optimas --version; } > "$R/environment.txt" 2>&1
+save
 
 # The examples of GPU $1: every ${gpus}th from the $1th.
 on_gpu() {
@@ -30,12 +36,13 @@ on_gpu() {
   for ((i = gpu; i < ${#examples[@]}; i += gpus)); do
     local ex=${examples[$i]} limit=${RUN_SECONDS:-420} left=$(( DEADLINE - $(date +%s) - 15 ))
     [ "$left" -lt "$limit" ] && limit=$left
-    [ "$limit" -gt 30 ] || { echo "$ex no-time" >> "$OUT/exits.txt"; continue; }
-    echo "[$(date +%T)] gpu $gpu: $ex (limit ${limit}s)" >> "$OUT/device.log"
+    [ "$limit" -gt 30 ] || { echo "$ex no-time" >> "$R/exits.txt"; continue; }
+    echo "[$(date +%T)] gpu $gpu: $ex (limit ${limit}s)" >> "$R/device.log"
     CUDA_VISIBLE_DEVICES=$gpu timeout "$limit" \
-      optimas run --app "examples/$ex" --runs-dir "$W/runs-$gpu" --json ${RUN_ARGS:-} > "$OUT/$ex.json" 2> "$OUT/$ex.log"
-    echo "$ex $?" >> "$OUT/exits.txt"
-    echo "[$(date +%T)] gpu $gpu: $ex done" >> "$OUT/device.log"
+      optimas run --app "examples/$ex" --runs-dir "$W/runs-$gpu" --json ${RUN_ARGS:-} > "$R/$ex.json" 2> "$R/$ex.log"
+    echo "$ex $?" >> "$R/exits.txt"
+    echo "[$(date +%T)] gpu $gpu: $ex done" >> "$R/device.log"
+    save
   done
 }
 for ((g = 0; g < gpus; g++)); do on_gpu "$g" & done
@@ -43,4 +50,5 @@ wait
 # The run folders: what the tables and the dashboard read, not the raw ncu reports.
 tar czf "$OUT/runs.tgz" --exclude='*.ncu-rep' --exclude='*.csv.gz' --exclude='work' --exclude='program.out' \
   --exclude='*.bin' -C "$W" $(cd "$W" && ls -d runs-*) 2>/dev/null
-du -sh "$OUT"/runs.tgz >> "$OUT/device.log"
+du -sh "$OUT"/runs.tgz >> "$R/device.log"
+save
