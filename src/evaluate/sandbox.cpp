@@ -4,6 +4,7 @@
 
 #include "util/error.hpp"
 #include "util/hash.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/regex.hpp"
 #include "util/secrets.hpp"
@@ -269,7 +270,7 @@ int end_recorded_supervisors(const std::string& path) {
   if (!fs::exists(path, ec)) return 0;
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(util::read_file(path));
+    doc = util::parse_json(util::read_file(path));
     if (!doc.is_object() || !doc.value("children", nlohmann::json()).is_array())
       throw std::runtime_error("no children list");
   } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 
 #include "llm/http.hpp"
 #include "util/hash.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/secrets.hpp"
 #include "util/strings.hpp"
@@ -82,7 +83,7 @@ std::optional<Response> ResponseCache::get(const std::string& key) const {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
   try {
-    json entry = json::parse(util::read_file(path.string()));
+    json entry = util::parse_json(util::read_file(path.string()));
     if (entry.at("format").get<int>() != k_format || entry.at("key").get<std::string>() != key) return std::nullopt;
     Response r = from_json(entry.at("response"));
     r.from_cache = true;

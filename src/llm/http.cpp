@@ -1,5 +1,6 @@
 #include "llm/http.hpp"
 
+#include "util/json_text.hpp"
 #include "util/secrets.hpp"
 #include "util/strings.hpp"
 
@@ -123,7 +124,7 @@ std::string strip_tags(std::string_view html) {
 // The provider's error text: OpenAI, Gemini and Anthropic put it in error.message, Ollama in
 // error, some proxies in message; anything else is shown as an excerpt of the body.
 std::string provider_error_text(const std::string& body) {
-  json j = json::parse(body, nullptr, false);
+  json j = util::parse_json(body, false);
   if (j.is_object()) {
     if (auto e = j.find("error"); e != j.end()) {
       if (e->is_string()) return e->get<std::string>();
@@ -302,7 +303,7 @@ std::variant<ApiReply, Failure> post_json_api(std::string_view who, const std::s
   }
   ApiReply reply;
   reply.latency_s = seconds_since(t0);
-  reply.body = json::parse(response.body, nullptr, false);
+  reply.body = util::parse_json(response.body, false);
   if (reply.body.is_discarded())
     return make_failure(FailureKind::server, who,
                         fmt::format("HTTP {} from POST {} but the body is not JSON (truncated, or an error page from "

@@ -8,6 +8,7 @@
 
 #include "util/csv.hpp"
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/process.hpp"
 #include "util/strings.hpp"
@@ -194,8 +195,7 @@ Profile import_manifest_dir(const std::string& dir) {
   std::string manifest_path = (fs::path(dir) / "manifest.json").string();
   Profile profile;
   try {
-    std::ifstream in(manifest_path);
-    profile.manifest = nlohmann::json::parse(in);
+    profile.manifest = util::parse_json(util::read_file(manifest_path));
   } catch (const nlohmann::json::exception& e) { // parse_error, or out_of_range for 1e400
     throw ParseError(manifest_path, 0, std::string("not valid JSON: ") + e.what());
   }

@@ -1,5 +1,7 @@
 #include "prompt/reply.hpp"
 
+#include "util/json_text.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -232,7 +234,7 @@ ParsedReply parse_reply(std::string_view text) {
   }
   std::vector<std::string> first_errors;
   for (const auto& c : candidates(text)) {
-    json doc = json::parse(c.text, nullptr, false);
+    json doc = util::parse_json(c.text, false);
     if (doc.is_discarded() || !doc.is_object()) continue;
     json checked = doc;
     auto errors = take_rules_aside(checked);

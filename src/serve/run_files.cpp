@@ -4,6 +4,7 @@
 #include "analysis/json.hpp"
 #include "profile/importer.hpp"
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 
 #include <fmt/format.h>
@@ -31,7 +32,7 @@ json read_json_file(const store::RunStore& store, const std::string& id, const s
   auto text = read_run_file(store, id, relative);
   if (!text) return nullptr;
   try {
-    return json::parse(*text);
+    return util::parse_json(*text);
   } catch (const json::exception& e) {
     problems.push_back(fmt::format("{}/{}: not JSON: {}", id, relative, e.what()));
     return nullptr;
@@ -48,7 +49,7 @@ std::vector<json> read_jsonl(const store::RunStore& store, const std::string& id
   for (std::size_t n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
     try {
-      out.push_back(json::parse(line));
+      out.push_back(util::parse_json(line));
     } catch (const json::exception&) {
       problems.push_back(fmt::format("{}/{}:{}: not a JSON line, skipped", id, relative, n));
     }

@@ -135,7 +135,7 @@ CompareSide compare_side(const store::RunStore& store, const std::string& spec) 
   side.label = id.substr(0, 8);
   auto text = read_run_file(store, id, "diagnostics.json");
   try {
-    side.diagnostics = text ? json::parse(*text) : json();
+    side.diagnostics = text ? util::parse_json(*text) : json();
   } catch (const json::exception&) {
     throw Error(fmt::format("run {}: diagnostics.json is not JSON", id));
   }

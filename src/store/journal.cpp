@@ -112,7 +112,7 @@ void write_json_atomic(const std::string& path, const json& doc) {
 
 json parse_json(const std::string& text, const std::string& path, const std::string& what, const std::string& advice) {
   try {
-    return json::parse(text);
+    return util::parse_json(text);
   } catch (const json::exception& e) { // parse_error, and out_of_range for a number like 1e400
     std::size_t byte = 0;
     if (const auto* pe = dynamic_cast<const json::parse_error*>(&e)) {
@@ -144,7 +144,7 @@ Journal parse_journal(const std::string& text, const std::string& path) {
     ++number;
     if (line.empty()) continue;
     try {
-      json doc = json::parse(line);
+      json doc = util::parse_json(line);
       if (doc.is_object())
         out.lines.push_back(std::move(doc));
       else

@@ -2,6 +2,7 @@
 
 #include "store/journal.hpp"
 #include "util/hash.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/strings.hpp"
 
@@ -25,7 +26,7 @@ std::optional<json> PointCache::get(const std::string& key, const std::string& l
   std::error_code ec;
   if (!fs::exists(p, ec)) return std::nullopt;
   try {
-    json doc = json::parse(util::read_file(p.string()));
+    json doc = util::parse_json(util::read_file(p.string()));
     if (doc.value("point", "") != label || !doc.contains("result") || !doc["result"].is_object()) {
       log::warn("{}: not the tuning result of {}; measuring it again", p.string(), label);
       return std::nullopt;

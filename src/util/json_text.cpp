@@ -56,6 +56,24 @@ std::string escape_invalid_utf8(std::string_view text) {
   return out;
 }
 
+nlohmann::json parse_json(std::string_view text, bool allow_exceptions) {
+  using json = nlohmann::json;
+  // The callback sees each value's depth as the parser reaches it; the parser keeps no stack of
+  // its own calls, so the document is refused before anything recursive touches it.
+  auto bounded = [](int depth, json::parse_event_t, json&) {
+    if (depth > k_max_json_depth)
+      throw json::parse_error::create(
+          101, 0, fmt::format("syntax error: nested more than {} levels deep", k_max_json_depth), nullptr);
+    return true;
+  };
+  try {
+    return json::parse(text, bounded);
+  } catch (const json::exception&) { // parse_error, or out_of_range for a number like 1e400
+    if (allow_exceptions) throw;
+    return json(json::value_t::discarded);
+  }
+}
+
 std::string json_text(const nlohmann::json& j, int indent) {
   std::string text;
   try {

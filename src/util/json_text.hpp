@@ -12,6 +12,16 @@
 
 namespace optimas::util {
 
+// Documents nested deeper than this are refused. nlohmann::json parses any depth without
+// recursion, but copying, comparing and writing a value recurse: a model's reply of a million
+// nested brackets overflowed the stack. Ours nest a dozen levels.
+constexpr int k_max_json_depth = 256;
+
+// json::parse, refusing documents nested deeper than k_max_json_depth: they throw
+// json::parse_error as other malformed text does, or, with allow_exceptions false, give a
+// discarded value as json::parse does. Every JSON we read goes through here.
+nlohmann::json parse_json(std::string_view text, bool allow_exceptions = true);
+
 // `j` as JSON text (indent as in json::dump; -1: one line).
 std::string json_text(const nlohmann::json& j, int indent = 2);
 

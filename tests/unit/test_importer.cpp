@@ -116,6 +116,9 @@ TEST(Importer, ManifestFieldsAndPagesAreChecked) {
             "is not a file inside"},
            // Found by fuzz_manifest: a number too large for a double escaped as nlohmann's out_of_range.
            {R"({"alpha": 1e400, "runs": [)" + run + "]}", "not valid JSON"},
+           // A million nested brackets: copying and writing such a value overflowed the stack.
+           {R"({"x": )" + std::string(1000000, '[') + std::string(1000000, ']') + R"(, "runs": [)" + run + "]}",
+            "nested more than 256 levels deep"},
        }) {
     std::string got = reason(manifest);
     EXPECT_NE(got.find("manifest.json"), std::string::npos) << manifest << ": " << got;

@@ -41,6 +41,17 @@ TEST(Reply, PlainJson) {
   EXPECT_EQ(to_json(*again.reply), to_json(*p.reply));
 }
 
+// A reply is untrusted text: one nested a million levels deep overflowed the stack when its
+// document was copied for the schema check. It is refused like any reply that is not JSON.
+TEST(Reply, DeepNestingIsRefusedNotACrash) {
+  for (std::string deep : {"{\"edits\": [], \"x\": " + std::string(1000000, '[') + std::string(1000000, ']') + "}",
+                           "{\"edits\": [{\"file\": " + std::string(300, '{') + "}]}"}) {
+    auto p = parse_reply(deep);
+    EXPECT_FALSE(p.ok());
+    EXPECT_FALSE(p.errors.empty());
+  }
+}
+
 // The builtin optimizer names the rule of each edit; a model's reply has none, and the schema
 // models are held to stays closed (no "rule" in it).
 TEST(Reply, RuleIsKeptAsideFromTheSchema) {
