@@ -375,16 +375,47 @@ BuildResult build_in(const config::AppConfig& app, const std::string& dir, const
   return b;
 }
 
+namespace {
+
+// Longer lines of a program's output are not searched. libstdc++'s matcher recurses once per
+// character a repeat takes: a line of 100,000 digits after "kernel_time_ms: " overflowed the
+// stack, and a variant is untrusted code that can print one. What run.kernel_time and
+// validate.ignore look for (a kernel time, a bandwidth) fits in a short line.
+constexpr std::size_t k_max_searched_line = 4096;
+
+// Whether `re` matches in [begin, end), one line of output; never for a line over the limit.
+bool search_line(std::string::const_iterator begin, std::string::const_iterator end, const std::regex& re,
+                 std::smatch& m, std::regex_constants::match_flag_type flags = std::regex_constants::match_default) {
+  return static_cast<std::size_t>(end - begin) <= k_max_searched_line && std::regex_search(begin, end, m, re, flags);
+}
+bool search_line(std::string::const_iterator begin, std::string::const_iterator end, const std::regex& re) {
+  std::smatch unused;
+  return search_line(begin, end, re, unused);
+}
+
+} // namespace
+
 std::optional<double> parse_kernel_time(const std::string& pattern, const std::string& text) {
   if (pattern.empty()) return std::nullopt;
   std::regex re = util::compile_regex(pattern); // checked when optimas.yml was loaded
   std::optional<double> total;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
-    char* end = nullptr;
-    std::string group = (*it)[1].str();
-    double v = std::strtod(group.c_str(), &end);
-    if (end == group.c_str()) continue;
-    total = total.value_or(0) + v;
+  // Line by line, as the output's comparison drops the lines it matches.
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t stop = text.find('\n', start);
+    stop = stop == std::string::npos ? text.size() : stop;
+    auto line_begin = text.begin() + static_cast<long>(start), line_end = text.begin() + static_cast<long>(stop);
+    std::smatch m;
+    auto flags = std::regex_constants::match_default;
+    while (search_line(line_begin, line_end, re, m, flags)) {
+      char* end = nullptr;
+      std::string group = m[1].str();
+      double v = std::strtod(group.c_str(), &end);
+      if (end != group.c_str()) total = total.value_or(0) + v;
+      if (m[0].length() == 0) break; // an empty match would find itself again
+      line_begin = m[0].second;
+      flags = std::regex_constants::match_prev_avail; // "^" is the line's start only
+    }
+    start = stop + 1;
   }
   return total;
 }
@@ -469,8 +500,7 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
       end = end == std::string::npos ? out.size() : end + 1;
       bool dropped = false;
       for (const auto& re : drop)
-        dropped = dropped ||
-                  std::regex_search(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re);
+        dropped = dropped || search_line(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re);
       if (!dropped) kept.append(out, start, end - start);
       start = end;
     }

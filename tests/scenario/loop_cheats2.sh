@@ -231,6 +231,12 @@ reply rewrite triad_kernel PC1,RF1 "$HEADERS" "$COPY_FN" \
     std::fprintf(stderr, "rewrite: %s\n", ec ? ec.message().c_str() : "replaced its own binary");
   }'
 
+# Its kernel time on a line of 200,000 digits, too long to search: libstdc++'s matcher
+# overflowed the stack on it, and optimas died.
+reply long_time triad_kernel PC1,RF1 "$HEADERS" '#include <cstring>
+#include <string>' \
+  triad_kernel PC1,RF1 '  std::printf("kernel_time_ms: %.4f\n", ms);' '  std::printf("kernel_time_ms: %s\n", std::string(200000, '"'"'1'"'"').c_str());'
+
 # logs_of ID PATTERN: the lines of the run's program logs (stdout and stderr) that match.
 logs_of() { cat "$RUNS/$1"/iterations/*/attempt-*/runs/*.log 2>/dev/null | grep -E -- "$2" || true; }
 # alive FILE: the pids listed in FILE that are still running (not zombies).
@@ -348,3 +354,9 @@ new_app app-rewrite
 loop rewrite "$WORK/app-rewrite" "$WORK/replies/rewrite.json" --retries 0 --scope file $QUICK
 expect rewrite i1a1 validation_failed 'changed its own build in its scratch copy: stream \(changed\)'
 pass "25. its own binary replaced by a replay: validation_failed"
+
+# --- 26. A kernel time too long to search ---------------------------------------------------
+new_app app-long-time
+loop long_time "$WORK/app-long-time" "$WORK/replies/long_time.json" --retries 0 --scope file $QUICK
+expect long_time i1a1 validation_failed 'printed no kernel time matching'
+pass "26. a kernel time of 200,000 digits: not searched (it overflowed the matcher's stack), validation_failed"

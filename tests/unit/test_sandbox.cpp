@@ -172,6 +172,25 @@ TEST(Sandbox, ParseKernelTime) {
   t = parse_kernel_time("kernel: (\\S+)", "kernel: n/a\nkernel: 2.5\n");
   ASSERT_TRUE(t.has_value());
   EXPECT_DOUBLE_EQ(*t, 2.5);
+  // Two on one line; "^" is each line's start, not the start of a later match.
+  t = parse_kernel_time("^k: ([0-9.]+)", "k: 1 k: 2\nk: 4\n");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_DOUBLE_EQ(*t, 5);
+  t = parse_kernel_time("k: ([0-9.]+)", "k: 1 k: 2\nk: 4");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_DOUBLE_EQ(*t, 7);
+}
+
+// A variant is untrusted code: a line of 100,000 digits after the pattern's text overflowed the
+// stack in libstdc++'s matcher and killed optimas. Lines over 4,096 bytes are not searched.
+TEST(Sandbox, AnOverlongLineIsNotSearched) {
+  const std::string pattern = "kernel_time_ms: ([0-9.eE+-]+)";
+  std::string huge = "kernel_time_ms: " + std::string(100000, '1');
+  EXPECT_FALSE(parse_kernel_time(pattern, huge + "\n").has_value());
+  auto t = parse_kernel_time(pattern, huge + "\nkernel_time_ms: 0.5\n");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_DOUBLE_EQ(*t, 0.5);
+  EXPECT_DOUBLE_EQ(parse_kernel_time(pattern, "kernel_time_ms: " + std::string(4000, '0') + "2\n").value_or(-1), 2);
 }
 
 TEST(Sandbox, KernelTimeIsTheSumOfMatchesAndLeavesTheOutput) {
