@@ -38,10 +38,14 @@ std::string profile_dir(const std::string& path, const std::string& app) {
   }
   if (profiles.empty()) return path; // the importer says what is missing
   std::sort(profiles.begin(), profiles.end());
-  if (!app.empty() && fs::exists(fs::path(path) / app / "manifest.json", ec)) return (fs::path(path) / app).string();
+  if (!app.empty()) {
+    if (fs::exists(fs::path(path) / app / "manifest.json", ec)) return (fs::path(path) / app).string();
+    throw UsageError(fmt::format("{} holds no profile of {} (it holds {}); profile it, or name the profile folder",
+                                 path, app, fmt::join(profiles, ", ")));
+  }
   if (profiles.size() == 1) return profiles[0];
-  throw UsageError(fmt::format("{} holds the profiles of {} applications{}; name one: {}", path, profiles.size(),
-                               app.empty() ? "" : fmt::format(", none of them {}", app), fmt::join(profiles, ", ")));
+  throw UsageError(fmt::format("{} holds the profiles of {} applications; name one: {}", path, profiles.size(),
+                               fmt::join(profiles, ", ")));
 }
 
 Loaded load_profile_and_app(const ProfileInput& in) {

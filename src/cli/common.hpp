@@ -35,8 +35,9 @@ struct Loaded {
 Loaded load_profile_and_app(const ProfileInput& input);
 
 // The profile directory `path` means. `optimas profile` writes optimas-profile/<app>/, so the
-// default path is the folder above the profiles: there, the one named `app` (when given), else
-// the only one, is meant; of several, the error lists them. Any other path is returned as is.
+// default path is the folder above the profiles: there, the one named `app` is meant (when
+// given: another application's is an error), else the only one; of several, the error lists
+// them. Any other path is returned as is.
 std::string profile_dir(const std::string& path, const std::string& app = "");
 
 // Which prompt to build: the diagnostic subset or the baseline, the template, the budget.

@@ -143,4 +143,8 @@ grep -q 'triad' "$WORK/prompt1.txt" || fail "the prompt lacks stream's kernels: 
 cp -r "$OPTIMAS_TEST_DATA/h200/sobol" "$WORK/st/optimas-profile/sobol"
 (cd "$WORK/st" && "$OPTIMAS" -q prompt --app .) > "$WORK/prompt2.txt" 2>&1 || fail "prompt beside sobol's profile: $(cat "$WORK/prompt2.txt")"
 cmp -s "$WORK/prompt1.txt" "$WORK/prompt2.txt" || fail "prompt --app read another application's profile"
+# Only another application's profile there: an error, not that profile.
+rm -rf "$WORK/st/optimas-profile/stream"
+expect_fail 2 'optimas-profile holds no profile of stream \(it holds optimas-profile/sobol\)' -- \
+  bash -c 'cd "$1/st" && "$2" prompt --app .' _ "$WORK" "$OPTIMAS"
 pass "profiling agent with a stand-in ncu"
