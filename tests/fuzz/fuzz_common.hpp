@@ -43,4 +43,28 @@ inline std::string write_file(const std::string& name, std::string_view content)
   return path;
 }
 
+// Inputs past the harnesses' -max_len (8 KB) find what only size brings out: the stack a
+// million nested brackets need, a line too long to match. `\x7f N SEGMENT \x7f` is replaced by
+// SEGMENT repeated 256 x N times (N a byte, 1-255), each such part anywhere in the input, the
+// whole grown to at most `limit` bytes; the rest is kept as it is. Without \x7f, the input.
+inline std::string amplify(std::string_view in, std::size_t limit = 1 << 20) {
+  std::string out;
+  for (std::size_t i = 0; i < in.size();) {
+    std::size_t open = in.find('\x7f', i);
+    std::size_t close = open == std::string_view::npos || open + 1 >= in.size() ? std::string_view::npos
+                                                                                 : in.find('\x7f', open + 2);
+    if (close == std::string_view::npos) {
+      out.append(in.substr(i));
+      break;
+    }
+    out.append(in.substr(i, open - i));
+    std::size_t times = 256 * static_cast<unsigned char>(in[open + 1]);
+    std::string_view segment = in.substr(open + 2, close - open - 2);
+    for (std::size_t k = 0; k < times && out.size() + segment.size() <= limit; ++k) out.append(segment);
+    i = close + 1;
+  }
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
 } // namespace optimas::fuzz

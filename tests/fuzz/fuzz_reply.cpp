@@ -1,6 +1,9 @@
 // A backend's reply as `optimas optimize` takes it: parsed, its edits applied to a copy of the
 // sources, the guardrails checked and the unified diff written (loop/propose.cpp's order).
-// Input: the reply; or, with a NUL byte, the source of main.cu before it and the reply after.
+// Input: the reply; or, with a NUL byte, the source of main.cu before it and the reply after;
+// either part may hold repeated segments (fuzz::amplify), up to 1 MB each.
+#include "fuzz_common.hpp"
+
 #include "edit/apply.hpp"
 #include "edit/guardrails.hpp"
 #include "prompt/reply.hpp"
@@ -32,12 +35,13 @@ const char* k_source = "#include <cstdio>\n"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace optimas;
-  std::string_view input(reinterpret_cast<const char*>(data), size);
+  std::string_view raw(reinterpret_cast<const char*>(data), size);
   std::string source = k_source;
-  if (auto nul = input.find('\0'); nul != std::string_view::npos) {
-    source = std::string(input.substr(0, nul));
-    input.remove_prefix(nul + 1);
+  if (auto nul = raw.find('\0'); nul != std::string_view::npos) {
+    source = fuzz::amplify(raw.substr(0, nul));
+    raw.remove_prefix(nul + 1);
   }
+  const std::string input = fuzz::amplify(raw);
   try {
     auto parsed = prompt::parse_reply(input);
     if (!parsed.reply) return 0;
