@@ -383,10 +383,13 @@ namespace {
 // validate.ignore look for (a kernel time, a bandwidth) fits in a short line.
 constexpr std::size_t k_max_searched_line = 4096;
 
-// Whether `re` matches in [begin, end), one line of output; never for a line over the limit.
+// Whether `re` matches in [begin, end), one line of output (its newline, if any, not counted);
+// never for a line over the limit.
 bool search_line(std::string::const_iterator begin, std::string::const_iterator end, const std::regex& re,
                  std::smatch& m, std::regex_constants::match_flag_type flags = std::regex_constants::match_default) {
-  return static_cast<std::size_t>(end - begin) <= k_max_searched_line && std::regex_search(begin, end, m, re, flags);
+  auto length = static_cast<std::size_t>(end - begin);
+  if (length > 0 && *(end - 1) == '\n') --length;
+  return length <= k_max_searched_line && std::regex_search(begin, end, m, re, flags);
 }
 bool search_line(std::string::const_iterator begin, std::string::const_iterator end, const std::regex& re) {
   std::smatch unused;
