@@ -119,19 +119,43 @@ std::vector<std::string> identifiers_in(std::string_view text) {
 
 namespace {
 
-// Finds the token index matching the bracket at `open` ('(' '{' '<' '['); tokens.size() if none.
-std::size_t matching(const std::vector<Token>& t, std::size_t open) {
-  char o = t[open].text[0];
-  char c = o == '(' ? ')' : o == '{' ? '}' : o == '[' ? ']' : '>';
-  int depth = 0;
-  for (std::size_t i = open; i < t.size(); ++i) {
+// What parse_source looks up for every token, computed in one pass each so that reading a file
+// stays linear in its length however its brackets fall (a megabyte of unbalanced '(' after
+// thousands of `__device__` made the old per-declaration scans quadratic: minutes).
+struct Tables {
+  std::vector<std::size_t> partner; // a bracket's matching bracket, t.size() if none
+  std::vector<std::size_t> stop;    // the first '(' ';' or '{' at or after i, t.size() if none
+  std::vector<std::size_t> ident;   // the last identifier at or before i, t.size() if none
+};
+
+Tables tables(const std::vector<Token>& t) {
+  const std::size_t n = t.size();
+  Tables x{std::vector<std::size_t>(n, n), std::vector<std::size_t>(n + 1, n), std::vector<std::size_t>(n, n)};
+  // Each kind of bracket pairs on its own, as a per-kind depth count would: a '<' may be a
+  // comparison, and only the declaration around it says which.
+  constexpr std::string_view opens = "({[<", closes = ")}]>";
+  std::vector<std::size_t> open[4];
+  for (std::size_t i = 0; i < n; ++i) {
+    if (t[i].kind == TokenKind::identifier) x.ident[i] = i;
+    else if (i > 0) x.ident[i] = x.ident[i - 1];
     if (t[i].kind != TokenKind::punct) continue;
-    if (t[i].text[0] == o)
-      ++depth;
-    else if (t[i].text[0] == c && --depth == 0)
-      return i;
+    if (auto k = opens.find(t[i].text[0]); k != std::string_view::npos) {
+      open[k].push_back(i);
+    } else if (k = closes.find(t[i].text[0]); k != std::string_view::npos && !open[k].empty()) {
+      x.partner[open[k].back()] = i;
+      x.partner[i] = open[k].back();
+      open[k].pop_back();
+    }
   }
-  return t.size();
+  for (std::size_t i = n; i-- > 0;)
+    x.stop[i] = t[i].text == "(" || t[i].text == ";" || t[i].text == "{" ? i : x.stop[i + 1];
+  return x;
+}
+
+bool qualifier(const Token& t) {
+  return t.kind == TokenKind::identifier && (t.text == "static" || t.text == "inline" || t.text == "__forceinline__" ||
+                                             t.text == "extern" || t.text == "__host__" || t.text == "__device__" ||
+                                             t.text == "__global__");
 }
 
 Parameter parse_parameter(const std::vector<Token>& t, std::size_t b, std::size_t e) {
@@ -164,67 +188,59 @@ SourceFile parse_source(std::string path, std::string text) {
   SourceFile f;
   f.path = std::move(path);
   f.text = std::move(text);
-  auto t = lex(f.text);
-  for (std::size_t i = 0; i < t.size(); ++i) {
+  const auto t = lex(f.text);
+  const std::size_t n = t.size();
+  const Tables x = tables(t);
+  for (std::size_t i = 0; i < n; ++i) {
     bool global = t[i].text == "__global__";
     bool device = t[i].text == "__device__";
     if (t[i].kind != TokenKind::identifier || (!global && !device)) continue;
-    // Walk back over qualifiers and a template header to the declaration's start.
+    // Walk back over qualifiers and a template header to the declaration's start. An earlier
+    // __global__ or __device__ among them began this same declaration and was read already.
     std::size_t start = i;
-    while (start > 0 && t[start - 1].kind == TokenKind::identifier &&
-           (t[start - 1].text == "static" || t[start - 1].text == "inline" || t[start - 1].text == "__forceinline__" ||
-            t[start - 1].text == "extern" || t[start - 1].text == "__host__" || t[start - 1].text == "__device__" ||
-            t[start - 1].text == "__global__"))
+    while (start > 0 && qualifier(t[start - 1]) && t[start - 1].text != "__global__" && t[start - 1].text != "__device__")
       --start;
+    if (start > 0 && qualifier(t[start - 1])) continue;
     bool is_template = false;
     if (start > 0 && t[start - 1].text == ">") {
-      // template < ... > : find the matching '<' backwards.
-      int depth = 0;
-      std::size_t j = start - 1;
-      for (;; --j) {
-        if (t[j].text == ">")
-          ++depth;
-        else if (t[j].text == "<" && --depth == 0)
-          break;
-        if (j == 0) break;
-      }
-      if (j > 0 && t[j - 1].text == "template") {
+      std::size_t j = x.partner[start - 1]; // template < ... >
+      if (j != n && j > 0 && t[j - 1].text == "template") {
         start = j - 1;
         is_template = true;
       }
     }
     // Forward: qualifiers, __launch_bounds__(...), return type, name, (params), then '{' or ';'.
-    std::size_t j = i + 1;
+    // The name is the last identifier before the parameters' '(', outside __launch_bounds__.
     std::string launch_bounds;
-    std::size_t name = t.size();
-    std::size_t open = t.size();
-    for (; j < t.size(); ++j) {
-      if (t[j].text == "__launch_bounds__" && j + 1 < t.size() && t[j + 1].text == "(") {
-        std::size_t close = matching(t, j + 1);
-        if (close == t.size()) break;
-        launch_bounds = std::string(f.text.substr(t[j + 1].offset + 1, t[close].offset - t[j + 1].offset - 1));
-        j = close;
-        continue;
-      }
-      if (t[j].text == "(") {
-        open = j;
+    std::size_t name = n;
+    std::size_t open = n;
+    for (std::size_t j = i + 1, hops = 0; hops < 4; ++hops) { // one __launch_bounds__ in real code
+      std::size_t s = x.stop[j];
+      if (s == n || t[s].text != "(") break; // ';' or '{' first: not a function
+      bool bounds = s > j && t[s - 1].text == "__launch_bounds__";
+      std::size_t last = bounds ? (s >= j + 2 ? x.ident[s - 2] : n) : x.ident[s - 1];
+      if (last != n && last >= j) name = last;
+      if (!bounds) {
+        open = s;
         break;
       }
-      if (t[j].text == ";" || t[j].text == "{") break;
-      if (t[j].kind == TokenKind::identifier) name = j;
+      std::size_t close = x.partner[s];
+      if (close == n) break;
+      launch_bounds = std::string(f.text.substr(t[s].offset + 1, t[close].offset - t[s].offset - 1));
+      j = close + 1;
     }
-    if (open == t.size() || name == t.size()) continue;
-    std::size_t close = matching(t, open);
-    if (close + 1 >= t.size()) continue;
+    if (open == n || name == n) continue;
+    std::size_t close = x.partner[open];
+    if (close == n || close + 1 >= n) continue;
     std::size_t brace = close + 1;
     // Skip trailing qualifiers before the body (rare: noexcept and the like).
-    while (brace < t.size() && t[brace].kind == TokenKind::identifier) ++brace;
-    if (brace >= t.size() || t[brace].text != "{") {
+    while (brace < n && brace <= close + 4 && t[brace].kind == TokenKind::identifier) ++brace;
+    if (brace >= n || t[brace].text != "{") {
       i = close; // a declaration, not a definition
       continue;
     }
-    std::size_t body_end = matching(t, brace);
-    if (body_end == t.size()) continue; // unbalanced: not a definition we can use
+    std::size_t body_end = x.partner[brace];
+    if (body_end == n) continue; // unbalanced: not a definition we can use
     Function fn;
     fn.name = std::string(t[name].text);
     fn.kernel = global || (t[start].text == "__global__");
@@ -242,12 +258,12 @@ SourceFile parse_source(std::string path, std::string text) {
     std::size_t pb = open + 1;
     int depth = 0;
     for (std::size_t k = open + 1; k <= close; ++k) {
-      std::string_view x = t[k].text;
-      if (x == "(" || x == "<" || x == "[")
+      std::string_view tok = t[k].text;
+      if (tok == "(" || tok == "<" || tok == "[")
         ++depth;
-      else if ((x == ")" || x == ">" || x == "]") && k != close)
+      else if ((tok == ")" || tok == ">" || tok == "]") && k != close)
         --depth;
-      if ((x == "," && depth == 0) || k == close) {
+      if ((tok == "," && depth == 0) || k == close) {
         if (k > pb) fn.parameters.push_back(parse_parameter(t, pb, k));
         pb = k + 1;
       }

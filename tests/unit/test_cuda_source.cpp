@@ -84,3 +84,37 @@ TEST(CudaSource, EveryExampleKernelIsFound) {
   auto lookup = load_source(std::string(OPTIMAS_TEST_DATA) + "/../../examples/gather/lookup.cuh");
   EXPECT_FALSE(lookup.functions.empty());
 }
+
+// What a fuzzer makes of a file: parentheses that never close after thousands of `__device__`,
+// runs of qualifiers, chained __launch_bounds__, comparisons before a template. The kernels
+// after such stretches are still found, whole. (Reading them is linear in the file's length:
+// bench_parse_source prints the figures; the quadratic reading took minutes on 1 MB.)
+TEST(CudaSource, MalformedStretchesDoNotHideLaterKernels) {
+  std::string code = "__device__ bool lt(int a, int b) { return a < b; }\n"; // a '<' that is no bracket
+  for (int i = 0; i < 3000; ++i) code += "__device__ int f(\n";              // never closed
+  code += ")))\n";
+  for (int i = 0; i < 3000; ++i) code += "static __global__ __device__ inline ";
+  code += ";\n";
+  code += "template <int N> __global__ void __launch_bounds__(N, 1) __launch_bounds__(2 * N) tk(int* p) {\n"
+          "  if (p[0] > 0) p[0] = N;\n"
+          "}\n"
+          "__global__ void after(float* a) { a[0] = 1.0f; }\n";
+  auto f = parse_source("m.cu", code);
+  const Function* lt = f.function("lt");
+  ASSERT_NE(lt, nullptr);
+  EXPECT_FALSE(lt->kernel);
+  const Function* tk = f.kernel("tk");
+  ASSERT_NE(tk, nullptr);
+  EXPECT_TRUE(tk->is_template);
+  EXPECT_EQ(tk->launch_bounds, "2 * N");
+  ASSERT_EQ(tk->parameters.size(), 1u);
+  EXPECT_EQ(tk->parameters[0].name, "p");
+  EXPECT_EQ(tk->first_line, 3004);
+  EXPECT_EQ(tk->last_line, 3006);
+  const Function* after = f.kernel("after");
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->first_line, 3007);
+  EXPECT_EQ(f.text.substr(after->begin, after->end - after->begin),
+            "__global__ void after(float* a) { a[0] = 1.0f; }");
+  EXPECT_EQ(f.functions.size(), 3u);
+}
