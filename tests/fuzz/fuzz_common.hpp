@@ -43,11 +43,24 @@ inline std::string write_file(const std::string& name, std::string_view content)
   return path;
 }
 
+// How far amplify grows an input: 64 KiB, or OPTIMAS_FUZZ_AMPLIFY_BYTES. A megabyte finds what
+// only a megabyte brings out (a quadratic reader took minutes on one: bug 13), but under the
+// sanitizers each such input costs a second or more, and fuzzing from a corpus that holds
+// hundreds of them ran at 60 executions a second instead of 600. The long runs keep the
+// default; the ctest run, which replays the regression seeds, sets a megabyte.
+inline std::size_t amplify_limit() {
+  static const std::size_t limit = [] {
+    const char* env = std::getenv("OPTIMAS_FUZZ_AMPLIFY_BYTES");
+    return env && *env ? std::strtoull(env, nullptr, 10) : std::size_t{64} << 10;
+  }();
+  return limit;
+}
+
 // Inputs past the harnesses' -max_len (8 KB) find what only size brings out: the stack a
 // million nested brackets need, a line too long to match. `\x7f N SEGMENT \x7f` is replaced by
 // SEGMENT repeated 256 x N times (N a byte, 1-255), each such part anywhere in the input, the
 // whole grown to at most `limit` bytes; the rest is kept as it is. Without \x7f, the input.
-inline std::string amplify(std::string_view in, std::size_t limit = 1 << 20) {
+inline std::string amplify(std::string_view in, std::size_t limit = amplify_limit()) {
   std::string out;
   for (std::size_t i = 0; i < in.size();) {
     std::size_t open = in.find('\x7f', i);
