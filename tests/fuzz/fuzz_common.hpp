@@ -43,11 +43,13 @@ inline std::string write_file(const std::string& name, std::string_view content)
   return path;
 }
 
-// How far amplify grows an input: 64 KiB, or OPTIMAS_FUZZ_AMPLIFY_BYTES. A megabyte finds what
-// only a megabyte brings out (a quadratic reader took minutes on one: bug 13), but under the
-// sanitizers each such input costs a second or more, and fuzzing from a corpus that holds
-// hundreds of them ran at 60 executions a second instead of 600. The long runs keep the
-// default; the ctest run, which replays the regression seeds, sets a megabyte.
+// How far amplify grows an input: 64 KiB, or OPTIMAS_FUZZ_AMPLIFY_BYTES (0: not at all, the
+// input as it is). A megabyte finds what only a megabyte brings out (a quadratic reader took
+// minutes on one: bug 13), but under the sanitizers each such input costs a second or more:
+// from a corpus holding hundreds of them, fuzz_reply ran at 60 executions a second here, and
+// at 64 KiB at 180 per worker on the H200 machine against 1,400 without amplification. So the
+// ctest run (which replays the regression seeds) sets a megabyte, and the long runs count the
+// two modes apart (docs/fuzzing.md).
 inline std::size_t amplify_limit() {
   static const std::size_t limit = [] {
     const char* env = std::getenv("OPTIMAS_FUZZ_AMPLIFY_BYTES");
@@ -61,6 +63,7 @@ inline std::size_t amplify_limit() {
 // SEGMENT repeated 256 x N times (N a byte, 1-255), each such part anywhere in the input, the
 // whole grown to at most `limit` bytes; the rest is kept as it is. Without \x7f, the input.
 inline std::string amplify(std::string_view in, std::size_t limit = amplify_limit()) {
+  if (limit == 0) return std::string(in);
   std::string out;
   for (std::size_t i = 0; i < in.size();) {
     std::size_t open = in.find('\x7f', i);
