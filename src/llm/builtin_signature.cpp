@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 namespace optimas::llm {
@@ -205,7 +206,10 @@ void rule_restrict(const json& k, const cuda::SourceFile& f, const cuda::Functio
     std::string& part = parts[i];
     auto star = part.rfind('*');
     if (star == std::string::npos) continue;
-    part.insert(star + 1, " __restrict__");
+    // `float *C` and `float*C` put the name right after the star: keep it apart.
+    bool name_follows = star + 1 < part.size() && (std::isalnum(static_cast<unsigned char>(part[star + 1])) ||
+                                                   part[star + 1] == '_');
+    part.insert(star + 1, name_follows ? " __restrict__ " : " __restrict__");
     restricted.push_back(p.name);
     if (!p.const_pointee && !written_in_body(body, p.name)) {
       // const goes before the pointee type, after any leading whitespace.

@@ -1,6 +1,8 @@
 // The builtin optimizer's rules: each fires when its evidence is present, stays silent when it
 // is not, and cites what triggered it.
+#include "cuda/source.hpp"
 #include "edit/apply.hpp"
+#include "edit/guardrails.hpp"
 #include "llm/backend.hpp"
 #include "prompt/reply.hpp"
 #include "util/process.hpp"
@@ -81,6 +83,29 @@ TEST(Builtin, AddressTakenThroughASubscriptIsAWrite) {
   ASSERT_EQ(r.edits.size(), 1u);
   EXPECT_NE(r.edits[0].replace->find("float* __restrict__ out"), std::string::npos) << *r.edits[0].replace;
   EXPECT_EQ(r.edits[0].replace->find("const float* __restrict__ out"), std::string::npos) << *r.edits[0].replace;
+}
+
+// The star beside the name, as in cuda-samples (`float *C`) or with no space at all: the
+// qualifier must not run into the name. On the H200, matrixMul's kernel got
+// `float * __restrict__C`, a parameter named `__restrict__C`, and every attempt was rejected.
+TEST(Builtin, RestrictKeepsANameApartFromItsStar) {
+  std::string starred = k_src;
+  starred.replace(starred.find("float* out, float* in, const float* w"), 37, "float *out, float*in, const float *w");
+  auto r = ask(json::array({kernel(json::array({line("PC1", 7, "stall_long_scoreboard", 0.9)}))}), starred.c_str());
+  ASSERT_EQ(r.edits.size(), 1u);
+  const auto& e = r.edits[0];
+  ASSERT_TRUE(e.find && e.replace);
+  std::string edited = starred;
+  ASSERT_NE(edited.find(*e.find), std::string::npos);
+  edited.replace(edited.find(*e.find), e.find->size(), *e.replace);
+  auto fn = cuda::parse_source("fir.cu", edited).kernel("fir");
+  ASSERT_NE(fn, nullptr) << edited;
+  ASSERT_EQ(fn->parameters.size(), 4u);
+  const char* names[] = {"out", "in", "w", "n"};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(fn->parameters[i].name, names[i]) << *e.replace;
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(fn->parameters[i].restrict_) << *e.replace;
+  EXPECT_EQ(edit::comparable_signature(fn->signature),
+            edit::comparable_signature(cuda::parse_source("fir.cu", starred).kernel("fir")->signature));
 }
 
 TEST(Builtin, RestrictIsWithheldWhenALaunchAliases) {
