@@ -26,36 +26,103 @@ bool is_memory_dependency(const std::string& stall) {
 
 } // namespace
 
-// Whether the kernel body writes through a pointer parameter (or lets it escape, which could).
-bool written_in_body(const std::vector<cuda::Token>& body, const std::string& name) {
-  for (std::size_t i = 0; i < body.size(); ++i) {
-    if (body[i].kind != cuda::TokenKind::identifier || body[i].text != name) continue;
-    std::size_t j = i + 1;
-    if (j < body.size() && body[j].text == "[") {
+namespace {
+
+// Past a use's subscripts and member accesses: p[i], p[i][j].x, p->next.
+std::size_t past_postfix(const std::vector<cuda::Token>& t, std::size_t j) {
+  while (j < t.size()) {
+    if (t[j].text == "[") {
       int depth = 0;
-      for (; j < body.size(); ++j) {
-        if (body[j].text == "[") ++depth;
-        if (body[j].text == "]" && --depth == 0) break;
+      for (; j < t.size(); ++j) {
+        if (t[j].text == "[") ++depth;
+        if (t[j].text == "]" && --depth == 0) break;
       }
       ++j;
+    } else if ((t[j].text == "." || t[j].text == "->") && j + 1 < t.size() &&
+               t[j + 1].kind == cuda::TokenKind::identifier) {
+      j += 2;
+    } else {
+      break;
     }
-    if (j < body.size()) {
-      std::string_view next = body[j].text;
-      // `p[i] = x`, `p[i] += x`, `p[i]++`: a write (x == y is a comparison, not a write).
-      if (next == "=" && !(j + 1 < body.size() && body[j + 1].text == "=")) return true;
-      if ((next == "+" || next == "-" || next == "*" || next == "/" || next == "|" || next == "&" || next == "^") &&
-          j + 1 < body.size() && (body[j + 1].text == "=" || body[j + 1].text == next))
-        return true;
+  }
+  return j;
+}
+
+bool one_of(std::string_view x, std::initializer_list<std::string_view> set) {
+  return std::find(set.begin(), set.end(), x) != set.end();
+}
+
+} // namespace
+
+// Whether the kernel body writes through a pointer parameter (or lets it escape, which could).
+// Each use is read as the expression around it: `*`, parentheses, subscripts and member
+// accesses (`--(*p)`, `p[i].x = v`, `(*p).y++`); cuda-samples' kernels write both ways, and
+// reading only `p[i] =` made them const, which does not build.
+bool written_in_body(const std::vector<cuda::Token>& body, const std::string& name) {
+  const std::size_t n = body.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (body[i].kind != cuda::TokenKind::identifier || body[i].text != name) continue;
+    if (i > 0 && (body[i - 1].text == "." || body[i - 1].text == "->")) continue; // another's member
+    std::size_t s = i, e = past_postfix(body, i + 1);
+    bool accessed = e > i + 1;
+    for (;;) {
+      if (s > 0 && body[s - 1].text == "*") {
+        --s;
+        accessed = true;
+      } else if (s > 0 && body[s - 1].text == "(" && e < n && body[e].text == ")") {
+        --s;
+        e = past_postfix(body, e + 1);
+      } else {
+        break;
+      }
     }
-    // Passed to a call, stored in another pointer, or its address taken (`atomicAdd(&p[i], 1)`;
-    // a binary `&` counts too, which only withholds const): assume it may be written.
-    if (i > 0 && body[i - 1].text == "&") return true;
-    bool subscripted = i + 1 < body.size() && body[i + 1].text == "[";
-    if (!subscripted && !(i > 0 && body[i - 1].text == "*")) return true;
-    if (i > 0 && body[i - 1].text == "*" && j < body.size() && body[j].text == "=") return true;
+    // Passed to a call, stored in another pointer, offset (p + i): assume it may be written.
+    if (!accessed) return true;
+    if (s > 0 && body[s - 1].text == "&") return true; // its element's address taken
+    if (s > 1 && one_of(body[s - 1].text, {"+", "-"}) && body[s - 2].text == body[s - 1].text) return true; // ++p[i]
+    if (e >= n) continue;
+    std::string_view next = body[e].text, after = e + 1 < n ? body[e + 1].text : "";
+    if (next == "=" && after != "=") return true; // p[i] = x (p[i] == x compares)
+    if (one_of(next, {"+", "-", "*", "/", "%", "|", "&", "^"}) && after == "=") return true; // p[i] += x
+    if (one_of(next, {"+", "-"}) && after == next) return true;                               // p[i]++
+    if (one_of(next, {"<", ">"}) && after == next && e + 2 < n && body[e + 2].text == "=") return true; // <<=
+    if (next == "(" && e >= i + 3 && one_of(body[e - 2].text, {".", "->"})) return true; // p[i].store(x)
   }
   return false;
 }
+
+namespace {
+
+// Where else the sources declare `kernel` (a prototype: `__global__ void k(float*);`), as
+// file:line. A definition whose pointee becomes const no longer matches such a declaration: it
+// declares another function, and the call to the first is left undefined (cuda-samples'
+// simpleCUFFT_MGPU). __restrict__ alone is a top-level qualifier and changes no type.
+std::vector<std::string> kernel_declarations(const std::map<std::string, std::string>& sources,
+                                             const std::string& kernel) {
+  std::vector<std::string> out;
+  for (const auto& [file, text] : sources) {
+    auto t = cuda::lex(text);
+    for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+      if (t[i].text != kernel || t[i + 1].text != "(") continue;
+      int depth = 0;
+      std::size_t k = i + 1;
+      for (; k < t.size(); ++k) {
+        if (t[k].text == "(") ++depth;
+        if (t[k].text == ")" && --depth == 0) break;
+      }
+      if (k + 1 >= t.size() || t[k + 1].text != ";") continue;
+      bool global = false;
+      for (std::size_t b = i; b-- > 0;) {
+        if (one_of(t[b].text, {";", "{", "}"}) || t[b].kind == cuda::TokenKind::preprocessor) break;
+        global = global || t[b].text == "__global__";
+      }
+      if (global) out.push_back(fmt::format("{}:{}", file, t[i].line));
+    }
+  }
+  return out;
+}
+
+} // namespace
 
 namespace {
 
@@ -179,7 +246,8 @@ void rule_restrict(const json& k, const cuda::SourceFile& f, const cuda::Functio
   auto body = cuda::lex(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
   start_signature(f, fn, ke);
   std::string& decl = *ke.signature.replace;
-  std::vector<std::string> restricted, constified;
+  std::vector<std::string> restricted, constified, unconstified;
+  const auto declared = kernel_declarations(sources, fn.name);
   // Rewrite the parameter list from the back so that earlier offsets stay valid.
   auto params_open = decl.find('(', decl.find(fn.name));
   std::string head = decl.substr(0, params_open + 1);
@@ -211,7 +279,9 @@ void rule_restrict(const json& k, const cuda::SourceFile& f, const cuda::Functio
                                                    part[star + 1] == '_');
     part.insert(star + 1, name_follows ? " __restrict__ " : " __restrict__");
     restricted.push_back(p.name);
-    if (!p.const_pointee && !written_in_body(body, p.name)) {
+    if (!p.const_pointee && !written_in_body(body, p.name) && !declared.empty()) {
+      unconstified.push_back(p.name);
+    } else if (!p.const_pointee && !written_in_body(body, p.name)) {
       // const goes before the pointee type, after any leading whitespace.
       std::size_t lead = part.find_first_not_of(" \t\n");
       part.insert(lead == std::string::npos ? 0 : lead, "const ");
@@ -226,9 +296,14 @@ void rule_restrict(const json& k, const cuda::SourceFile& f, const cuda::Functio
       "it must keep loads and stores in order. No launch passes one buffer twice, so __restrict__ is safe{}.",
       fn.name, top_stall == "stall_membar" ? "memory barriers" : "memory-dependency stalls", top_stall,
       100 * top_fraction, util::join(restricted, ", "),
-      constified.empty()
-          ? ""
-          : fmt::format("; {} only read, so they are also const (read-only loads)", util::join(constified, ", "))));
+      (constified.empty()
+           ? std::string()
+           : fmt::format("; {} only read, so they are also const (read-only loads)", util::join(constified, ", "))) +
+          (unconstified.empty()
+               ? std::string()
+               : fmt::format("; {} only read but not made const: the kernel is also declared at {}, which would "
+                             "then declare another function",
+                             util::join(unconstified, ", "), util::join(declared, ", ")))));
   ke.signature.expected_effect.push_back({top_stall, "decrease"});
 }
 

@@ -108,6 +108,38 @@ TEST(Builtin, RestrictKeepsANameApartFromItsStar) {
             edit::comparable_signature(cuda::parse_source("fir.cu", starred).kernel("fir")->signature));
 }
 
+// Writes that are not `p[i] = x`, each from a cuda-samples kernel whose variant did not build
+// once `p` was made const: a member of an element, a prefix decrement through `*`, and others
+// of the same kind. `in` is only read, through a member too, and still becomes const.
+TEST(Builtin, ConstIsNotAddedWhereAWriteIsAMemberOrAnIncrement) {
+  const char* writes[] = {"out[i].x = acc;",  "--(*out);",       "++out[i];",      "(*out).y++;",
+                          "out->x += acc;",   "out[i].x <<= 1;", "*(out) = acc;",  "out[i].set(acc);"};
+  for (const char* w : writes) {
+    std::string src = k_src;
+    src.replace(src.find("  out[i] = acc;"), 14, std::string("  float r = in[i].x; ") + w);
+    auto r = ask(json::array({kernel(json::array({line("PC1", 7, "stall_long_scoreboard", 0.9)}))}), src.c_str());
+    ASSERT_EQ(r.edits.size(), 1u) << w;
+    ASSERT_TRUE(r.edits[0].replace) << w;
+    EXPECT_NE(r.edits[0].replace->find("float* __restrict__ out"), std::string::npos) << w;
+    EXPECT_EQ(r.edits[0].replace->find("const float* __restrict__ out"), std::string::npos)
+        << w << ": " << *r.edits[0].replace;
+    EXPECT_NE(r.edits[0].replace->find("const float* __restrict__ in"), std::string::npos) << w;
+  }
+}
+
+// A prototype of the kernel elsewhere: a const pointee would make the definition another
+// function, and the prototype's calls undefined (cuda-samples' simpleCUFFT_MGPU). __restrict__
+// alone changes no type, so it still applies; the rationale says why const does not.
+TEST(Builtin, ConstIsNotAddedWhenTheKernelIsDeclaredAgain) {
+  std::string src = std::string("static __global__ void fir(float* out, float* in, const float* w, int n);\n") + k_src;
+  auto r = ask(json::array({kernel(json::array({line("PC1", 8, "stall_long_scoreboard", 0.9)}))}), src.c_str());
+  ASSERT_EQ(r.edits.size(), 1u);
+  ASSERT_TRUE(r.edits[0].replace);
+  EXPECT_NE(r.edits[0].replace->find("float* __restrict__ in"), std::string::npos) << *r.edits[0].replace;
+  EXPECT_EQ(r.edits[0].replace->find("const float* __restrict__ in"), std::string::npos) << *r.edits[0].replace;
+  EXPECT_NE(r.edits[0].rationale.find("also declared at fir.cu:1"), std::string::npos) << r.edits[0].rationale;
+}
+
 TEST(Builtin, RestrictIsWithheldWhenALaunchAliases) {
   std::string aliased = k_src;
   aliased.replace(aliased.find("(a, b, c, 1000)"), 15, "(a, a, c, 1000)");
