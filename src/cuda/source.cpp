@@ -136,8 +136,10 @@ Tables tables(const std::vector<Token>& t) {
   constexpr std::string_view opens = "({[<", closes = ")}]>";
   std::vector<std::size_t> open[4];
   for (std::size_t i = 0; i < n; ++i) {
-    if (t[i].kind == TokenKind::identifier) x.ident[i] = i;
-    else if (i > 0) x.ident[i] = x.ident[i - 1];
+    if (t[i].kind == TokenKind::identifier)
+      x.ident[i] = i;
+    else if (i > 0)
+      x.ident[i] = x.ident[i - 1];
     if (t[i].kind != TokenKind::punct) continue;
     if (auto k = opens.find(t[i].text[0]); k != std::string_view::npos) {
       open[k].push_back(i);
@@ -153,9 +155,9 @@ Tables tables(const std::vector<Token>& t) {
 }
 
 bool qualifier(const Token& t) {
-  return t.kind == TokenKind::identifier && (t.text == "static" || t.text == "inline" || t.text == "__forceinline__" ||
-                                             t.text == "extern" || t.text == "__host__" || t.text == "__device__" ||
-                                             t.text == "__global__");
+  return t.kind == TokenKind::identifier &&
+         (t.text == "static" || t.text == "inline" || t.text == "__forceinline__" || t.text == "extern" ||
+          t.text == "__host__" || t.text == "__device__" || t.text == "__global__");
 }
 
 Parameter parse_parameter(const std::vector<Token>& t, std::size_t b, std::size_t e) {
@@ -198,7 +200,8 @@ SourceFile parse_source(std::string path, std::string text) {
     // Walk back over qualifiers and a template header to the declaration's start. An earlier
     // __global__ or __device__ among them began this same declaration and was read already.
     std::size_t start = i;
-    while (start > 0 && qualifier(t[start - 1]) && t[start - 1].text != "__global__" && t[start - 1].text != "__device__")
+    while (start > 0 && qualifier(t[start - 1]) && t[start - 1].text != "__global__" &&
+           t[start - 1].text != "__device__")
       --start;
     if (start > 0 && qualifier(t[start - 1])) continue;
     bool is_template = false;

@@ -3,9 +3,9 @@
 
 #include "util/strings.hpp"
 
-#include <filesystem>
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 
 namespace optimas::llm::access {
 
@@ -201,22 +201,58 @@ bool assigned(const Tokens& t, std::size_t b, std::size_t e, std::string_view na
   return false;
 }
 
+namespace {
+
+// Past a use's subscripts and member accesses: p[i], p[i][j].x, p->next.
+std::size_t past_postfix(const Tokens& t, std::size_t j) {
+  while (j < t.size()) {
+    if (t[j].text == "[") {
+      j = matching(t, j) + 1;
+    } else if ((t[j].text == "." || t[j].text == "->") && j + 1 < t.size() &&
+               t[j + 1].kind == cuda::TokenKind::identifier) {
+      j += 2;
+    } else {
+      break;
+    }
+  }
+  return j;
+}
+
+bool one_of(std::string_view x, std::initializer_list<std::string_view> set) {
+  return std::find(set.begin(), set.end(), x) != set.end();
+}
+
+} // namespace
+
 bool written_or_escapes(const Tokens& t, std::size_t b, std::size_t e, std::string_view name) {
-  for (std::size_t x = b; x < e && x < t.size(); ++x) {
+  const std::size_t n = t.size();
+  for (std::size_t x = b; x < e && x < n; ++x) {
     if (t[x].kind != cuda::TokenKind::identifier || t[x].text != name) continue;
-    if (x > 0 && (t[x - 1].text == "." || t[x - 1].text == "->")) continue;
-    if (address_taken(t, x)) return true;
-    if (x + 1 >= t.size() || t[x + 1].text != "[") return true; // bare: passed on, copied, dereferenced
-    std::size_t close = matching(t, x + 1);
-    if (close >= t.size()) return true;
-    std::string_view next = close + 1 < t.size() ? t[close + 1].text : "";
-    std::string_view after = close + 2 < t.size() ? t[close + 2].text : "";
-    if (next == "=" && after != "=") return true;
-    if ((next == "+" || next == "-" || next == "*" || next == "/" || next == "|" || next == "&" || next == "^" ||
-         next == "%") &&
-        (after == "=" || ((next == "+" || next == "-") && after == next)))
-      return true;
-    if (x >= 2 && (t[x - 1].text == "+" || t[x - 1].text == "-") && t[x - 2].text == t[x - 1].text) return true;
+    if (x > 0 && (t[x - 1].text == "." || t[x - 1].text == "->")) continue; // a member of something else
+    // The expression around the use: `*`, parentheses, subscripts and member accesses.
+    std::size_t s = x, end = past_postfix(t, x + 1);
+    bool accessed = end > x + 1;
+    for (;;) {
+      if (s > 0 && t[s - 1].text == "*") {
+        --s;
+        accessed = true;
+      } else if (s > 0 && t[s - 1].text == "(" && end < n && t[end].text == ")") {
+        --s;
+        end = past_postfix(t, end + 1);
+      } else {
+        break;
+      }
+    }
+    if (!accessed) return true;           // bare: passed on, copied, offset (p + i)
+    if (address_taken(t, s)) return true; // &p[i]
+    if (s > 1 && one_of(t[s - 1].text, {"+", "-"}) && t[s - 2].text == t[s - 1].text) return true; // ++p[i]
+    if (end >= n) continue;
+    std::string_view next = t[end].text, after = end + 1 < n ? t[end + 1].text : "";
+    if (next == "=" && after != "=") return true; // p[i] = v (p[i] == v compares)
+    if (one_of(next, {"+", "-", "*", "/", "%", "|", "&", "^"}) && after == "=") return true;             // p[i] += v
+    if (one_of(next, {"+", "-"}) && after == next) return true;                                          // p[i]++
+    if (one_of(next, {"<", ">"}) && after == next && end + 2 < n && t[end + 2].text == "=") return true; // <<=
+    if (next == "(" && one_of(t[end - 2].text, {".", "->"})) return true; // p[i].store(v): a method may write
   }
   return false;
 }

@@ -69,8 +69,11 @@ bool is_uniform(const Tokens& t, std::size_t b, std::size_t e, const std::set<st
 
 // Whether identifier `name` is assigned, incremented or has its address taken in [b, e).
 bool assigned(const Tokens& t, std::size_t b, std::size_t e, std::string_view name);
-// Whether the pointer `name` is written through (`p[i] = `, `p[i] += `, `*p =`), has an element's
-// address taken, or is used bare (passed on or copied, which could write) in [b, e).
+// Whether the pointer `name` is written through in [b, e), has an element's address taken, or is
+// used bare (passed on, copied or offset, which could write). Each use is read as the expression
+// around it: `p[i] = v`, `*p += v`, `p[i].x = v`, `--(*p)`, `(*p).y++`, `p[i].store(v)` write;
+// `p[i]`, `*p`, `p->x` alone read. (cuda-samples' kernels write through members and
+// increments; reading only `p[i] =` made such pointers const, which did not build.)
 bool written_or_escapes(const Tokens& t, std::size_t b, std::size_t e, std::string_view name);
 
 // Declared `TYPE name = EXPR ;` in [b, e): the token range of EXPR, or nullopt.

@@ -5,6 +5,7 @@
 #include "llm/builtin_rules.hpp"
 
 #include "cuda/source.hpp"
+#include "llm/builtin_access.hpp"
 
 #include "util/strings.hpp"
 
@@ -69,7 +70,7 @@ std::string untraced_write(const std::vector<cuda::Token>& t, const cuda::Functi
     bool through = t[i + 1].text == "[" ||
                    (i > 0 && t[i - 1].text == "*" && (i < 2 || t[i - 2].kind != cuda::TokenKind::identifier));
     if (!through || known.count(w) || !seen.insert(w).second) continue;
-    if (written_in_body(t, w)) return w;
+    if (access::written_or_escapes(t, 0, t.size(), w)) return w;
   }
   return {};
 }
@@ -100,7 +101,7 @@ void rule_read_only(const json& k, const cuda::SourceFile& f, const cuda::Functi
   std::vector<std::size_t> candidates;
   for (std::size_t i = 0; i < fn.parameters.size(); ++i) {
     const auto& p = fn.parameters[i];
-    if (!p.pointer || p.restrict_ || written_in_body(t, p.name)) continue;
+    if (!p.pointer || p.restrict_ || access::written_or_escapes(t, 0, t.size(), p.name)) continue;
     if (std::count(p.type.begin(), p.type.end(), '*') != 1) continue;
     std::string type = p.type;
     std::replace(type.begin(), type.end(), '*', ' ');
@@ -125,8 +126,8 @@ void rule_read_only(const json& k, const cuda::SourceFile& f, const cuda::Functi
       for (std::size_t y = x + 1; y < pointers.size(); ++y)
         if (pointers[y] < args.size() && args[pointers[x]] == args[pointers[y]]) {
           aliasing = true;
-          in_place = in_place || written_in_body(t, fn.parameters[pointers[x]].name) ||
-                     written_in_body(t, fn.parameters[pointers[y]].name);
+          in_place = in_place || access::written_or_escapes(t, 0, t.size(), fn.parameters[pointers[x]].name) ||
+                     access::written_or_escapes(t, 0, t.size(), fn.parameters[pointers[y]].name);
         }
   // With no aliasing launch, __restrict__ and const apply (rule restrict) and give the compiler
   // the read-only path itself. A launch that passes a written buffer twice runs the kernel in
@@ -153,7 +154,7 @@ void rule_read_only(const json& k, const cuda::SourceFile& f, const cuda::Functi
         break;
       }
       for (std::size_t q : pointers) {
-        if (q == c || q >= args.size() || !written_in_body(t, fn.parameters[q].name)) continue;
+        if (q == c || q >= args.size() || !access::written_or_escapes(t, 0, t.size(), fn.parameters[q].name)) continue;
         std::string theirs = argument_buffer(args[q]);
         if (theirs.empty() || theirs == mine) {
           why = fmt::format("a launch passes the buffer of {} (`{}`) to {} too, which the kernel writes", name, args[c],

@@ -35,9 +35,6 @@ struct LoopExtent {
 };
 LoopExtent loop_extent(const std::vector<cuda::Token>& t, std::size_t at);
 
-// Whether the kernel body writes through a pointer parameter (or lets it escape, which could).
-bool written_in_body(const std::vector<cuda::Token>& body, const std::string& name);
-
 // Arguments of every launch of `kernel` in the sources: name<<<...>>>(a, b, ...), and of its
 // template instances: name<8><<<...>>>(a, b, ...).
 std::vector<std::vector<std::string>> launch_arguments(const std::map<std::string, std::string>& sources,

@@ -4,6 +4,7 @@
 #include "llm/builtin_rules.hpp"
 
 #include "cuda/source.hpp"
+#include "llm/builtin_access.hpp"
 
 #include "util/strings.hpp"
 
@@ -24,75 +25,6 @@ bool is_memory_dependency(const std::string& stall) {
   return stall == "stall_long_scoreboard" || stall == "stall_membar" || stall == "stall_lg_throttle";
 }
 
-} // namespace
-
-namespace {
-
-// Past a use's subscripts and member accesses: p[i], p[i][j].x, p->next.
-std::size_t past_postfix(const std::vector<cuda::Token>& t, std::size_t j) {
-  while (j < t.size()) {
-    if (t[j].text == "[") {
-      int depth = 0;
-      for (; j < t.size(); ++j) {
-        if (t[j].text == "[") ++depth;
-        if (t[j].text == "]" && --depth == 0) break;
-      }
-      ++j;
-    } else if ((t[j].text == "." || t[j].text == "->") && j + 1 < t.size() &&
-               t[j + 1].kind == cuda::TokenKind::identifier) {
-      j += 2;
-    } else {
-      break;
-    }
-  }
-  return j;
-}
-
-bool one_of(std::string_view x, std::initializer_list<std::string_view> set) {
-  return std::find(set.begin(), set.end(), x) != set.end();
-}
-
-} // namespace
-
-// Whether the kernel body writes through a pointer parameter (or lets it escape, which could).
-// Each use is read as the expression around it: `*`, parentheses, subscripts and member
-// accesses (`--(*p)`, `p[i].x = v`, `(*p).y++`); cuda-samples' kernels write both ways, and
-// reading only `p[i] =` made them const, which does not build.
-bool written_in_body(const std::vector<cuda::Token>& body, const std::string& name) {
-  const std::size_t n = body.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (body[i].kind != cuda::TokenKind::identifier || body[i].text != name) continue;
-    if (i > 0 && (body[i - 1].text == "." || body[i - 1].text == "->")) continue; // another's member
-    std::size_t s = i, e = past_postfix(body, i + 1);
-    bool accessed = e > i + 1;
-    for (;;) {
-      if (s > 0 && body[s - 1].text == "*") {
-        --s;
-        accessed = true;
-      } else if (s > 0 && body[s - 1].text == "(" && e < n && body[e].text == ")") {
-        --s;
-        e = past_postfix(body, e + 1);
-      } else {
-        break;
-      }
-    }
-    // Passed to a call, stored in another pointer, offset (p + i): assume it may be written.
-    if (!accessed) return true;
-    if (s > 0 && body[s - 1].text == "&") return true; // its element's address taken
-    if (s > 1 && one_of(body[s - 1].text, {"+", "-"}) && body[s - 2].text == body[s - 1].text) return true; // ++p[i]
-    if (e >= n) continue;
-    std::string_view next = body[e].text, after = e + 1 < n ? body[e + 1].text : "";
-    if (next == "=" && after != "=") return true; // p[i] = x (p[i] == x compares)
-    if (one_of(next, {"+", "-", "*", "/", "%", "|", "&", "^"}) && after == "=") return true; // p[i] += x
-    if (one_of(next, {"+", "-"}) && after == next) return true;                               // p[i]++
-    if (one_of(next, {"<", ">"}) && after == next && e + 2 < n && body[e + 2].text == "=") return true; // <<=
-    if (next == "(" && e >= i + 3 && one_of(body[e - 2].text, {".", "->"})) return true; // p[i].store(x)
-  }
-  return false;
-}
-
-namespace {
-
 // Where else the sources declare `kernel` (a prototype: `__global__ void k(float*);`), as
 // file:line. A definition whose pointee becomes const no longer matches such a declaration: it
 // declares another function, and the call to the first is left undefined (cuda-samples'
@@ -104,16 +36,12 @@ std::vector<std::string> kernel_declarations(const std::map<std::string, std::st
     auto t = cuda::lex(text);
     for (std::size_t i = 0; i + 1 < t.size(); ++i) {
       if (t[i].text != kernel || t[i + 1].text != "(") continue;
-      int depth = 0;
-      std::size_t k = i + 1;
-      for (; k < t.size(); ++k) {
-        if (t[k].text == "(") ++depth;
-        if (t[k].text == ")" && --depth == 0) break;
-      }
+      std::size_t k = access::matching(t, i + 1);
       if (k + 1 >= t.size() || t[k + 1].text != ";") continue;
       bool global = false;
       for (std::size_t b = i; b-- > 0;) {
-        if (one_of(t[b].text, {";", "{", "}"}) || t[b].kind == cuda::TokenKind::preprocessor) break;
+        if (t[b].text == ";" || t[b].text == "{" || t[b].text == "}" || t[b].kind == cuda::TokenKind::preprocessor)
+          break;
         global = global || t[b].text == "__global__";
       }
       if (global) out.push_back(fmt::format("{}:{}", file, t[i].line));
@@ -121,10 +49,6 @@ std::vector<std::string> kernel_declarations(const std::map<std::string, std::st
   }
   return out;
 }
-
-} // namespace
-
-namespace {
 
 // Where a launch's "<<<" starts after a kernel's name at `i`: right after it, or after the
 // template arguments of an instance (name<W><<<...); 0 when this is no launch.
@@ -275,13 +199,13 @@ void rule_restrict(const json& k, const cuda::SourceFile& f, const cuda::Functio
     auto star = part.rfind('*');
     if (star == std::string::npos) continue;
     // `float *C` and `float*C` put the name right after the star: keep it apart.
-    bool name_follows = star + 1 < part.size() && (std::isalnum(static_cast<unsigned char>(part[star + 1])) ||
-                                                   part[star + 1] == '_');
+    bool name_follows =
+        star + 1 < part.size() && (std::isalnum(static_cast<unsigned char>(part[star + 1])) || part[star + 1] == '_');
     part.insert(star + 1, name_follows ? " __restrict__ " : " __restrict__");
     restricted.push_back(p.name);
-    if (!p.const_pointee && !written_in_body(body, p.name) && !declared.empty()) {
+    if (!p.const_pointee && !access::written_or_escapes(body, 0, body.size(), p.name) && !declared.empty()) {
       unconstified.push_back(p.name);
-    } else if (!p.const_pointee && !written_in_body(body, p.name)) {
+    } else if (!p.const_pointee && !access::written_or_escapes(body, 0, body.size(), p.name)) {
       // const goes before the pointee type, after any leading whitespace.
       std::size_t lead = part.find_first_not_of(" \t\n");
       part.insert(lead == std::string::npos ? 0 : lead, "const ");

@@ -67,8 +67,8 @@ inline std::string amplify(std::string_view in, std::size_t limit = amplify_limi
   std::string out;
   for (std::size_t i = 0; i < in.size();) {
     std::size_t open = in.find('\x7f', i);
-    std::size_t close = open == std::string_view::npos || open + 1 >= in.size() ? std::string_view::npos
-                                                                                 : in.find('\x7f', open + 2);
+    std::size_t close =
+        open == std::string_view::npos || open + 1 >= in.size() ? std::string_view::npos : in.find('\x7f', open + 2);
     if (close == std::string_view::npos) {
       out.append(in.substr(i));
       break;

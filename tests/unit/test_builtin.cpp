@@ -112,8 +112,8 @@ TEST(Builtin, RestrictKeepsANameApartFromItsStar) {
 // once `p` was made const: a member of an element, a prefix decrement through `*`, and others
 // of the same kind. `in` is only read, through a member too, and still becomes const.
 TEST(Builtin, ConstIsNotAddedWhereAWriteIsAMemberOrAnIncrement) {
-  const char* writes[] = {"out[i].x = acc;",  "--(*out);",       "++out[i];",      "(*out).y++;",
-                          "out->x += acc;",   "out[i].x <<= 1;", "*(out) = acc;",  "out[i].set(acc);"};
+  const char* writes[] = {"out[i].x = acc;", "--(*out);",       "++out[i];",     "(*out).y++;",
+                          "out->x += acc;",  "out[i].x <<= 1;", "*(out) = acc;", "out[i].set(acc);"};
   for (const char* w : writes) {
     std::string src = k_src;
     src.replace(src.find("  out[i] = acc;"), 14, std::string("  float r = in[i].x; ") + w);

@@ -114,7 +114,6 @@ TEST(CudaSource, MalformedStretchesDoNotHideLaterKernels) {
   const Function* after = f.kernel("after");
   ASSERT_NE(after, nullptr);
   EXPECT_EQ(after->first_line, 3007);
-  EXPECT_EQ(f.text.substr(after->begin, after->end - after->begin),
-            "__global__ void after(float* a) { a[0] = 1.0f; }");
+  EXPECT_EQ(f.text.substr(after->begin, after->end - after->begin), "__global__ void after(float* a) { a[0] = 1.0f; }");
   EXPECT_EQ(f.functions.size(), 3u);
 }
