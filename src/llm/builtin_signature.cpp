@@ -203,9 +203,10 @@ void rule_restrict(const json& k, const cuda::SourceFile& f, const cuda::Functio
         star + 1 < part.size() && (std::isalnum(static_cast<unsigned char>(part[star + 1])) || part[star + 1] == '_');
     part.insert(star + 1, name_follows ? " __restrict__ " : " __restrict__");
     restricted.push_back(p.name);
-    if (!p.const_pointee && !access::written_or_escapes(body, 0, body.size(), p.name) && !declared.empty()) {
+    bool only_read = !p.const_pointee && !access::written_or_escapes(body, 0, body.size(), p.name);
+    if (only_read && !declared.empty()) {
       unconstified.push_back(p.name);
-    } else if (!p.const_pointee && !access::written_or_escapes(body, 0, body.size(), p.name)) {
+    } else if (only_read) {
       // const goes before the pointee type, after any leading whitespace.
       std::size_t lead = part.find_first_not_of(" \t\n");
       part.insert(lead == std::string::npos ? 0 : lead, "const ");
