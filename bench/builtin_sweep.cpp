@@ -1,0 +1,108 @@
+// The builtin rules on code nobody here wrote: for each CUDA file named, diagnostics that
+// provoke every rule on every kernel (a stall on each body line, taking each kind in turn;
+// uncoalesced access, bank conflicts, local memory and a register-limited occupancy), then the
+// reply applied and the guardrails run, as `optimas optimize` would. Where edits apply and pass,
+// the variant is written beside the file as FILE.sweep.cu (and its diff as FILE.sweep.diff), for
+// scripts/builtin-sweep.sh to compile. One tab-separated line per file:
+//   file  kernels  edits  applied  withheld  rules  violations
+// No GPU is needed: the rules rewrite text, and the text must still build.
+//
+//   builtin_sweep FILE.cu ...
+#include "cuda/source.hpp"
+#include "edit/apply.hpp"
+#include "edit/guardrails.hpp"
+#include "llm/backend.hpp"
+#include "prompt/reply.hpp"
+#include "util/log.hpp"
+#include "util/strings.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace optimas;
+using nlohmann::json;
+
+namespace {
+
+const char* k_stalls[] = {"stall_long_scoreboard",  "stall_wait",        "stall_mio_throttle",
+                          "stall_short_scoreboard", "stall_lg_throttle", "stall_math_pipe_throttle",
+                          "stall_barrier"};
+
+// Every kernel of the file, hot, with evidence for every rule; `ids` collects the evidence IDs.
+json diagnostics(const cuda::SourceFile& f, const std::string& name, std::set<std::string>& ids) {
+  json kernels = json::array();
+  int pc = 0;
+  for (const auto& fn : f.functions) {
+    if (!fn.kernel) continue;
+    json lines = json::array();
+    for (int l = fn.body_first_line; l <= fn.last_line; ++l) {
+      std::string id = "PC" + std::to_string(++pc);
+      ids.insert(id);
+      lines.push_back({{"id", id}, {"file", name}, {"line", l}, {"stall", k_stalls[l % 7]}, {"fraction", 0.8}});
+    }
+    std::string rf = "RF" + std::to_string(kernels.size() + 1);
+    ids.insert(rf);
+    json access = {{"global_load_sectors_per_request", 16.0},
+                   {"global_store_sectors_per_request", 16.0},
+                   {"shared_bank_conflicts", 3.0e6},
+                   {"shared_wavefronts", 3.2e6},
+                   {"local_load_requests", 5.0e6},
+                   {"local_store_requests", 5.1e6},
+                   {"local_sectors", 2.0e7},
+                   {"shared_excessive_wavefronts", 1.0e6},
+                   {"shared_ideal_wavefronts", 2.0e6},
+                   {"summary", ""}};
+    kernels.push_back(
+        {{"kernel", fn.name},
+         {"roofline", {{"id", rf}, {"occupancy", {{"limiter", "registers"}, {"block_size", 256}}}, {"access", access}}},
+         {"stalls", {{"lines", lines}}}});
+  }
+  return kernels;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  log::set_level(log::Level::quiet);
+  auto backend = llm::make_backend(llm::parse_model("builtin"));
+  for (int a = 1; a < argc; ++a) {
+    std::string path = argv[a];
+    std::string name = std::filesystem::path(path).filename().string();
+    std::ifstream in(path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto f = cuda::parse_source(name, text);
+    std::set<std::string> ids;
+    json kernels = diagnostics(f, name, ids);
+    std::vector<std::string> hot;
+    for (const auto& k : kernels) hot.push_back(k["kernel"]);
+    if (hot.empty()) {
+      std::printf("%s\t0\n", path.c_str());
+      continue;
+    }
+    llm::Request r;
+    r.context = {{"diagnostics", {{"kernels", kernels}}}, {"sources", {{name, text}}}};
+    auto result = backend->complete(r);
+    auto parsed = llm::ok(result) ? prompt::parse_reply(std::get<llm::Response>(result).text) : prompt::ParsedReply{};
+    if (!parsed.ok()) {
+      std::printf("%s\t%zu\treply failed\n", path.c_str(), hot.size());
+      continue;
+    }
+    auto app = edit::apply_edits({{name, text}}, *parsed.reply, ids);
+    std::vector<std::string> rules, violations;
+    for (const auto& e : parsed.reply->edits) rules.push_back(e.rule);
+    for (const auto& v : edit::check_guardrails(app, {edit::Scope::kernel, hot})) violations.push_back(v.message);
+    std::printf("%s\t%zu\t%zu\t%zu\t%zu\t%s\t%s\n", path.c_str(), hot.size(), parsed.reply->edits.size(), app.applied(),
+                parsed.reply->withheld.size(), util::join(rules, ",").c_str(), util::join(violations, " | ").c_str());
+    if (app.applied() > 0 && violations.empty()) {
+      std::ofstream(path + ".sweep.cu", std::ios::binary) << app.result.at(name);
+      std::ofstream(path + ".sweep.diff", std::ios::binary) << edit::unified_diff(text, app.result.at(name), name);
+    }
+  }
+  return 0;
+}
