@@ -303,6 +303,36 @@ TEST(Builtin, ResultChangingRuleIsWithheldUnlessAllowed) {
   EXPECT_EQ(*allowed.edits[1].new_text, "    out[k] = in[k] * scale_inv;");
 }
 
+// Kernels written the way public suites write them (what the cuda-samples sweep of
+// docs/h200-builtin.md met): the star beside the name, writes through members and increments
+// through `*`, a prototype before the definition. Each made the restrict rule's variant fail
+// to build before.
+const char* k_styles = R"(__global__ void scale_members(float2 *out, float2 *in, int *left, int n);
+
+__global__ void scale_members(float2 *out, float2 *in, int *left, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  out[i].x = 2.0f * in[i].x;
+  out[i].y = in[i].y;
+  if (i == 0) --(*left);
+}
+
+__global__ void count_up(float *C, float *A, int *flag, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) C[i] = A[i];
+  if (i == 0) (*flag)++;
+}
+
+int main() {
+  float2 *a, *b;
+  float *c, *d;
+  int *e, *f;
+  scale_members<<<1, 32>>>(a, b, e, 32);
+  count_up<<<1, 32>>>(c, d, f, 32);
+  return 0;
+}
+)";
+
 // Every rule's output is valid CUDA: applied to its fixture, it compiles with nvcc (no GPU
 // needed; skipped where CUDA is not installed).
 TEST(Builtin, RuleOutputsCompileWithNvcc) {
@@ -315,10 +345,14 @@ TEST(Builtin, RuleOutputsCompileWithNvcc) {
   json walk = kernel(json::array({line("PC4", 5, "stall_long_scoreboard", 0.7)}), "warps", {}, "walk");
   json lines = json::array({json{
       {"id", "PC3"}, {"file", "norm.cu"}, {"line", 4}, {"stall", "stall_math_pipe_throttle"}, {"fraction", 0.6}}});
+  json styles =
+      json::array({kernel(json::array({line("PC5", 6, "stall_long_scoreboard", 0.8)}), "warps", {}, "scale_members"),
+                   kernel(json::array({line("PC6", 14, "stall_long_scoreboard", 0.8)}), "warps", {}, "count_up")});
   struct Case {
     std::string name, source;
     prompt::Reply reply;
   } cases[] = {{"fir.cu", k_src, ask(json::array({bounded}))},
+               {"fir.cu", k_styles, ask(styles, k_styles)},
                {"fir.cu", k_loop, ask(json::array({walk}), k_loop)},
                {"norm.cu", k_scale, ask_with(json::array({kernel(lines, "warps", {}, "norm")}), k_scale, true)}};
   int n = 0;
