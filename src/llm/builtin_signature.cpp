@@ -25,9 +25,10 @@ bool is_memory_dependency(const std::string& stall) {
   return stall == "stall_long_scoreboard" || stall == "stall_membar" || stall == "stall_lg_throttle";
 }
 
-// Where else the sources declare `kernel` (a prototype: `__global__ void k(float*);`), as
-// file:line. A definition whose pointee becomes const no longer matches such a declaration: it
-// declares another function, and the call to the first is left undefined (cuda-samples'
+// Where else the sources declare `kernel` (a prototype, `__global__ void k(float*);`, or an
+// explicit instantiation, `template __global__ void k<8>(float*);`), as file:line. A
+// definition whose pointee becomes const no longer matches such a declaration: it declares
+// another function, and the call to the first is left undefined (cuda-samples'
 // simpleCUFFT_MGPU). __restrict__ alone is a top-level qualifier and changes no type.
 std::vector<std::string> kernel_declarations(const std::map<std::string, std::string>& sources,
                                              const std::string& kernel) {
@@ -35,8 +36,18 @@ std::vector<std::string> kernel_declarations(const std::map<std::string, std::st
   for (const auto& [file, text] : sources) {
     auto t = cuda::lex(text);
     for (std::size_t i = 0; i + 1 < t.size(); ++i) {
-      if (t[i].text != kernel || t[i + 1].text != "(") continue;
-      std::size_t k = access::matching(t, i + 1);
+      if (t[i].text != kernel) continue;
+      std::size_t open = i + 1;
+      if (t[open].text == "<") { // k<8>(...): past the template arguments
+        for (int depth = 0; open < t.size(); ++open) {
+          if (t[open].text == "<") ++depth;
+          if (t[open].text == ">" && --depth == 0) break;
+          if (t[open].text == ";" || t[open].text == "{") break;
+        }
+        ++open;
+      }
+      if (open >= t.size() || t[open].text != "(") continue;
+      std::size_t k = access::matching(t, open);
       if (k + 1 >= t.size() || t[k + 1].text != ";") continue;
       bool global = false;
       for (std::size_t b = i; b-- > 0;) {

@@ -127,19 +127,6 @@ TEST(Builtin, ConstIsNotAddedWhereAWriteIsAMemberOrAnIncrement) {
   }
 }
 
-// A prototype of the kernel elsewhere: a const pointee would make the definition another
-// function, and the prototype's calls undefined (cuda-samples' simpleCUFFT_MGPU). __restrict__
-// alone changes no type, so it still applies; the rationale says why const does not.
-TEST(Builtin, ConstIsNotAddedWhenTheKernelIsDeclaredAgain) {
-  std::string src = std::string("static __global__ void fir(float* out, float* in, const float* w, int n);\n") + k_src;
-  auto r = ask(json::array({kernel(json::array({line("PC1", 8, "stall_long_scoreboard", 0.9)}))}), src.c_str());
-  ASSERT_EQ(r.edits.size(), 1u);
-  ASSERT_TRUE(r.edits[0].replace);
-  EXPECT_NE(r.edits[0].replace->find("float* __restrict__ in"), std::string::npos) << *r.edits[0].replace;
-  EXPECT_EQ(r.edits[0].replace->find("const float* __restrict__ in"), std::string::npos) << *r.edits[0].replace;
-  EXPECT_NE(r.edits[0].rationale.find("also declared at fir.cu:1"), std::string::npos) << r.edits[0].rationale;
-}
-
 TEST(Builtin, RestrictIsWithheldWhenALaunchAliases) {
   std::string aliased = k_src;
   aliased.replace(aliased.find("(a, b, c, 1000)"), 15, "(a, a, c, 1000)");
@@ -214,6 +201,28 @@ TEST(Builtin, TemplateInstancesShareOneSetOfEdits) {
   EXPECT_TRUE(r.edits.empty());
   ASSERT_EQ(r.withheld.size(), 1u);
   EXPECT_NE(r.withheld[0].reason.find("same buffer"), std::string::npos) << r.withheld[0].reason;
+}
+
+// A prototype of the kernel elsewhere: a const pointee would make the definition another
+// function, and the prototype's calls undefined (cuda-samples' simpleCUFFT_MGPU). __restrict__
+// alone changes no type, so it still applies; the rationale says why const does not.
+TEST(Builtin, ConstIsNotAddedWhenTheKernelIsDeclaredAgain) {
+  std::string src = std::string("static __global__ void fir(float* out, float* in, const float* w, int n);\n") + k_src;
+  auto r = ask(json::array({kernel(json::array({line("PC1", 8, "stall_long_scoreboard", 0.9)}))}), src.c_str());
+  ASSERT_EQ(r.edits.size(), 1u);
+  ASSERT_TRUE(r.edits[0].replace);
+  EXPECT_NE(r.edits[0].replace->find("float* __restrict__ in"), std::string::npos) << *r.edits[0].replace;
+  EXPECT_EQ(r.edits[0].replace->find("const float* __restrict__ in"), std::string::npos) << *r.edits[0].replace;
+  EXPECT_NE(r.edits[0].rationale.find("also declared at fir.cu:1"), std::string::npos) << r.edits[0].rationale;
+  // An explicit instantiation is such a declaration too.
+  std::string instantiated =
+      std::string(k_template) + "template __global__ void fir<4>(float*, float*, const float*, int);\n";
+  json hot =
+      json::array({kernel(json::array({line("PC1", 7, "stall_long_scoreboard", 0.9)}), "warps", {}, "fir<(int)8>")});
+  r = ask(hot, instantiated.c_str());
+  ASSERT_EQ(r.edits.size(), 1u);
+  EXPECT_EQ(r.edits[0].replace->find("const float* __restrict__ in"), std::string::npos) << *r.edits[0].replace;
+  EXPECT_NE(r.edits[0].rationale.find("also declared at fir.cu:16"), std::string::npos) << r.edits[0].rationale;
 }
 
 TEST(Builtin, NeedsStructuredContext) {
