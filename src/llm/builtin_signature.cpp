@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <set>
 
 namespace optimas::llm {
 
@@ -23,6 +24,32 @@ namespace {
 
 bool is_memory_dependency(const std::string& stall) {
   return stall == "stall_long_scoreboard" || stall == "stall_membar" || stall == "stall_lg_throttle";
+}
+
+// Whether elements of `type` (a pointee) are known to pass by value: arithmetic types and
+// CUDA's vector types. Others may be arrays (curandDirectionVectors32_t is unsigned int[32]),
+// which decay to a pointer when passed on, and a callee taking that pointer non-const rejects
+// a const one (cuda-samples' MC_EstimatePiInlineQ: curand_init(dirs[0], ...)).
+bool passes_by_value(const std::string& type) {
+  static const std::set<std::string_view> k_vector_bases = {
+      "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong", "ulonglong", "float", "double"};
+  static const std::set<std::string_view> k_others = {"bool", "half", "__half", "__nv_bfloat16"};
+  for (const auto& w : util::split(type, ' ')) {
+    bool vector = w.size() > 1 && w.back() >= '1' && w.back() <= '4' &&
+                  k_vector_bases.count(std::string_view(w).substr(0, w.size() - 1));
+    if (!access::arithmetic_type_word(w) && !vector && !k_others.count(w)) return false;
+  }
+  return !type.empty();
+}
+
+// `f(p[i])`, `f(x, p[i])`: an element passed on whole.
+bool element_passed_on(const std::vector<cuda::Token>& t, const std::string& name) {
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (t[i].text != name || t[i + 1].text != "[" || (t[i - 1].text != "(" && t[i - 1].text != ",")) continue;
+    std::size_t close = access::matching(t, i + 1);
+    if (close + 1 < t.size() && (t[close + 1].text == "," || t[close + 1].text == ")")) return true;
+  }
+  return false;
 }
 
 // Where else the sources declare `kernel` (a prototype, `__global__ void k(float*);`, or an
@@ -214,7 +241,8 @@ void rule_restrict(const json& k, const cuda::SourceFile& f, const cuda::Functio
         star + 1 < part.size() && (std::isalnum(static_cast<unsigned char>(part[star + 1])) || part[star + 1] == '_');
     part.insert(star + 1, name_follows ? " __restrict__ " : " __restrict__");
     restricted.push_back(p.name);
-    bool only_read = !p.const_pointee && !access::written_or_escapes(body, 0, body.size(), p.name);
+    bool only_read = !p.const_pointee && !access::written_or_escapes(body, 0, body.size(), p.name) &&
+                     (passes_by_value(access::pointee(p)) || !element_passed_on(body, p.name));
     if (only_read && !declared.empty()) {
       unconstified.push_back(p.name);
     } else if (only_read) {

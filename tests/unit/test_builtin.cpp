@@ -314,8 +314,8 @@ TEST(Builtin, ResultChangingRuleIsWithheldUnlessAllowed) {
 
 // Kernels written the way public suites write them (what the cuda-samples sweep of
 // docs/h200-builtin.md met): the star beside the name, writes through members and increments
-// through `*`, a prototype before the definition. Each made the restrict rule's variant fail
-// to build before.
+// through `*`, a prototype before the definition, an element that is an array passed on. Each
+// made the restrict rule's variant fail to build before.
 const char* k_styles = R"(__global__ void scale_members(float2 *out, float2 *in, int *left, int n);
 
 __global__ void scale_members(float2 *out, float2 *in, int *left, int n) {
@@ -332,12 +332,23 @@ __global__ void count_up(float *C, float *A, int *flag, int n) {
   if (i == 0) (*flag)++;
 }
 
+typedef unsigned int table_t[4];
+__device__ void seed(table_t t, unsigned int* s) { s[0] = t[0]; }
+
+__global__ void seed_all(table_t *tables, unsigned int *states) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  seed(tables[0], &states[i]);
+}
+
 int main() {
   float2 *a, *b;
   float *c, *d;
   int *e, *f;
+  table_t *g;
+  unsigned int *h;
   scale_members<<<1, 32>>>(a, b, e, 32);
   count_up<<<1, 32>>>(c, d, f, 32);
+  seed_all<<<1, 32>>>(g, h);
   return 0;
 }
 )";
@@ -356,7 +367,8 @@ TEST(Builtin, RuleOutputsCompileWithNvcc) {
       {"id", "PC3"}, {"file", "norm.cu"}, {"line", 4}, {"stall", "stall_math_pipe_throttle"}, {"fraction", 0.6}}});
   json styles =
       json::array({kernel(json::array({line("PC5", 6, "stall_long_scoreboard", 0.8)}), "warps", {}, "scale_members"),
-                   kernel(json::array({line("PC6", 14, "stall_long_scoreboard", 0.8)}), "warps", {}, "count_up")});
+                   kernel(json::array({line("PC6", 14, "stall_long_scoreboard", 0.8)}), "warps", {}, "count_up"),
+                   kernel(json::array({line("PC7", 22, "stall_long_scoreboard", 0.8)}), "warps", {}, "seed_all")});
   struct Case {
     std::string name, source;
     prompt::Reply reply;
