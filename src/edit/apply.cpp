@@ -37,12 +37,6 @@ struct Span {
   std::size_t edit;
 };
 
-std::size_t count_occurrences(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
-}
-
 } // namespace
 
 Application apply_edits(const std::map<std::string, std::string>& sources, const prompt::Reply& reply,
@@ -99,7 +93,7 @@ Application apply_edits(const std::map<std::string, std::string>& sources, const
       continue;
     } else {
       const std::string& find = *e.find;
-      std::size_t n = count_occurrences(text, find);
+      std::size_t n = util::count_occurrences(text, find);
       if (n != 1) {
         fail(n == 0 ? fmt::format("the text to find does not occur in {}", it->first)
                     : fmt::format("the text to find occurs {} times in {}; it must be unique", n, it->first));

@@ -142,11 +142,7 @@ public:
       if (ke.signature_changed) {
         // A prototype spelled like the definition (public code has them) makes the declaration's
         // text occur twice, and such an edit is not applied: then it reaches to the body's '{'.
-        std::size_t seen = 0;
-        for (auto at = file->text.find(*ke.signature.find); at != std::string::npos && seen < 2;
-             at = file->text.find(*ke.signature.find, at + 1))
-          ++seen;
-        if (seen > 1) {
+        if (util::count_occurrences(file->text, *ke.signature.find) > 1) {
           std::size_t from = fn->begin + ke.signature.find->size();
           std::string to_brace = file->text.substr(from, fn->body_begin + 1 - from);
           *ke.signature.find += to_brace;

@@ -47,6 +47,12 @@ bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
+std::size_t count_occurrences(std::string_view haystack, std::string_view needle) {
+  std::size_t n = 0;
+  for (auto pos = haystack.find(needle); pos != std::string_view::npos; pos = haystack.find(needle, pos + 1)) ++n;
+  return n;
+}
+
 std::string shell_quote(std::string_view word) {
   bool plain = !word.empty();
   for (char c : word) {

@@ -13,6 +13,8 @@ std::vector<std::string_view> split(std::string_view s, char sep);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::string to_lower(std::string_view s);
 bool contains(std::string_view haystack, std::string_view needle);
+// How often `needle` occurs in `haystack`, overlapping occurrences counted.
+std::size_t count_occurrences(std::string_view haystack, std::string_view needle);
 // Quotes a word for a POSIX shell so that it survives `sh -c` unchanged.
 std::string shell_quote(std::string_view word);
 std::string shell_join(const std::vector<std::string>& argv);
