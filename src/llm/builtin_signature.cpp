@@ -52,6 +52,17 @@ bool element_passed_on(const std::vector<cuda::Token>& t, const std::string& nam
   return false;
 }
 
+// Past the template arguments `<...>` that start at `j` (name<8>, name<(16)>): the token after
+// the closing '>'; t.size() when a ';' or '{' comes first.
+std::size_t past_template_arguments(const std::vector<cuda::Token>& t, std::size_t j) {
+  for (int depth = 0; j < t.size(); ++j) {
+    if (t[j].text == "<") ++depth;
+    if (t[j].text == ">" && --depth == 0) return j + 1;
+    if (t[j].text == ";" || t[j].text == "{") break;
+  }
+  return t.size();
+}
+
 // Where else the sources declare `kernel` (a prototype, `__global__ void k(float*);`, or an
 // explicit instantiation, `template __global__ void k<8>(float*);`), as file:line. A
 // definition whose pointee becomes const no longer matches such a declaration: it declares
@@ -64,15 +75,7 @@ std::vector<std::string> kernel_declarations(const std::map<std::string, std::st
     auto t = cuda::lex(text);
     for (std::size_t i = 0; i + 1 < t.size(); ++i) {
       if (t[i].text != kernel) continue;
-      std::size_t open = i + 1;
-      if (t[open].text == "<") { // k<8>(...): past the template arguments
-        for (int depth = 0; open < t.size(); ++open) {
-          if (t[open].text == "<") ++depth;
-          if (t[open].text == ">" && --depth == 0) break;
-          if (t[open].text == ";" || t[open].text == "{") break;
-        }
-        ++open;
-      }
+      std::size_t open = t[i + 1].text == "<" ? past_template_arguments(t, i + 1) : i + 1; // k<8>(...)
       if (open >= t.size() || t[open].text != "(") continue;
       std::size_t k = access::matching(t, open);
       if (k + 1 >= t.size() || t[k + 1].text != ";") continue;
@@ -95,15 +98,7 @@ std::size_t launch_chevrons(const std::vector<cuda::Token>& t, std::size_t i) {
   auto chevrons = [&](std::size_t k) {
     return k + 2 < t.size() && t[k].text == "<" && t[k + 1].text == "<" && t[k + 2].text == "<";
   };
-  if (!chevrons(j) && j < t.size() && t[j].text == "<") {
-    int depth = 0;
-    for (; j < t.size(); ++j) {
-      if (t[j].text == "<") ++depth;
-      if (t[j].text == ">" && --depth == 0) break;
-      if (t[j].text == ";" || t[j].text == "{") return 0;
-    }
-    ++j;
-  }
+  if (!chevrons(j) && j < t.size() && t[j].text == "<") j = past_template_arguments(t, j);
   return chevrons(j) ? j : 0;
 }
 
