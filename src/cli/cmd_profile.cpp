@@ -98,7 +98,9 @@ void run_profile(const ProfileArgs& a) {
     if (!a.metrics.empty())
       for (auto m : util::split(a.metrics, ',')) o.metrics.emplace_back(util::trim(m));
     o.build = !a.no_build;
-    std::string out = a.out.empty() ? (fs::path("optimas-profile") / app.name).string() : a.out;
+    // Absolute, as the program is handed it: it runs in its own folder (the dry run shows the same).
+    std::string out =
+        fs::absolute(a.out.empty() ? fs::path("optimas-profile") / app.name : fs::path(a.out)).lexically_normal().string();
     if (a.dry_run) {
       std::cout << fmt::sprintf("build (in %s): %s\n", app.dir.c_str(), app.build_command.c_str());
       for (const auto& c : app.configs) {

@@ -424,7 +424,9 @@ std::optional<double> parse_kernel_time(const std::string& pattern, const std::s
 }
 
 Execution execute_in(const config::AppConfig& app, const std::string& dir, const config::InputConfig& config,
-                     const std::string& output_path, const std::string& log_path, const Sandbox& sandbox) {
+                     const std::string& output_path_given, const std::string& log_path, const Sandbox& sandbox) {
+  // The program runs in `dir`: every path it is handed is absolute, or it would land elsewhere.
+  const std::string output_path = fs::absolute(output_path_given).lexically_normal().string();
   const bool via_placeholder = app.run_command.find("{output}") != std::string::npos;
   const bool via_files = !via_placeholder && !app.outputs.empty();
   // Where each output lands: the first at output_path, the k-th declared file at output_path.k.
@@ -440,7 +442,7 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
   spec.limits = sandbox.limits;
   spec.stdout_path = log_path;
   spec.stderr_path = stderr_log(log_path);
-  const fs::path trace_dir = log_path + ".trace";
+  const fs::path trace_dir = fs::absolute(log_path + ".trace").lexically_normal();
   if (!sandbox.tracer.empty()) {
     fs::remove_all(trace_dir);
     fs::create_directories(trace_dir);

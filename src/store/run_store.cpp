@@ -238,7 +238,9 @@ bool is_valid_run_id(const std::string& id) {
   });
 }
 
-RunStore::RunStore(std::string root) : m_root(std::move(root)) {
+// The root is made absolute once: every path below it is handed to programs that run in their
+// own scratch folders (trace folders, output files), where a relative one would point elsewhere.
+RunStore::RunStore(std::string root) : m_root(fs::absolute(root).lexically_normal().string()) {
   std::error_code ec;
   fs::create_directories(m_root, ec);
   if (ec) throw Error(fmt::format("cannot create the run store {}: {}", m_root, ec.message()));
