@@ -4,6 +4,7 @@
 #include "loop/run_loop.hpp"
 
 #include "analysis/json.hpp"
+#include "config/options.hpp"
 #include "loop/run_state.hpp"
 #include "profile/importer.hpp"
 #include "store/journal.hpp"
@@ -129,11 +130,31 @@ void Loop::resume_run() {
   say("resume", fmt::format("run {} ({}), from {}", m_id, m_app.name, m_dir.string()));
 }
 
+namespace {
+
+// The settings that name a file or folder, made absolute before options.json records them: the
+// programs of a run work in folders of their own, and a resumed run may start from another one.
+// The manual backend's folder and the response cache are pinned from their relative defaults too.
+void pin_paths(json& overrides) {
+  for (std::string key : {"import", "template", "tracer", "work_dir", "cache_dir"}) {
+    std::string v;
+    if (overrides.contains(key))
+      v = overrides[key].get<std::string>();
+    else if (key == "work_dir" || key == "cache_dir")
+      v = config::default_of<std::string>(key.c_str());
+    if (v.empty() || v == "auto" || v == "none") continue;
+    overrides[key] = fs::absolute(v).lexically_normal().string();
+  }
+}
+
+} // namespace
+
 void Loop::start_run() {
   fs::path p(m_options.config_path);
   if (fs::is_directory(p)) p /= "optimas.yml";
   m_app = config::load_app_config(p.string());
   m_overrides = m_options.overrides;
+  pin_paths(m_overrides);
   configure(); // bad settings fail before a run folder exists
   if (m_settings.import.empty() && !m_can_profile && !m_app.tune.only) throw cannot_profile();
   m_store.emplace(m_options.runs_root);
@@ -185,6 +206,13 @@ void Loop::write_run(const std::string& status) {
     // The folder is the record; a locked or broken index is rebuilt by `optimas runs reindex`.
     log::warn("run {}: the index was not updated ({})", m_id, e.what());
   }
+}
+
+std::string Loop::resume_command() const {
+  std::string cmd = "optimas run --resume " + m_id.substr(0, 8);
+  // The store as optimas found it, absolute: the command works from any folder.
+  if (m_options.runs_root != "runs") cmd += " --runs-dir " + util::shell_quote(m_store->root());
+  return cmd;
 }
 
 // The inputs of the run, hashed: the configuration and every source, so a result can be
@@ -354,9 +382,7 @@ RunResult Loop::run() {
     step("tune_s", [&] { tune_stage(); });
   } catch (const PendingError& e) {
     write_run("waiting");
-    throw PendingError(fmt::format("{}\nRun {} waits for it: continue with `optimas run --resume {}`{}", e.what(), m_id,
-                                   m_id.substr(0, 8),
-                                   m_options.runs_root == "runs" ? "" : " --runs-dir " + m_options.runs_root));
+    throw PendingError(fmt::format("{}\nRun {} waits for it: continue with `{}`", e.what(), m_id, resume_command()));
   } catch (const std::exception& e) {
     // Whatever stopped the run, run.json says so and keeps everything recorded before it. The
     // scratch copies go first: a full disk (the usual reason) gets its space back, and a

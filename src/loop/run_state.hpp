@@ -82,6 +82,7 @@ private:
   void resume_run();
   void start_run();
   void write_run(const std::string& status);
+  std::string resume_command() const; // one line a user can paste
   void snapshot();
   void analyze();
   void iterate();

@@ -140,10 +140,14 @@ expect_fail 2 "has finished" -- "$OPTIMAS" run --resume "$id" --runs-dir "$RUNS"
 cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/manual-app"
 cd "$WORK"
 rc=0
-"$OPTIMAS" run --app manual-app --import "$D" -m manual --runs-dir "$WORK/manual-runs" --runs 2 --warmup 0 \
+# A relative --runs-dir: the hint must still be one command that works when pasted, from anywhere.
+"$OPTIMAS" run --app manual-app --import "$D" -m manual --runs-dir manual-runs --runs 2 --warmup 0 \
   > manual.out 2> manual.log || rc=$?
 [ "$rc" -eq 4 ] || fail "manual: expected exit 4 (waiting), got $rc: $(cat manual.log)"
-grep -q "optimas run --resume" manual.log || fail "manual: the message does not say how to continue: $(cat manual.log)"
+hint=$(grep -o 'continue with `[^`]*`' manual.log | sed 's/^continue with `//; s/`$//') ||
+  fail "manual: the message does not say how to continue: $(cat manual.log)"
+[[ "$hint" == "optimas run --resume "*" --runs-dir $WORK/manual-runs" ]] ||
+  fail "manual: the hint is not one command with an absolute --runs-dir: $hint"
 mid=$(ls "$WORK/manual-runs" | grep -v index)
 json_check "$WORK/manual-runs/$mid/run.json" 'd["status"] == "waiting"'
 prompt=$(ls optimas-manual/prompt-*.md)
@@ -154,7 +158,9 @@ cat > "${prompt/prompt-/reply-}" <<'JSON'
  "rationale": "Each repetition recomputes the same value.", "expected_effect": []}], "withheld": []}
 JSON
 rc=0
-"$OPTIMAS" run --resume "${mid:0:8}" --runs-dir "$WORK/manual-runs" > manual2.out 2> manual2.log || rc=$?
+mkdir -p "$WORK/elsewhere"
+# The hint as pasted, from another folder (with our binary for the word optimas).
+(cd "$WORK/elsewhere" && eval "\"\$OPTIMAS\" ${hint#optimas }") > manual2.out 2> manual2.log || rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "manual resume: exit $rc: $(cat manual2.log)"
 json_check "$WORK/manual-runs/$mid/run.json" \
   'd["status"] == "finished" and d["variants"][0]["validation"]["passed"] and d["variants"][0]["applied"] == 1'
