@@ -5,15 +5,37 @@
 
 #include "store/journal.hpp"
 #include "util/error.hpp"
+#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <regex>
 
 namespace optimas::loop {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+namespace {
+
+// What the build command names through "../" that exists outside the application's folder, as
+// seen from it (cuda-samples' -I../Common): the copy a build runs in holds that folder alone.
+std::vector<std::string> outside_paths(const config::AppConfig& app) {
+  static const std::regex k_up(R"((\.\./)+[^\s'";:,]*)");
+  std::vector<std::string> out;
+  const fs::path dir = fs::weakly_canonical(app.dir);
+  for (std::sregex_iterator m(app.build_command.begin(), app.build_command.end(), k_up), end; m != end; ++m) {
+    std::error_code ec;
+    fs::path p = fs::weakly_canonical(dir / m->str(), ec);
+    if (ec || !fs::exists(p, ec) || *fs::relative(p, dir).begin() != "..") continue;
+    if (std::find(out.begin(), out.end(), m->str()) == out.end()) out.push_back(m->str());
+  }
+  return out;
+}
+
+} // namespace
 
 evaluate::BuildResult Loop::build_copy(const fs::path& sources, const fs::path& work, const fs::path& log,
                                        const std::map<std::string, std::string>& env) {
@@ -51,7 +73,14 @@ evaluate::BuildResult Loop::build_copy(const fs::path& sources, const fs::path& 
 void Loop::build_baseline(const fs::path& work, const fs::path& record) {
   say("baseline", "building: " + m_app.build_command, false);
   auto b = build_copy({}, work, record.parent_path() / "build.log");
-  if (!b.ok) throw Error(fmt::format("the baseline does not build ({}):\n{}", b.result, b.tail()));
+  if (!b.ok) {
+    std::string why = fmt::format("the baseline does not build ({}):\n{}", b.result, b.tail());
+    if (auto outside = outside_paths(m_app); !outside.empty())
+      why += fmt::format("\nThe build runs in a copy of {} alone, and its command names {}, outside that folder: "
+                         "name such paths absolutely, or put optimas.yml in a folder that holds them",
+                         m_app.dir, util::join(outside, ", "));
+    throw Error(why);
+  }
   say("baseline", fmt::format("built in {:.1f} s", b.wall_s));
   if (!fs::exists(record))
     m_baseline = {{"compile", m_app.build_command}, {"build_s", b.wall_s}, {"configs", json::object()}};

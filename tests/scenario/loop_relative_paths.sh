@@ -45,4 +45,14 @@ grep -q "trace_dir=/" "$SEEN" || fail "no traced run: $(cat "$SEEN")"$'\n'"$(tai
 id=$(ls runs | grep -E '^[0-9a-f-]{36}$')
 json_check "runs/$id/run.json" 'd["status"] == "finished" and d["variants"] and all(v["status"] != "failed" for v in d["variants"])' \
   "the A/A run did not finish with a measured variant: $(tail -5 run.log)"
-pass "with --runs-dir runs, the program gets absolute trace and output paths and the run is measured"
+
+# A suite's layout (cuda-samples: Samples/x/ includes ../../Common): the build reads a header from
+# beside the application's folder, which the copy it builds in does not hold. The error says so.
+mkdir -p suite/common
+cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" suite/app
+echo '#define SUITE_HEADER 1' > suite/common/suite.h
+sed -i '1i #include <suite.h>' suite/app/main.cu
+sed -i 's|^  command: g++ -O2 -x c++ -o stream main.cu$|  command: g++ -O2 -I../common -x c++ -o stream main.cu|' suite/app/optimas.yml
+(cd suite/app && g++ -O2 -I../common -x c++ -o /dev/null main.cu) || fail "the suite's stand-in does not build in place"
+expect_fail 1 'names \.\./common, outside that folder' -- "$OPTIMAS" run --app suite/app --runs-dir runs --import "$D"
+pass "with --runs-dir runs, the program gets absolute trace and output paths and the run is measured; a build reaching outside its folder is named"
