@@ -37,8 +37,7 @@ namespace {
 struct OptimizeArgs {
   ProfileInput input;
   BackendChoice backend;
-  PromptChoice prompt;
-  std::string scope;
+  PromptChoice prompt; // prompt.scope: --scope, else optimas.yml's
   std::string out = "optimas-variant";
   bool compile = false;
   bool json = false;
@@ -61,8 +60,9 @@ void run_optimize(const OptimizeArgs& a) {
 
   // One reply per prompt; their edits are applied together.
   auto asked = loop::ask_backend(prompts, "", structured_context(d, sources), *backend, bc, cache ? &*cache : nullptr);
+  // The scope the prompt stated is the one the guardrails check.
   auto proposal = loop::make_proposal(asked.replies, d, sources, paths,
-                                      a.scope == "file" ? edit::Scope::file : edit::Scope::kernel);
+                                      loaded.app.optimize.scope == "file" ? edit::Scope::file : edit::Scope::kernel);
   if (!proposal.parse_errors.empty())
     throw Error(fmt::format("the reply of {} cannot be used:\n  {}", backend->name(),
                             util::join(proposal.parse_errors, "\n  ")));
@@ -140,7 +140,9 @@ void add_optimize_command(CLI::App& app) {
   add_profile_input_options(cmd, a->input);
   add_backend_options(cmd, a->backend);
   add_prompt_options(cmd, a->prompt);
-  add_option(cmd, "scope", a->scope);
+  // Set only when given, so that optimas.yml's optimize.scope holds otherwise.
+  add_option(cmd, "scope", a->prompt.scope);
+  a->prompt.scope.clear();
   cmd->add_option("-o,--out", a->out, "Folder for the variant, its diff and the results")->capture_default_str();
   cmd->add_flag("--compile", a->compile,
                 "Build the variant with the application's build command, in the sandbox (no API keys)");

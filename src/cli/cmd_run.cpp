@@ -162,10 +162,11 @@ void run_run(RunCommand& c) {
 // Every setting of optimas.yml and of the loop that `run` may change: rows of the option table.
 // clang-format off
 constexpr const char* k_run_overrides[] = {
-    "model", "base_url", "options", "diagnostics", "scope", "iterations", "retries", "runs", "warmup", "timing",
-    "min_speedup", "confirm", "aa", "measure_configs", "validate_configs", "fresh_seeds", "tolerance", "import", "ncu",
-    "tracer", "full_profile", "execute", "template", "token_budget", "cache_dir", "no_cache", "keep_work", "alpha",
-    "tune", "tune_only", "tune_search", "tune_budget", "work_dir", "campaign", "cell", "seed"};
+    "model", "base_url", "options", "diagnostics", "scope", "fp_reassociation", "iterations", "retries", "runs",
+    "warmup", "timing", "min_speedup", "confirm", "aa", "measure_configs", "validate_configs", "fresh_seeds",
+    "tolerance", "import", "ncu", "tracer", "full_profile", "execute", "template", "token_budget", "cache_dir",
+    "no_cache", "keep_work", "alpha", "tune", "tune_only", "tune_search", "tune_budget", "work_dir", "campaign",
+    "cell", "seed"};
 // clang-format on
 
 void add_run_command(CLI::App& app) {

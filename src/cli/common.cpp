@@ -5,6 +5,7 @@
 #include "loop/settings.hpp"
 #include "profile/importer.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -115,6 +116,8 @@ void add_prompt_options(CLI::App* cmd, PromptChoice& c) {
 Prepared prepare_prompts(const ProfileInput& input, const PromptChoice& c) {
   Prepared p;
   p.loaded = load_profile_and_app(input);
+  if (!c.scope.empty()) p.loaded.app.optimize.scope = c.scope;
+  if (std::string w = config::fp_reassociation_caveat(p.loaded.app); !w.empty()) log::warn("{}", w);
   const auto diagnostics = analysis::parse_diagnostics(c.diagnostics);
   p.options.code_only = c.code_only || diagnostics.code_only;
   p.options.sources = diagnostics.code_only ? analysis::k_all_sources : diagnostics.sources;

@@ -46,6 +46,7 @@ struct PromptChoice {
   bool code_only = false;
   std::string template_path;
   std::size_t token_budget = config::default_of<std::size_t>("token_budget");
+  std::string scope; // empty: optimas.yml's optimize.scope (optimize --scope sets it)
 };
 
 void add_prompt_options(CLI::App* cmd, PromptChoice& choice);

@@ -23,9 +23,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* k_top_keys[] = {"name",    "description", "sources", "build",   "run",
+constexpr const char* k_top_keys[] = {"name",    "description", "sources", "build",    "run",
                                       "configs", "optimize",    "measure", "validate", "tune"};
-constexpr const char* k_optimize_keys[] = {"backend", "options", "diagnostics", "scope", "iterations", "retries"};
+constexpr const char* k_optimize_keys[] = {"backend",    "options", "diagnostics",     "scope",
+                                           "iterations", "retries", "fp_reassociation"};
 constexpr const char* k_measure_keys[] = {"runs",       "warmup",       "timing",      "configs",
                                           "confidence", "significance", "min_speedup", "confirm"};
 constexpr const char* k_validate_keys[] = {"tolerance", "fresh_seeds", "configs", "ignore"};
@@ -209,6 +210,7 @@ void read_optimize(const Reader& rd, const YAML::Node& o, OptimizeSettings& s) {
   }
   if (o["diagnostics"]) s.diagnostics = rd.setting(o, "optimize.diagnostics").get<std::string>();
   if (o["scope"]) s.scope = rd.setting(o, "optimize.scope").get<std::string>();
+  if (o["fp_reassociation"]) s.fp_reassociation = rd.setting(o, "optimize.fp_reassociation").get<std::string>();
   if (o["iterations"]) s.iterations = rd.setting(o, "optimize.iterations").get<int>();
   if (o["retries"]) s.retries = rd.setting(o, "optimize.retries").get<int>();
 }
@@ -292,6 +294,22 @@ std::string timing_needs(const AppConfig& app, const std::string& timing) {
   if (timing == "kernel_time" && app.kernel_time.empty())
     return "timing kernel_time needs run.kernel_time (the pattern of the printed time) in " + app.path;
   return {};
+}
+
+std::string fp_reassociation_caveat(const AppConfig& app) {
+  if (app.optimize.fp_reassociation != "allowed" || app.validate.tolerance != "exact") return {};
+  std::string files;
+  if (app.run_command.find("{output}") != std::string::npos)
+    files = "the file the program writes to {output}";
+  else if (!app.outputs.empty())
+    files = fmt::format("the file(s) the program writes ({})", fmt::join(app.outputs, ", "));
+  else
+    return {};
+  return fmt::format("{}: optimize.fp_reassociation is allowed, but validation compares {} byte for byte: a "
+                     "reordered floating-point sum changes its low bits, so such a variant fails validation unless "
+                     "the file holds only the program's own check. Set validate.tolerance (such as {{rel: 1e-12}}) "
+                     "for floating-point data",
+                     app.path, files);
 }
 
 std::string unknown_config(const AppConfig& app, const std::vector<std::string>& names, const char* section) {

@@ -26,6 +26,9 @@ struct OptimizeSettings {
   std::map<std::string, std::string> options; // backend options (key -> value)
   std::string diagnostics = default_of<std::string>("diagnostics");
   std::string scope = default_of<std::string>("scope");
+  // allowed: the prompt lets a model reorder floating-point operations, since the compared output
+  // is the program's own check; validation is unchanged (docs/prompts-and-backends.md).
+  std::string fp_reassociation = default_of<std::string>("fp_reassociation");
   int iterations = default_of<int>("iterations"); // rounds of profile -> edit -> evaluate, from the best so far
   int retries = default_of<int>("retries");       // further attempts after a build failure or a guardrail rejection
 };
@@ -100,6 +103,11 @@ AppConfig load_app_config(const std::string& path);
 // The checks of settings that depend on the rest of the file, for the yml loader and the command
 // line's overrides alike: why `timing` cannot be used for `app`, or empty.
 std::string timing_needs(const AppConfig& app, const std::string& timing);
+// Why optimize.fp_reassociation: allowed is likely to be wasted on `app`: validation is byte for
+// byte on files the program writes, which hold floating-point data that a reordered sum changes.
+// Empty when it is not allowed, validation has a tolerance, or the compared output is stdout (a
+// program's own check, PASS, as often as not: the user's call).
+std::string fp_reassociation_caveat(const AppConfig& app);
 // Why a measure.configs or validate.configs list (`section`) cannot be used for `app`, or empty.
 std::string unknown_config(const AppConfig& app, const std::vector<std::string>& names, const char* section);
 

@@ -56,6 +56,9 @@ std::string one_of(const json& v, std::initializer_list<const char*> allowed) {
 std::string scope(const json& v) {
   return one_of(v, {"kernel", "file"});
 }
+std::string fp_reassociation(const json& v) {
+  return one_of(v, {"forbidden", "allowed"});
+}
 std::string timing(const json& v) {
   return one_of(v, {"auto", "trace", "kernel_time", "wall"});
 }
@@ -129,6 +132,10 @@ std::vector<Option> make_table() {
      Kind::integer, 32000, "", at_least<1>},
     {"scope", "--scope", "Where edits may go: kernel (the implicated kernels) or file", "", Kind::text, "kernel",
      "optimize.scope", scope},
+    {"fp_reassociation", "--fp-reassociation",
+     "allowed: the prompt lets the model reorder floating-point sums (the compared output is the program's own "
+     "check); forbidden: it asks for the same bits. Validation stays as validate: says", "", Kind::text,
+     "forbidden", "optimize.fp_reassociation", fp_reassociation},
     // Where the profile comes from, and which kernels are hot.
     {"app", "--app", "The application's optimas.yml or its folder", "", Kind::text, nullptr, "", nullptr},
     {"input", "-i,--input",

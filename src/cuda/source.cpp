@@ -4,6 +4,7 @@
 #include "util/strings.hpp"
 
 #include <cctype>
+#include <optional>
 #include <set>
 
 namespace optimas::cuda {
@@ -275,6 +276,89 @@ SourceFile parse_source(std::string path, std::string text) {
     i = body_end;
   }
   return f;
+}
+
+namespace {
+
+// Whether a launch's "<<<" follows the kernel's name at `i`: right after it, or after the template
+// arguments of an instance (name<8><<<...).
+bool launch_at(const std::vector<Token>& t, std::size_t i) {
+  auto chevrons = [&](std::size_t k) {
+    return k + 2 < t.size() && t[k].text == "<" && t[k + 1].text == "<" && t[k + 2].text == "<";
+  };
+  std::size_t j = i + 1;
+  if (chevrons(j)) return true;
+  if (j >= t.size() || t[j].text != "<") return false;
+  for (int depth = 0; j < t.size(); ++j) {
+    if (t[j].text == "<") ++depth;
+    if (t[j].text == ">" && --depth == 0) return chevrons(j + 1);
+    if (t[j].text == ";" || t[j].text == "{") break;
+  }
+  return false;
+}
+
+// The function whose body opens at the '{' token `brace`, or none: the brace must follow a
+// parameter list (and qualifiers such as const) that follows a name which is no keyword, so that
+// `if (...) {`, a lambda and a namespace or class body are not taken for one.
+std::optional<Function> function_at(const SourceFile& f, const std::vector<Token>& t, const Tables& x,
+                                    std::size_t brace) {
+  static const std::set<std::string_view> k_trailing = {"const", "noexcept", "override",
+                                                        "final", "mutable",  "volatile"};
+  static const std::set<std::string_view> k_not_names = {
+      "if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof", "__launch_bounds__"};
+  const std::size_t n = t.size();
+  std::size_t close = brace;
+  while (close > 0 && t[close - 1].kind == TokenKind::identifier && k_trailing.count(t[close - 1].text)) --close;
+  if (close == 0 || t[close - 1].text != ")" || x.partner[close - 1] == n || x.partner[brace] == n) return std::nullopt;
+  std::size_t open = x.partner[close - 1];
+  if (open == 0 || t[open - 1].kind != TokenKind::identifier || k_not_names.count(t[open - 1].text))
+    return std::nullopt;
+  std::size_t name = open - 1;
+  // Back to the declaration's start: the end of what came before (a statement, a block, a
+  // directive, an access specifier), at most a few dozen tokens of return type and qualifiers.
+  std::size_t start = name;
+  for (int hops = 0; start > 0 && hops < 64; ++hops) {
+    const Token& p = t[start - 1];
+    if (p.kind == TokenKind::preprocessor || p.text == ";" || p.text == "}" || p.text == "{" || p.text == ":") break;
+    --start;
+  }
+  Function fn;
+  fn.name = std::string(t[name].text);
+  for (std::size_t q = name; q >= start + 2 && t[q - 1].text == "::" && t[q - 2].kind == TokenKind::identifier; q -= 2)
+    fn.name = std::string(t[q - 2].text) + "::" + fn.name; // S::run
+  fn.signature = normalise(std::string_view(f.text).substr(t[start].offset, t[close - 1].offset + 1 - t[start].offset));
+  fn.first_line = t[start].line;
+  fn.body_first_line = t[brace].line;
+  fn.last_line = t[x.partner[brace]].line;
+  fn.begin = t[start].offset;
+  fn.body_begin = t[brace].offset;
+  fn.end = t[x.partner[brace]].offset + 1;
+  return fn;
+}
+
+} // namespace
+
+std::vector<Function> launching_functions(const SourceFile& f, std::string_view kernel) {
+  const auto t = lex(f.text);
+  const Tables x = tables(t);
+  std::vector<Function> out;
+  std::vector<std::size_t> open; // the '{' around the current token, outermost first
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].text == "{") open.push_back(i);
+    if (t[i].text == "}" && !open.empty()) open.pop_back();
+    if (t[i].kind != TokenKind::identifier || t[i].text != kernel || !launch_at(t, i)) continue;
+    for (std::size_t b : open) {
+      auto fn = function_at(f, t, x, b);
+      if (!fn) continue;
+      bool device = false; // a kernel or __device__ function: parse_source has it
+      for (const auto& g : f.functions) device = device || g.begin == fn->begin || g.body_begin == fn->body_begin;
+      bool seen = false;
+      for (const auto& g : out) seen = seen || g.begin == fn->begin;
+      if (!device && !seen) out.push_back(std::move(*fn));
+      break;
+    }
+  }
+  return out;
 }
 
 SourceFile load_source(const std::string& path) {

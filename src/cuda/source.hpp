@@ -58,6 +58,12 @@ struct SourceFile {
 SourceFile load_source(const std::string& path);
 SourceFile parse_source(std::string path, std::string text);
 
+// The host functions of `f` that launch `kernel` (name<<<...>>> or an instance, name<8><<<...>>>),
+// each once, in file order: for each launch, the outermost function body around it (a lambda or a
+// block inside a function counts as that function). Kernels and __device__ functions that launch
+// it (dynamic parallelism) are not listed: they are in `functions`. A Function with kernel false.
+std::vector<Function> launching_functions(const SourceFile& f, std::string_view kernel);
+
 // Identifiers used in [begin, end) of the text (for finding the device functions a kernel calls).
 std::vector<std::string> identifiers_in(std::string_view text);
 

@@ -94,7 +94,9 @@ void Loop::configure() {
   // A rule that can never accept is worth knowing before anything runs.
   if (auto w = evaluate::unreachable_significance(m_app.measure.runs, acceptance_rule(m_app),
                                                   measured_configs(m_app).size(), tests_per_config(m_app)))
-    m_warnings.push_back(*w + (m_app.tune.runs() ? " (each tuning point the budget allows counts as an iteration)" : ""));
+    m_warnings.push_back(*w +
+                         (m_app.tune.runs() ? " (each tuning point the budget allows counts as an iteration)" : ""));
+  if (std::string w = config::fp_reassociation_caveat(m_app); !w.empty()) m_warnings.push_back(w);
   // Execution needs a GPU for CUDA programs; profiling needs ncu too.
   bool gpu = !m_app.needs_gpu || evaluate::gpu_present();
   if (m_settings.execute == "yes")
@@ -423,7 +425,8 @@ json Loop::plan() {
                      {"model", m_backend.model},
                      {"iterations", m_app.optimize.iterations},
                      {"retries", m_app.optimize.retries},
-                     {"scope", m_app.optimize.scope}});
+                     {"scope", m_app.optimize.scope},
+                     {"fp_reassociation", m_app.optimize.fp_reassociation}});
   }
   json checks = json::array();
   for (const auto& c : evaluate::validation_checks(m_app, "dry-run")) checks.push_back(c.label);

@@ -114,6 +114,7 @@ void apply_overrides(config::AppConfig& app, const Overrides& o) {
   if (o.contains("model")) opt.backend = o["model"].get<std::string>();
   if (o.contains("diagnostics")) opt.diagnostics = o["diagnostics"].get<std::string>();
   if (o.contains("scope")) opt.scope = o["scope"].get<std::string>();
+  if (o.contains("fp_reassociation")) opt.fp_reassociation = o["fp_reassociation"].get<std::string>();
   if (o.contains("iterations")) opt.iterations = o["iterations"].get<int>();
   if (o.contains("retries")) opt.retries = o["retries"].get<int>();
   analysis::parse_diagnostics(opt.diagnostics); // throws on a typo

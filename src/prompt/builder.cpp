@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -81,6 +82,105 @@ KernelCode kernel_code(const std::vector<cuda::SourceFile>& files, const std::st
                           kernel, files.empty() ? "none listed" : fs::path(files.front().path).filename().string()));
 }
 
+// The host functions of the application's sources that launch `kernels` (optimize.scope: file),
+// each once with the hot kernels it launches, numbered as the kernels are.
+std::string launcher_code(const std::vector<cuda::SourceFile>& files, const std::vector<std::string>& kernels) {
+  std::string out;
+  for (const auto& f : files) {
+    std::vector<std::pair<cuda::Function, std::vector<std::string>>> found;
+    for (const auto& kernel : kernels) {
+      std::string base = kernel.substr(0, kernel.find('<'));
+      for (auto& fn : cuda::launching_functions(f, base)) {
+        auto it = std::find_if(found.begin(), found.end(), [&](const auto& x) { return x.first.begin == fn.begin; });
+        if (it == found.end())
+          it = found.insert(std::upper_bound(found.begin(), found.end(), fn.begin,
+                                             [](std::size_t b, const auto& x) { return b < x.first.begin; }),
+                            {std::move(fn), {}});
+        if (std::find(it->second.begin(), it->second.end(), base) == it->second.end()) it->second.push_back(base);
+      }
+    }
+    for (const auto& [fn, launched] : found)
+      out += fmt::format("{} lines {}-{} (host function {}, launches {}):\n```cuda\n{}```\n",
+                         fs::path(f.path).filename().string(), fn.first_line, fn.last_line, fn.name,
+                         util::join(launched, ", "), f.numbered(fn.first_line, fn.last_line));
+  }
+  return out;
+}
+
+// Rule 2: where edits may go, as the guardrails check it (edit/guardrails.cpp).
+std::string scope_rule(const config::AppConfig& app) {
+  const std::string implicated = "Change only the code the evidence implicates: the lines a PC item cites (and the "
+                                 "lines right around them), or the kernel an RF or IA item is about";
+  if (app.optimize.scope != "file") return implicated + ". Leave host code alone.";
+  return implicated + ", and the host code shown that launches these kernels: its launch configuration (grid and "
+                      "block sizes, dynamic shared memory, streams) may change, as long as every kernel still gets "
+                      "what its code assumes of it (a block size that a shared array or a reduction is sized for). "
+                      "Leave other host code alone.";
+}
+
+// What validation compares (evaluate/sandbox.cpp's execute_in), in words.
+std::string compared_output(const config::AppConfig& app) {
+  if (app.run_command.find("{output}") != std::string::npos) return "The output file the program writes";
+  if (!app.outputs.empty())
+    return fmt::format("The file{} the program writes ({})", app.outputs.size() > 1 ? "s" : "",
+                       util::join(app.outputs, ", "));
+  std::vector<std::string> dropped;
+  if (!app.kernel_time.empty()) dropped.push_back("`" + app.kernel_time.pattern + "`");
+  for (const auto& re : app.validate.ignore) dropped.push_back("`" + re + "`");
+  if (dropped.empty()) return "The program's standard output";
+  return "The program's standard output, less the lines matching " + util::join(dropped, " or ") + ",";
+}
+
+// On which inputs (evaluate/validate.cpp's validation_checks), in words.
+std::string compared_inputs(const config::AppConfig& app) {
+  bool unseen = !app.seed_param.empty() && app.validate.fresh_seeds > 0;
+  for (const auto& c : app.configs)
+    if (c.held_out &&
+        (app.validate.configs.empty() ||
+         std::find(app.validate.configs.begin(), app.validate.configs.end(), c.name) != app.validate.configs.end()))
+      unseen = true;
+  return unseen ? "on inputs that include some you have not seen" : "on the application's input configurations";
+}
+
+// validate.tolerance in words (evaluate/validate.cpp's within()).
+std::string tolerance_words(const config::ValidateSettings& v) {
+  if (v.tolerance == "abs") return fmt::format("by at most {:g} (an absolute difference)", v.tolerance_value);
+  if (v.tolerance == "rel")
+    return fmt::format("by at most {:g} times the larger of the two magnitudes (a relative difference)",
+                       v.tolerance_value);
+  return fmt::format("by at most {:g} units in the last place of a double", v.tolerance_value);
+}
+
+// Rule 3: the correctness contract validation enforces, from optimas.yml: exact bytes, a
+// tolerance, and whether the user accepts reordered floating-point operations.
+std::string correctness_rule(const config::AppConfig& app) {
+  const bool exact = app.validate.tolerance == "exact";
+  const bool reorder = app.optimize.fp_reassociation == "allowed";
+  std::string compared =
+      exact ? fmt::format("{} is compared byte for byte with the original's {}, and the program must exit normally.",
+                          compared_output(app), compared_inputs(app))
+            : fmt::format("{} is compared with the original's {}, read as whitespace-separated words: each number may "
+                          "differ from the original's {}, every other word must be identical, and the program must "
+                          "exit normally.",
+                          compared_output(app), compared_inputs(app), tolerance_words(app.validate));
+  if (reorder)
+    return "Keep what the program computes; only the order of floating-point operations may change. You may "
+           "reorder floating-point sums and products (a tree or warp-shuffle reduction, another accumulation order, "
+           "atomics whose order varies): the user accepts results that differ in their low bits, because what is "
+           "compared is the program's own check of its results. " +
+           compared +
+           " Do not change precision or use fast-math intrinsics; if such a change would help, withhold it and say "
+           "so.";
+  if (exact)
+    return "Keep the results bit-for-bit identical. " + compared +
+           " Do not reorder floating-point operations, change precision, use fast-math intrinsics or atomics whose "
+           "order varies; if such a change would help, withhold it and say so.";
+  return "Keep the results within the tolerance. " + compared +
+         " A change that moves the low bits of floating-point results (another summation order, fused multiply-adds) "
+         "is acceptable only where every number stays within that on every input; if you are not sure that it does "
+         "(lower precision, fast-math intrinsics, a long sum whose terms cancel), withhold it and say so.";
+}
+
 std::string fill(std::string text, const std::map<std::string, std::string>& values) {
   for (const auto& [key, value] : values) {
     std::string token = "{{" + key + "}}";
@@ -134,6 +234,11 @@ std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::
       summary += (summary.empty() ? "" : ", ") + fmt::format("{} {:.1f}%", kd.time.kernel, 100 * kd.time.share);
       p.kernels.push_back(kd.time.kernel);
     }
+    if (app.optimize.scope == "file")
+      if (std::string host = launcher_code(files, p.kernels); !host.empty())
+        kernel_text += "### Host code that launches them (optimize.scope: file: its launch configuration may "
+                       "change)\n" +
+                       host + "\n";
     std::string diag;
     if (o.code_only) {
       diag = "None: this is the code-only baseline. Evidence arrays may be empty.\n";
@@ -163,7 +268,9 @@ std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::
         {"kernels", kernel_text},
         {"sources_label", o.code_only ? "none: code-only baseline" : prompt_kind(o)},
         {"diagnostics", diag},
-        {"schema", reply_schema().dump(2)}};
+        {"schema", reply_schema().dump(2)},
+        {"scope_rule", scope_rule(app)},
+        {"correctness_rule", correctness_rule(app)}};
     p.system = fill(system_tmpl, values);
     p.user = fill(user_tmpl, values);
     return p;

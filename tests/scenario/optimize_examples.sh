@@ -50,6 +50,23 @@ grep -q 'NOT applied: the text to find does not occur in main.cu' crafted.txt ||
 # Nothing applied is no success (it exited 0 before).
 [ "$rc" -eq 3 ] || fail "optimize with nothing applied: exit $rc, expected 3"
 grep -q 'no edit was applied' crafted.txt || fail "optimize does not say nothing was applied: $(cat crafted.txt)"
+# optimize.scope: file in optimas.yml (optimize once ignored it): the prompt shows the host function
+# that launches the hot kernels, and an edit of its launch configuration is applied; --scope kernel
+# over it refuses that edit, and its prompt shows no host code.
+printf 'optimize:\n  scope: file\n' | cat "$APP/optimas.yml" - > "$APP/file.yml"
+expect_fail 4 'save the whole answer' -- "$OPTIMAS" optimize "$D" --app "$APP/file.yml" -m manual --work-dir scope -o scoped
+grep -q 'host function run_rep' scope/prompt-*.md || fail "scope file: the prompt does not show run_rep"
+reply=$(ls scope | sed -n 's/^prompt-\(.*\)\.md$/scope\/reply-\1.md/p')
+edit '"copy_kernel<<<blocks, TPB>>>(d_a, d_c, n);"' '"copy_kernel<<<blocks, TPB, 0>>>(d_a, d_c, n);"'
+"$OPTIMAS" optimize "$D" --app "$APP/file.yml" -m manual --work-dir scope -o scoped > scoped.txt 2>&1 \
+  || fail "scope file: the launch edit was refused: $(cat scoped.txt)"
+grep -q 'copy_kernel<<<blocks, TPB, 0>>>' scoped/variant/main.cu || fail "scope file: the launch edit is not in the variant"
+expect_fail 4 'save the whole answer' -- "$OPTIMAS" optimize "$D" --app "$APP/file.yml" --scope kernel -m manual --work-dir scope -o kernel-scoped
+for p in scope/prompt-*.md; do
+  r="scope/reply-${p#scope/prompt-}"
+  [ -e "$r" ] || { grep -q 'run_rep' "$p" && fail "--scope kernel: the prompt shows host code"; cp "$reply" "$r"; }
+done
+expect_fail 1 'REJECTED \(scope\)' -- "$OPTIMAS" optimize "$D" --app "$APP/file.yml" --scope kernel -m manual --work-dir scope -o kernel-scoped
 # A source outside the application folder (an absolute path) is a usage error: the variant was
 # once written over that file.
 mkdir -p "$WORK/mine" && cp "$APP/main.cu" "$WORK/mine/main.cu"

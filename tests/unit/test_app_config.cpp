@@ -408,3 +408,37 @@ TEST(AppConfig, BadValuesNameTheirLine) {
     EXPECT_EQ(error_line(path), c.line) << c.to << ": " << reason;
   }
 }
+
+// optimize.fp_reassociation: forbidden by default; allowed changes what the prompt permits, not
+// validation. Allowed with byte-for-byte validation of files the program writes is likely wasted.
+TEST(AppConfig, FpReassociation) {
+  TempDir dir;
+  dir.file("main.cu", "");
+  EXPECT_EQ(load_app_config(dir.file("a.yml", k_valid)).optimize.fp_reassociation, "forbidden");
+  auto allowed = load_app_config(dir.file("b.yml", with("optimize:\n  fp_reassociation: allowed\n")));
+  EXPECT_EQ(allowed.optimize.fp_reassociation, "allowed");
+  EXPECT_EQ(allowed.validate.tolerance, "exact"); // validation stays as validate: says
+  EXPECT_EQ(error_line(dir.file("c.yml", with("optimize:\n  fp_reassociation: yes\n"))), 17u);
+  EXPECT_NE(error_reason(dir.file("c.yml", with("optimize:\n  fp_reassociation: yes\n"))).find("forbidden, allowed"),
+            std::string::npos);
+
+  // k_valid's output is a file ({output}): compared byte for byte, a reordered sum fails.
+  std::string caveat = fp_reassociation_caveat(allowed);
+  EXPECT_NE(caveat.find("byte for byte"), std::string::npos) << caveat;
+  EXPECT_NE(caveat.find("validate.tolerance"), std::string::npos) << caveat;
+  EXPECT_EQ(caveat.rfind(allowed.path, 0), 0u) << caveat;
+  // Not with a tolerance, nor when forbidden, nor on stdout (often the program's own PASS).
+  EXPECT_EQ(fp_reassociation_caveat(load_app_config(dir.file(
+                "d.yml", with("optimize:\n  fp_reassociation: allowed\nvalidate:\n  tolerance: {rel: 1e-12}\n")))),
+            "");
+  EXPECT_EQ(fp_reassociation_caveat(load_app_config(dir.file("a.yml", k_valid))), "");
+  std::string on_stdout = replaced(" --out {output}", "");
+  on_stdout.replace(on_stdout.find("  output: demo.out\n"), 19, "");
+  auto stdout_app = load_app_config(dir.file("e.yml", on_stdout + "optimize:\n  fp_reassociation: allowed\n"));
+  EXPECT_TRUE(stdout_app.outputs.empty());
+  EXPECT_EQ(fp_reassociation_caveat(stdout_app), "");
+  // Files named by run.output (no {output}): the caveat names them.
+  std::string named = replaced(" --out {output}", "");
+  auto named_app = load_app_config(dir.file("f.yml", named + "optimize:\n  fp_reassociation: allowed\n"));
+  EXPECT_NE(fp_reassociation_caveat(named_app).find("demo.out"), std::string::npos);
+}

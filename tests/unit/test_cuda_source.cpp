@@ -117,3 +117,41 @@ TEST(CudaSource, MalformedStretchesDoNotHideLaterKernels) {
   EXPECT_EQ(f.text.substr(after->begin, after->end - after->begin), "__global__ void after(float* a) { a[0] = 1.0f; }");
   EXPECT_EQ(f.functions.size(), 3u);
 }
+
+// The host functions that launch a kernel: the outermost function body around each launch, not a
+// namespace, class, lambda or block; a kernel that launches it (dynamic parallelism) is not host code.
+TEST(CudaSource, LaunchingFunctions) {
+  const char* code = R"(#include <cstdio>
+namespace app {
+template <int W> __global__ void k(float* a) { a[0] = W; }
+__global__ void parent(float* a) { k<1><<<1, 1>>>(a); }
+struct Runner {
+ public:
+  void run(float* a) const {
+    auto go = [&](int n) { k<8><<<n, 256>>>(a); };
+    if (a) { go(2); }
+  }
+};
+}
+static void other(float* a) {
+  k<8><<<1, 32>>>(a);
+  k<8><<<2, 32>>>(a);
+}
+int less(int a, int b) { return a < b; }
+void Runner2::go(float* a) { k <<<1, 1>>>(a); }
+)";
+  auto f = parse_source("k.cu", code);
+  auto found = launching_functions(f, "k");
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(found[0].name, "run");
+  EXPECT_EQ(found[0].first_line, 7);
+  EXPECT_EQ(found[0].last_line, 10);
+  EXPECT_FALSE(found[0].kernel);
+  EXPECT_EQ(found[1].name, "other");
+  EXPECT_EQ(found[1].first_line, 13);
+  EXPECT_EQ(found[1].last_line, 16);
+  EXPECT_EQ(f.text.substr(found[1].begin, 11), "static void");
+  EXPECT_EQ(found[2].name, "Runner2::go");
+  EXPECT_TRUE(launching_functions(f, "less").empty());
+  EXPECT_TRUE(launching_functions(f, "parent").empty());
+}

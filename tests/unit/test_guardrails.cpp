@@ -72,6 +72,20 @@ TEST(Guardrails, EditsOutsideTheImplicatedKernelsAreRejected) {
   EXPECT_TRUE(check(replace("a[threadIdx.x] = 0;", "a[threadIdx.x] = 1;"), edit::Scope::file).empty());
 }
 
+// The host function that launches a hot kernel, which the prompt shows with scope file: its launch
+// configuration may change there, and never with the default scope.
+TEST(Guardrails, TheLaunchingHostFunctionOnlyWithScopeFile) {
+  const std::string src = k_src + "void launch(float* a, const float* b, int n) {\n"
+                                  "  hot<<<(n + 255) / 256, 256>>>(a, b, n);\n"
+                                  "}\n";
+  prompt::Reply r;
+  r.edits = {replace("hot<<<(n + 255) / 256, 256>>>", "hot<<<(n + 127) / 128, 128>>>")};
+  auto app = edit::apply_edits({{"k.cu", src}}, r, {});
+  ASSERT_EQ(app.applied(), 1u) << app.outcomes[0].reason;
+  EXPECT_TRUE(has(edit::check_guardrails(app, {edit::Scope::kernel, {"hot"}}), "scope"));
+  EXPECT_TRUE(edit::check_guardrails(app, {edit::Scope::file, {"hot"}}).empty());
+}
+
 TEST(Guardrails, UnbalancedResultIsRejected) {
   auto v = check(replace("if (i < n) a[i] = twice(b[i]);", "if (i < n) { a[i] = twice(b[i]);"));
   EXPECT_TRUE(has(v, "balance"));

@@ -11,6 +11,7 @@
 #include "profile/ncu_agent.hpp"
 #include "test_helpers.hpp"
 #include "util/error.hpp"
+#include "util/strings.hpp"
 
 #include <gtest/gtest.h>
 
@@ -130,6 +131,22 @@ TEST(Options, EachOptionIsDeclaredOnce) {
   EXPECT_THROW(config::option("alhpa"), std::logic_error);
   EXPECT_EQ(config::option_for_yml("measure.runs"), &config::option("runs"));
   EXPECT_EQ(config::option_for_yml("measure.nothing"), nullptr);
+}
+
+// docs/options.md has a line for every row, with its default and yml key.
+TEST(Options, EveryRowIsInTheDocs) {
+  std::string doc = util::read_file(std::string(OPTIMAS_TEST_DATA) + "/../../docs/options.md");
+  for (const auto& row : config::options()) {
+    auto at = doc.find("\n| " + row.name + " |");
+    ASSERT_NE(at, std::string::npos) << row.name << " is not in docs/options.md";
+    std::string line = doc.substr(at + 1, doc.find('\n', at + 1) - at - 1);
+    if (!row.yml.empty()) {
+      EXPECT_NE(line.find("| " + row.yml), std::string::npos) << line;
+    }
+    if (row.default_value.is_string()) {
+      EXPECT_NE(line.find("| " + row.default_value.get<std::string>() + " |"), std::string::npos) << line;
+    }
+  }
 }
 
 // The structs the engine passes around start at the table's defaults: the default is written once.

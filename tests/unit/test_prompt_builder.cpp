@@ -100,3 +100,79 @@ TEST(PromptBuilder, DeviceFunctionsInAnotherFileAreIncluded) {
   EXPECT_TRUE(contains(p[0].user, "lookup.cuh lines"));
   EXPECT_TRUE(contains(p[0].user, "called by xs_lookup_kernel"));
 }
+
+// Rule 3 states the contract validation enforces, from optimas.yml: bytes, a tolerance in words,
+// or reordered floating-point sums allowed (the compared output being the program's own check).
+TEST(PromptBuilder, TheCorrectnessRuleIsTheValidationContract) {
+  auto f = load("stream"); // its output file ({output}), compared on a held-out config and fresh seeds
+  auto system = [&](const config::AppConfig& app) { return prompt::build_prompts(app, f.diagnostics, {})[0].system; };
+  const std::string exact = system(f.app);
+  EXPECT_TRUE(contains(exact, "3. Keep the results bit-for-bit identical. The output file the program writes is "
+                              "compared byte for byte with the original's on inputs that include some you have not "
+                              "seen"));
+  EXPECT_TRUE(contains(exact, "Do not reorder floating-point operations"));
+
+  config::AppConfig tolerant = f.app;
+  tolerant.validate.tolerance = "rel";
+  tolerant.validate.tolerance_value = 1e-12;
+  const std::string within = system(tolerant);
+  EXPECT_TRUE(contains(within, "3. Keep the results within the tolerance."));
+  EXPECT_TRUE(contains(within, "each number may differ from the original's by at most 1e-12 times the larger of the "
+                               "two magnitudes (a relative difference)"));
+  EXPECT_FALSE(contains(within, "byte for byte"));
+  EXPECT_FALSE(contains(within, "Do not reorder"));
+  tolerant.validate.tolerance = "ulp";
+  tolerant.validate.tolerance_value = 4;
+  EXPECT_TRUE(contains(system(tolerant), "by at most 4 units in the last place of a double"));
+  tolerant.validate.tolerance = "abs";
+  tolerant.validate.tolerance_value = 0.5;
+  EXPECT_TRUE(contains(system(tolerant), "by at most 0.5 (an absolute difference)"));
+
+  config::AppConfig reordered = f.app;
+  reordered.optimize.fp_reassociation = "allowed";
+  const std::string reorder = system(reordered);
+  EXPECT_TRUE(contains(reorder, "3. Keep what the program computes; only the order of floating-point operations may "
+                                "change. You may reorder floating-point sums"));
+  EXPECT_TRUE(contains(reorder, "the program's own check"));
+  EXPECT_TRUE(contains(reorder, "compared byte for byte")); // validation is unchanged
+  EXPECT_FALSE(contains(reorder, "bit-for-bit"));
+  EXPECT_FALSE(contains(reorder, "Do not reorder"));
+
+  EXPECT_NE(exact, within);
+  EXPECT_NE(exact, reorder);
+  EXPECT_NE(within, reorder);
+
+  // Compared on stdout: the lines validation drops are named; without held-out inputs or seeds, no
+  // unseen inputs are claimed.
+  config::AppConfig on_stdout = f.app;
+  on_stdout.run_command = "./stream --n {n} --reps {reps}";
+  on_stdout.outputs.clear();
+  on_stdout.validate.ignore = {"GB/s"};
+  on_stdout.seed_param.clear();
+  std::erase_if(on_stdout.configs, [](const auto& c) { return c.held_out; });
+  EXPECT_TRUE(contains(system(on_stdout), "The program's standard output, less the lines matching "
+                                          "`kernel_time_ms: ([0-9.eE+-]+)` or `GB/s`, is compared byte for byte with "
+                                          "the original's on the application's input configurations"));
+}
+
+// With optimize.scope: file the prompt shows the host functions that launch the hot kernels and
+// says their launch configuration may change; with the default scope, host code is left alone.
+TEST(PromptBuilder, ScopeFileShowsTheLaunchingHostFunction) {
+  auto f = load("stream");
+  auto kernel_scope = prompt::build_prompts(f.app, f.diagnostics, {})[0];
+  EXPECT_TRUE(contains(kernel_scope.system, "Leave host code alone."));
+  EXPECT_FALSE(contains(kernel_scope.system, "launch configuration"));
+  EXPECT_FALSE(contains(kernel_scope.user, "run_rep"));
+
+  f.app.optimize.scope = "file";
+  auto file_scope = prompt::build_prompts(f.app, f.diagnostics, {})[0];
+  EXPECT_TRUE(contains(file_scope.system, "and the host code shown that launches these kernels: its launch "
+                                          "configuration (grid and block sizes, dynamic shared memory, streams) may "
+                                          "change"));
+  EXPECT_FALSE(contains(file_scope.system, "Leave host code alone."));
+  EXPECT_TRUE(contains(file_scope.user, "Host code that launches them"));
+  EXPECT_TRUE(contains(file_scope.user, "main.cu lines 118-132 (host function run_rep, launches "));
+  EXPECT_TRUE(contains(file_scope.user, "  120 |   copy_kernel<<<blocks, TPB>>>(d_a, d_c, n);"));
+  EXPECT_TRUE(contains(file_scope.user, "  126 |   triad_kernel<<<blocks, TPB>>>(d_a, d_b, d_c, SCALAR, n);"));
+  EXPECT_FALSE(contains(file_scope.user, "int main(")); // main launches none of them itself
+}
