@@ -1,10 +1,12 @@
 #include "campaign/campaign_file.hpp"
 
 #include "analysis/diagnostics.hpp"
+#include "campaign/cells.hpp"
 #include "config/options.hpp"
 #include "config/yaml_reader.hpp"
 #include "llm/backend.hpp"
 #include "util/error.hpp"
+#include "util/names.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -24,6 +26,8 @@ namespace {
 constexpr const char* k_keys[] = {"campaign",    "applications", "diagnostics", "backends",   "repeats", "iterations",
                                   "run_options", "runs_dir",     "gpus",        "time_limit", "requeue", "launcher"};
 constexpr const char* k_app_keys[] = {"path", "configs"};
+// The bounds of the file's whole numbers (iterations is the option table's row).
+constexpr config::Range k_repeats{1, 100}, k_gpus{0, 1024}, k_requeue{0, 100};
 constexpr const char* k_backend_keys[] = {"model", "options", "name"};
 constexpr const char* k_launcher_keys[] = {"name", "options"};
 // What the campaign passes to every cell's `optimas run` itself (cells.cpp).
@@ -41,13 +45,21 @@ public:
     return n.Scalar();
   }
 
-  int count(const YAML::Node& n, const std::string& what, int min) const {
+  // A whole number within `r` (docs/campaigns.md lists each key's bounds).
+  int count(const YAML::Node& n, const std::string& what, config::Range r) const {
     std::string t = text(n, what);
     char* end = nullptr;
     long long v = std::strtoll(t.c_str(), &end, 10);
-    if (t.empty() || *end != '\0' || v < min || v > 1000000)
-      fail(n, fmt::format("{} must be a whole number of at least {}, got \"{}\"", what, min, t));
+    if (t.empty() || *end != '\0' || v < r.min || v > r.max)
+      fail(n, fmt::format("{} must be a whole number from {} to {}, got \"{}\"", what, r.min, r.max, t));
     return static_cast<int>(v);
+  }
+
+  // A name that becomes part of a cell's id or a file name, checked at its own line.
+  std::string name(const YAML::Node& n, const std::string& what) const {
+    std::string t = text(n, what);
+    if (std::string why = util::name_problem(t); !why.empty()) fail(n, what + " " + why);
+    return t;
   }
 
   std::vector<YAML::Node> list(const YAML::Node& n, const std::string& what) const {
@@ -88,7 +100,7 @@ Application read_application(const Reader& rd, const YAML::Node& n, const fs::pa
   const YAML::Node path = n.IsMap() ? n["path"] : n;
   if (n.IsMap()) {
     if (n["configs"])
-      for (const auto& c : rd.list(n["configs"], "configs")) a.configs.push_back(rd.text(c, "a configuration"));
+      for (const auto& c : rd.list(n["configs"], "configs")) a.configs.push_back(rd.name(c, "a configuration"));
   }
   std::string given = rd.text(path, "an application (its folder)");
   fs::path dir = fs::path(given).is_absolute() ? fs::path(given) : base / given;
@@ -125,14 +137,12 @@ BackendEntry read_backend(const Reader& rd, const YAML::Node& n) {
     if (!n["model"]) rd.fail(n, "a backend needs model: (as optimas run --model takes it)");
     b.model = rd.text(n["model"], "model");
     if (n["options"]) b.options = rd.options(n["options"], "the backend's options");
-    if (n["name"]) b.name = rd.text(n["name"], "name");
+    if (n["name"]) b.name = rd.name(n["name"], "name");
   } else {
     b.model = rd.text(n, "a backend (its model)");
   }
   rd.at(n, [&] { return llm::backend_from(b.model, "", b.options); });
   if (b.name.empty()) b.name = filename_safe(b.model);
-  if (b.name != filename_safe(b.name))
-    rd.fail(n["name"], fmt::format("name \"{}\" takes letters, digits, '.', '_' and '-' only", b.name));
   return b;
 }
 
@@ -185,7 +195,7 @@ std::string filename_safe(std::string_view name) {
   std::string out(name);
   for (char& c : out)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
-  if (!out.empty() && out[0] == '.') out[0] = '_';
+  if (!out.empty() && (out[0] == '.' || out[0] == '-')) out[0] = '_'; // never hidden, never an option
   return out;
 }
 
@@ -236,10 +246,10 @@ CampaignFile load_campaign(const std::string& path, const launch::Registry& laun
   unique_ids(
       rd, backends, c.backends, [](const BackendEntry& b) { return b.name; }, "backends");
 
-  if (root["repeats"]) c.repeats = rd.count(root["repeats"], "repeats", 1);
-  if (root["iterations"]) c.iterations = rd.count(root["iterations"], "iterations", 1);
-  if (root["gpus"]) c.gpus = rd.count(root["gpus"], "gpus", 0);
-  if (root["requeue"]) c.requeue = rd.count(root["requeue"], "requeue", 0);
+  if (root["repeats"]) c.repeats = rd.count(root["repeats"], "repeats", k_repeats);
+  if (root["iterations"]) c.iterations = rd.count(root["iterations"], "iterations", config::option("iterations").range);
+  if (root["gpus"]) c.gpus = rd.count(root["gpus"], "gpus", k_gpus);
+  if (root["requeue"]) c.requeue = rd.count(root["requeue"], "requeue", k_requeue);
   if (root["time_limit"])
     c.time_limit_s =
         rd.at(root["time_limit"], [&] { return parse_time_limit(rd.text(root["time_limit"], "time_limit")); });
@@ -259,6 +269,10 @@ CampaignFile load_campaign(const std::string& path, const launch::Registry& laun
     c.launcher = read_launcher(rd, root["launcher"], launchers);
   else
     c.launcher = launch::launcher_from("local", {}, launchers);
+  // A cell's id names its log and is its run's --cell: long folder and backend names could make one
+  // longer than a name may be.
+  for (const auto& cell : expand_cells(c))
+    if (std::string why = util::name_problem(cell.id); !why.empty()) rd.fail(root["applications"], "a cell id " + why);
   return c;
 }
 

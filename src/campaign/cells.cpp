@@ -1,5 +1,6 @@
 #include "campaign/cells.hpp"
 
+#include "util/names.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -25,7 +26,7 @@ std::string campaign_dir(const CampaignFile& f) {
 }
 
 std::string manual_dir(const CampaignFile& f, const Cell& c) {
-  return (std::filesystem::path(campaign_dir(f)) / "manual" / c.id).string();
+  return util::path_in(std::filesystem::path(campaign_dir(f)) / "manual", c.id).string();
 }
 
 std::vector<std::string> run_arguments(const CampaignFile& f, const Cell& c) {

@@ -3,6 +3,7 @@
 #include "store/journal.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/names.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -126,7 +127,7 @@ private:
     t.argv = {m_optimas};
     t.argv.insert(t.argv.end(), args.begin(), args.end());
     t.workdir = m_dir;
-    t.log = fs::path(m_dir) / "logs" / (c.id + ".log");
+    t.log = util::path_in(fs::path(m_dir) / "logs", c.id + ".log");
     t.gpus = m_file.gpus;
     t.time_limit_s = m_file.time_limit_s;
     return t;
@@ -196,8 +197,10 @@ private:
       // The earlier attempt's log is kept beside the new one.
       std::error_code ec;
       if (fs::exists(t.log, ec) && s.value("attempts", 0) > 0)
-        fs::rename(t.log, fs::path(m_dir) / "logs" / fmt::format("{}.attempt-{}.log", t.id, s.value("attempts", 0)),
-                   ec);
+        fs::rename(
+            t.log,
+            util::path_in(fs::path(m_dir) / "logs", fmt::format("{}.attempt-{}.log", t.id, s.value("attempts", 0))),
+            ec);
       s["attempts"] = s.value("attempts", 0) + 1;
       s["state"] = "pending";
       s["job"] = nullptr;

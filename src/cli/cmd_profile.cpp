@@ -11,6 +11,7 @@
 #include "util/error.hpp"
 #include "util/json_text.hpp"
 #include "util/log.hpp"
+#include "util/names.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -99,32 +100,36 @@ void run_profile(const ProfileArgs& a) {
       for (auto m : util::split(a.metrics, ',')) o.metrics.emplace_back(util::trim(m));
     o.build = !a.no_build;
     // Absolute, as the program is handed it: it runs in its own folder (the dry run shows the same).
-    std::string out =
-        fs::absolute(a.out.empty() ? fs::path("optimas-profile") / app.name : fs::path(a.out)).lexically_normal().string();
+    std::string out = fs::absolute(a.out.empty() ? util::path_in("optimas-profile", app.name) : fs::path(a.out))
+                          .lexically_normal()
+                          .string();
     if (a.dry_run) {
       std::cout << fmt::sprintf("build (in %s): %s\n", app.dir.c_str(), app.build_command.c_str());
       for (const auto& c : app.configs) {
         if (!o.configs.empty() && std::find(o.configs.begin(), o.configs.end(), c.name) == o.configs.end()) continue;
         if (o.configs.empty() && c.held_out) continue;
         auto argv = profile::program_argv(
-            app.command_for(c, util::shell_quote((fs::path(out) / c.name / "program.out").string())));
+            app.command_for(c, util::shell_quote((util::path_in(out, c.name) / "program.out").string())));
         bool two_pass = o.mode == profile::ProfileMode::two_pass;
         std::string tracer = two_pass ? profile::resolve_tracer(o.tracer) : "";
         if (two_pass)
-          std::cout << fmt::sprintf("%s: %s\n", c.name.c_str(),
-                      util::shell_join(tracer.empty()
-                                           ? profile::timing_command(o, (fs::path(out) / c.name / "timing").string(), argv)
-                                           : profile::trace_command(tracer, (fs::path(out) / c.name / "trace").string(), argv))
-                          .c_str());
+          std::cout << fmt::sprintf(
+              "%s: %s\n", c.name.c_str(),
+              util::shell_join(
+                  tracer.empty()
+                      ? profile::timing_command(o, (util::path_in(out, c.name) / "timing").string(), argv)
+                      : profile::trace_command(tracer, (util::path_in(out, c.name) / "trace").string(), argv))
+                  .c_str());
         // The heavy pass's kernels and launches come from the timing pass; placeholders stand for them.
         std::vector<profile::LaunchPick> picks;
         if (two_pass && o.launch_cap > 0) picks.push_back({"HOT_KERNEL", {1}, 1});
-        std::cout << fmt::sprintf("%s: %s\n", c.name.c_str(),
-                    util::shell_join(profile::heavy_command(o, (fs::path(out) / c.name / "report").string(),
-                                                            two_pass ? std::vector<std::string>{"HOT_KERNEL"}
-                                                                     : std::vector<std::string>{},
-                                                            picks, argv))
-                        .c_str());
+        std::cout << fmt::sprintf(
+            "%s: %s\n", c.name.c_str(),
+            util::shell_join(
+                profile::heavy_command(o, (util::path_in(out, c.name) / "report").string(),
+                                       two_pass ? std::vector<std::string>{"HOT_KERNEL"} : std::vector<std::string>{},
+                                       picks, argv))
+                .c_str());
       }
       return;
     }

@@ -3,6 +3,7 @@
 #include "util/log.hpp"
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 
 namespace optimas::cli {
@@ -25,8 +26,13 @@ nlohmann::json typed(const config::Option& row, const std::string& text) {
   errno = 0;
   switch (row.kind) {
   case Kind::integer: {
+    // Decimal digits only: CLI11 itself would read 010 as 8 and 0x10 as 16, past the check's back.
+    std::size_t digits = text.find_first_not_of("+-") == 1 ? 1 : 0;
+    if (text.size() > digits + 1 && text[digits] == '0') return nullptr;
     long long v = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || errno) return nullptr;
+    if (text.empty() || *end != '\0') return nullptr;
+    // Past long long's range: as far out of any row's range as the number itself.
+    if (errno == ERANGE) return text[0] == '-' ? nlohmann::json(LLONG_MIN) : nlohmann::json(ULLONG_MAX);
     return v;
   }
   case Kind::real: {
@@ -41,7 +47,8 @@ nlohmann::json typed(const config::Option& row, const std::string& text) {
 
 CLI::Option* finish(CLI::Option* opt, const config::Option& row) {
   if (!row.env.empty()) opt->envname(row.env);
-  if (row.check) opt->check(validator(row));
+  // An integer row is checked against its range even where it has no check of its own.
+  if (row.check || row.kind == Kind::integer) opt->check(validator(row));
   return opt;
 }
 
@@ -61,7 +68,9 @@ CLI::Validator validator(const config::Option& row) {
   return CLI::Validator(
       [r](std::string& text) {
         nlohmann::json v = typed(*r, text);
-        return v.is_null() ? std::string() : config::check(r->name, v);
+        // A number that is not one is said in the row's words too (CLI11 would read 1e9 or 0x10).
+        if (v.is_null()) return r->kind == Kind::integer ? config::check(r->name, text) : std::string();
+        return config::check(r->name, v);
       },
       "", row.name);
 }

@@ -3,12 +3,14 @@
 #include "config/yaml_reader.hpp"
 
 #include "util/error.hpp"
+#include "util/names.hpp"
 #include "util/regex.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -336,10 +338,7 @@ AppConfig load_app_config(const std::string& path) {
   app.dir = fs::path(app.path).parent_path().string();
   app.name = rd.string(root, "name", true, "optimas.yml");
   // The name becomes a folder name (optimas-profile/<name>).
-  static const std::regex k_name(R"([A-Za-z0-9][A-Za-z0-9._+-]*)");
-  if (!std::regex_match(app.name, k_name))
-    rd.fail(root["name"],
-            fmt::format("name \"{}\" must be letters, digits, '.', '_', '+' or '-' (it names folders)", app.name));
+  if (std::string why = util::name_problem(app.name); !why.empty()) rd.fail(root["name"], "name " + why);
   app.description = rd.string(root, "description", false, "optimas.yml");
   if (YAML::Node s = root["sources"]) {
     if (!s.IsSequence()) rd.fail(s, "\"sources\" must be a list of files");
@@ -409,14 +408,29 @@ AppConfig load_app_config(const std::string& path) {
       std::string key = kv.first.as<std::string>();
       if (!kv.second.IsScalar()) rd.fail(kv.second, fmt::format("config value \"{}\" must be a scalar", key));
       std::string value = kv.second.as<std::string>();
-      if (key == "name")
+      if (key == "name") {
+        // It names the configuration's files: runs/<id>/baseline/runs/<name>.log, measure-<name>-...
+        if (std::string why = util::name_problem(value); !why.empty()) rd.fail(kv.second, "config name " + why);
         ic.name = value;
-      else if (key == "default")
+      } else if (key == "default")
         ic.is_default = rd.scalar<bool>(kv.second, "default");
       else if (key == "held_out")
         ic.held_out = rd.scalar<bool>(kv.second, "held_out");
-      else
+      else {
+        // The seed a config gives is the same kind of number as the fresh seeds validation and
+        // measurement put in its place (`seed: abc` was passed on as it stood).
+        if (key == app.seed_param) {
+          const Option& seed = option("seed");
+          char* end = nullptr;
+          errno = 0;
+          long long n = std::strtoll(value.c_str(), &end, 10);
+          if (value.empty() || *end != '\0' || errno || n < seed.range.min || n > seed.range.max)
+            rd.fail(kv.second,
+                    fmt::format("\"{}\" is the program's seed (run.seed): a whole number from {} to {}, got \"{}\"",
+                                key, seed.range.min, seed.range.max, value));
+        }
         ic.params[key] = value;
+      }
     }
     if (ic.name.empty()) rd.fail(c, "config needs a \"name\"");
     if (!names.insert(ic.name).second) rd.fail(c, fmt::format("config name \"{}\" is used twice", ic.name));

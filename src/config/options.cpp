@@ -1,10 +1,10 @@
 #include "config/options.hpp"
 
 #include "util/error.hpp"
+#include "util/names.hpp"
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
@@ -19,10 +19,15 @@ std::string shown(const json& v) {
   return v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.dump();
 }
 
-// A whole number of at least `min`.
-template <int min> std::string at_least(const json& v) {
+// A whole number within `r`.
+std::string within(const json& v, Range r) {
   if (!v.is_number_integer()) return "must be a whole number, got " + shown(v);
-  if (v.get<long long>() < min) return fmt::format("must be at least {}, got {}", min, shown(v));
+  // An unsigned value past long long's range is over any maximum (get<long long> would wrap it).
+  if (v.is_number_unsigned() && v.get<unsigned long long>() > static_cast<unsigned long long>(r.max))
+    return fmt::format("must be at most {}, got {}", r.max, shown(v));
+  long long x = v.get<long long>();
+  if (x < r.min) return fmt::format("must be at least {}, got {}", r.min, shown(v));
+  if (x > r.max) return fmt::format("must be at most {}, got {}", r.max, shown(v));
   return {};
 }
 
@@ -98,12 +103,14 @@ std::string existing_file(const json& v) {
   return {};
 }
 
-// A campaign's or a cell's id: one safe folder and file name.
-std::string campaign_name(const json& v) {
-  std::string t = v.is_string() ? v.get<std::string>() : "";
-  bool ok = !t.empty() && t[0] != '.';
-  for (char c : t) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
-  return ok ? std::string() : "takes letters, digits, '.', '_' and '-' (not first '.'), got " + shown(v);
+// A name that becomes part of a file name (a campaign's, a cell's, a configuration's), or a list of
+// them: util::name_problem's rule.
+std::string file_name(const json& v) {
+  for (const auto& x : v.is_array() ? v : json::array({v})) {
+    if (!x.is_string()) return "takes names, got " + shown(x);
+    if (std::string why = util::name_problem(x.get<std::string>()); !why.empty()) return why;
+  }
+  return {};
 }
 
 std::vector<Option> make_table() {
@@ -111,100 +118,100 @@ std::vector<Option> make_table() {
   return {
     // Which backend, and how it is called.
     {"model", "-m,--model", "provider/model (openai/gpt-5, ollama/llama3.1:70b), manual or builtin; see optimas backends",
-     "OPTIMAS_MODEL", Kind::text, "builtin", "optimize.backend", nullptr},
+     "OPTIMAS_MODEL", Kind::text, "builtin", "optimize.backend", nullptr, {}},
     {"base_url", "--base-url", "Server URL (openai-compatible, ollama, or a proxy)", "OPTIMAS_BASE_URL", Kind::text,
-     nullptr, "", nullptr},
+     nullptr, "", nullptr, {}},
     {"options", "--option", "Backend option key=value (repeatable; see optimas backends)", "", Kind::list, nullptr, "",
-     key_values},
-    {"cache_dir", "--cache-dir", "Response cache", "OPTIMAS_CACHE_DIR", Kind::text, ".optimas/cache", "", nullptr},
-    {"no_cache", "--no-cache", "Always call the backend, and measure tuning points again", "", Kind::flag, false, "", nullptr},
+     key_values, {}},
+    {"cache_dir", "--cache-dir", "Response cache", "OPTIMAS_CACHE_DIR", Kind::text, ".optimas/cache", "", nullptr, {}},
+    {"no_cache", "--no-cache", "Always call the backend, and measure tuning points again", "", Kind::flag, false, "", nullptr, {}},
     {"work_dir", "--work-dir", "Manual backend: where prompt and reply files go", "", Kind::text, "optimas-manual", "",
-     nullptr},
+     nullptr, {}},
     // What the backend is shown and may change. The diagnostics are checked where they are used
     // (analysis::parse_diagnostics), since the sources are the analysis's to name.
     {"diagnostics", "--diagnostics",
      "Evidence to include: any of pc, ia, roofline (comma-separated), all, or code-only (the kernels alone: the "
      "paper's baseline)", "",
-     Kind::text, "pc,ia,roofline", "optimize.diagnostics", nullptr},
+     Kind::text, "pc,ia,roofline", "optimize.diagnostics", nullptr, {}},
     {"template", "--template", "A prompt template file (default: the built-in one)", "", Kind::text, nullptr, "",
-     existing_file},
+     existing_file, {}},
     {"token_budget", "--token-budget", "Split prompts larger than this many tokens (about 4 characters each)", "",
-     Kind::integer, 32000, "", at_least<1>},
+     Kind::integer, 32000, "", nullptr, {1, 10000000}},
     {"scope", "--scope", "Where edits may go: kernel (the implicated kernels) or file", "", Kind::text, "kernel",
-     "optimize.scope", scope},
+     "optimize.scope", scope, {}},
     {"fp_reassociation", "--fp-reassociation",
      "allowed: the prompt lets the model reorder floating-point sums (the compared output is the program's own "
      "check); forbidden: it asks for the same bits. Validation stays as validate: says", "", Kind::text,
-     "forbidden", "optimize.fp_reassociation", fp_reassociation},
+     "forbidden", "optimize.fp_reassociation", fp_reassociation, {}},
     // Where the profile comes from, and which kernels are hot.
-    {"app", "--app", "The application's optimas.yml or its folder", "", Kind::text, nullptr, "", nullptr},
+    {"app", "--app", "The application's optimas.yml or its folder", "", Kind::text, nullptr, "", nullptr, {}},
     {"input", "-i,--input",
      "Input configuration: for profile, one to profile (repeatable; default: every visible one); elsewhere the one "
-     "whose run is analysed (default: \"default\" or the first)", "", Kind::list, nullptr, "", nullptr},
+     "whose run is analysed (default: \"default\" or the first)", "", Kind::list, nullptr, "", file_name, {}},
     {"alpha", "--alpha", "Hot kernels: the smallest set with at least this share of the GPU time", "", Kind::real, 0.8,
-     "", share},
+     "", share, {}},
     {"import", "--import",
      "Import a recorded profile instead of profiling: a profile directory, a folder of ncu CSV pages, or a .ncu-rep",
-     "", Kind::text, nullptr, "", nullptr},
-    {"ncu", "--ncu", "The ncu executable", "OPTIMAS_NCU", Kind::text, "ncu", "", nullptr},
+     "", Kind::text, nullptr, "", nullptr, {}},
+    {"ncu", "--ncu", "The ncu executable", "OPTIMAS_NCU", Kind::text, "ncu", "", nullptr, {}},
     {"tracer", "--tracer",
      "Kernel tracer for the timing pass: auto (liboptimas-trace.so beside optimas), a path, or none (ncu times "
-     "every launch)", "OPTIMAS_TRACER", Kind::text, "auto", "", nullptr},
+     "every launch)", "OPTIMAS_TRACER", Kind::text, "auto", "", nullptr, {}},
     {"full_profile", "--full", "One --set full pass over every kernel (the paper's mode) instead of two passes", "",
-     Kind::flag, false, "", nullptr},
+     Kind::flag, false, "", nullptr, {}},
     // The loop (optimas run).
-    {"runs_dir", "--runs-dir", "Where runs are stored", "OPTIMAS_RUNS", Kind::text, "runs", "", nullptr},
+    {"runs_dir", "--runs-dir", "Where runs are stored", "OPTIMAS_RUNS", Kind::text, "runs", "", nullptr, {}},
     {"iterations", "--iterations", "Rounds, each from the best variant with a fresh profile", "", Kind::integer, 1,
-     "optimize.iterations", at_least<1>},
+     "optimize.iterations", nullptr, {1, 100}},
     {"retries", "--retries", "Further attempts after a build failure or guardrail rejection", "", Kind::integer, 3,
-     "optimize.retries", at_least<0>},
+     "optimize.retries", nullptr, {0, 100}},
     {"runs", "--runs", "Timed runs of baseline and variant each (a comparison needs at least 2)", "", Kind::integer, 5,
-     "measure.runs", at_least<2>},
-    {"warmup", "--warmup", "Untimed runs of each first", "", Kind::integer, 1, "measure.warmup", at_least<0>},
+     "measure.runs", nullptr, {2, 1000}},
+    {"warmup", "--warmup", "Untimed runs of each first", "", Kind::integer, 1, "measure.warmup", nullptr, {0, 100}},
     {"timing", "--timing",
      "trace (the kernels' traced GPU time), kernel_time (the printed time), wall, or auto (trace for CUDA programs "
      "where the tracer exists, else kernel_time when configured, else wall)", "", Kind::text, "auto",
-     "measure.timing", timing},
+     "measure.timing", timing, {}},
     {"measure_configs", "--measure-configs", "Configurations to measure (default: all)", "", Kind::names, nullptr,
-     "measure.configs", nullptr},
-    {"confidence", "", "The speedup interval's confidence", "", Kind::real, 0.95, "measure.confidence", probability},
+     "measure.configs", file_name, {}},
+    {"confidence", "", "The speedup interval's confidence", "", Kind::real, 0.95, "measure.confidence", probability, {}},
     {"significance", "", "The acceptance test's significance, before correction for every comparison", "", Kind::real,
-     0.05, "measure.significance", probability},
+     0.05, "measure.significance", probability, {}},
     {"min_speedup", "--min-speedup", "Accept only when the speedup's interval lies above this", "", Kind::real, 1.01,
-     "measure.min_speedup", ratio},
+     "measure.min_speedup", ratio, {}},
     {"confirm", "!--no-confirm", "Accept without a confirmation round of fresh runs", "", Kind::flag, true,
-     "measure.confirm", nullptr},
+     "measure.confirm", nullptr, {}},
     {"validate_configs", "--validate-configs", "Configurations to validate on (default: all)", "", Kind::names,
-     nullptr, "validate.configs", nullptr},
+     nullptr, "validate.configs", file_name, {}},
     {"fresh_seeds", "--fresh-seeds", "Extra validation runs per configuration with new seeds", "", Kind::integer, 1,
-     "validate.fresh_seeds", at_least<0>},
+     "validate.fresh_seeds", nullptr, {0, 100}},
     {"tolerance", "--tolerance", "exact, abs=X, rel=X or ulp=N", "", Kind::text, "exact", "validate.tolerance",
-     tolerance},
+     tolerance, {}},
     {"execute", "--execute", "Run programs: auto (when a GPU is present), yes, no", "", Kind::text, "auto", "",
-     execute},
+     execute, {}},
     {"keep_work", "--keep-work", "Keep the scratch builds (runs/<id>/work) after the run", "", Kind::flag, false, "",
-     nullptr},
+     nullptr, {}},
     // The tuning stage (tune: in optimas.yml; docs/tuning.md).
-    {"tune", "!--no-tune", "Skip the tuning stage that follows the edit step", "", Kind::flag, true, "", nullptr},
+    {"tune", "!--no-tune", "Skip the tuning stage that follows the edit step", "", Kind::flag, true, "", nullptr, {}},
     {"tune_only", "--tune-only", "Only the tuning stage: baseline, then the points of tune: (no profile, no edits)",
-     "", Kind::flag, false, "", nullptr},
+     "", Kind::flag, false, "", nullptr, {}},
     {"tune_search", "--tune-search",
      "How to search the tuning space: auto (exhaustive up to 64 points, else nlopt), exhaustive, or nlopt (NLopt's "
-     "Sbplx on the grid)", "", Kind::text, "auto", "tune.search", search},
+     "Sbplx on the grid)", "", Kind::text, "auto", "tune.search", search, {}},
     {"tune_budget", "--tune-budget", "Most tuning points built and measured", "", Kind::integer, 32, "tune.budget",
-     at_least<1>},
+     nullptr, {1, 10000}},
     {"allow_fp_changes", "", "Let tune.flags hold flags that change floating-point results (fast math)", "",
-     Kind::flag, false, "tune.allow_fp_changes", nullptr},
+     Kind::flag, false, "tune.allow_fp_changes", nullptr, {}},
     // A campaign's cell (optimas campaign passes them; kept out of optimas.yml, they describe a run).
     {"campaign", "--campaign", "The campaign this run is a cell of, recorded in run.json and the index", "",
-     Kind::text, nullptr, "", campaign_name},
+     Kind::text, nullptr, "", file_name, {}},
     {"cell", "--cell", "The campaign cell this run is (its id), recorded in run.json", "", Kind::text, nullptr, "",
-     campaign_name},
+     file_name, {}},
     {"seed", "--seed", "The repeat's seed: recorded, and sent to backends whose API takes one (builtin ignores it)",
-     "", Kind::integer, nullptr, "", at_least<0>},
+     "", Kind::integer, nullptr, "", nullptr, {0, 4294967295}},
     {"aa", "--aa",
      "Calibration: measure a second build of the unchanged baseline against it (nothing is asked or edited)", "",
-     Kind::flag, false, "", nullptr},
+     Kind::flag, false, "", nullptr, {}},
   };
   // clang-format on
 }
@@ -239,8 +246,8 @@ std::string label(const Option& o) {
 
 std::string check(std::string_view name, const json& value) {
   const Option& o = option(name);
-  if (!o.check) return {};
-  std::string why = o.check(value);
+  std::string why = o.kind == Kind::integer ? within(value, o.range) : "";
+  if (why.empty() && o.check) why = o.check(value);
   return why.empty() ? why : label(o) + " " + why;
 }
 

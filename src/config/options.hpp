@@ -21,6 +21,14 @@ enum class Kind {
   names,   // comma-separated strings (also repeatable)
 };
 
+// The smallest and largest value of an integer setting (docs/options.md lists them): every whole
+// number is bounded, so none wraps where it is used as an int (warmup 2147483648 ran -2147483648
+// warm-ups).
+struct Range {
+  long long min = 0;
+  long long max = 0;
+};
+
 struct Option {
   std::string name;  // the key in loop::Overrides and in messages
   std::string flags; // the command line's names as CLI11 spells them ("-m,--model"); empty: yml only
@@ -31,6 +39,7 @@ struct Option {
   std::string yml;              // "measure.runs"; empty: not in optimas.yml
   // Why `value` is not good, or empty when it is; the same words wherever the value comes from.
   std::string (*check)(const nlohmann::json& value) = nullptr;
+  Range range; // Kind::integer: the values accepted, checked before `check`
 };
 
 // Every row, in the order of docs/options.md.
@@ -50,7 +59,8 @@ template <typename T> T default_of(std::string_view name) {
   return option(name).default_value.get<T>();
 }
 
-// Why `value` is not good for `name` ("measure.runs (--runs) must be at least 2, got 1"), or empty.
+// Why `value` is not good for `name` ("measure.runs (--runs) must be at least 2, got 1"), or empty:
+// an integer row's value must be a whole number within its range, then pass the row's check.
 std::string check(std::string_view name, const nlohmann::json& value);
 
 // check(), as a UsageError.

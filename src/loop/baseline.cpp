@@ -5,6 +5,7 @@
 
 #include "store/journal.hpp"
 #include "util/error.hpp"
+#include "util/names.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -96,8 +97,8 @@ void Loop::run_baseline(const fs::path& work, const fs::path& record) {
     json& rec = configs[c.name];
     if (rec.contains("output_sha256") || !used.count(c.name)) continue;
     say("baseline", "running " + c.name, false);
-    fs::path out = work / "out" / (c.name + ".out");
-    auto e = execute(work, c, out, record.parent_path() / "runs" / (c.name + ".log"));
+    fs::path out = util::path_in(work / "out", c.name + ".out");
+    auto e = execute(work, c, out, util::path_in(record.parent_path() / "runs", c.name + ".log"));
     if (!e.ok) throw Error(fmt::format("the baseline fails on config \"{}\": {}", c.name, e.failure));
     rec["output_sha256"] = evaluate::outputs_sha256(e);
     rec["output_bytes"] = evaluate::outputs_bytes(e);

@@ -7,6 +7,7 @@
 #include "evaluate/stats.hpp"
 #include "store/journal.hpp"
 #include "util/log.hpp"
+#include "util/names.hpp"
 
 #include <fmt/format.h>
 
@@ -105,7 +106,7 @@ std::optional<std::string> Loop::Rounds::run_one(const config::InputConfig& c, c
   std::string stem = fmt::format("measure-{}-{}-{}", c.name, role, round);
   const auto input =
       evaluate::with_fresh_seed(app, c, fmt::format("{}/{}/measure/{}/{}", m_loop.m_id, m_v.key, c.name, round));
-  const fs::path out = work / "out" / (stem + ".out"), log = m_v.dir / "runs" / (stem + ".log");
+  const fs::path out = util::path_in(work / "out", stem + ".out"), log = util::path_in(m_v.dir / "runs", stem + ".log");
   std::string tampered;
   auto e = role == "baseline" ? m_loop.execute(work, input, out, log, &m_loop.m_measure_sandbox)
                               : m_loop.execute_variant(m_v, input, out, log, tampered, &m_loop.m_measure_sandbox);

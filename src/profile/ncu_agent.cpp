@@ -7,6 +7,7 @@
 #include "util/hash.hpp"
 #include "util/json_text.hpp"
 #include "util/log.hpp"
+#include "util/names.hpp"
 #include "util/process.hpp"
 #include "util/strings.hpp"
 
@@ -436,7 +437,7 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
   for (const auto* c : configs) {
     for (int rep = 0; rep < o.repeats; ++rep) {
       std::string run_name = o.repeats > 1 ? fmt::format("{}.r{}", c->name, rep) : c->name;
-      fs::path run_dir = fs::path(out_abs) / run_name;
+      fs::path run_dir = util::path_in(out_abs, run_name);
       fs::create_directories(run_dir);
       std::string program_out = (run_dir / "program.out").string();
       std::string command = app.command_for(*c, util::shell_quote(program_out));

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <unordered_map>
 
 namespace optimas::profile {
@@ -185,11 +186,21 @@ void read_details_page(const std::string& path, std::vector<Launch>& launches) {
   for (auto& l : launches) set_duration(l);
 }
 
+// A raw page is its header, the units row, then one row per launch (docs/ncu-formats.md). Cut
+// short, it could still read as a page of fewer launches, so each part must be there: a header
+// without its units row, a header without launch rows, a row with fewer fields, or a page without
+// a launch the details page of the same report has, is an error at its line.
 void read_raw_page(const std::string& path, std::vector<Launch>& launches) {
   util::CsvReader r(path);
   seek_header(r, "raw");
+  // Launches the details page read before: the raw page of the same report has a row for each.
+  std::map<int, std::string> expected;
+  for (const auto& l : launches) expected.emplace(l.id, l.demangled);
   LaunchTable table(launches);
   for (;;) {
+    const std::size_t header_line = r.line();
+    bool units_seen = false;
+    std::size_t rows = 0;
     Columns cols(r.fields());
     IdColumns ids(cols);
     cols.require(r, "ID", "raw");
@@ -212,15 +223,33 @@ void read_raw_page(const std::string& path, std::vector<Launch>& launches) {
         r.fail(fmt::format("row has {} fields but the header has {} (truncated file?)", r.size(), width));
       if (r[0].empty()) {
         // The units row.
+        if (units_seen || rows > 0)
+          r.fail("a second units row, or one after the launch rows: is this two pages in one?");
         for (std::size_t i = first_metric; i < width; ++i) units[i] = std::string(r[i]);
+        units_seen = true;
         continue;
       }
+      if (!units_seen)
+        r.fail(fmt::format("a launch row where the units row (\"\",\"\",...) belongs, after the header at line {}: "
+                           "export the page with --print-units base",
+                           header_line));
+      ++rows;
       Launch& l = table.for_row(r, ids);
+      expected.erase(l.id);
       for (std::size_t i = first_metric; i < width; ++i)
         check_duration(r, cols.names()[i], l.metrics[cols.names()[i]] = make_metric(r[i], units[i]));
     }
+    if (!units_seen || rows == 0)
+      throw ParseError(path, header_line,
+                       fmt::format("the raw page's header is followed by {} (truncated file?)",
+                                   units_seen ? "its units row and no launch rows" : "no units row"));
     if (!header_again) break;
   }
+  if (!expected.empty())
+    throw ParseError(path, r.line(),
+                     fmt::format("the raw page ends here without a row for result {} ({}), which the details page of "
+                                 "the same report has (truncated file?)",
+                                 expected.begin()->first, expected.begin()->second));
   for (auto& l : launches) set_duration(l);
 }
 

@@ -121,6 +121,18 @@ std::int64_t line_number(const json& e, const char* key) {
   return -1;
 }
 
+// A line number that line_number() turned into -1, said as the reply gave it (10**12 read as
+// "line range -1..-1").
+void check_line_numbers(const json& doc, std::vector<std::string>& errors) {
+  const auto& edits = doc.value("edits", json::array());
+  auto shown = [](const json& e, const char* key) { return e.contains(key) ? e[key].dump().substr(0, 40) : "null"; };
+  for (std::size_t i = 0; i < edits.size(); ++i)
+    if (edits[i].is_object() && (line_number(edits[i], "line_start") < 0 || line_number(edits[i], "line_end") < 0))
+      errors.push_back(fmt::format("edits[{}]: line range {}..{} is not valid (line numbers are whole numbers from 1 "
+                                   "to {})",
+                                   i, shown(edits[i], "line_start"), shown(edits[i], "line_end"), k_max_line));
+}
+
 // Checks the schema cannot express: each edit uses exactly one of its two forms.
 void check_edit_forms(const Reply& r, std::vector<std::string>& errors) {
   for (std::size_t i = 0; i < r.edits.size(); ++i) {
@@ -132,7 +144,9 @@ void check_edit_forms(const Reply& r, std::vector<std::string>& errors) {
                                    text ? "both" : "neither"));
     if (text && !e.replace) errors.push_back(fmt::format("edits[{}]: find without replace", i));
     if (text && e.find->empty()) errors.push_back(fmt::format("edits[{}]: find is empty", i));
-    if (range && (e.line_start < 1 || e.line_end < e.line_start || e.line_end > k_max_line))
+    // A number that is no line number at all is said by check_line_numbers.
+    bool numbers = e.line_start >= 0 && e.line_end >= 0;
+    if (range && numbers && (e.line_start < 1 || e.line_end < e.line_start || e.line_end > k_max_line))
       errors.push_back(fmt::format("edits[{}]: line range {}..{} is not valid (lines 1 to {})", i, e.line_start,
                                    e.line_end, k_max_line));
     if (range && !e.new_text) errors.push_back(fmt::format("edits[{}]: a line range needs new_text", i));
@@ -241,6 +255,7 @@ ParsedReply parse_reply(std::string_view text) {
     for (auto& e : validate(checked, reply_schema())) errors.push_back(std::move(e));
     if (errors.empty()) {
       Reply r = from_json(doc);
+      check_line_numbers(doc, errors);
       check_edit_forms(r, errors);
       p.reply = std::move(r);
       p.format = c.format;

@@ -5,6 +5,7 @@
 #include "config/app_config.hpp"
 #include "tune/space.hpp"
 #include "util/error.hpp"
+#include "util/names.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     auto app = config::load_app_config(path);
     for (const auto& c : app.configs) {
+      // Every name the loader accepts becomes file names as it stands (runs/<id>/.../<name>.log).
+      if (!util::name_problem(c.name).empty() || !util::name_problem(app.name).empty()) __builtin_trap();
       app.command_for(c, "out.bin");
       app.kernel_calls(c);
     }

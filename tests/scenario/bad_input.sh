@@ -1,6 +1,77 @@
 # Broken input gets a clear error naming the file and line, and a distinct exit code.
 source "$(dirname "$0")/lib.sh"
 
+# --- A configuration's name becomes a path ---------------------------------------------------
+# runs/<id>/baseline/runs/<name>.log: the name ../../../../../decoy/victim wrote victim.log and
+# victim.stderr.log five folders up, outside the runs folder, over the file already there. The
+# host stand-in of the loop's tests runs an A/A measurement (no model, no GPU); the name is
+# refused at its line before anything is built or written.
+mkdir -p "$WORK/decoy" "$WORK/store"
+echo "the user's own file" > "$WORK/decoy/victim.log"
+before=$(sha256sum < "$WORK/decoy/victim.log")
+cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/traversal"
+sed -i 's|{name: small, |{name: ../../../../../decoy/victim, |' "$WORK/traversal/optimas.yml"
+line=$(grep -n 'decoy/victim' "$WORK/traversal/optimas.yml" | cut -d: -f1)
+[ -n "$line" ] || fail "the stand-in's config was not renamed"
+expect_fail 2 "traversal/optimas.yml:$line: config name takes 1 to 128 letters, digits, .* got \"\.\./\.\./\.\./\.\./\.\./decoy/victim\"" -- \
+  "$OPTIMAS" run --app "$WORK/traversal" --runs-dir "$WORK/store/runs" --import "$OPTIMAS_TEST_DATA/h200/stream" \
+  --aa --runs 2 --warmup 0 --execute yes
+[ "$(sha256sum < "$WORK/decoy/victim.log")" = "$before" ] || fail "victim.log outside the runs folder was overwritten"
+[ ! -e "$WORK/decoy/victim.stderr.log" ] || fail "victim.stderr.log was written outside the runs folder"
+# A slash or a NUL byte in a name, and -i, --cell and --campaign on the command line.
+sed -i 's|{name: ../../../../../decoy/victim, |{name: "sm\\0all", |' "$WORK/traversal/optimas.yml"
+expect_fail 2 "traversal/optimas.yml:$line: config name takes .* got \"sm\\\\x00all\"" -- \
+  "$OPTIMAS" profile "$WORK/traversal" --dry-run
+sed -i 's|{name: "sm\\0all", |{name: sm/all, |' "$WORK/traversal/optimas.yml"
+expect_fail 2 "traversal/optimas.yml:$line: config name takes" -- "$OPTIMAS" profile "$WORK/traversal" --dry-run
+expect_fail 2 'input.*takes 1 to 128 letters' -- "$OPTIMAS" profile "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" \
+  --dry-run -i ../../x
+expect_fail 2 '--cell takes 1 to 128 letters' -- "$OPTIMAS" run --app "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" \
+  --campaign c --cell ../../x --dry-run
+expect_fail 2 '--campaign takes 1 to 128 letters' -- "$OPTIMAS" run --app "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" \
+  --campaign .. --cell x --dry-run
+
+# --- Numbers are bounded, at their line or on the command line --------------------------------
+mkdir -p "$WORK/wrap"
+cp "$OPTIMAS_SOURCE_DIR"/tests/scenario/loop-app/* "$WORK/wrap/"
+tail -n 2 "$WORK/wrap/optimas.yml" | grep -q '^measure:$' || fail "the stand-in's optimas.yml no longer ends with measure:"
+line=$(($(wc -l < "$WORK/wrap/optimas.yml") + 1))
+printf '  warmup: 2147483648\noptimize:\n  iterations: 2\n' >> "$WORK/wrap/optimas.yml"
+expect_fail 2 "wrap/optimas.yml:$line: measure\.warmup \(--warmup\) must be at most 100, got 2147483648" -- \
+  "$OPTIMAS" run --app "$WORK/wrap" --dry-run
+sed -i 's/^  warmup: 2147483648$/  warmup: 1/; s/^  iterations: 2$/  iterations: 1000000000/' "$WORK/wrap/optimas.yml"
+expect_fail 2 'wrap/optimas.yml:[0-9]+: optimize\.iterations \(--iterations\) must be at most 100' -- \
+  "$OPTIMAS" run --app "$WORK/wrap" --dry-run
+expect_fail 2 'measure\.warmup \(--warmup\) must be at most 100, got 2147483648' -- \
+  "$OPTIMAS" run --app "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" --warmup 2147483648 --dry-run
+expect_fail 2 'optimize\.iterations \(--iterations\) must be a whole number, got "1e9"' -- \
+  "$OPTIMAS" run --app "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" --iterations 1e9 --dry-run
+sed -i 's/^  iterations: 1000000000$/  iterations: 1/; s/seed: 11}/seed: abc}/' "$WORK/wrap/optimas.yml"
+expect_fail 2 'wrap/optimas.yml:[0-9]+: "seed" is the program.s seed' -- "$OPTIMAS" run --app "$WORK/wrap" --dry-run
+# A user regex that backtracks for ever on a long line of output.
+sed -i 's/seed: abc}/seed: 11}/; s/^  kernel_time: .*/  kernel_time: "kernel_time_ms: ((a+)+)"/' "$WORK/wrap/optimas.yml"
+expect_fail 2 'wrap/optimas.yml:[0-9]+: .*catastrophic backtracking' -- "$OPTIMAS" run --app "$WORK/wrap" --dry-run
+# A campaign's numbers and names.
+mkdir -p "$WORK/camp"
+printf 'campaign: c1\napplications: [%s]\niterations: 1e9\n' "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" \
+  > "$WORK/camp/c.yml"
+expect_fail 2 'c\.yml:3: iterations must be a whole number from 1 to 100, got "1e9"' -- \
+  "$OPTIMAS" campaign "$WORK/camp/c.yml" --dry-run
+printf 'campaign: c1\napplications:\n  - {path: %s, configs: [../../x]}\n' \
+  "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" > "$WORK/camp/c.yml"
+expect_fail 2 'c\.yml:3: a configuration takes 1 to 128 letters' -- "$OPTIMAS" campaign "$WORK/camp/c.yml" --dry-run
+
+# --- A raw page cut short --------------------------------------------------------------------
+# Cut to 4 lines (header, units, two of the four launches) beside its whole details page.
+mkdir -p "$WORK/cut"
+cp "$OPTIMAS_TEST_DATA"/ncu-samples/{details_base_name,src_both,session}.csv "$WORK/cut/"
+head -n 4 "$OPTIMAS_TEST_DATA/ncu-samples/raw_base.csv" > "$WORK/cut/raw_base.csv"
+expect_fail 1 'raw_base\.csv:4: the raw page ends here without a row for result 2 .*truncated file' -- \
+  "$OPTIMAS" profile --import "$WORK/cut"
+head -n 1 "$OPTIMAS_TEST_DATA/ncu-samples/raw_base.csv" > "$WORK/cut/raw_base.csv"
+expect_fail 1 'raw_base\.csv:1: the raw page.s header is followed by no units row' -- \
+  "$OPTIMAS" profile --import "$WORK/cut"
+
 mkdir -p "$WORK/trunc"
 cp "$OPTIMAS_TEST_DATA/ncu-samples/details_base_name.csv" "$WORK/trunc/"
 head -c 100000 "$OPTIMAS_TEST_DATA/ncu-samples/src_both.csv" > "$WORK/trunc/src_both.csv"

@@ -249,6 +249,22 @@ TEST(AppConfig, RunSettingsErrorsNameTheLine) {
   EXPECT_EQ(line_of("optimize:\n  retries: -1\n"), 17u);
   EXPECT_EQ(line_of("optimize:\n  options: [a, b]\n"), 17u);
   EXPECT_EQ(line_of("validate:\n  fresh_seeds: -1\n"), 17u);
+  // Whole numbers are bounded (docs/options.md): 2147483648 warm-ups ran as -2147483648.
+  for (const char* big : {"measure:\n  warmup: 2147483648\n", "measure:\n  warmup: 101\n", "measure:\n  runs: 1001\n",
+                          "optimize:\n  iterations: 1000000000\n", "optimize:\n  iterations: 101\n",
+                          "optimize:\n  retries: 101\n", "validate:\n  fresh_seeds: 101\n"}) {
+    EXPECT_EQ(line_of(big), 17u) << big;
+    EXPECT_NE(error_reason(dir.file("y.yml", with(big))).find("must be at most"), std::string::npos)
+        << big << error_reason(dir.file("y.yml", with(big)));
+  }
+  EXPECT_EQ(line_of("measure:\n  warmup: 100\n  runs: 1000\n"), 0u);
+  EXPECT_EQ(line_of("optimize:\n  iterations: 1e9\n"), 17u);
+  EXPECT_EQ(line_of("measure:\n  runs: 99999999999999999999\n"), 17u);
+  // A configuration list holds names: one that could be no configuration's is said as such.
+  EXPECT_NE(error_reason(dir.file("y.yml", with("measure:\n  configs: [../x]\n"))).find("takes 1 to 128 letters"),
+            std::string::npos);
+  EXPECT_EQ(line_of("validate:\n  configs: [a/b]\n"), 17u);
+  EXPECT_EQ(line_of("validate:\n  ignore: ['(x*)*y']\n"), 17u);
 
   // Tolerances.
   EXPECT_EQ(line_of("validate:\n  tolerance: {approx: 1e-3}\n"), 17u);
@@ -395,7 +411,22 @@ TEST(AppConfig, BadValuesNameTheirLine) {
            {"seed: 2, default: true}", "seed: 2, default: maybe}", "must be true or false", 14},
            {"held_out: true}", "held_out: 7}", "must be true or false", 15},
            {"sources: [main.cu]", "sources: [{a: b}]", "must be a single value", 3},
-           {"name: demo", "name: ../../evil", "it names folders", 1},
+           {"name: demo", "name: ../../evil", "it names files and folders", 1},
+           // A configuration's name becomes file names (runs/<id>/baseline/runs/<name>.log,
+           // measure-<name>-...): ../../../../../decoy/victim wrote victim.log outside the runs folder.
+           {"{name: small,", "{name: ../../../../../decoy/victim,", "config name takes 1 to 128 letters", 13},
+           {"{name: small,", "{name: a/b,", "config name takes", 13},
+           {"{name: small,", "{name: \"x\\0y\", ", "got \"x\\x00y\"", 13},
+           {"{name: small,", "{name: '..',", "config name takes", 13},
+           {"{name: small,", "{name: .,", "config name takes", 13},
+           {"{name: small,", "{name: -rf,", "config name takes", 13},
+           {"name: demo", "name: \"demo\\0\"", "name takes", 1},
+           // The seed a config gives is a seed.
+           {"seed: 1}", "seed: abc}", "\"seed\" is the program's seed (run.seed): a whole number from 0 to", 13},
+           {"seed: 1}", "seed: 4294967296}", "a whole number from 0 to 4294967295", 13},
+           // A user regex that backtracks for ever on a long line.
+           {"  kernel_time: 'kernel_time_ms: ([0-9.]+)'", "  kernel_time: 'ms: ((a+)+)'", "catastrophic backtracking",
+            10},
            {"  timeout_s: 30", "  timeout_s: .inf", "at most a week", 11},
            {"  timeout_s: 30", "  timeout_s: -2", "positive", 11},
            {"  kernel_time: 'kernel_time_ms: ([0-9.]+)'", "  kernel_time: ''", "needs a pattern", 10},

@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <numeric>
+#include <tuple>
 
 using namespace optimas::profile;
 using optimas::ParseError;
@@ -219,6 +221,71 @@ TEST(NcuBadInput, TruncatedRawPageInsideAQuote) {
   }
 }
 
+// A raw page is a header, a units row and one row per launch. Cut short at a line's end (raw.csv
+// cut to 4 lines imported with exit 0), it is an error at its line: a header alone, a header and
+// units without launches, a launch where the units belong, a last row cut at a field, and a page
+// missing launches that the details page of the same report has.
+TEST(NcuBadInput, TruncatedRawPages) {
+  TempDir dir;
+  const std::string text = read_all(data_path("ncu-samples/raw_base.csv"));
+  std::vector<std::size_t> ends; // just past each line's newline
+  for (std::size_t p = text.find('\n'); p != std::string::npos; p = text.find('\n', p + 1)) ends.push_back(p + 1);
+  ASSERT_EQ(ends.size(), 6u); // header, units, launches 0-3
+  auto error_of = [&](const std::string& page, bool with_details) {
+    std::vector<Launch> launches;
+    if (with_details) read_details_page(data_path("ncu-samples/details_base_name.csv"), launches);
+    std::string path = dir.file("raw.csv", page);
+    try {
+      read_raw_page(path, launches);
+    } catch (const ParseError& e) {
+      EXPECT_EQ(e.file(), path);
+      return std::make_pair(e.line(), std::string(e.what()));
+    }
+    return std::make_pair(std::size_t{0}, std::string("no error"));
+  };
+  auto [line, what] = error_of(text.substr(0, ends[0]), false);
+  EXPECT_EQ(line, 1u);
+  EXPECT_NE(what.find("header is followed by no units row (truncated file?)"), std::string::npos) << what;
+  std::tie(line, what) = error_of(text.substr(0, ends[1]), false);
+  EXPECT_EQ(line, 1u);
+  EXPECT_NE(what.find("its units row and no launch rows"), std::string::npos) << what;
+  std::tie(line, what) = error_of(text.substr(0, ends[0]) + text.substr(ends[1]), false);
+  EXPECT_EQ(line, 2u);
+  EXPECT_NE(what.find("a launch row where the units row"), std::string::npos) << what;
+  // The last row cut after a field: fewer fields than the header.
+  std::string cut = text.substr(0, ends[3]);
+  cut = cut.substr(0, cut.rfind("\",\"", cut.size() - 2000) + 1) + "\n";
+  std::tie(line, what) = error_of(cut, false);
+  EXPECT_EQ(line, 4u);
+  EXPECT_NE(what.find("truncated file?"), std::string::npos) << what;
+  // Cut to 4 lines: two launches of four, each row whole. Alone it is a page of two launches;
+  // beside its details page, the page that lacks launches 2 and 3.
+  std::tie(line, what) = error_of(text.substr(0, ends[3]), true);
+  EXPECT_EQ(line, 4u);
+  EXPECT_NE(what.find("without a row for result 2 (saxpy(int"), std::string::npos) << what;
+  EXPECT_EQ(error_of(text, true).second, "no error");
+  EXPECT_EQ(error_of(text.substr(0, ends[3]), false).second, "no error");
+}
+
+// Every recorded raw page reads, beside its details page.
+TEST(NcuRaw, EveryRecordedPageReads) {
+  int pages = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(data_path(""))) {
+    if (e.path().filename() != "raw.csv.gz") continue;
+    std::vector<Launch> launches;
+    auto details = e.path().parent_path() / "details.csv.gz";
+    if (std::filesystem::exists(details)) read_details_page(details.string(), launches);
+    EXPECT_NO_THROW(read_raw_page(e.path().string(), launches)) << e.path();
+    auto timing = e.path().parent_path() / "timing_raw.csv.gz";
+    std::vector<Launch> timed;
+    if (std::filesystem::exists(timing)) {
+      EXPECT_NO_THROW(read_raw_page(timing.string(), timed)) << timing;
+    }
+    ++pages;
+  }
+  EXPECT_GE(pages, 20);
+}
+
 TEST(NcuBadInput, WrongPage) {
   std::vector<Launch> launches;
   try {
@@ -299,8 +366,9 @@ TEST(NcuBadInput, IntegersOutOfRange) {
   TempDir dir;
   const std::string header = "\"ID\",\"Process ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"Metric Name\","
                              "\"Metric Unit\",\"Metric Value\"\n";
-  for (const char* row : {"\"inf\",\"1\",\"k()\",\"(32, 1, 1)\",\"(1, 1, 1)\"", "\"0\",\"1e300\",\"k()\",\"(32, 1, 1)\",\"(1, 1, 1)\"",
-                          "\"0\",\"1\",\"k()\",\"(32, 1, 1)\",\"(inf, 1, 1)\""}) {
+  for (const char* row :
+       {"\"inf\",\"1\",\"k()\",\"(32, 1, 1)\",\"(1, 1, 1)\"", "\"0\",\"1e300\",\"k()\",\"(32, 1, 1)\",\"(1, 1, 1)\"",
+        "\"0\",\"1\",\"k()\",\"(32, 1, 1)\",\"(inf, 1, 1)\""}) {
     auto details = dir.file("d.csv", header + row + ",\"gpu__time_duration.sum\",\"ns\",\"5\"\n");
     std::vector<Launch> launches;
     try {

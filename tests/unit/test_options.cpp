@@ -15,6 +15,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
 #include <set>
 
 using namespace optimas;
@@ -96,6 +100,76 @@ TEST(Options, ABadValueReadsTheSameFromYmlAndCommandLine) {
   same_message("fresh_seeds", -1, "validate", "fresh_seeds: -1", "--fresh-seeds=-1");
   same_message("tune_budget", 0, "tune", "budget: 0", "--tune-budget=0");
   same_message("tune_search", "bayes", "tune", "search: bayes", "--tune-search=bayes");
+  // Upper bounds: 2147483648 warm-ups ran as -2147483648 (an int), 18446744069414584330 programs.
+  same_message("warmup", 2147483648LL, "measure", "warmup: 2147483648", "--warmup=2147483648");
+  same_message("runs", 1001, "measure", "runs: 1001", "--runs=1001");
+  same_message("iterations", 101, "optimize", "iterations: 101", "--iterations=101");
+  same_message("retries", 101, "optimize", "retries: 101", "--retries=101");
+  same_message("fresh_seeds", 101, "validate", "fresh_seeds: 101", "--fresh-seeds=101");
+  same_message("tune_budget", 10001, "tune", "budget: 10001", "--tune-budget=10001");
+  // Names that become file names, in a configuration list.
+  same_message("measure_configs", nlohmann::json{"../../x"}, "measure", "configs: [../../x]",
+               "--measure-configs=../../x");
+}
+
+// Every integer row has bounds, and the message says them; the command line reads decimal digits
+// only (CLI11 itself would take 1e9, 0x10 and 010 as 8).
+TEST(Options, IntegersAreBounded) {
+  for (const auto& row : config::options()) {
+    if (row.kind != config::Kind::integer) continue;
+    EXPECT_LT(row.range.min, row.range.max) << row.name;
+    EXPECT_NE(config::check(row.name, row.range.max + 1).find(fmt::format("must be at most {}", row.range.max)),
+              std::string::npos)
+        << row.name;
+    EXPECT_NE(config::check(row.name, row.range.min - 1).find(fmt::format("must be at least {}", row.range.min)),
+              std::string::npos)
+        << row.name;
+    EXPECT_EQ(config::check(row.name, row.range.max), "") << row.name;
+    EXPECT_NE(config::check(row.name, 18446744073709551615ULL), "") << row.name; // not wrapped to -1
+  }
+  TempDir dir;
+  dir.file("demo.cu", "");
+  for (const char* text : {"1e9", "0x10", "010", "99999999999999999999", "-99999999999999999999", "2.0"}) {
+    std::string why = cli_error(dir, {"--iterations", text});
+    EXPECT_NE(why.find("optimize.iterations (--iterations) must be"), std::string::npos) << text << ": " << why;
+  }
+  EXPECT_EQ(cli_error(dir, {"--iterations", "100"}), "");
+  EXPECT_EQ(cli_error(dir, {"--warmup", "0"}), "");
+  EXPECT_NE(cli_error(dir, {"--seed", "4294967296"}).find("--seed must be at most 4294967295"), std::string::npos);
+}
+
+// docs/options.md shows each integer row's bounds in its line of the table.
+TEST(Options, TheDocsShowTheBounds) {
+  std::ifstream in(std::string(OPTIMAS_TEST_DATA) + "/../../docs/options.md");
+  ASSERT_TRUE(in) << "docs/options.md";
+  std::map<std::string, std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("| ", 0) == 0) lines[line.substr(2, line.find(' ', 2) - 2)] = line;
+  for (const auto& row : config::options()) {
+    ASSERT_TRUE(lines.count(row.name)) << row.name << " has no line in docs/options.md";
+    if (row.kind == config::Kind::integer) {
+      EXPECT_NE(lines[row.name].find(fmt::format("| {} to {} |", row.range.min, row.range.max)), std::string::npos)
+          << lines[row.name];
+    }
+  }
+}
+
+// Names that become file names (a campaign's, a cell's, an input configuration's) are refused on
+// the command line as in the files.
+TEST(Options, NamesThatBecomePathsAreChecked) {
+  for (const char* name : {"campaign", "cell", "input", "measure_configs", "validate_configs"}) {
+    for (const char* bad : {"../../x", "a/b", "..", "."})
+      EXPECT_NE(config::check(name, name == std::string("campaign") || name == std::string("cell")
+                                        ? nlohmann::json(bad)
+                                        : nlohmann::json{bad}),
+                "")
+          << name << " " << bad;
+    EXPECT_NE(config::check(name, std::string("x\0y", 3)), "") << name;
+    EXPECT_EQ(config::check(name, "stream-pc_ia-builtin-s1"), "") << name;
+  }
+  TempDir dir;
+  dir.file("demo.cu", "");
+  EXPECT_NE(cli_error(dir, {"--cell", "../../../x"}).find("--cell takes 1 to 128 letters"), std::string::npos);
 }
 
 TEST(Options, GoodValuesPassEverywhere) {

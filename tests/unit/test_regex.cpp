@@ -50,3 +50,24 @@ TEST(Regex, RefusesLongAndInvalidPatterns) {
   EXPECT_NO_THROW(compile_regex(std::string(optimas::util::k_regex_max_length, 'a')));
   EXPECT_THROW(compile_regex("(unclosed"), BadRegex);
 }
+
+// libstdc++ backtracks without a step limit: (a+)+ against a line of a's ending in b takes
+// exponential time, so patterns that can match one stretch of text in many ways are refused.
+TEST(Regex, RefusesCatastrophicBacktracking) {
+  for (const char* bad : {"(a+)+", "(a*)*", "(a|a)*", "(x*)*(x*)*y", "kernel: ((\\d+)+) ms", "(a|ab)+", "(?:a+)+",
+                          "([0-9]+,?)+", "(a|)*", "(b?a|a)+", "((a)+){2}", "(.*)+", "(a+){2,}"}) {
+    try {
+      compile_regex(bad);
+      ADD_FAILURE() << bad << " is accepted";
+    } catch (const BadRegex& e) {
+      EXPECT_NE(std::string(e.what()).find("catastrophic backtracking"), std::string::npos) << bad << ": " << e.what();
+    }
+  }
+  // Repeats side by side, a repeated group of plain characters, alternatives with different
+  // first characters, and an optional group holding a repeat are left alone.
+  for (const char* good : {R"(kernel_ms: ([0-9.eE+-]+))", "(ab)+", "(ms|us)+", "time: ([0-9]+(\\.[0-9]+)?) ms", "a+b+",
+                           "(a+)?", "(a+){1}", "[(a+)+]", "\\(a+\\)+", "(ab){2}", R"((\d+) (ms|us|ns))"})
+    EXPECT_NO_THROW(compile_regex(good)) << good;
+  // However long the repeated group.
+  EXPECT_THROW(compile_regex("(" + std::string(4000, 'a') + "+)+"), BadRegex);
+}

@@ -129,6 +129,19 @@ TEST(Reply, LineNumbersOutOfRangeAreErrors) {
   }
 }
 
+// A line number past the range was reported as "line range -1..-1": the error shows what the
+// reply gave.
+TEST(Reply, LineNumbersOutOfRangeAreShownAsGiven) {
+  auto p = parse_reply(R"({"summary": "", "withheld": [], "edits": [{"file": "f", "kernel": "k", "find": null,
+    "replace": null, "line_start": 1000000000000, "line_end": 1000000000000, "new_text": "x", "evidence": [],
+    "rationale": "", "expected_effect": []}]})");
+  ASSERT_FALSE(p.ok());
+  ASSERT_EQ(p.errors.size(), 1u) << p.errors[1];
+  EXPECT_NE(p.errors[0].find("edits[0]: line range 1000000000000..1000000000000 is not valid"), std::string::npos)
+      << p.errors[0];
+  EXPECT_EQ(p.errors[0].find("-1"), std::string::npos) << p.errors[0];
+}
+
 TEST(Reply, OversizedRepliesAreRefusedUnparsed) {
   std::string huge = std::string(k_reply) + std::string(k_max_reply_bytes, ' ');
   auto p = parse_reply(huge);
