@@ -50,11 +50,17 @@ std::string app_config_path(const std::string& app) {
 }
 
 void print_summary(const profile::Profile& prof, double alpha) {
-  for (const auto& run : prof.runs) {
+  const auto& manifest_runs = prof.manifest.value("runs", nlohmann::json::array());
+  for (std::size_t i = 0; i < prof.runs.size(); ++i) {
+    const auto& run = prof.runs[i];
     std::cout << fmt::sprintf("run %s (repeat %d): %zu profiled launches", run.config.c_str(), run.repeat,
                               run.launches.size());
     if (!run.timing.empty()) std::cout << fmt::sprintf(", %zu in the timing pass", run.timing.size());
     std::cout << fmt::sprintf(", %.1f KB of pages\n", static_cast<double>(run.input_bytes) / 1024.0);
+    // A heavy pass cut by the budget or a timeout: what the run holds of what was planned.
+    if (i < manifest_runs.size() && manifest_runs[i].contains("cut"))
+      std::cout << fmt::sprintf("  %s; %s\n", profile::cut_text(manifest_runs[i]).c_str(),
+                                manifest_runs[i]["cut"]["why"].get<std::string>().c_str());
     auto hot = profile::select_hot_kernels(run.timed_launches(), alpha);
     std::cout << fmt::sprintf("  %-40s %8s %12s %7s\n", "kernel", "launches", "time (us)", "share");
     for (const auto& k : hot.kernels)
@@ -109,20 +115,22 @@ void run_profile(const ProfileArgs& a) {
         bool two_pass = o.mode == profile::ProfileMode::two_pass;
         std::string tracer = two_pass ? profile::resolve_tracer(o.tracer) : "";
         if (two_pass)
-          std::cout << fmt::sprintf("%s: %s\n", c.name.c_str(),
-                      util::shell_join(tracer.empty()
-                                           ? profile::timing_command(o, (fs::path(out) / c.name / "timing").string(), argv)
-                                           : profile::trace_command(tracer, (fs::path(out) / c.name / "trace").string(), argv))
-                          .c_str());
+          std::cout << fmt::sprintf(
+              "%s: %s\n", c.name.c_str(),
+              util::shell_join(tracer.empty()
+                                   ? profile::timing_command(o, (fs::path(out) / c.name / "timing").string(), argv)
+                                   : profile::trace_command(tracer, (fs::path(out) / c.name / "trace").string(), argv))
+                  .c_str());
         // The heavy pass's kernels and launches come from the timing pass; placeholders stand for them.
         std::vector<profile::LaunchPick> picks;
         if (two_pass && o.launch_cap > 0) picks.push_back({"HOT_KERNEL", {1}, 1});
-        std::cout << fmt::sprintf("%s: %s\n", c.name.c_str(),
-                    util::shell_join(profile::heavy_command(o, (fs::path(out) / c.name / "report").string(),
-                                                            two_pass ? std::vector<std::string>{"HOT_KERNEL"}
-                                                                     : std::vector<std::string>{},
-                                                            picks, argv))
-                        .c_str());
+        std::cout << fmt::sprintf(
+            "%s: %s\n", c.name.c_str(),
+            util::shell_join(
+                profile::heavy_command(o, (fs::path(out) / c.name / "report.r1").string(),
+                                       two_pass ? std::vector<std::string>{"HOT_KERNEL"} : std::vector<std::string>{},
+                                       picks, argv))
+                .c_str());
       }
       return;
     }
