@@ -211,7 +211,7 @@ if step cost; then
     t0=$(date +%s.%N)
     timeout "$(limit 90)" optimas profile examples/heat -i $cfg -o "$W/profiles/heat-$cfg" \
       > "$W/profiles/heat-$cfg.summary.txt" 2> "$W/profiles/heat-$cfg.progress.txt"
-    log "optimas profile heat -i $cfg (tracer, --launch-cap 3): exit $? in $(secs "$t0") s; $(grep -c '==PROF== Profiling' "$W/profiles/heat-$cfg/$cfg/ncu.log") launches profiled"
+    log "optimas profile heat -i $cfg (tracer, --launch-cap 3): exit $? in $(secs "$t0") s; $(cat "$W/profiles/heat-$cfg/$cfg"/ncu.r*.log | grep -c '==PROF== Profiling') launches profiled"
   done
   t0=$(date +%s.%N)
   timeout "$(limit 120)" optimas profile examples/heat -i small --tracer none -o "$W/heat-old" \

@@ -18,8 +18,11 @@ python3 - "$dest/manifest.json" <<'PY'
 import json, sys
 path = sys.argv[1]
 m = json.load(open(path))
+gz = lambda pages: {k: v + ".gz" if v.endswith(".csv") else v for k, v in pages.items()}
 for run in m.get("runs", []):
-    run["pages"] = {k: v + ".gz" if v.endswith(".csv") else v for k, v in run.get("pages", {}).items()}
+    run["pages"] = gz(run.get("pages", {}))
+    for r in run.get("rounds", []):  # the heavy pass's rounds, each with its own pages
+        r["pages"] = gz(r.get("pages", {}))
 with open(path, "w") as f:
     json.dump(m, f, indent=2, sort_keys=True)
     f.write("\n")

@@ -51,11 +51,17 @@ std::string app_config_path(const std::string& app) {
 }
 
 void print_summary(const profile::Profile& prof, double alpha) {
-  for (const auto& run : prof.runs) {
+  const auto& manifest_runs = prof.manifest.value("runs", nlohmann::json::array());
+  for (std::size_t i = 0; i < prof.runs.size(); ++i) {
+    const auto& run = prof.runs[i];
     std::cout << fmt::sprintf("run %s (repeat %d): %zu profiled launches", run.config.c_str(), run.repeat,
                               run.launches.size());
     if (!run.timing.empty()) std::cout << fmt::sprintf(", %zu in the timing pass", run.timing.size());
     std::cout << fmt::sprintf(", %.1f KB of pages\n", static_cast<double>(run.input_bytes) / 1024.0);
+    // A heavy pass cut by the budget or a timeout: what the run holds of what was planned.
+    if (i < manifest_runs.size() && manifest_runs[i].contains("cut"))
+      std::cout << fmt::sprintf("  %s; %s\n", profile::cut_text(manifest_runs[i]).c_str(),
+                                manifest_runs[i]["cut"]["why"].get<std::string>().c_str());
     auto hot = profile::select_hot_kernels(run.timed_launches(), alpha);
     std::cout << fmt::sprintf("  %-40s %8s %12s %7s\n", "kernel", "launches", "time (us)", "share");
     for (const auto& k : hot.kernels)
@@ -126,7 +132,7 @@ void run_profile(const ProfileArgs& a) {
         std::cout << fmt::sprintf(
             "%s: %s\n", c.name.c_str(),
             util::shell_join(
-                profile::heavy_command(o, (util::path_in(out, c.name) / "report").string(),
+                profile::heavy_command(o, (util::path_in(out, c.name) / "report.r1").string(),
                                        two_pass ? std::vector<std::string>{"HOT_KERNEL"} : std::vector<std::string>{},
                                        picks, argv))
                 .c_str());

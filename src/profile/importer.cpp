@@ -3,8 +3,8 @@
 #include "profile/ncu_agent.hpp"
 #include "profile/ncu_page.hpp"
 #include "profile/ncu_readers.hpp"
-#include "profile/trace.hpp"
 #include "profile/source_match.hpp"
+#include "profile/trace.hpp"
 
 #include "util/csv.hpp"
 #include "util/error.hpp"
@@ -60,15 +60,29 @@ Run read_run(const RunPages& pages) {
     run.files.push_back(p);
     run.input_bytes += file_size(p);
   };
-  if (!pages.details.empty()) {
-    read_details_page(pages.details, run.launches);
-    add_file(pages.details);
+  std::vector<const RunPages*> reports = {&pages};
+  for (const auto& r : pages.later_rounds) reports.push_back(&r);
+  // Each report's launches, in run.launches from `first[i]` on.
+  std::vector<std::size_t> first;
+  for (const auto* rp : reports) {
+    std::vector<Launch> launches;
+    if (!rp->details.empty()) {
+      read_details_page(rp->details, launches);
+      add_file(rp->details);
+    }
+    if (!rp->raw.empty()) {
+      read_raw_page(rp->raw, launches);
+      add_file(rp->raw);
+    }
+    std::sort(launches.begin(), launches.end(), [](const Launch& a, const Launch& b) { return a.id < b.id; });
+    int offset = run.launches.empty() ? 0 : run.launches.back().id + 1;
+    first.push_back(run.launches.size());
+    for (auto& l : launches) {
+      l.id += offset;
+      run.launches.push_back(std::move(l));
+    }
   }
-  if (!pages.raw.empty()) {
-    read_raw_page(pages.raw, run.launches);
-    add_file(pages.raw);
-  }
-  std::sort(run.launches.begin(), run.launches.end(), [](const Launch& a, const Launch& b) { return a.id < b.id; });
+  first.push_back(run.launches.size());
   if (!pages.timing_raw.empty()) {
     read_raw_page(pages.timing_raw, run.timing);
     std::sort(run.timing.begin(), run.timing.end(), [](const Launch& a, const Launch& b) { return a.id < b.id; });
@@ -82,20 +96,29 @@ Run read_run(const RunPages& pages) {
     run.files.insert(run.files.end(), trace.files.begin(), trace.files.end());
     run.input_bytes += trace.bytes;
   }
-  if (!pages.session.empty()) {
-    run.session = read_session_page(pages.session);
-    add_file(pages.session);
-  }
-  if (!pages.source.empty()) {
-    int expected = run.launches.empty() ? -1 : static_cast<int>(run.launches.size());
-    run.sources = read_source_page(pages.source, expected);
-    add_file(pages.source);
-    if (run.launches.empty()) {
-      // A source page alone: its blocks come in result order.
-      for (std::size_t i = 0; i < run.sources.size(); ++i) run.sources[i].result_id = static_cast<int>(i);
-    } else {
-      match_sources(run.sources, run.launches, run.timing, pages.source);
+  for (const auto* rp : reports)
+    if (!rp->session.empty()) {
+      if (run.session.empty()) run.session = read_session_page(rp->session);
+      add_file(rp->session);
     }
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const std::string& page = reports[i]->source;
+    if (page.empty()) continue;
+    auto begin = run.launches.begin() + static_cast<std::ptrdiff_t>(first[i]);
+    auto end = run.launches.begin() + static_cast<std::ptrdiff_t>(first[i + 1]);
+    int expected = begin == end ? -1 : static_cast<int>(end - begin);
+    auto sources = read_source_page(page, expected);
+    add_file(page);
+    if (begin == end) {
+      // A source page alone: its blocks come in result order.
+      int offset = run.launches.empty() ? 0 : run.launches.back().id + 1;
+      for (std::size_t b = 0; b < sources.size(); ++b) sources[b].result_id = offset + static_cast<int>(b);
+    } else if (reports.size() == 1) {
+      match_sources(sources, run.launches, run.timing, page);
+    } else {
+      match_sources(sources, std::vector<Launch>(begin, end), run.timing, page);
+    }
+    for (auto& s : sources) run.sources.push_back(std::move(s));
   }
   return run;
 }
@@ -183,13 +206,46 @@ void check_manifest(const nlohmann::json& m, const std::string& path) {
     if (r.contains("config") && !r["config"].is_string()) fail(fmt::format("runs[{}].config must be a string", i));
     if (r.contains("repeat") && !r["repeat"].is_number_integer())
       fail(fmt::format("runs[{}].repeat must be an integer", i));
-    if (r.contains("pages")) {
-      if (!r["pages"].is_object()) fail(fmt::format("runs[{}].pages must be an object", i));
-      for (const auto& [k, v] : r["pages"].items())
-        if (!v.is_string()) fail(fmt::format("runs[{}].pages.{} must be a file name", i, k));
+    auto check_pages = [&](const nlohmann::json& holder, const std::string& where) {
+      if (!holder.contains("pages")) return;
+      if (!holder["pages"].is_object()) fail(fmt::format("{}.pages must be an object", where));
+      for (const auto& [k, v] : holder["pages"].items())
+        if (!v.is_string()) fail(fmt::format("{}.pages.{} must be a file name", where, k));
+    };
+    check_pages(r, fmt::format("runs[{}]", i));
+    if (r.contains("rounds")) {
+      if (!r["rounds"].is_array()) fail(fmt::format("runs[{}].rounds must be an array", i));
+      for (std::size_t k = 0; k < r["rounds"].size(); ++k) {
+        if (!r["rounds"][k].is_object()) fail(fmt::format("runs[{}].rounds[{}] must be an object", i, k));
+        check_pages(r["rounds"][k], fmt::format("runs[{}].rounds[{}]", i, k));
+      }
+    }
+    if (r.contains("cut") && (!r["cut"].is_object() || !r["cut"].value("why", nlohmann::json()).is_string()))
+      fail(fmt::format("runs[{}].cut must be an object with a \"why\"", i));
+    if (r.contains("profiled")) {
+      if (!r["profiled"].is_array()) fail(fmt::format("runs[{}].profiled must be an array", i));
+      for (const auto& p : r["profiled"])
+        if (!p.is_object() || !p.value("function", nlohmann::json()).is_string() ||
+            !p.value("launches", nlohmann::json()).is_number_integer() ||
+            !p.value("of", nlohmann::json()).is_number_integer())
+          fail(fmt::format("runs[{}].profiled: each entry needs a function, launches and of", i));
     }
   }
 }
+
+} // namespace
+
+std::string cut_text(const nlohmann::json& run) {
+  std::vector<std::string> parts;
+  for (const auto& p : run.value("profiled", nlohmann::json::array()))
+    if (p["launches"].get<int>() < p["of"].get<int>())
+      parts.push_back(fmt::format("{} of {} launches of {} profiled", p["launches"].get<int>(), p["of"].get<int>(),
+                                  p["function"].get<std::string>()));
+  if (parts.empty() && run.contains("cut")) return "the heavy pass was cut";
+  return util::join(parts, ", ");
+}
+
+namespace {
 
 Profile import_manifest_dir(const std::string& dir) {
   std::string manifest_path = (fs::path(dir) / "manifest.json").string();
@@ -202,11 +258,10 @@ Profile import_manifest_dir(const std::string& dir) {
   check_manifest(profile.manifest, manifest_path);
   const auto& runs = profile.manifest["runs"];
   for (const auto& r : runs) {
-    RunPages pages;
-    auto page = [&](const char* key, bool folder_ok = false) -> std::string {
-      const auto& p = r.value("pages", nlohmann::json::object());
+    // A page is a file of the profile folder: not a path out of it, not a device.
+    auto page = [&](const nlohmann::json& holder, const char* key, bool folder_ok = false) -> std::string {
+      const auto& p = holder.value("pages", nlohmann::json::object());
       if (!p.contains(key) || p[key].get<std::string>().empty()) return {};
-      // A page is a file of the profile folder: not a path out of it, not a device.
       // The error_code forms: a name the file system refuses (too long, say) is a bad page too.
       fs::path path = fs::path(dir) / p[key].get<std::string>();
       std::error_code ec_page, ec_dir, ec_kind;
@@ -219,12 +274,29 @@ Profile import_manifest_dir(const std::string& dir) {
                                      r.value("config", "?"), dir));
       return path.string();
     };
-    pages.details = page("details");
-    pages.raw = page("raw");
-    pages.source = page("source");
-    pages.session = page("session");
-    pages.timing_raw = page("timing_raw");
-    pages.trace = page("trace", true);
+    auto report_pages = [&](const nlohmann::json& holder, RunPages& pages) {
+      pages.details = page(holder, "details");
+      pages.raw = page(holder, "raw");
+      pages.source = page(holder, "source");
+      pages.session = page(holder, "session");
+    };
+    RunPages pages;
+    report_pages(r, pages);
+    pages.timing_raw = page(r, "timing_raw");
+    pages.trace = page(r, "trace", true);
+    // The heavy pass's rounds (a profile written before them has its one report's pages above).
+    for (const auto& round : r.value("rounds", nlohmann::json::array())) {
+      RunPages rp;
+      report_pages(round, rp);
+      if (pages.details.empty() && pages.raw.empty() && pages.later_rounds.empty()) {
+        pages.details = rp.details, pages.raw = rp.raw, pages.source = rp.source, pages.session = rp.session;
+      } else {
+        pages.later_rounds.push_back(std::move(rp));
+      }
+    }
+    if (r.contains("cut"))
+      log::warn("{}: run {}: {}; {} (a partial profile: analysis uses the launches it holds)", manifest_path,
+                r.value("dir", r.value("config", "?")), cut_text(r), r["cut"]["why"].get<std::string>());
     Run run = read_run(pages);
     run.config = r.value("config", "default");
     run.repeat = r.value("repeat", 0);

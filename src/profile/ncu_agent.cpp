@@ -1,5 +1,6 @@
 #include "profile/ncu_agent.hpp"
 
+#include "profile/heavy_rounds.hpp"
 #include "profile/hot_kernels.hpp"
 #include "profile/ncu_readers.hpp"
 
@@ -14,10 +15,12 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <regex>
 
 // The installed library folder relative to the installed bin folder (cmake/install.cmake).
@@ -36,34 +39,20 @@ std::vector<std::string> default_sections() {
 
 std::vector<std::string> default_metrics() {
   // Plain FLOP and byte counts (not part of the sections) for roofline arithmetic intensity.
-  return {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-          "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
-          "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-          "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
-          "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
-          "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
-          "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum",
-          "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
-          "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
-          "dram__bytes_read.sum",
-          "dram__bytes_write.sum",
-          "lts__t_bytes.sum",
-          "l1tex__t_bytes.sum",
-          "smsp__inst_executed.sum",
-          "smsp__pcsamp_sample_count",
+  return {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+          "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
+          "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum", "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+          "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum", "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
+          "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+          "lts__t_bytes.sum", "l1tex__t_bytes.sum", "smsp__inst_executed.sum", "smsp__pcsamp_sample_count",
           // Memory-access figures (analysis::MemoryAccess): sectors per request of global loads and
           // stores, shared-memory bank conflicts, local-memory traffic. The default sections do not
           // collect them (MemoryWorkloadAnalysis_Tables does, in --set full).
-          "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-          "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-          "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-          "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
-          "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
-          "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum",
-          "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
-          "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
-          "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"};
+          "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+          "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+          "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
+          "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"};
 }
 
 namespace {
@@ -121,7 +110,6 @@ nlohmann::json gpu_info() {
   return out;
 }
 
-
 using Say = std::function<void(const std::string&)>;
 
 // The old timing pass: ncu times every launch (each one replayed; slow with many launches).
@@ -135,6 +123,7 @@ std::vector<Launch> ncu_timing_pass(const NcuOptions& o, nlohmann::json& run, co
   run["timing_command"] = util::shell_join(cmd);
   std::string log_path = (run_dir / "timing.log").string();
   auto r = run_logged(cmd, cwd, log_path, timeout_s);
+  run["timing_wall_s"] = r.wall_s;
   if (!r.ok())
     throw Error(fmt::format("{}: the timing pass failed ({})\n{}\n{}", run_name, r.describe(),
                             run["timing_command"].get<std::string>(), log_tail(log_path)));
@@ -177,6 +166,168 @@ std::vector<Launch> traced_timing_pass(const std::string& tracer, nlohmann::json
   if (t.dropped > 0) log::warn("{}: CUPTI dropped {} kernel records; times are a lower bound", run_name, t.dropped);
   run["pages"]["trace"] = fs::relative(trace_dir, out_abs).string();
   return std::move(t.launches);
+}
+
+// What the heavy pass's rounds need from the profile around them.
+struct RoundContext {
+  const NcuOptions& o;
+  const std::vector<std::string>& app_argv;
+  const std::string& cwd;
+  const std::string& out_abs;
+  fs::path run_dir;
+  std::function<double()> first_limit;             // the first round's time limit; throws when the budget is spent
+  std::function<double()> budget_left;             // seconds left of --budget; infinity without one
+  std::function<double()> elapsed;                 // seconds since the profile started
+  double reserve_per_run = 0;                      // set after round 1: what each later run needs at least
+  int runs_after = 0;                              // runs of the profile after this one
+  std::function<void(const nlohmann::json&)> keep; // puts the run into manifest.json and saves it
+  Say progress;
+};
+
+constexpr const char* k_budget_ended = "budget ended";
+
+// One round: ncu over `launches` (none: the hot kernels' every launch, or every kernel's), its
+// pages exported. On success the round's record (pages included) is returned in `round`.
+util::ProcessResult run_round(const RoundContext& c, int k, const std::vector<std::string>& hot,
+                              const std::vector<PlannedLaunch>& launches, double limit_s, nlohmann::json& round) {
+  NcuOptions o = c.o;
+  auto picks = round_picks(launches);
+  // The queue is already cut to --launch-count; -c keeps a round to its own launches where the
+  // united invocation numbers of several functions would match more (docs/profiling-cost.md).
+  if (!picks.empty() && o.launch_count > 0) o.launch_count = static_cast<int>(launches.size());
+  std::string report = (c.run_dir / fmt::format("report.r{}", k)).string();
+  auto cmd = heavy_command(o, report, hot, picks, c.app_argv);
+  std::string log_path = (c.run_dir / fmt::format("ncu.r{}.log", k)).string();
+  round = {{"round", k}, {"ncu_command", util::shell_join(cmd)}, {"log", fs::relative(log_path, c.out_abs).string()}};
+  nlohmann::json asked = nlohmann::json::array();
+  for (const auto& p : picks) asked.push_back({{"function", p.function}, {"invocations", p.invocations}});
+  round["launches"] = asked;
+  auto r = run_logged(cmd, c.cwd, log_path, limit_s);
+  round["exit"] = r.exit_code;
+  round["wall_s"] = r.wall_s;
+  std::error_code ec;
+  if (!r.ok()) {
+    fs::remove(report + ".ncu-rep", ec); // what a killed ncu leaves is no report
+    return r;
+  }
+  RunPages pages =
+      export_pages(o.ncu, report + ".ncu-rep", c.run_dir.string(), fmt::format("r{}_", k), PageSet::all, o.timeout_s);
+  round["pages"] = nlohmann::json::object();
+  for (auto [key, path] :
+       {std::pair{"details", pages.details}, {"raw", pages.raw}, {"source", pages.source}, {"session", pages.session}})
+    if (!path.empty()) round["pages"][key] = fs::relative(path, c.out_abs).string();
+  round["report"] = fs::relative(report + ".ncu-rep", c.out_abs).string();
+  return r;
+}
+
+// The heavy pass of one run, in rounds (profile/heavy_rounds.hpp): round 1 profiles one picked
+// launch of each hot kernel, each later round as many of the rest as the time left allows by the
+// rounds before. Every finished round is kept in the manifest at once. A later round that the
+// budget or --timeout cuts, or that ncu fails, ends the pass with what was kept, and run["cut"]
+// says why; the first failing is an error, since the run would hold nothing.
+void heavy_pass(RoundContext& c, nlohmann::json& run, const std::vector<std::string>& hot,
+                const std::vector<LaunchPick>& picks) {
+  const std::string run_name = run["dir"];
+  // --launch-cap 0 asks for every launch: one ncu process, no queue.
+  bool in_rounds = !picks.empty() && c.o.launch_cap > 0;
+  std::vector<PlannedLaunch> queue = in_rounds ? round_queue(picks, c.o.launch_count) : std::vector<PlannedLaunch>{};
+  const double program_s = run.value("timing_wall_s", 0.0);
+  std::vector<RoundTime> times;
+  std::size_t done = 0;
+  run["rounds"] = nlohmann::json::array();
+
+  auto summarize = [&] {
+    nlohmann::json profiled = nlohmann::json::array();
+    for (const auto& p : picks) {
+      auto of =
+          std::count_if(queue.begin(), queue.end(), [&](const PlannedLaunch& l) { return l.function == p.function; });
+      auto kept = std::count_if(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(done),
+                                [&](const PlannedLaunch& l) { return l.function == p.function; });
+      if (of > 0) profiled.push_back({{"function", p.function}, {"launches", kept}, {"of", of}});
+    }
+    run["profiled"] = profiled;
+  };
+  auto cut = [&](int k, const std::string& why, const std::string& detail) {
+    summarize();
+    run["cut"] = {{"why", why}, {"round", k}, {"detail", detail}};
+    c.keep(run);
+    c.progress(fmt::format("      {}; {} ({})", cut_text(run), why, detail));
+  };
+
+  for (int k = 1;; ++k) {
+    std::vector<PlannedLaunch> these;
+    double limit = 0;
+    bool budget_binds = false;
+    if (k == 1) {
+      std::size_t first = std::min(queue.size(), picks.size()); // one of each kernel: the queue takes turns
+      these.assign(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(first));
+      limit = c.first_limit();
+      budget_binds = c.budget_left() <= c.o.timeout_s;
+    } else {
+      if (done == queue.size()) break;
+      int remaining = static_cast<int>(queue.size() - done);
+      // Later runs keep what their own timing pass and first round need.
+      double budget = c.budget_left() - c.runs_after * c.reserve_per_run;
+      double left = std::min(c.o.timeout_s, budget);
+      budget_binds = budget <= c.o.timeout_s;
+      RoundCost cost = estimate_round_cost(program_s, times);
+      int n = launches_that_fit(cost, remaining, left);
+      if (n == 0) {
+        cut(k, budget_binds ? k_budget_ended : "timeout",
+            fmt::format("round {} would take about {:.0f} s for one more launch; {:.0f} s {}", k,
+                        k_round_margin * (cost.base_s + cost.per_launch_s), std::max(0.0, left),
+                        budget_binds ? "left" : "allowed by --timeout"));
+        return;
+      }
+      these.assign(queue.begin() + static_cast<std::ptrdiff_t>(done),
+                   queue.begin() + static_cast<std::ptrdiff_t>(done) + n);
+      limit = std::min(c.o.timeout_s, c.budget_left());
+      budget_binds = c.budget_left() <= c.o.timeout_s;
+      c.progress(fmt::format("      {}: round {}, {} more launch{} (about {:.0f} s; {:.0f} s left)", run_name, k, n,
+                             n == 1 ? "" : "es", cost.base_s + n * cost.per_launch_s, std::isinf(left) ? limit : left));
+    }
+    nlohmann::json round;
+    auto started = std::chrono::steady_clock::now();
+    util::ProcessResult r;
+    std::string failure;
+    try {
+      r = run_round(c, k, hot, these, limit, round);
+      if (!r.ok()) failure = r.describe();
+    } catch (const Error& e) {
+      // An export that fails loses this round only; the first round's failure is rethrown below.
+      if (k == 1) throw;
+      failure = e.what();
+    }
+    if (!failure.empty()) {
+      if (k == 1) {
+        std::string hint =
+            !r.timed_out ? ""
+            : budget_binds
+                ? fmt::format("; the budget ended before one launch of each hot kernel was profiled (the round "
+                              "had run {:.0f} s): raise --budget or profile fewer configurations (-i)",
+                              r.wall_s)
+                : "; one launch of each hot kernel takes longer than --timeout: raise --timeout";
+        throw Error(fmt::format("{}: profiling failed ({}){}\n{}\n{}", run_name, failure, hint,
+                                round["ncu_command"].get<std::string>(),
+                                log_tail((c.run_dir / fmt::format("ncu.r{}.log", k)).string())));
+      }
+      std::string why = r.timed_out ? (budget_binds ? k_budget_ended : "timeout") : "ncu failed";
+      log::warn("{}: round {} of the heavy pass did not finish ({}); see {}", run_name, k, failure,
+                round.value("log", std::string()));
+      cut(k, why, fmt::format("round {} of {} launch{}: {}", k, these.size(), these.size() == 1 ? "" : "es", failure));
+      return;
+    }
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    round["round_s"] = wall; // ncu and the exports: what the next round's estimate uses
+    round["elapsed_s"] = c.elapsed();
+    run["rounds"].push_back(round);
+    times.push_back({static_cast<int>(these.size()), wall});
+    done += these.size();
+    if (k == 1) c.reserve_per_run = program_s + wall;
+    if (in_rounds) summarize();
+    c.keep(run);
+    if (!in_rounds) break;
+  }
 }
 } // namespace
 
@@ -236,9 +387,9 @@ std::string find_tracer() {
   // Beside optimas in a build tree; in the library folder of an installed one (the relative path
   // cmake/install.cmake compiles in: lib64 or lib/<multiarch> on some systems); or ../lib.
   const fs::path dir = exe.parent_path();
-  for (const auto& candidate : {dir / "liboptimas-trace.so",
-                                (dir / OPTIMAS_LIBDIR_FROM_BINDIR / "liboptimas-trace.so").lexically_normal(),
-                                dir.parent_path() / "lib" / "liboptimas-trace.so"})
+  for (const auto& candidate :
+       {dir / "liboptimas-trace.so", (dir / OPTIMAS_LIBDIR_FROM_BINDIR / "liboptimas-trace.so").lexically_normal(),
+        dir.parent_path() / "lib" / "liboptimas-trace.so"})
     if (fs::is_regular_file(candidate, ec)) return candidate.string();
   return {};
 }
@@ -248,14 +399,14 @@ std::string resolve_tracer(const std::string& setting) {
   if (path.empty()) return {};
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
-    throw UsageError(fmt::format("the kernel tracer {} does not exist (build it with CUPTI, or pass --tracer none)", path));
+    throw UsageError(
+        fmt::format("the kernel tracer {} does not exist (build it with CUPTI, or pass --tracer none)", path));
   return fs::absolute(path).lexically_normal().string();
 }
 
 std::vector<std::string> heavy_command(const NcuOptions& o, const std::string& report,
                                        const std::vector<std::string>& hot_kernels,
-                                       const std::vector<LaunchPick>& picks,
-                                       const std::vector<std::string>& app_argv) {
+                                       const std::vector<LaunchPick>& picks, const std::vector<std::string>& app_argv) {
   std::vector<std::string> cmd = {o.ncu, "--target-processes", "all"};
   if (o.mode == ProfileMode::full) {
     cmd.insert(cmd.end(), {"--set", "full"});
@@ -382,6 +533,8 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
                               o.budget_s, step, steps, out_abs));
     return std::min(o.timeout_s, left);
   };
+  auto budget_left = [&] { return o.budget_s > 0 ? o.budget_s - elapsed() : std::numeric_limits<double>::infinity(); };
+  int runs_after = static_cast<int>(configs.size()) * o.repeats - 1;
   if (o.mode == ProfileMode::two_pass)
     progress(tracer.empty() ? std::string("timing pass: ncu (no kernel tracer; build it with CUPTI for a faster one)")
                             : "timing pass: kernel tracer " + tracer);
@@ -449,7 +602,8 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
       std::vector<LaunchPick> picks;
       if (o.mode == ProfileMode::two_pass) {
         std::vector<Launch> timed;
-        if (!tracer.empty()) timed = traced_timing_pass(tracer, run, run_dir, app_argv, app.dir, out_abs, pass_timeout(), say);
+        if (!tracer.empty())
+          timed = traced_timing_pass(tracer, run, run_dir, app_argv, app.dir, out_abs, pass_timeout(), say);
         if (timed.empty()) {
           if (!tracer.empty()) --step; // the same step, done the other way
           timed = ncu_timing_pass(o, run, run_dir, app_argv, app.dir, out_abs, pass_timeout(), say);
@@ -459,7 +613,8 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
         picks = pick_launches(timed, hk.hot_demangled(), o.launch_cap);
         run["hot_kernels"] = hot;
         nlohmann::json cap = nlohmann::json::array();
-        for (const auto& p : picks) cap.push_back({{"function", p.function}, {"invocations", p.invocations}, {"launches", p.traced}});
+        for (const auto& p : picks)
+          cap.push_back({{"function", p.function}, {"invocations", p.invocations}, {"launches", p.traced}});
         run["launch_picks"] = cap;
         progress(fmt::format("      hot kernels ({:.0f}% of {:.3f} ms): {} ({} launches timed, {:.0f} s so far)",
                              100 * o.alpha, hk.total_ns / 1e6, util::join(hot, ", "), timed.size(), elapsed()));
@@ -467,27 +622,20 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
 
       say(fmt::format("{}: {} pass{}", run_name, o.mode == ProfileMode::full ? "--set full" : "roofline + PC sampling",
                       hot.empty() ? "" : " over the hot kernels"));
-      std::string report = (run_dir / "report").string();
-      auto cmd = heavy_command(o, report, hot, picks, app_argv);
-      run["ncu_command"] = util::shell_join(cmd);
-      std::string log_path = (run_dir / "ncu.log").string();
-      auto r = run_logged(cmd, app.dir, log_path, pass_timeout());
-      run["exit"] = r.exit_code;
-      run["wall_s"] = r.wall_s;
-      if (!r.ok())
-        throw Error(fmt::format("{}: profiling failed ({})\n{}\n{}", run_name, r.describe(),
-                                run["ncu_command"].get<std::string>(), log_tail(log_path)));
-      RunPages pages = export_pages(o.ncu, report + ".ncu-rep", run_dir.string(), "", PageSet::all, o.timeout_s);
-      for (auto [key, path] : {std::pair{"details", pages.details},
-                               {"raw", pages.raw},
-                               {"source", pages.source},
-                               {"session", pages.session}})
-        if (!path.empty()) run["pages"][key] = fs::relative(path, out_abs).string();
-      run["report"] = fs::relative(report + ".ncu-rep", out_abs).string();
+      bool kept = false;
+      auto keep = [&](const nlohmann::json& r) {
+        if (!kept)
+          manifest["runs"].push_back(r);
+        else
+          manifest["runs"].back() = r;
+        kept = true;
+        save_manifest();
+      };
+      RoundContext rc{o,           app_argv, app.dir, out_abs,      run_dir, pass_timeout,
+                      budget_left, elapsed,  0,       runs_after--, keep,    progress};
+      heavy_pass(rc, run, hot, picks);
       std::error_code ec;
       fs::remove(program_out, ec); // the program's own output can be large and is not profile data
-      manifest["runs"].push_back(run);
-      save_manifest();
     }
   }
   return import_profile(out_abs);

@@ -65,6 +65,48 @@ TEST(Importer, ManifestDirectoryReadsTheSameData) {
   EXPECT_EQ(ja["sources"], jb["sources"]);
 }
 
+// The heavy pass's rounds are reports of their own, each numbering its results from 0: read as
+// one run, a later round's launches follow the earlier ones and its source blocks match its own.
+TEST(Importer, RoundsReadAsOneRun) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "default");
+  for (const char* round : {"r1", "r2"})
+    for (const char* f : {"details_base_name.csv", "raw_base.csv", "src_both.csv", "session.csv"})
+      fs::copy_file(data_path(std::string("ncu-samples/") + f),
+                    dir.path() / "default" / (std::string(round) + "_" + f));
+  auto pages = [](const char* r) {
+    return fmt::format(R"({{"details": "default/{0}_details_base_name.csv", "raw": "default/{0}_raw_base.csv",
+      "source": "default/{0}_src_both.csv", "session": "default/{0}_session.csv"}})",
+                       r);
+  };
+  dir.file("manifest.json",
+           fmt::format(R"({{"runs": [{{"config": "default", "pages": {{}}, "rounds": [{{"round": 1, "pages": {}}},
+             {{"round": 2, "pages": {}}}], "profiled": [{{"function": "dloop", "launches": 2, "of": 3}}],
+             "cut": {{"why": "budget ended", "round": 3}}}}]}})",
+                       pages("r1"), pages("r2")));
+  auto prof = import_profile(dir.path().string());
+  ASSERT_EQ(prof.runs.size(), 1u);
+  const auto& run = prof.runs[0];
+  ASSERT_EQ(run.launches.size(), 8u);
+  ASSERT_EQ(run.sources.size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(run.launches[i].id, static_cast<int>(i)) << "no two rounds share a result ID";
+    EXPECT_EQ(run.sources[i].result_id, run.launches[i].id);
+    EXPECT_EQ(run.sources[i].kernel, run.launches[i].kernel);
+    EXPECT_EQ(static_cast<double>(run.sources[i].total_samples()), run.launches[i].value("smsp__pcsamp_sample_count"));
+  }
+  EXPECT_EQ(run.launches[5].kernel, "dloop");
+  EXPECT_EQ(run.launches[5].duration_ns, run.launches[1].duration_ns) << "round 2's launch 1 is the run's launch 5";
+  EXPECT_EQ(cut_text(prof.manifest["runs"][0]), "2 of 3 launches of dloop profiled");
+  // A round's pages are checked as the run's are.
+  dir.file("manifest.json", R"({"runs": [{"config": "default", "rounds": [{"pages": {"raw": "../x.csv"}}]}]})");
+  EXPECT_THROW(import_profile(dir.path().string()), optimas::ParseError);
+  dir.file("manifest.json", R"({"runs": [{"config": "default", "rounds": [{"pages": {"raw": 3}}]}]})");
+  EXPECT_THROW(import_profile(dir.path().string()), optimas::ParseError);
+  dir.file("manifest.json", R"({"runs": [{"config": "default", "rounds": 3}]})");
+  EXPECT_THROW(import_profile(dir.path().string()), optimas::ParseError);
+}
+
 TEST(Importer, Errors) {
   TempDir dir;
   EXPECT_THROW(import_profile((dir.path() / "missing").string()), optimas::Error);
