@@ -61,8 +61,9 @@ void run_optimize(const OptimizeArgs& a) {
 
   // One reply per prompt; their edits are applied together.
   auto asked = loop::ask_backend(prompts, "", structured_context(d, sources), *backend, bc, cache ? &*cache : nullptr);
-  auto proposal = loop::make_proposal(asked.replies, d, sources, paths,
-                                      a.scope == "file" ? edit::Scope::file : edit::Scope::kernel);
+  auto proposal =
+      loop::make_proposal(asked.replies, d, sources, paths, a.scope == "file" ? edit::Scope::file : edit::Scope::kernel,
+                          prepared.options.code_only);
   if (!proposal.parse_errors.empty())
     throw Error(fmt::format("the reply of {} cannot be used:\n  {}", backend->name(),
                             util::join(proposal.parse_errors, "\n  ")));
