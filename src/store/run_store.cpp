@@ -176,6 +176,43 @@ std::string run_id_of(const json& run) {
   return *id;
 }
 
+// Moves the damaged index at `path` to a name of its own, `<path>.damaged-<time>` or, when a
+// repair in the same second took that, `...-2`, `-3`: link() never replaces a file, so no damaged
+// index overwrites another (rename() did: one of two repairs in a second was lost).
+std::string set_aside(const std::string& path) {
+  const std::string base = fmt::format("{}.damaged-{}", path, util::utc_now_iso8601());
+  for (int n = 1; n <= 1000; ++n) {
+    std::string aside = n == 1 ? base : fmt::format("{}-{}", base, n);
+    std::error_code ec;
+    fs::create_hard_link(path, aside, ec);
+    if (ec == std::errc::file_exists) continue;
+    if (ec) { // a file system without hard links: rename, having looked first
+      if (fs::exists(aside)) continue;
+      fs::rename(path, aside);
+      return aside;
+    }
+    fs::remove(path);
+    return aside;
+  }
+  throw Error(fmt::format("{}: damaged, and 1000 damaged copies beside it already; remove them", path));
+}
+
+// Files the loop writes into a run folder early, before or beside run.json: a folder holding one
+// of them and no run.json is a run whose record was lost, not some other folder.
+bool looks_like_run(const fs::path& dir) {
+  std::error_code ec;
+  for (const char* name : {"options.json", "snapshot", "snapshot.json", "diagnostics.json", "iterations", "baseline"})
+    if (fs::exists(dir / name, ec)) return true;
+  return false;
+}
+
+std::vector<std::string> indexed_ids(Database& db) {
+  std::vector<std::string> ids;
+  Statement s(db, "SELECT id FROM runs");
+  while (s.step()) ids.push_back(s.column(0).get<std::string>());
+  return ids;
+}
+
 // Empties the index and fills it from the run folders, in one transaction. A run the index had
 // and the folders no longer have, and a run folder without its run.json, are named: they would
 // otherwise vanish from every listing without a word.
@@ -215,43 +252,6 @@ std::size_t rebuild(Database& db, const RunStore& store) {
   }
   tx.commit();
   return indexed;
-}
-
-// Moves the damaged index at `path` to a name of its own, `<path>.damaged-<time>` or, when a
-// repair in the same second took that, `...-2`, `-3`: link() never replaces a file, so no damaged
-// index overwrites another (rename() did: one of two repairs in a second was lost).
-std::string set_aside(const std::string& path) {
-  const std::string base = fmt::format("{}.damaged-{}", path, util::utc_now_iso8601());
-  for (int n = 1; n <= 1000; ++n) {
-    std::string aside = n == 1 ? base : fmt::format("{}-{}", base, n);
-    std::error_code ec;
-    fs::create_hard_link(path, aside, ec);
-    if (ec == std::errc::file_exists) continue;
-    if (ec) { // a file system without hard links: rename, having looked first
-      if (fs::exists(aside)) continue;
-      fs::rename(path, aside);
-      return aside;
-    }
-    fs::remove(path);
-    return aside;
-  }
-  throw Error(fmt::format("{}: damaged, and 1000 damaged copies beside it already; remove them", path));
-}
-
-// Files the loop writes into a run folder early, before or beside run.json: a folder holding one
-// of them and no run.json is a run whose record was lost, not some other folder.
-bool looks_like_run(const fs::path& dir) {
-  std::error_code ec;
-  for (const char* name : {"options.json", "snapshot", "snapshot.json", "diagnostics.json", "iterations", "baseline"})
-    if (fs::exists(dir / name, ec)) return true;
-  return false;
-}
-
-std::vector<std::string> indexed_ids(Database& db) {
-  std::vector<std::string> ids;
-  Statement s(db, "SELECT id FROM runs");
-  while (s.step()) ids.push_back(s.column(0).get<std::string>());
-  return ids;
 }
 
 // An index that had to be made (deleted, or of an older schema) is filled from the run folders
