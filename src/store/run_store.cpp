@@ -360,6 +360,8 @@ std::string RunStore::lost_run_problem(const std::string& id) const {
 std::string RunStore::resolve(const std::string& id_or_prefix) const {
   if (is_valid_run_id(id_or_prefix) && fs::is_regular_file(fs::path(run_dir(id_or_prefix)) / k_run_file))
     return id_or_prefix;
+  if (is_valid_run_id(id_or_prefix) && fs::is_directory(run_dir(id_or_prefix)) && looks_like_run(run_dir(id_or_prefix)))
+    throw Error(lost_run_problem(id_or_prefix));
   if (id_or_prefix.size() < k_min_prefix)
     throw Error(fmt::format("no run \"{}\" in {}; a run id prefix needs at least {} characters", id_or_prefix, m_root,
                             k_min_prefix));

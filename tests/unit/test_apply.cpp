@@ -79,7 +79,7 @@ TEST(Apply, ClaimedEditsThatCannotBeAppliedAreRecorded) {
   EXPECT_TRUE(app.outcomes[3].applied);
   EXPECT_EQ(app.outcomes[3].unknown_evidence, (std::vector<std::string>{"PC9"}));
   EXPECT_NE(app.outcomes[4].reason.find("overlaps edit 4"), std::string::npos);
-  EXPECT_NE(app.outcomes[5].reason.find("not one of the application's sources"), std::string::npos);
+  EXPECT_NE(app.outcomes[5].reason.find("not one of the prompt's sources"), std::string::npos);
   EXPECT_EQ(app.applied(), 1u);
   EXPECT_EQ(app.not_applied(), 5u);
 }
