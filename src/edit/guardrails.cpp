@@ -89,11 +89,6 @@ std::vector<Violation> check_guardrails(const Application& app, const GuardrailO
                          ? fmt::format("edit {} cites no evidence ID; rule 5: cite the IDs it acts on", oc.index + 1)
                          : fmt::format("edit {} cites {}, none of them an evidence ID of the prompt (rule 5)",
                                        oc.index + 1, unknown)});
-    if (o.code_only && !unknown.empty())
-      out.push_back({"evidence", oc.file,
-                     fmt::format("edit {} cites {}, which the diagnostics do not have; a code-only prompt shows no "
-                                 "evidence: leave the edit's evidence empty",
-                                 oc.index + 1, unknown)});
   }
   for (const auto& [file, before_text] : app.original) {
     const std::string& after_text = app.result.at(file);

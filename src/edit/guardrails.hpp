@@ -21,7 +21,9 @@ struct GuardrailOptions {
   Scope scope = Scope::kernel;
   std::vector<std::string> hot_kernels; // kernels the evidence implicates
   // Rule 5 of the prompt: each edit cites an evidence ID the diagnostics have. A code-only
-  // prompt shows no evidence, so there an edit need cite none, but an ID it cites must exist.
+  // prompt shows no evidence, so the rule does not hold there: the baseline measures what a model
+  // does without evidence, and the IDs it invents are counted by EAR (hallucinations), not refused,
+  // which would turn them into invalid edits and skew the ablation's valid-edit rate.
   bool code_only = false;
 };
 

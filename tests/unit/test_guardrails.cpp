@@ -79,8 +79,8 @@ TEST(Guardrails, UnbalancedResultIsRejected) {
 }
 
 // Rule 5 of the prompt: an edit citing no evidence ID the diagnostics have is refused, not only
-// counted (issue 32: NOPE999 was applied with exit 0). A code-only prompt shows no evidence: an
-// edit there may cite none, but an ID it cites must exist.
+// counted (issue 32: NOPE999 was applied with exit 0). A code-only prompt shows no evidence: the
+// rule does not hold there, and EAR counts what an edit cites anyway.
 TEST(Guardrails, EditsCitingNoKnownEvidenceAreRejected) {
   auto e = replace("return 2.0f * v;", "return v + v;");
   e.evidence = {"NOPE999"};
@@ -103,8 +103,7 @@ TEST(Guardrails, EditsCitingNoKnownEvidenceAreRejected) {
   r.edits[0].evidence = {"PC1"};
   EXPECT_TRUE(code_only().empty());
   r.edits[0].evidence = {"NOPE999"};
-  ASSERT_TRUE(has(code_only(), "evidence"));
-  EXPECT_NE(code_only()[0].message.find("code-only"), std::string::npos);
+  EXPECT_TRUE(code_only().empty());
 }
 
 // An edit naming a file that is not one of the prompt's sources is refused, with the reason,
