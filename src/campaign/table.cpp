@@ -28,6 +28,7 @@ json ratio(double num, double den) {
 struct Row {
   std::string diagnostics, backend;
   int cells = 0, runs = 0, accepted_runs = 0;
+  int aa_runs = 0; // A/A runs: the baseline against itself, counted apart from every rate
   double proposed = 0, valid = 0;
   std::vector<double> log_speedups;
   std::map<std::string, std::pair<double, int>> ear; // metric -> (sum, count)
@@ -104,6 +105,7 @@ struct Row {
             {"backend", backend},
             {"cells", cells},
             {"runs", runs},
+            {"aa_runs", aa_runs},
             {"valid_edit_rate", ratio(valid, proposed)},
             {"accepted_rate", ratio(accepted_runs, runs)},
             {"speedup", speedup()},
@@ -155,7 +157,13 @@ json compute_table(const std::string& campaign, const std::vector<json>& cells, 
     ++row->cells;
     if (state != "done" || text(member(c, "run_id")).empty()) continue;
     auto run = read_run(text(member(c, "run_id")));
-    if (run && member(*run, "status") == "finished") row->add_run(*run);
+    if (!run || member(*run, "status") != "finished") continue;
+    // An A/A run's "no significant change" is the calibration working, not a backend failing:
+    // counted as a run it would pull the accepted rate and the speedup towards 1.
+    if (member(*run, "aa") == true)
+      ++row->aa_runs;
+    else
+      row->add_run(*run);
   }
   json out_rows = json::array();
   for (const auto& r : rows) out_rows.push_back(r.to_json());
@@ -181,6 +189,14 @@ std::string csv_number(const json& v) {
   return v.is_number() ? fmt::format("{:.6g}", v.get<double>()) : std::string();
 }
 
+// "4", or "4 + 1 A/A" when A/A runs were left out of the row's figures.
+std::string runs_text(const json& row) {
+  const json& aa = member(row, "aa_runs");
+  std::string out = member(row, "runs").dump();
+  if (aa.is_number_integer() && aa.get<long long>() > 0) out += fmt::format(" + {} A/A", aa.get<long long>());
+  return out;
+}
+
 } // namespace
 
 std::string table_markdown(const json& t) {
@@ -199,10 +215,10 @@ std::string table_markdown(const json& t) {
       speedup += fmt::format(" [{}, {}]", fixed(s["ci_low"], "{:.3f}"), fixed(s["ci_high"], "{:.3f}"));
     out += fmt::format(
         "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |\n", text(r["diagnostics"]),
-        text(r["backend"]), r["cells"].dump(), r["runs"].dump(), percent(r["valid_edit_rate"]),
-        percent(r["accepted_rate"]), speedup, percent(r["evidence_coverage"]), percent(r["localisation"]),
-        percent(r["directional_consistency"]), r["hallucinations"].is_null() ? "-" : r["hallucinations"].dump(),
-        r["tokens"]["prompt"].dump(), r["tokens"]["completion"].dump(), fixed(r["cost_usd"], "{:.4f}"));
+        text(r["backend"]), r["cells"].dump(), runs_text(r), percent(r["valid_edit_rate"]), percent(r["accepted_rate"]),
+        speedup, percent(r["evidence_coverage"]), percent(r["localisation"]), percent(r["directional_consistency"]),
+        r["hallucinations"].is_null() ? "-" : r["hallucinations"].dump(), r["tokens"]["prompt"].dump(),
+        r["tokens"]["completion"].dump(), fixed(r["cost_usd"], "{:.4f}"));
   }
   return out;
 }
@@ -210,7 +226,7 @@ std::string table_markdown(const json& t) {
 std::string table_csv(const json& t) {
   std::string out = "diagnostics,backend,cells,runs,valid_edit_rate,accepted_rate,speedup_geomean,speedup_ci_low,"
                     "speedup_ci_high,speedup_n,evidence_coverage,localisation,directional_consistency,hallucinations,"
-                    "prompt_tokens,completion_tokens,cost_usd\n";
+                    "prompt_tokens,completion_tokens,cost_usd,aa_runs\n";
   for (const auto& r : t["rows"]) {
     const json& s = r["speedup"];
     std::vector<std::string> fields = {text(r["diagnostics"]),
@@ -229,7 +245,8 @@ std::string table_csv(const json& t) {
                                        csv_number(r["hallucinations"]),
                                        csv_number(r["tokens"]["prompt"]),
                                        csv_number(r["tokens"]["completion"]),
-                                       csv_number(r["cost_usd"])};
+                                       csv_number(r["cost_usd"]),
+                                       csv_number(member(r, "aa_runs"))};
     out += util::join(fields, ",") + "\n";
   }
   return out;

@@ -62,7 +62,8 @@ void run_optimize(const OptimizeArgs& a) {
   auto asked = loop::ask_backend(prompts, "", structured_context(d, sources), *backend, bc, cache ? &*cache : nullptr);
   // The scope the prompt stated is the one the guardrails check.
   auto proposal = loop::make_proposal(asked.replies, d, sources, paths,
-                                      loaded.app.optimize.scope == "file" ? edit::Scope::file : edit::Scope::kernel);
+                                      loaded.app.optimize.scope == "file" ? edit::Scope::file : edit::Scope::kernel,
+                                      prepared.options.code_only);
   if (!proposal.parse_errors.empty())
     throw Error(fmt::format("the reply of {} cannot be used:\n  {}", backend->name(),
                             util::join(proposal.parse_errors, "\n  ")));

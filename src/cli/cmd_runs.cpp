@@ -6,6 +6,7 @@
 #include "store/run_store.hpp"
 #include "util/error.hpp"
 #include "util/json_text.hpp"
+#include "util/log.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -37,14 +38,9 @@ std::string live_status(const json& run) {
 
 void list_runs(const std::string& root, const std::string& campaign, bool as_json) {
   store::RunStore st(root);
-  auto runs = st.list_runs(campaign);
-  for (auto& r : runs) {
-    // The index holds the status when it was written; the folder knows whether it still runs.
-    try {
-      r["status"] = live_status(st.load_run(r["id"].get<std::string>()));
-    } catch (const Error&) {
-    }
-  }
+  auto runs = st.list_runs_now(campaign);
+  for (const auto& r : runs)
+    if (r.contains("problem")) log::warn("{}", r["problem"].get<std::string>());
   if (as_json) {
     std::cout << util::json_text(json(runs)) << "\n";
     return;
@@ -59,8 +55,10 @@ void list_runs(const std::string& root, const std::string& campaign, bool as_jso
     std::string speedup = r.contains("speedup") && r["speedup"].is_number()
                               ? fmt::format("{:.3f}x", r["speedup"].get<double>())
                               : std::string("-");
+    // An A/A run's backend proposed nothing: the column says what the run was.
+    std::string backend = r.value("aa", false) ? "A/A" : text(r, "backend");
     std::cout << fmt::format("{:<36}  {:<10} {:<11} {:<15} {:<10} {:>8}  {}\n", text(r, "id"), text(r, "app"),
-                             text(r, "status"), text(r, "outcome"), text(r, "backend"), speedup, text(r, "started"));
+                             text(r, "status"), text(r, "outcome"), backend, speedup, text(r, "started"));
   }
 }
 
@@ -69,13 +67,15 @@ void show_run(const std::string& root, const std::string& id, bool as_json) {
   std::string full = st.resolve(id);
   json run = st.load_run(full);
   run["status"] = live_status(run);
+  for (const auto& problem : store::check_journals(st.run_dir(full), run)) log::warn("{}", problem);
   if (as_json) {
     std::cout << util::json_text(run) << "\n";
     return;
   }
-  std::cout << fmt::format("run {}\n  app {} ({})\n  status {}, outcome {}\n  backend {}, diagnostics {}\n", full,
-                           text(run, "app"), text(run, "config_path"), text(run, "status"), text(run, "outcome"),
-                           text(run, "model"), text(run, "diagnostics"));
+  std::cout << fmt::format("run {}{}\n  app {} ({})\n  status {}, outcome {}\n  backend {}, diagnostics {}\n", full,
+                           run.value("aa", false) ? " (A/A: the baseline against itself)" : "", text(run, "app"),
+                           text(run, "config_path"), text(run, "status"), text(run, "outcome"), text(run, "model"),
+                           text(run, "diagnostics"));
   std::cout << fmt::format("  hardware {}; software {}\n  started {}, finished {}\n  inputs sha256 {}\n",
                            text(run, "hw"), text(run, "sw"), text(run, "started"), text(run, "finished"),
                            text(run, "sha256"));

@@ -14,6 +14,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--runs-dir", o->runs_dir, "Where runs are stored")->envname("OPTIMAS_RUNS")->capture_default_str();
   cmd->add_option("--port", o->port, "Port to listen on (0: any free port)")->check(CLI::Range(0, 65535))->capture_default_str();
   cmd->add_option("--host", o->host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--request-timeout", o->request_timeout,
+                  "Seconds a connection has to send its whole request (then 408)")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
   cmd->callback([o] {
     serve::serve(*o, [&](int port) { std::cout << "serving http://" << o->host << ":" << port << "/" << std::endl; });
   });

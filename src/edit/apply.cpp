@@ -50,18 +50,23 @@ Application apply_edits(const std::map<std::string, std::string>& sources, const
     o.index = i;
     o.file = e.file;
     for (const auto& id : e.evidence)
-      if (!known.count(id)) o.unknown_evidence.push_back(id);
+      if (!known.count(id))
+        o.unknown_evidence.push_back(id);
+      else
+        ++o.known_evidence;
     auto fail = [&](std::string why) {
       o.reason = std::move(why);
       app.outcomes.push_back(o);
     };
-    // The file as named in the prompt; a path with folders matches by its last component.
+    // The file as named in the prompt, exactly: a path that merely ends in a source's name may
+    // mean another file of that name, and is refused with the names the reply may use.
     auto it = sources.find(e.file);
-    if (it == sources.end())
-      for (auto s = sources.begin(); s != sources.end(); ++s)
-        if (e.file.size() > s->first.size() && e.file.ends_with("/" + s->first)) it = s;
     if (it == sources.end()) {
-      fail(fmt::format("file \"{}\" is not one of the application's sources", e.file));
+      std::vector<std::string> names;
+      for (const auto& [name, text] : sources) names.push_back(name);
+      o.unknown_file = true;
+      fail(fmt::format("file \"{}\" is not one of the prompt's sources ({}); name the file as the prompt does", e.file,
+                       util::join(names, ", ")));
       continue;
     }
     o.file = it->first;

@@ -20,6 +20,8 @@ struct EditOutcome {
   int first_line = 0; // lines of the original it replaces
   int last_line = 0;
   std::vector<std::string> unknown_evidence; // cited IDs the prompt did not have
+  std::size_t known_evidence = 0;            // cited IDs it had
+  bool unknown_file = false;                 // `file` is not one of the sources (the guardrail "file")
 };
 
 struct Application {
@@ -30,7 +32,8 @@ struct Application {
   std::size_t not_applied() const { return outcomes.size() - applied(); }
 };
 
-// `sources` maps file names (as shown in prompts) to their text.
+// `sources` maps file names (as shown in prompts) to their text; an edit names one of them
+// exactly (not a path that ends in one: `/tmp/x/main.cu` is not `main.cu`).
 Application apply_edits(const std::map<std::string, std::string>& sources, const prompt::Reply& reply,
                         const std::set<std::string>& known_evidence);
 

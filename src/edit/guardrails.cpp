@@ -1,6 +1,7 @@
 #include "edit/guardrails.hpp"
 
 #include "cuda/source.hpp"
+#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -79,6 +80,16 @@ std::string balance_problem(const std::string& text) {
 
 std::vector<Violation> check_guardrails(const Application& app, const GuardrailOptions& o) {
   std::vector<Violation> out;
+  for (const auto& oc : app.outcomes) {
+    if (oc.unknown_file) out.push_back({"file", oc.file, fmt::format("edit {}: {}", oc.index + 1, oc.reason)});
+    std::string unknown = util::join(oc.unknown_evidence, ", ");
+    if (!o.code_only && oc.known_evidence == 0)
+      out.push_back({"evidence", oc.file,
+                     unknown.empty()
+                         ? fmt::format("edit {} cites no evidence ID; rule 5: cite the IDs it acts on", oc.index + 1)
+                         : fmt::format("edit {} cites {}, none of them an evidence ID of the prompt (rule 5)",
+                                       oc.index + 1, unknown)});
+  }
   for (const auto& [file, before_text] : app.original) {
     const std::string& after_text = app.result.at(file);
     if (before_text == after_text) continue;

@@ -20,16 +20,22 @@ enum class Scope {
 struct GuardrailOptions {
   Scope scope = Scope::kernel;
   std::vector<std::string> hot_kernels; // kernels the evidence implicates
+  // Rule 5 of the prompt: each edit cites an evidence ID the diagnostics have. A code-only
+  // prompt shows no evidence, so the rule does not hold there: the baseline measures what a model
+  // does without evidence, and the IDs it invents are counted by EAR (hallucinations), not refused,
+  // which would turn them into invalid edits and skew the ablation's valid-edit rate.
+  bool code_only = false;
 };
 
 struct Violation {
-  std::string rule; // "signature", "duplicate_kernel", "kernel_removed", "kernel_added", "scope", "balance"
+  std::string rule; // "signature", "duplicate_kernel", "kernel_removed", "kernel_added", "scope", "balance",
+                    // "file" (not one of the prompt's sources), "evidence" (rule 5)
   std::string file;
   std::string message; // says what and where
 };
 
-// Compares original and result. Signatures are compared token by token after dropping the
-// qualifiers callers cannot see (__restrict__, const on pointees, __launch_bounds__(...)).
+// Checks each edit's file and evidence, and compares original and result. Signatures are compared token by token after
+// dropping the qualifiers callers cannot see (__restrict__, const on pointees, __launch_bounds__(...)).
 std::vector<Violation> check_guardrails(const Application& application, const GuardrailOptions& options);
 
 // The signature as compared by the guardrail.

@@ -236,6 +236,7 @@ void rule_local_to_registers(const json& k, const cuda::SourceFile& f, const cud
       }
     if (!measured && evidence.empty()) continue; // nothing says this array is in local memory
     if (measured && !rf.empty()) evidence.insert(evidence.begin(), rf);
+    if (evidence.empty()) continue; // measured, but no roofline item to cite: the guardrails refuse an edit citing none
     std::string suggestion = fmt::format("{}: keep the local array {}[{}] in registers", fn.name, a.name, a.size_text);
     if (!a.n || *a.n < 1 || *a.n > k_max_elements) {
       ke.withheld.push_back(

@@ -442,6 +442,7 @@ void rule_pad_shared(const json& k, const cuda::SourceFile& f, const cuda::Funct
     bool measured_high = std::isfinite(fraction);
     if (!measured_high && evidence.empty()) continue; // no evidence of conflicts
     if (measured_high && !rf.empty()) evidence.insert(evidence.begin(), rf);
+    if (evidence.empty()) continue; // measured, but no roofline item to cite: the guardrails refuse an edit citing none
     std::string suggestion = fmt::format("{}: pad __shared__ {} {}[{}][{}] to [{}][{} + 1]", fn.name, a.type, a.name,
                                          rows, col_text, rows, col_text);
     long long padded = static_bytes + rows * elem;

@@ -73,7 +73,7 @@ std::vector<std::string> hot_kernel_names(const analysis::Diagnostics& d) {
 
 Proposal make_proposal(const std::vector<std::string>& replies, const analysis::Diagnostics& diagnostics,
                        const std::map<std::string, std::string>& sources,
-                       const std::map<std::string, std::string>& paths, edit::Scope scope) {
+                       const std::map<std::string, std::string>& paths, edit::Scope scope, bool code_only) {
   Proposal p;
   for (std::size_t i = 0; i < replies.size(); ++i) {
     auto parsed = prompt::parse_reply(replies[i]);
@@ -97,6 +97,7 @@ Proposal make_proposal(const std::vector<std::string>& replies, const analysis::
   edit::GuardrailOptions go;
   go.scope = scope;
   go.hot_kernels = hot_kernel_names(diagnostics);
+  go.code_only = code_only;
   p.violations = edit::check_guardrails(p.application, go);
   for (const auto& [name, text] : p.application.result) {
     auto path = paths.find(name);

@@ -69,10 +69,11 @@ struct Proposal {
 };
 
 // `sources`: file name -> text (as prompts show them); `paths`: file name -> path relative to
-// the application folder (for the diff).
+// the application folder (for the diff); `code_only`: the prompts showed no evidence, so edits
+// need not cite any (edit::GuardrailOptions::code_only).
 Proposal make_proposal(const std::vector<std::string>& replies, const analysis::Diagnostics& diagnostics,
                        const std::map<std::string, std::string>& sources,
-                       const std::map<std::string, std::string>& paths, edit::Scope scope);
+                       const std::map<std::string, std::string>& paths, edit::Scope scope, bool code_only);
 
 // The hot kernels' names without template arguments (what the guardrails check scope against).
 std::vector<std::string> hot_kernel_names(const analysis::Diagnostics& diagnostics);

@@ -133,7 +133,8 @@ void check_line_numbers(const json& doc, std::vector<std::string>& errors) {
                                    i, shown(edits[i], "line_start"), shown(edits[i], "line_end"), k_max_line));
 }
 
-// Checks the schema cannot express: each edit uses exactly one of its two forms.
+// Checks the schema cannot express: each edit uses exactly one of its two forms, and no text
+// carries a NUL byte.
 void check_edit_forms(const Reply& r, std::vector<std::string>& errors) {
   for (std::size_t i = 0; i < r.edits.size(); ++i) {
     const Edit& e = r.edits[i];
@@ -150,6 +151,17 @@ void check_edit_forms(const Reply& r, std::vector<std::string>& errors) {
       errors.push_back(fmt::format("edits[{}]: line range {}..{} is not valid (lines 1 to {})", i, e.line_start,
                                    e.line_end, k_max_line));
     if (range && !e.new_text) errors.push_back(fmt::format("edits[{}]: a line range needs new_text", i));
+    // JSON can carry "\u0000"; no source text holds one, and it would be written into the file.
+    auto no_nul = [&](const char* field, const std::string* value) {
+      if (value && value->find('\0') != std::string::npos)
+        errors.push_back(
+            fmt::format("edits[{}].{}: contains a NUL byte (\\u0000), which no source text holds", i, field));
+    };
+    no_nul("file", &e.file);
+    no_nul("kernel", &e.kernel);
+    no_nul("find", e.find ? &*e.find : nullptr);
+    no_nul("replace", e.replace ? &*e.replace : nullptr);
+    no_nul("new_text", e.new_text ? &*e.new_text : nullptr);
   }
 }
 

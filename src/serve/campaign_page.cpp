@@ -113,13 +113,21 @@ json cell_counts(const CampaignData& c) {
 
 std::string percent(const json& v) { return v.is_number() ? fmt::format("{:.0f}%", 100 * v.get<double>()) : text_of(v); }
 
+// "4", or "4 + 1 A/A" when the row's A/A runs were left out of its figures.
+std::string runs_text(const json& row) {
+  const json& aa = member(row, "aa_runs");
+  std::string runs = text_of(member(row, "runs"));
+  return aa.is_number_integer() && aa.get<long long>() > 0 ? runs + " + " + text_of(aa) + " A/A" : runs;
+}
+
 std::string cost(const json& v) { return v.is_number() ? fmt::format("${:.4f}", v.get<double>()) : text_of(v); }
 
 // The summary table: one column per key of the contract's rows, then any key a newer table has.
 std::string table_section(const json& rows) {
   static const std::vector<std::string> k_known = {"diagnostics", "backend", "cells", "runs", "valid_edit_rate",
                                                    "accepted_rate", "speedup", "evidence_coverage", "localisation",
-                                                   "directional_consistency", "hallucinations", "tokens", "cost_usd"};
+                                                   "directional_consistency", "hallucinations", "tokens", "cost_usd",
+                                                   "aa_runs"};
   std::vector<std::string> extra;
   for (const auto& r : rows)
     if (r.is_object())
@@ -145,7 +153,7 @@ std::string table_section(const json& rows) {
     s += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                      "<td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td>",
                      escape(text_of(member(r, "diagnostics"))), escape(text_of(member(r, "backend"))),
-                     escape(text_of(member(r, "cells"))), escape(text_of(member(r, "runs"))),
+                     escape(text_of(member(r, "cells"))), escape(runs_text(r)),
                      escape(percent(member(r, "valid_edit_rate"))), escape(percent(member(r, "accepted_rate"))),
                      escape(speedup_text(member(sp, "geomean"))), escape(ci), escape(text_of(member(sp, "n"))));
     for (const char* key : {"evidence_coverage", "localisation", "directional_consistency", "hallucinations"})

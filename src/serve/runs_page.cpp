@@ -8,8 +8,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
 
 namespace optimas::serve {
 
@@ -53,24 +51,17 @@ std::string cell(const json& v) {
   return escape(text_of(v));
 }
 
+// An A/A run's backend proposed nothing: the badge says what the run was.
+std::string aa_badge(const json& run) {
+  if (member(run, "aa") != true) return "";
+  return " <span class=\"badge\" title=\"the baseline measured against itself: a calibration, not the backend's "
+         "result\">A/A</span>";
+}
+
 } // namespace
 
 std::vector<json> runs_now(const store::RunStore& store) {
-  auto runs = store.list_runs();
-  for (auto& r : runs) {
-    try {
-      json run = store.load_run(str(r, "id"));
-      std::string status = str(run, "status");
-      if (status == "running" && member(run, "pid").is_number_integer() &&
-          ::kill(run["pid"].get<pid_t>(), 0) != 0 && errno == ESRCH)
-        status = "interrupted";
-      r["status"] = status;
-      r["model"] = member(run, "model");
-    } catch (const Error&) {
-      // The index row stays as it is: a broken run.json shows with what the index knew.
-    }
-  }
-  return runs;
+  return store.list_runs_now();
 }
 
 std::vector<json> select_runs(std::vector<json> runs, const RunsQuery& q) {
@@ -117,7 +108,8 @@ std::string runs_page(const std::vector<json>& runs, const RunsQuery& q, const s
     s += fmt::format("<tr><td><a href=\"/runs/{}\"><code>{}</code></a></td><td>{}</td><td>{}</td><td>{} {}</td>"
                      "<td>{}{}</td><td>{}</td><td>{}</td></tr>\n",
                      attr(id), escape(id.substr(0, 8)), escape(str(r, "app")),
-                     escape(str(r, "model").empty() ? str(r, "backend") : str(r, "model")), status_badge(str(r, "status")),
+                     escape(str(r, "model").empty() ? str(r, "backend") : str(r, "model")) + aa_badge(r),
+                     status_badge(str(r, "status")),
                      str(r, "outcome").empty() ? "" : status_badge(str(r, "outcome")), escape(speedup_text(member(r, "speedup"))),
                      escape(ci), escape(text_of(member(r, "variants"))), escape(str(r, "started")));
   }

@@ -1,6 +1,7 @@
 #include "serve/server.hpp"
 
 #include "serve/campaign_page.hpp"
+#include "serve/connections.hpp"
 #include "serve/html.hpp"
 #include "serve/run_files.hpp"
 #include "serve/run_page.hpp"
@@ -10,7 +11,6 @@
 #include "util/log.hpp"
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <csignal>
 #include <filesystem>
@@ -137,7 +137,7 @@ void serve(const ServeOptions& options, const std::function<void(int port)>& on_
     throw UsageError(fmt::format("--runs-dir {}: not a folder (no runs there yet?)", options.runs_dir));
   store::RunStore store(options.runs_dir);
   Dashboard dashboard(store);
-  httplib::Server server;
+  Connections server(std::chrono::seconds(options.request_timeout));
   server.Get(".*", [&](const httplib::Request& req, httplib::Response& res) {
     std::map<std::string, std::string> params(req.params.begin(), req.params.end());
     Response r = dashboard.handle(req.path, params);
@@ -165,6 +165,7 @@ void serve(const ServeOptions& options, const std::function<void(int port)>& on_
   bool ok = server.listen_after_bind();
   pthread_kill(stopper.native_handle(), SIGTERM); // wakes sigwait when listening ended otherwise
   stopper.join();
+  server.close_all();
   if (!ok) log::debug("the server stopped listening");
 }
 

@@ -43,7 +43,8 @@ private:
 struct ServeOptions {
   std::string runs_dir = "runs";
   std::string host = "127.0.0.1";
-  int port = 8765; // 0: any free port
+  int port = 8765;          // 0: any free port
+  int request_timeout = 10; // seconds from a connection's opening to its whole request
 };
 
 // Listens until SIGINT or SIGTERM; `on_listening` gets the port once the socket is bound (the

@@ -170,6 +170,7 @@ ordered_json make_record(const std::string& id, const json& run, const json* var
   const json& held_out = member(base_config, "held_out");
   r["held_out"] = held_out.is_boolean() ? ordered_json(held_out.get<bool>()) : ordered_json(nullptr);
   r["backend"] = text_or_null(member(run, "backend"));
+  r["aa"] = member(run, "aa") == true;
   r["diagnostics"] = text_or_null(member(run, "diagnostics"));
   r["verdict"] = text_or_null(member(stats, "verdict"));
   r["speedup"] = number_or_null(member(stats, "speedup"));
@@ -222,13 +223,23 @@ std::vector<ordered_json> corpus_records(const std::string& run_id, const json& 
 std::size_t export_corpus(const RunStore& store, const CorpusOptions& options, std::ostream& out) {
   std::vector<std::pair<std::string, json>> runs;
   if (options.runs.empty()) {
+    std::vector<std::string> aa;
     for (const auto& id : store.run_ids()) {
       try {
-        runs.emplace_back(id, store.load_run(id));
+        json run = store.load_run(id);
+        // An A/A run's "no significant change" is a calibration, not an optimization attempt:
+        // among the records it would skew every rate computed from the corpus.
+        if (member(run, "aa") == true)
+          aa.push_back(id);
+        else
+          runs.emplace_back(id, std::move(run));
       } catch (const Error& e) {
         log::warn("{}; run left out of the corpus", e.what());
       }
     }
+    if (!aa.empty())
+      log::info("{} A/A run(s) left out of the corpus (name one with --run to export it, marked \"aa\": true): {}",
+                aa.size(), util::join(aa, ", "));
     // Oldest first, so appending new runs to an exported corpus keeps the earlier lines in place.
     std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
       std::string sa = string_or_empty(member(a.second, "started"));

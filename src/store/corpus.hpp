@@ -27,9 +27,9 @@ std::vector<nlohmann::ordered_json> corpus_records(const std::string& run_id, co
                                                    bool all_variants);
 
 // Writes one JSON line per record: named runs in the order given (each once), or every run oldest
-// first (by "started", then id). A named run that cannot be read is an Error; with no names,
-// broken run.json files are skipped with a warning.
-// Returns the number of records written.
+// first (by "started", then id) except A/A runs (run.json aa: true), which only a name exports. A named run that cannot
+// be read is an Error; with no names, broken run.json files are skipped with a warning. Returns the number of records
+// written.
 std::size_t export_corpus(const RunStore& store, const CorpusOptions& options, std::ostream& out);
 
 // export_corpus into the file `path`, written beside it first and renamed into place, so that a

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
+#include <signal.h>
 #include <system_error>
 
 namespace optimas::store {
@@ -174,13 +176,58 @@ std::string run_id_of(const json& run) {
   return *id;
 }
 
-// Empties the index and fills it from the run folders, in one transaction.
+// Moves the damaged index at `path` to a name of its own, `<path>.damaged-<time>` or, when a
+// repair in the same second took that, `...-2`, `-3`: link() never replaces a file, so no damaged
+// index overwrites another (rename() did: one of two repairs in a second was lost).
+std::string set_aside(const std::string& path) {
+  const std::string base = fmt::format("{}.damaged-{}", path, util::utc_now_iso8601());
+  for (int n = 1; n <= 1000; ++n) {
+    std::string aside = n == 1 ? base : fmt::format("{}-{}", base, n);
+    std::error_code ec;
+    fs::create_hard_link(path, aside, ec);
+    if (ec == std::errc::file_exists) continue;
+    if (ec) { // a file system without hard links: rename, having looked first
+      if (fs::exists(aside)) continue;
+      fs::rename(path, aside);
+      return aside;
+    }
+    fs::remove(path);
+    return aside;
+  }
+  throw Error(fmt::format("{}: damaged, and 1000 damaged copies beside it already; remove them", path));
+}
+
+// Files the loop writes into a run folder early, before or beside run.json: a folder holding one
+// of them and no run.json is a run whose record was lost, not some other folder.
+bool looks_like_run(const fs::path& dir) {
+  std::error_code ec;
+  for (const char* name : {"options.json", "snapshot", "snapshot.json", "diagnostics.json", "iterations", "baseline"})
+    if (fs::exists(dir / name, ec)) return true;
+  return false;
+}
+
+std::vector<std::string> indexed_ids(Database& db) {
+  std::vector<std::string> ids;
+  Statement s(db, "SELECT id FROM runs");
+  while (s.step()) ids.push_back(s.column(0).get<std::string>());
+  return ids;
+}
+
+// Empties the index and fills it from the run folders, in one transaction. A run the index had
+// and the folders no longer have, and a run folder without its run.json, are named: they would
+// otherwise vanish from every listing without a word.
 std::size_t rebuild(Database& db, const RunStore& store) {
   Transaction tx(db);
+  auto ids = store.run_ids();
+  std::set<std::string> lost;
+  for (auto& id : indexed_ids(db))
+    if (!std::binary_search(ids.begin(), ids.end(), id)) lost.insert(id);
+  for (auto& id : store.lost_runs()) lost.insert(id);
+  for (const auto& id : lost) log::warn("{}; not indexed", store.lost_run_problem(id));
   db.exec("DELETE FROM runs; DELETE FROM variants; DELETE FROM measurements; DELETE FROM metrics;",
           "cannot empty the run index");
   std::size_t indexed = 0;
-  for (const auto& id : store.run_ids()) {
+  for (const auto& id : ids) {
     json run;
     try {
       run = store.load_run(id);
@@ -252,8 +299,7 @@ RunStore::RunStore(std::string root) : m_root(fs::absolute(root).lexically_norma
     // The run folders are the record and the index only a view of them: a damaged index is set
     // aside (kept for a post-mortem) and made again, so no command is stuck on it.
     if (!fs::exists(m_index_path) || !index_is_damaged(m_index_path)) throw;
-    std::string aside = fmt::format("{}.damaged-{}", m_index_path, util::utc_now_iso8601());
-    fs::rename(m_index_path, aside);
+    std::string aside = set_aside(m_index_path);
     for (const char* suffix : {"-wal", "-shm", "-journal"}) fs::remove(m_index_path + suffix, ec);
     log::warn("{} was damaged ({}); it was moved to {} and the index is rebuilt from the run folders", m_index_path,
               e.what(), aside);
@@ -291,16 +337,45 @@ std::vector<std::string> RunStore::run_ids() const {
   return ids;
 }
 
+std::vector<std::string> RunStore::lost_runs() const {
+  std::vector<std::string> ids;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(m_root, ec)) {
+    std::error_code e2;
+    std::string name = entry.path().filename().string();
+    if (is_valid_run_id(name) && entry.is_directory(e2) && !fs::exists(entry.path() / k_run_file, e2) &&
+        looks_like_run(entry.path()))
+      ids.push_back(name);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+std::string RunStore::lost_run_problem(const std::string& id) const {
+  std::string dir = run_dir(id);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return fmt::format("run {}: its folder {} is gone", id, dir);
+  return fmt::format("run {}: {} is gone from its folder (deleted?); restore it, or remove the folder", id,
+                     (fs::path(dir) / k_run_file).string());
+}
+
 std::string RunStore::resolve(const std::string& id_or_prefix) const {
   if (is_valid_run_id(id_or_prefix) && fs::is_regular_file(fs::path(run_dir(id_or_prefix)) / k_run_file))
     return id_or_prefix;
+  if (is_valid_run_id(id_or_prefix) && fs::is_directory(run_dir(id_or_prefix)) && looks_like_run(run_dir(id_or_prefix)))
+    throw Error(lost_run_problem(id_or_prefix));
   if (id_or_prefix.size() < k_min_prefix)
     throw Error(fmt::format("no run \"{}\" in {}; a run id prefix needs at least {} characters", id_or_prefix, m_root,
                             k_min_prefix));
   std::vector<std::string> matches;
   for (auto& id : run_ids())
     if (id.starts_with(id_or_prefix)) matches.push_back(id);
-  if (matches.empty()) throw Error(fmt::format("no run matches \"{}\" in {}", id_or_prefix, m_root));
+  if (matches.empty()) {
+    // A folder that was a run and lost its run.json: say so rather than that nothing matches.
+    for (auto& id : lost_runs())
+      if (id.starts_with(id_or_prefix)) throw Error(lost_run_problem(id));
+    throw Error(fmt::format("no run matches \"{}\" in {}", id_or_prefix, m_root));
+  }
   if (matches.size() > 1)
     throw Error(fmt::format("run id prefix \"{}\" is ambiguous in {}: {}; give more characters", id_or_prefix, m_root,
                             util::join(matches, ", ")));
@@ -342,6 +417,69 @@ std::vector<json> RunStore::list_runs(const std::string& campaign) const {
     json row = json::object();
     for (int i = 0; i < s.columns(); ++i) row[s.name(i)] = s.column(i);
     out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::vector<json> RunStore::list_runs_now(const std::string& campaign) const {
+  auto runs = list_runs(campaign);
+  std::set<std::string> listed;
+  for (auto& r : runs) {
+    std::string id = r["id"].get<std::string>();
+    listed.insert(id);
+    r["aa"] = false;
+    json run;
+    try {
+      run = load_run(id);
+    } catch (const Error& e) {
+      // The index row stays with what it knew, marked: the record itself is gone or broken.
+      std::error_code ec;
+      bool gone = !fs::exists(fs::path(run_dir(id)) / k_run_file, ec);
+      r["status"] = gone ? "missing" : "unreadable";
+      r["problem"] = gone ? lost_run_problem(id) : std::string(e.what());
+      continue;
+    }
+    // The index holds the status when it was written; the folder knows whether it still runs.
+    std::string status = text(run, "status").value_or("");
+    if (status == "running" && member(run, "pid").is_number_integer() && ::kill(run["pid"].get<pid_t>(), 0) != 0 &&
+        errno == ESRCH)
+      status = "interrupted";
+    r["status"] = status;
+    r["model"] = member(run, "model");
+    // An A/A run measures the baseline against itself: a calibration, not a backend's result.
+    r["aa"] = member(run, "aa") == true;
+  }
+  if (!campaign.empty()) return runs;
+  // Folders the index does not have because their run.json was lost or broken when it was built.
+  for (auto& id : lost_runs())
+    if (!listed.count(id))
+      runs.push_back({{"id", id}, {"status", "missing"}, {"aa", false}, {"problem", lost_run_problem(id)}});
+  for (auto& id : run_ids()) {
+    if (listed.count(id)) continue;
+    try {
+      load_run(id);
+    } catch (const Error& e) {
+      runs.push_back({{"id", id}, {"status", "unreadable"}, {"aa", false}, {"problem", std::string(e.what())}});
+    }
+  }
+  return runs;
+}
+
+std::vector<std::string> check_journals(const std::string& dir, const json& run) {
+  std::vector<std::string> out;
+  const json& variants = member(run, "variants");
+  for (const auto& v : variants.is_array() ? variants : json::array()) {
+    const json& rel = member(v, "dir");
+    if (!rel.is_string()) continue;
+    fs::path vdir = fs::path(dir) / rel.get<std::string>();
+    std::string key = text(v, "key").value_or(rel.get<std::string>());
+    std::error_code ec;
+    // A variant's record says what its journals held: their lines are the evidence behind it.
+    for (const auto& [field, journal] :
+         {std::pair{"validation", "validation.jsonl"}, std::pair{"measurement", "measurements.jsonl"}})
+      if (member(v, field).is_object() && !fs::exists(vdir / journal, ec))
+        out.push_back(fmt::format("{}: variant {} has a {} in run.json, but its journal {} is missing",
+                                  (vdir / journal).string(), key, field, journal));
   }
   return out;
 }

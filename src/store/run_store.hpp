@@ -60,13 +60,31 @@ public:
   // null. A non-empty `campaign` keeps the runs of that campaign (run.json's campaign.id) only.
   std::vector<nlohmann::json> list_runs(const std::string& campaign = "") const;
 
+  // list_runs with what only the folders know: "status" "interrupted" for a run marked running
+  // whose process is gone, "model", "aa" (true for an A/A run), and for a run whose run.json is
+  // gone or broken "status" "missing" or "unreadable" with the "problem"; folders the index lacks
+  // because their run.json was gone (lost_runs) or broken when it was built are listed so too.
+  std::vector<nlohmann::json> list_runs_now(const std::string& campaign = "") const;
+
   // Empties the index and indexes every root/*/run.json in one transaction; broken run.json
-  // files are skipped with a warning. Returns the number of runs indexed.
+  // files, run folders without one and runs whose folder is gone are named in warnings. Returns
+  // the number of runs indexed.
   std::size_t reindex();
+
+  // Folders under root that hold what a run writes (options.json, snapshot, iterations, ...) but
+  // no run.json: runs whose record was deleted or lost.
+  std::vector<std::string> lost_runs() const;
+  // "run ID: root/ID/run.json is gone from its folder ..." or "... its folder is gone".
+  std::string lost_run_problem(const std::string& id) const;
 
 private:
   std::string m_root;
   std::string m_index_path;
 };
+
+// What is missing from run folder `dir` that its run.json says was written: a variant with a
+// validation or a measurement whose journal (validation.jsonl, measurements.jsonl) is gone.
+// One line each, naming the file.
+std::vector<std::string> check_journals(const std::string& dir, const nlohmann::json& run);
 
 } // namespace optimas::store

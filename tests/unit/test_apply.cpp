@@ -79,7 +79,7 @@ TEST(Apply, ClaimedEditsThatCannotBeAppliedAreRecorded) {
   EXPECT_TRUE(app.outcomes[3].applied);
   EXPECT_EQ(app.outcomes[3].unknown_evidence, (std::vector<std::string>{"PC9"}));
   EXPECT_NE(app.outcomes[4].reason.find("overlaps edit 4"), std::string::npos);
-  EXPECT_NE(app.outcomes[5].reason.find("not one of the application's sources"), std::string::npos);
+  EXPECT_NE(app.outcomes[5].reason.find("not one of the prompt's sources"), std::string::npos);
   EXPECT_EQ(app.applied(), 1u);
   EXPECT_EQ(app.not_applied(), 5u);
 }
@@ -109,12 +109,20 @@ TEST(Apply, EditWithNeitherFormIsNotApplied) {
   EXPECT_EQ(app.result["main.cu"], k_src);
 }
 
-TEST(Apply, PathsMatchByFileName) {
-  prompt::Reply r;
-  r.edits = {find_edit("2.0f", "2.0f /* x */")};
-  r.edits[0].file = "/work/main/examples/demo/main.cu";
-  auto app = edit::apply_edits({{"main.cu", k_src}}, r, {});
-  EXPECT_EQ(app.applied(), 1u);
+// A path that ends in a source's name may be another file of that name: only the name the
+// prompt shows is applied (issue 32: /tmp/x/main.cu and ../../x/main.cu edited main.cu).
+TEST(Apply, OnlyThePromptsFileNamesAreApplied) {
+  for (const char* file : {"/work/main/examples/demo/main.cu", "/tmp/x/main.cu", "../../x/main.cu"}) {
+    prompt::Reply r;
+    r.edits = {find_edit("2.0f", "2.0f /* x */")};
+    r.edits[0].file = file;
+    auto app = edit::apply_edits({{"main.cu", k_src}}, r, {});
+    EXPECT_EQ(app.applied(), 0u) << file;
+    EXPECT_TRUE(app.outcomes[0].unknown_file) << file;
+    EXPECT_NE(app.outcomes[0].reason.find("not one of the prompt's sources (main.cu)"), std::string::npos)
+        << app.outcomes[0].reason;
+    EXPECT_EQ(app.result["main.cu"], k_src);
+  }
 }
 
 TEST(Apply, DiffOfIdenticalTextsIsEmpty) {

@@ -146,7 +146,30 @@ TEST(CampaignTable, MarkdownAndCsvShowEveryRow) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "diagnostics,backend,cells,runs,valid_edit_rate,accepted_rate,speedup_geomean,speedup_ci_low,"
             "speedup_ci_high,speedup_n,evidence_coverage,localisation,directional_consistency,hallucinations,"
-            "prompt_tokens,completion_tokens,cost_usd");
-  EXPECT_NE(csv.find("\nPC+IA,builtin,1,1,1,1,1.5,,,1,1,,,0,10,20,0\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("\ncode-only,builtin,1,0,,,,,,0,,,,,0,0,0\n"), std::string::npos) << csv;
+            "prompt_tokens,completion_tokens,cost_usd,aa_runs");
+  EXPECT_NE(csv.find("\nPC+IA,builtin,1,1,1,1,1.5,,,1,1,,,0,10,20,0,0\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\ncode-only,builtin,1,0,,,,,,0,,,,,0,0,0,0\n"), std::string::npos) << csv;
+}
+
+// An A/A run (run.json aa: true) measures the baseline against itself: its "no significant
+// change" is counted apart, in aa_runs, not as a run with speedup 1 and nothing accepted
+// (issue 32: it pulled the accepted rate and the geomean towards 1).
+TEST(CampaignTable, AARunsAreCountedApartFromTheRates) {
+  TempDir dir;
+  store::RunStore st(dir.path().string());
+  put(st, "real", "finished", json::array({variant("i1a1", 1, true, "accepted", 1.5, json::object())}));
+  put(st, "aa", "finished", json::array({variant("i1a1", 0, std::nullopt, "rejected", 1.0, json::object())}));
+  json run = st.load_run("aa");
+  run["aa"] = true;
+  run["variants"][0]["aa"] = true;
+  store::write_json_atomic(st.run_dir("aa") + "/run.json", run);
+  json t = compute_table("c1", {cell("a", "PC", "done", "real"), cell("b", "PC", "done", "aa")}, store_reader(st));
+  const json& row = t["rows"][0];
+  EXPECT_EQ(row["cells"], 2);
+  EXPECT_EQ(row["runs"], 1);
+  EXPECT_EQ(row["aa_runs"], 1);
+  EXPECT_DOUBLE_EQ(row["accepted_rate"].get<double>(), 1.0);
+  EXPECT_NEAR(row["speedup"]["geomean"].get<double>(), 1.5, 1e-12);
+  std::string md = table_markdown(t);
+  EXPECT_NE(md.find("| PC | builtin | 2 | 1 + 1 A/A | 100% | 100% | 1.500x"), std::string::npos) << md;
 }

@@ -22,9 +22,9 @@ namespace {
 
 const std::vector<std::string> k_paper_keys = {"App",      "Prompt",  "LLM",     "HW",     "SW",      "Compile", "Exec",
                                                "Opt_Code", "Applied", "Ignored", "Errors", "Base_RT", "Opt_RT"};
-const std::vector<std::string> k_our_keys = {"run_id",      "variant", "config",  "held_out", "backend",
-                                             "diagnostics", "verdict", "speedup", "ci_low",   "ci_high",
-                                             "p_value",     "status",  "ear",     "sha256"};
+const std::vector<std::string> k_our_keys = {"run_id",  "variant",     "config",  "held_out", "backend",
+                                             "aa",      "diagnostics", "verdict", "speedup",  "ci_low",
+                                             "ci_high", "p_value",     "status",  "ear",      "sha256"};
 
 // Two variants: the first failed to build, the second (the best) was measured on two configs.
 json improved_run() {
@@ -223,4 +223,29 @@ TEST(Corpus, ExportWritesOneLinePerRecordOldestRunFirst) {
   std::ostringstream none;
   EXPECT_THROW(export_corpus(store, {{"missing-run"}, false}, none), Error);
   EXPECT_THROW(export_corpus(store, {{"broken"}, false}, none), ParseError);
+}
+
+// A/A runs measure the baseline against itself; as ordinary builtin records ("rejected", "no
+// significant change") they skewed every rate taken from the corpus (issue 32). Left out of an
+// export of every run; named, exported with aa true.
+TEST(Corpus, AARunsAreLeftOutUnlessNamed) {
+  test::TempDir dir;
+  RunStore store(dir.path().string());
+  put(store, improved_run());
+  json aa = failed_run();
+  aa["id"] = "run-aa";
+  aa["aa"] = true;
+  put(store, aa);
+
+  std::ostringstream all;
+  EXPECT_EQ(export_corpus(store, {}, all), 2u);
+  for (const auto& line : parse_lines(all.str())) {
+    EXPECT_EQ(line["run_id"], "run-improved");
+    EXPECT_EQ(line["aa"], false);
+  }
+  std::ostringstream named;
+  EXPECT_EQ(export_corpus(store, {{"run-aa"}, false}, named), 1u);
+  auto lines = parse_lines(named.str());
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["aa"], true);
 }

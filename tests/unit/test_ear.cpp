@@ -212,8 +212,8 @@ TEST(Ear, LocalisationMatchesFilesByName) {
   analysis::Diagnostics d;
   add_kernel(d, "k", {salient("PC1", "/abs/path/util.cuh", 10)});
   prompt::Reply r;
-  r.edits = {range_edit("k", 10, 10, {"PC1"}, "main.cu"),           // same line, other file
-             range_edit("k", 11, 11, {"PC1"}, "include/util.cuh")}; // the prompt's relative path
+  r.edits = {range_edit("k", 10, 10, {"PC1"}, "main.cu"),   // same line, other file
+             range_edit("k", 11, 11, {"PC1"}, "util.cuh")}; // the prompt's name for the profile's path
   auto app = edit::apply_edits({{"main.cu", numbered_source(20)}, {"util.cuh", numbered_source(20)}}, r, ids(d));
   ASSERT_EQ(app.applied(), 2u);
   auto m = compute_ear(inputs(d, r, app));

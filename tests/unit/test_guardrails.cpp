@@ -18,7 +18,7 @@ const std::string k_src = "__device__ float twice(float v) { return 2.0f * v; }\
 std::vector<edit::Violation> check(const prompt::Edit& e, edit::Scope scope = edit::Scope::kernel) {
   prompt::Reply r;
   r.edits = {e};
-  auto app = edit::apply_edits({{"k.cu", k_src}}, r, {});
+  auto app = edit::apply_edits({{"k.cu", k_src}}, r, {"PC1", "RF1"});
   EXPECT_EQ(app.applied(), 1u) << app.outcomes[0].reason;
   return edit::check_guardrails(app, {scope, {"hot"}});
 }
@@ -29,6 +29,7 @@ prompt::Edit replace(std::string find, std::string with) {
   e.kernel = "hot";
   e.find = std::move(find);
   e.replace = std::move(with);
+  e.evidence = {"PC1"};
   return e;
 }
 
@@ -89,4 +90,48 @@ TEST(Guardrails, TheLaunchingHostFunctionOnlyWithScopeFile) {
 TEST(Guardrails, UnbalancedResultIsRejected) {
   auto v = check(replace("if (i < n) a[i] = twice(b[i]);", "if (i < n) { a[i] = twice(b[i]);"));
   EXPECT_TRUE(has(v, "balance"));
+}
+
+// Rule 5 of the prompt: an edit citing no evidence ID the diagnostics have is refused, not only
+// counted (issue 32: NOPE999 was applied with exit 0). A code-only prompt shows no evidence: the
+// rule does not hold there, and EAR counts what an edit cites anyway.
+TEST(Guardrails, EditsCitingNoKnownEvidenceAreRejected) {
+  auto e = replace("return 2.0f * v;", "return v + v;");
+  e.evidence = {"NOPE999"};
+  auto v = check(e);
+  ASSERT_TRUE(has(v, "evidence"));
+  EXPECT_NE(v[0].message.find("edit 1 cites NOPE999"), std::string::npos) << v[0].message;
+  e.evidence = {};
+  ASSERT_TRUE(has(check(e), "evidence"));
+  e.evidence = {"NOPE999", "PC1"}; // one known ID is enough; EAR counts the other
+  EXPECT_TRUE(check(e).empty());
+
+  prompt::Reply r;
+  r.edits = {e};
+  r.edits[0].evidence = {};
+  auto code_only = [&] {
+    return edit::check_guardrails(edit::apply_edits({{"k.cu", k_src}}, r, {"PC1"}),
+                                  {edit::Scope::kernel, {"hot"}, true});
+  };
+  EXPECT_TRUE(code_only().empty());
+  r.edits[0].evidence = {"PC1"};
+  EXPECT_TRUE(code_only().empty());
+  r.edits[0].evidence = {"NOPE999"};
+  EXPECT_TRUE(code_only().empty());
+}
+
+// An edit naming a file that is not one of the prompt's sources is refused, with the reason,
+// even when its last component is a source's name (issue 32: /tmp/x/main.cu edited main.cu).
+TEST(Guardrails, EditsOfOtherFilesAreRejected) {
+  for (const char* file : {"/tmp/x/k.cu", "../../x/k.cu", "other.cu"}) {
+    prompt::Reply r;
+    r.edits = {replace("return 2.0f * v;", "return v + v;")};
+    r.edits[0].file = file;
+    auto app = edit::apply_edits({{"k.cu", k_src}}, r, {"PC1"});
+    EXPECT_EQ(app.applied(), 0u) << file;
+    EXPECT_EQ(app.result.at("k.cu"), k_src) << file;
+    auto v = edit::check_guardrails(app, {edit::Scope::kernel, {"hot"}});
+    ASSERT_TRUE(has(v, "file")) << file;
+    EXPECT_NE(v[0].message.find("is not one of the prompt's sources (k.cu)"), std::string::npos) << v[0].message;
+  }
 }

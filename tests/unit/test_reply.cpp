@@ -105,6 +105,27 @@ TEST(Reply, EachEditUsesExactlyOneForm) {
   EXPECT_NE(p.errors[0].find("not both"), std::string::npos);
 }
 
+// A NUL byte ("\u0000" in JSON) in any text of an edit is refused with the field's name: it was
+// written into the source (issue 32).
+TEST(Reply, NulBytesAreRefused) {
+  auto with = [](const std::string& file, const std::string& find, const std::string& replace,
+                 const std::string& new_text) {
+    return parse_reply(R"({"summary": "", "withheld": [], "edits": [{"file": ")" + file + R"(", "kernel": "k",
+      "find": ")" + find +
+                       R"(", "replace": ")" + replace + R"(", "line_start": null, "line_end": null,
+      "new_text": )" + new_text +
+                       R"(, "evidence": ["PC1"], "rationale": "", "expected_effect": []}]})");
+  };
+  EXPECT_TRUE(with("main.cu", "a", "b", "null").ok());
+  for (auto [field, p] :
+       std::vector<std::pair<std::string, ParsedReply>>{{"replace", with("main.cu", "a", "b\\u0000c", "null")},
+                                                        {"find", with("main.cu", "a\\u0000", "b", "null")},
+                                                        {"file", with("main.cu\\u0000.txt", "a", "b", "null")}}) {
+    ASSERT_FALSE(p.ok()) << field;
+    EXPECT_NE(p.errors[0].find("edits[0]." + field + ": contains a NUL byte"), std::string::npos) << p.errors[0];
+  }
+}
+
 // Line numbers from a model are untrusted: 2^31 - 1, 2^32 + 53 (which wrapped to 53 in a 32-bit
 // int and was applied) and 2^64 - 1 are errors, not edits of some other line.
 TEST(Reply, LineNumbersOutOfRangeAreErrors) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <regex>
@@ -507,4 +508,111 @@ TEST(RunStore, EightWriterProcessesAndAReaderShareOneIndexInBothJournalModes) {
     RecordProperty(std::string("seconds_") + journal, std::to_string(seconds));
     RecordProperty(std::string("longest_index_run_") + journal, std::to_string(longest));
   }
+}
+
+// Two repairs in the same second named their damaged files alike, and the second rename replaced
+// the first (issue 32). The names of the next half minute are taken beforehand, so that the test
+// does not depend on when the second ticks: a repair must pick a name of its own and overwrite none.
+TEST(RunStore, DamagedIndexFilesNeverOverwriteEachOther) {
+  test::TempDir dir;
+  {
+    RunStore store(dir.path().string());
+    store.index_run(put_run(store, "r1", "2026-11-30T01:00:00Z"));
+  }
+  fs::path index = dir.path() / "index.sqlite";
+  std::time_t now = std::time(nullptr);
+  std::vector<fs::path> taken;
+  for (std::time_t t = now - 2; t <= now + 30; ++t) {
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    taken.push_back(index.string() + ".damaged-" + stamp);
+    dir.file(taken.back().filename().string(), "an earlier damaged index");
+  }
+  for (const char* garbage : {"first damaged index", "second damaged index"}) {
+    for (const char* suffix : {"-wal", "-shm"}) fs::remove(index.string() + suffix);
+    dir.file("index.sqlite", std::string(8192, garbage[0]));
+    RunStore again(dir.path().string());
+    EXPECT_EQ(again.list_runs().size(), 1u);
+  }
+  for (const auto& f : taken) EXPECT_EQ(test::read_all(f.string()), "an earlier damaged index") << f;
+  std::size_t damaged = 0;
+  for (const auto& f : fs::directory_iterator(dir.path()))
+    damaged += f.path().filename().string().rfind("index.sqlite.damaged-", 0) == 0;
+  EXPECT_EQ(damaged, taken.size() + 2);
+}
+
+// A run folder whose run.json was deleted stayed "finished" in `runs list`, `runs show` said no
+// run matches and reindex dropped it without a word (issue 32). Now the listing marks it, and
+// resolving it says what is gone.
+TEST(RunStore, ARunWhoseRunJsonIsGoneIsNamedNotDropped) {
+  test::TempDir dir;
+  RunStore store(dir.path().string());
+  store.index_run(put_run(store, "r1", "2026-11-30T01:00:00Z"));
+  store.index_run(put_run(store, "r2", "2026-11-30T02:00:00Z"));
+  dir.file("r1/options.json", "{}"); // what the loop writes beside run.json
+  fs::remove(dir.path() / "r1" / "run.json");
+  dir.file("r2/run.json", "{ \"id\": ");
+
+  auto status_of = [&](const std::string& id) {
+    for (const auto& r : store.list_runs_now())
+      if (r["id"] == id) return r;
+    return json();
+  };
+  json r1 = status_of("r1"), r2 = status_of("r2");
+  EXPECT_EQ(r1["status"], "missing");
+  EXPECT_NE(r1["problem"].get<std::string>().find("run.json is gone from its folder"), std::string::npos) << r1;
+  EXPECT_EQ(r2["status"], "unreadable");
+  EXPECT_NE(r2["problem"].get<std::string>().find("run.json:1"), std::string::npos) << r2;
+  try {
+    store.resolve("r1");
+    ADD_FAILURE() << "r1 resolved";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("run.json is gone from its folder"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(store.lost_runs(), std::vector<std::string>{"r1"});
+  // Reindexed, the index has neither, and the listing still shows both folders.
+  EXPECT_EQ(store.reindex(), 0u);
+  EXPECT_EQ(status_of("r1")["status"], "missing");
+  EXPECT_EQ(status_of("r2")["status"], "unreadable");
+  // A folder that is no run (nothing a run writes in it) is not one.
+  fs::create_directories(dir.path() / "campaigns");
+  EXPECT_EQ(store.lost_runs(), std::vector<std::string>{"r1"});
+}
+
+TEST(RunStore, AnAARunIsMarkedInTheListing) {
+  test::TempDir dir;
+  RunStore store(dir.path().string());
+  json run = sample_run("aa", "2026-11-30T01:00:00Z");
+  run["aa"] = true;
+  store.create_run("aa");
+  write_json_atomic(store.run_dir("aa") + "/run.json", run);
+  store.index_run(run);
+  store.index_run(put_run(store, "r1", "2026-11-30T02:00:00Z"));
+  auto runs = store.list_runs_now();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0]["id"], "r1");
+  EXPECT_EQ(runs[0]["aa"], false);
+  EXPECT_EQ(runs[1]["aa"], true);
+}
+
+// `runs show` exited 0 without a word when a variant's journals were deleted (issue 32).
+TEST(RunStore, MissingJournalsAreNamed) {
+  test::TempDir dir;
+  RunStore store(dir.path().string());
+  json run = sample_run("r1", "2026-11-30T01:00:00Z");
+  run["variants"][1]["dir"] = "iterations/1/attempt-2";
+  run["variants"][1]["validation"] = {{"passed", true}};
+  store.create_run("r1");
+  dir.file("r1/iterations/1/attempt-2/validation.jsonl", "{}\n");
+  dir.file("r1/iterations/1/attempt-2/measurements.jsonl", "{}\n");
+  EXPECT_TRUE(check_journals(store.run_dir("r1"), run).empty());
+  fs::remove(dir.path() / "r1/iterations/1/attempt-2/measurements.jsonl");
+  fs::remove(dir.path() / "r1/iterations/1/attempt-2/validation.jsonl");
+  auto problems = check_journals(store.run_dir("r1"), run);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_NE(problems[0].find("attempt-2/validation.jsonl: variant i1a2 has a validation"), std::string::npos)
+      << problems[0];
+  EXPECT_NE(problems[1].find("measurements.jsonl"), std::string::npos) << problems[1];
 }
