@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/build.sh
+bash scripts/build.sh optimas_tool # the rest (tests, fuzzers, benchmarks): scripts/test.sh
 OPTIMAS=./build/src/optimas
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
 if ! command -v nvcc >/dev/null; then
