@@ -51,7 +51,7 @@ WORK="$WORK" D="$D" "${namespace[@]}" bash "$WORK/inside.sh" || rc=$?
 id=$(cat "$WORK/id")
 [ -n "$id" ] || fail "no run folder was made: $(cat "$WORK/full.log")"
 [ "$(cat "$WORK/full.rc")" = 1 ] || fail "the run on a full disk: exit $(cat "$WORK/full.rc"), expected 1: $(cat "$WORK/full.log")"
-grep -q "run $id: the disk is full (No space left on device) while copying .* into runs/$id/work/baseline; the partial copy was removed: free some space there, then resume the run" "$WORK/full.log" ||
+grep -q "run $id: the disk is full (No space left on device) while copying .* into $WORK/runs/$id/work/baseline; the partial copy was removed: free some space there, then resume the run" "$WORK/full.log" ||
   fail "the error does not name the run, the disk and what to do: $(cat "$WORK/full.log")"
 [ ! -e "$WORK/work.left" ] || fail "the scratch copy stayed on the full disk: $(cat "$WORK/work.left")"
 [ "$(cat "$WORK/list.rc")" = 0 ] || fail "runs list after the full disk: $(cat "$WORK/list.log")"

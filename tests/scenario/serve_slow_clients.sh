@@ -72,7 +72,9 @@ with socket.create_connection(("127.0.0.1", port), timeout=20) as s:
     answer = s.recv(4096)
 took = time.monotonic() - start
 assert answer.startswith(b"HTTP/1.1 503"), f"connection 129: {answer[:60]!r}"
-assert took < 1, f"the 503 took {took:.1f} s"
+# Queued, it would wait for a slot: minutes here (--request-timeout 600). The bound leaves room
+# for a loaded machine, where it once took 1.0 s while 128 threads started.
+assert took < 5, f"the 503 took {took:.1f} s"
 print(f"GET / behind slow clients answered; connection 129 refused in {took:.2f} s")
 PY
 # SIGTERM with 128 connections open: the server ends them and exits.

@@ -81,7 +81,7 @@ TEST(Guardrails, TheLaunchingHostFunctionOnlyWithScopeFile) {
                                   "}\n";
   prompt::Reply r;
   r.edits = {replace("hot<<<(n + 255) / 256, 256>>>", "hot<<<(n + 127) / 128, 128>>>")};
-  auto app = edit::apply_edits({{"k.cu", src}}, r, {});
+  auto app = edit::apply_edits({{"k.cu", src}}, r, {"PC1", "RF1"});
   ASSERT_EQ(app.applied(), 1u) << app.outcomes[0].reason;
   EXPECT_TRUE(has(edit::check_guardrails(app, {edit::Scope::kernel, {"hot"}}), "scope"));
   EXPECT_TRUE(edit::check_guardrails(app, {edit::Scope::file, {"hot"}}).empty());
