@@ -34,3 +34,14 @@ expect_fail() {
   # A here-string, not a pipe: under pipefail, `echo | grep -q` fails when grep, done early, closes the pipe first.
   grep -qE -- "$pattern" <<<"$out" || fail "expected /$pattern/ in the output of: $*"$'\n'"$out"
 }
+
+# fake_ncu_pages: the pages tests/scenario/fake-ncu serves for a heavy pass, from the recorded
+# samples, into $FAKE_NCU_DATA/heavy (the caller writes its own timing page into $FAKE_NCU_DATA/timing).
+fake_ncu_pages() {
+  local s="$OPTIMAS_TEST_DATA/ncu-samples"
+  mkdir -p "$FAKE_NCU_DATA/timing" "$FAKE_NCU_DATA/heavy"
+  cp "$s/details_base_name.csv" "$FAKE_NCU_DATA/heavy/details.csv"
+  cp "$s/raw_base.csv" "$FAKE_NCU_DATA/heavy/raw.csv"
+  cp "$s/src_both.csv" "$FAKE_NCU_DATA/heavy/source.csv"
+  cp "$s/session.csv" "$FAKE_NCU_DATA/heavy/session.csv"
+}

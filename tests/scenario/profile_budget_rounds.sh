@@ -4,14 +4,9 @@
 # the launches it holds; only a first round that cannot finish fails the profile.
 source "$(dirname "$0")/lib.sh"
 
-S="$OPTIMAS_TEST_DATA/ncu-samples"
 NCU="$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu"
 export FAKE_NCU_DATA="$WORK/pages" FAKE_NCU_LOG="$WORK/ncu.log" OPTIMAS_TRACER=none
-mkdir -p "$FAKE_NCU_DATA/timing" "$FAKE_NCU_DATA/heavy"
-cp "$S/details_base_name.csv" "$FAKE_NCU_DATA/heavy/details.csv"
-cp "$S/raw_base.csv" "$FAKE_NCU_DATA/heavy/raw.csv"
-cp "$S/src_both.csv" "$FAKE_NCU_DATA/heavy/source.csv"
-cp "$S/session.csv" "$FAKE_NCU_DATA/heavy/session.csv"
+fake_ncu_pages
 # The timing pass: one saxpy, then six launches of dloop, the one hot kernel. With --launch-cap 3
 # its picks are invocations 1, 3 and 6; round 1 takes the middle one, 3.
 {

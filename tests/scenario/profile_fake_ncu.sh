@@ -2,15 +2,10 @@
 # pass limited to them, exports, manifest, read-back; and failures that keep what was done.
 source "$(dirname "$0")/lib.sh"
 
-S="$OPTIMAS_TEST_DATA/ncu-samples"
 export FAKE_NCU_DATA="$WORK/pages" FAKE_NCU_LOG="$WORK/ncu.log"
 # ncu's own timing pass; the kernel tracer's fallback to it is checked at the end.
 export OPTIMAS_TRACER=none
-mkdir -p "$FAKE_NCU_DATA/timing" "$FAKE_NCU_DATA/heavy"
-cp "$S/details_base_name.csv" "$FAKE_NCU_DATA/heavy/details.csv"
-cp "$S/raw_base.csv" "$FAKE_NCU_DATA/heavy/raw.csv"
-cp "$S/src_both.csv" "$FAKE_NCU_DATA/heavy/source.csv"
-cp "$S/session.csv" "$FAKE_NCU_DATA/heavy/session.csv"
+fake_ncu_pages
 # The timing pass's raw page: the same four launches with their durations only.
 {
   echo '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","gpu__time_duration.sum"'
