@@ -4,10 +4,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+#include <vector>
+
 namespace optimas::cli {
 
 // The exit code a command asks for when it finishes without an exception (k_exit_ok unless set).
 int& command_exit_code();
+
+// The words after `--` on the command line of `optimas init`: the program's run command, never
+// our options (main takes them off before CLI11 parses the rest).
+std::vector<std::string>& init_run_command();
 
 void add_analyze_command(CLI::App& app);
 void add_apply_command(CLI::App& app);
@@ -16,6 +23,7 @@ void add_ask_command(CLI::App& app);
 void add_backends_command(CLI::App& app);
 void add_campaign_command(CLI::App& app);
 void add_launchers_command(CLI::App& app);
+void add_init_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 void add_prompt_command(CLI::App& app);
 void add_profile_command(CLI::App& app);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
     if (verbose) log::set_level(log::Level::debug);
     if (quiet) log::set_level(log::Level::error);
   });
+  cli::add_init_command(app);
   cli::add_profile_command(app);
   cli::add_analyze_command(app);
   cli::add_prompt_command(app);
@@ -63,8 +65,20 @@ int main(int argc, char** argv) {
   cli::add_corpus_command(app);
   cli::add_serve_command(app);
   cli::add_report_command(app);
+  // `optimas init DIR -- ./app --n 96`: what follows `--` is the program's command line, kept
+  // whole (CLI11 would hand its first word to DIR).
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto command = std::find_if(args.begin(), args.end(), [](const std::string& a) { return a.empty() || a[0] != '-'; });
+  if (auto init = command; init != args.end() && *init == "init") {
+    if (auto dashes = std::find(init, args.end(), "--"); dashes != args.end()) {
+      cli::init_run_command().assign(dashes + 1, args.end());
+      args.erase(dashes, args.end());
+    }
+  }
+  std::reverse(args.begin(), args.end()); // CLI11 takes a vector in reverse order
+  app.name("optimas");
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; a bad option is a usage error.
     return app.exit(e) == 0 ? k_exit_ok : k_exit_usage;

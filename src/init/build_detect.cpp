@@ -1,0 +1,335 @@
+#include "init/build_detect.hpp"
+
+#include "util/error.hpp"
+#include "util/process.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace optimas::init {
+namespace {
+
+// nvcc reads NVCC_APPEND_FLAGS after its command line, so the flags reach every nvcc call of any
+// build, and the last -arch wins over one the build hard-codes. The variable's own value (a
+// tuning point's flags) is kept.
+std::string append_flags_prefix(const std::string& flags) {
+  return fmt::format("NVCC_APPEND_FLAGS=\"$NVCC_APPEND_FLAGS {}\" ", flags);
+}
+
+// Relative paths in build files or sources that climb out of the folder (../../common/make.config).
+std::vector<std::string> climbing_paths(const std::string& text) {
+  static const std::regex up(R"((?:^|[\s"'(=:<,]|-[IL])((?:\.\./)+[A-Za-z0-9_./+-]*))");
+  std::set<std::string> seen;
+  std::vector<std::string> found;
+  for (std::sregex_iterator it(text.begin(), text.end(), up), end; it != end; ++it) {
+    std::string p = (*it)[1];
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    if (seen.insert(p).second) found.push_back(p);
+  }
+  return found;
+}
+
+struct Makefile {
+  std::string text;
+  std::map<std::string, std::string> vars;
+  std::vector<std::pair<std::string, std::string>> rules;  // target -> prerequisites, in file order
+  std::map<std::string, std::vector<std::string>> recipes; // target -> its recipe lines
+  std::set<std::string> phony;
+};
+
+Makefile read_makefile(const std::string& path) {
+  Makefile m;
+  m.text = util::read_file(path);
+  static const std::regex assign(R"(^(?:override\s+|export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(\?=|::=|:=|\+=|=)\s*(.*)$)");
+  static const std::regex rule(R"(^([^\s:=#][^:=#]*?)\s*::?\s*([^=]*)$)");
+  std::string current;
+  for (auto line : util::split(m.text, '\n')) {
+    std::string l(line);
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    if (!l.empty() && l[0] == '\t') {
+      if (!current.empty()) m.recipes[current].push_back(l.substr(1));
+      continue;
+    }
+    std::string s(util::trim(l.substr(0, l.find('#'))));
+    std::smatch g;
+    if (std::regex_match(s, g, assign)) {
+      std::string value(util::trim(g[3].str()));
+      if (g[2] == "+=")
+        m.vars[g[1]] += (m.vars[g[1]].empty() ? "" : " ") + value;
+      else if (g[2] != "?=" || !m.vars.count(g[1]))
+        m.vars[g[1]] = value;
+      current.clear();
+    } else if (std::regex_match(s, g, rule)) {
+      current.clear();
+      const std::string targets = g[1].str(), prerequisites = g[2].str();
+      for (auto t : util::split(targets, ' ')) {
+        if (t.empty()) continue;
+        if (t == ".PHONY") {
+          for (auto p : util::split(prerequisites, ' '))
+            if (!p.empty()) m.phony.insert(std::string(p));
+          continue;
+        }
+        m.rules.emplace_back(std::string(t), std::string(util::trim(prerequisites)));
+        if (current.empty()) current = std::string(t);
+      }
+    } else if (!s.empty()) {
+      current.clear();
+    }
+  }
+  return m;
+}
+
+std::string expand(const Makefile& m, std::string s, int depth = 0) {
+  static const std::regex ref(R"(\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}])");
+  if (depth > 8) return s;
+  std::string out;
+  std::smatch g;
+  bool any = false;
+  while (std::regex_search(s, g, ref)) {
+    auto it = m.vars.find(g[1]);
+    out += g.prefix().str() + (it == m.vars.end() ? "" : it->second);
+    s = g.suffix().str();
+    any = true;
+  }
+  out += s;
+  return any ? expand(m, out, depth + 1) : out;
+}
+
+bool is_goal_word(const std::string& t) {
+  static const std::set<std::string> words = {"all",   "release", "default", "build",
+                                              "debug", "install", "clean",   "test"};
+  return words.count(t) > 0;
+}
+
+// The program the default goal makes: the first rule's target when it names a file, else the
+// `-o X` of its recipe, else its first prerequisite that is not a goal word.
+std::string make_binary(const Makefile& m) {
+  for (const auto& [target, prereqs] : m.rules) {
+    std::string t = expand(m, target);
+    if (t.empty() || t[0] == '.' || t.find('%') != std::string::npos) continue;
+    if (!is_goal_word(t) && !m.phony.count(target)) return t;
+    static const std::regex dash_o(R"((?:^|\s)-o\s*(\S+))");
+    for (const auto& line : m.recipes.count(target) ? m.recipes.at(target) : std::vector<std::string>{}) {
+      std::string e = expand(m, line);
+      std::smatch g;
+      if (std::regex_search(e, g, dash_o) && g[1].str().find(".o") == std::string::npos) return g[1];
+    }
+    const std::string expanded = expand(m, prereqs);
+    for (auto p : util::split(expanded, ' ')) {
+      std::string ps(p);
+      if (!ps.empty() && !is_goal_word(ps) && ps.find('.') == std::string::npos) return ps;
+    }
+    return {};
+  }
+  return {};
+}
+
+std::string retarget_arch(const std::string& value, const std::string& arch) {
+  static const std::regex sm(R"(sm_[0-9]+a?)"), compute(R"(compute_[0-9]+a?)"), numbers(R"(^[0-9]+(\s+[0-9]+)*$)");
+  if (value.find('$') != std::string::npos) return {};
+  if (std::regex_match(value, numbers)) return arch;
+  std::string v = std::regex_replace(value, sm, "sm_" + arch);
+  v = std::regex_replace(v, compute, "compute_" + arch);
+  return v == value && value.find("sm_" + arch) == std::string::npos ? std::string() : v;
+}
+
+BuildGuess make_build(const fs::path& dir, const std::string& makefile, const std::string& arch) {
+  Makefile m = read_makefile((dir / makefile).string());
+  BuildGuess b;
+  b.kind = "make";
+  std::string command =
+      makefile == "Makefile" || makefile == "makefile" || makefile == "GNUmakefile" ? "make" : "make -f " + makefile;
+  std::vector<std::string> added, reasons;
+  bool lineinfo = util::contains(m.text, "-lineinfo") || util::contains(m.text, "--generate-line-info");
+  // A Makefile that never calls nvcc (a host program) gets no nvcc flags.
+  bool nvcc = util::contains(util::to_lower(m.text), "nvcc");
+  std::string arch_var;
+  for (const char* v : {"SMS", "ARCH", "GPU_ARCH", "CUDA_ARCH", "NVCC_ARCH", "SM_ARCH", "SM", "CUDA_ARCH_FLAGS"})
+    if (m.vars.count(v) && !arch.empty()) {
+      if (std::string nv = retarget_arch(m.vars.at(v), arch); !nv.empty()) {
+        arch_var = v;
+        command += fmt::format(" {}={}", v, util::shell_quote(nv));
+        reasons.push_back(fmt::format("{}={} builds for this GPU (the Makefile says {})", v, nv, m.vars.at(v)));
+        break;
+      }
+    }
+  std::vector<std::string> appended;
+  if (!lineinfo && nvcc) appended.push_back("-lineinfo");
+  if (arch_var.empty() && !arch.empty() && nvcc) appended.push_back("-arch=sm_" + arch);
+  if (!appended.empty()) {
+    std::string flags = util::join(appended, " ");
+    command = append_flags_prefix(flags) + command;
+    reasons.push_back(fmt::format("nvcc appends {} to every compile (NVCC_APPEND_FLAGS){}", flags,
+                                  lineinfo ? "" : ": -lineinfo gives the profiler its source lines"));
+  } else if (lineinfo) {
+    reasons.push_back("the Makefile already builds with -lineinfo");
+  }
+  if (!nvcc)
+    reasons.push_back("it never names nvcc: no CUDA flags added");
+  else if (arch.empty())
+    reasons.push_back("no GPU here: the Makefile's own architecture is kept");
+  b.command = {command, fmt::format("{} found; {}", makefile, util::join(reasons, "; "))};
+
+  auto clean = m.recipes.find("clean");
+  if (clean != m.recipes.end()) {
+    bool forced = !clean->second.empty();
+    for (const auto& line : clean->second) {
+      std::string l(util::trim(line));
+      forced = forced && (l.rfind("rm -f", 0) == 0 || l.rfind("rm -rf", 0) == 0 || l.rfind("-rm", 0) == 0 ||
+                          l.rfind("$(RM)", 0) == 0 || l.rfind("@rm -f", 0) == 0 || l.rfind("@rm -rf", 0) == 0);
+    }
+    std::string clean_command = makefile == "Makefile" || makefile == "makefile" || makefile == "GNUmakefile"
+                                    ? "make clean"
+                                    : "make -f " + makefile + " clean";
+    if (forced)
+      b.clean = {clean_command, "the Makefile's clean target, before every build of a scratch copy"};
+    else
+      b.clean = {"", "",
+                 fmt::format("the Makefile's clean target fails when there is nothing to remove (`{}`); "
+                             "left out, a scratch copy holds no objects anyway",
+                             clean->second.empty() ? "" : std::string(util::trim(clean->second[0])))};
+  }
+  std::string binary = make_binary(m);
+  b.binary = binary.empty() ? Decision{"", "", "the program the Makefile builds (build.binary)"}
+                            : Decision{binary, "the default goal's program"};
+  b.outside = climbing_paths(m.text);
+  return b;
+}
+
+BuildGuess cmake_build(const fs::path& dir, const std::string& arch) {
+  std::string text = util::read_file((dir / "CMakeLists.txt").string());
+  BuildGuess b;
+  b.kind = "cmake";
+  std::string configure = "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release";
+  std::vector<std::string> reasons = {"CMakeLists.txt found: configured and built out of tree, in build/"};
+  if (!util::contains(text, "lineinfo")) {
+    configure += " -DCMAKE_CUDA_FLAGS=-lineinfo";
+    reasons.push_back("-lineinfo gives the profiler its source lines");
+  } else {
+    reasons.push_back("the project already builds with -lineinfo");
+  }
+  if (!arch.empty()) {
+    if (util::contains(text, "set(CMAKE_CUDA_ARCHITECTURES") &&
+        !util::contains(text, "NOT DEFINED CMAKE_CUDA_ARCHITECTURES"))
+      reasons.push_back("CMakeLists.txt sets CMAKE_CUDA_ARCHITECTURES itself (kept)");
+    else {
+      configure += " -DCMAKE_CUDA_ARCHITECTURES=" + arch;
+      reasons.push_back(fmt::format("CMAKE_CUDA_ARCHITECTURES={}: this GPU", arch));
+    }
+  }
+  b.command = {configure + " && cmake --build build", util::join(reasons, "; ")};
+  b.dir = {"build", "the out-of-tree build folder (never copied into a scratch build)"};
+  static const std::regex exe(R"(add_executable\s*\(\s*([A-Za-z0-9_.+-]+))");
+  std::smatch g;
+  if (std::regex_search(text, g, exe))
+    b.binary = {"build/" + g[1].str(), "CMakeLists.txt's first add_executable"};
+  else
+    b.binary = {"", "", "the program CMake builds (build.binary): CMakeLists.txt has no add_executable"};
+  b.outside = climbing_paths(text);
+  return b;
+}
+
+std::vector<std::string> top_level(const fs::path& dir, const std::vector<std::string>& extensions) {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() &&
+        std::find(extensions.begin(), extensions.end(), e.path().extension().string()) != extensions.end())
+      files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+BuildGuess nvcc_build(const fs::path& dir, const std::string& arch) {
+  std::vector<std::string> files = top_level(dir, {".cu", ".cpp", ".cc", ".cxx"});
+  static const std::regex main_fn(R"(\bint\s+main\s*\()");
+  std::map<std::string, std::string> text;
+  std::string all;
+  for (const auto& f : files) all += (text[f] = util::read_file((dir / f).string()));
+  // A file another one #includes is compiled there, not on its own.
+  std::vector<std::string> compiled;
+  for (const auto& f : files) {
+    bool included = false;
+    for (const auto& [g, t] : text) included = included || (g != f && util::contains(t, "#include \"" + f + "\""));
+    if (!included) compiled.push_back(f);
+  }
+  int mains = 0;
+  for (const auto& f : compiled) mains += std::regex_search(text[f], main_fn) ? 1 : 0;
+  BuildGuess b;
+  b.kind = "nvcc";
+  std::string name = dir.filename().string();
+  static const std::regex ok_name(R"([A-Za-z0-9_.-]+)");
+  if (!std::regex_match(name, ok_name) || name == "." || name == "..") name = "app";
+  std::vector<std::string> libraries;
+  for (const auto& [header, lib] : std::vector<std::pair<std::string, std::string>>{{"cublas", "-lcublas"},
+                                                                                    {"cufft", "-lcufft"},
+                                                                                    {"curand.h", "-lcurand"},
+                                                                                    {"cusparse", "-lcusparse"},
+                                                                                    {"cusolver", "-lcusolver"}})
+    if (util::contains(all, "#include <" + header)) libraries.push_back(lib);
+  std::string arch_flag = arch.empty() ? "-arch=native" : "-arch=sm_" + arch;
+  std::string command = fmt::format("nvcc -O3 {} -lineinfo -o {} {}", arch_flag, name, util::join(compiled, " "));
+  if (!libraries.empty()) command += " " + util::join(libraries, " ");
+  std::string why = fmt::format("no Makefile or CMakeLists.txt: one nvcc line over the files no other file includes; "
+                                "-lineinfo gives the profiler its source lines; {}",
+                                arch.empty() ? "-arch=native builds for the GPU of the machine that builds"
+                                             : "-arch=sm_" + arch + ": this GPU");
+  b.command = {command, why};
+  if (mains != 1) b.command.todo = fmt::format("{} of the files compiled define main(): check the file list", mains);
+  b.binary = {name, "the program the nvcc line writes"};
+  b.outside = climbing_paths(all);
+  return b;
+}
+
+} // namespace
+
+BuildGuess detect_build(const std::string& dir_name, const std::string& arch) {
+  fs::path dir(dir_name);
+  std::string makefile;
+  for (const char* f : {"GNUmakefile", "makefile", "Makefile"})
+    if (fs::is_regular_file(dir / f)) {
+      makefile = f;
+      break;
+    }
+  bool cmake = fs::is_regular_file(dir / "CMakeLists.txt");
+  // A Makefile CMake generated in the source folder is CMake's, not the project's.
+  if (!makefile.empty() && cmake && util::contains(util::read_file((dir / makefile).string()), "CMake generated"))
+    makefile.clear();
+  BuildGuess b;
+  if (!makefile.empty()) {
+    b = make_build(dir, makefile, arch);
+    if (cmake) b.command.why += "; CMakeLists.txt exists too (the Makefile was preferred)";
+  } else if (cmake) {
+    b = cmake_build(dir, arch);
+  } else if (!top_level(dir, {".cu"}).empty()) {
+    b = nvcc_build(dir, arch);
+  } else {
+    throw Error(fmt::format("{}: no Makefile, CMakeLists.txt or .cu file: init cannot tell how the program builds "
+                            "(run it in the folder that holds the build files)",
+                            dir_name));
+  }
+  return b;
+}
+
+std::string gpu_arch() {
+  auto smi = util::find_executable("nvidia-smi");
+  if (!smi) return {};
+  util::ProcessSpec spec;
+  spec.argv = {*smi, "--query-gpu=compute_cap", "--format=csv,noheader"};
+  spec.timeout_s = 30;
+  auto r = util::run_process(spec);
+  if (!r.ok()) return {};
+  std::string cc(util::trim(r.out.substr(0, r.out.find('\n'))));
+  static const std::regex form(R"(([0-9]+)\.([0-9]+))");
+  std::smatch g;
+  return std::regex_match(cc, g, form) ? g[1].str() + g[2].str() : std::string();
+}
+
+} // namespace optimas::init

@@ -1,0 +1,163 @@
+#include "init/printed_times.hpp"
+
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+
+namespace optimas::init {
+namespace {
+
+const char* const k_figure = "([0-9.eE+-]+)";
+
+// A unit word at the start of `after` (" us over 20 iterations" -> us), normalised.
+std::string unit_after(const std::string& after, std::string* literal) {
+  static const std::regex unit(
+      R"(^(\s?)(ms|msec|milliseconds?|us|usec|microseconds?|µs|ns|nsec|nanoseconds?|s|sec|secs|seconds?)\b)");
+  std::smatch g;
+  if (!std::regex_search(after, g, unit)) return {};
+  if (literal) *literal = g[0];
+  std::string u = g[2];
+  if (u.rfind("ms", 0) == 0 || u.rfind("milli", 0) == 0) return "ms";
+  if (u == "us" || u == "usec" || u.rfind("micro", 0) == 0 || u == "µs") return "us";
+  if (u.rfind("n", 0) == 0) return "ns";
+  return "s";
+}
+
+// A unit named in the label: "time (ms):", "elapsed_us=", "Time in msec", "[s]".
+std::string unit_in_label(const std::string& label) {
+  static const std::regex unit(
+      R"((?:[\[(]|_|\bin\s)(ms|msec|milliseconds|us|usec|microseconds|ns|nsec|s|sec|seconds)(?:[\])]|\b))",
+      std::regex::icase);
+  std::smatch g;
+  std::string last;
+  for (auto it = std::sregex_iterator(label.begin(), label.end(), unit); it != std::sregex_iterator(); ++it)
+    last = util::to_lower((*it)[1].str());
+  if (last.empty()) return {};
+  if (last[0] == 'm') return "ms";
+  if (last[0] == 'u') return "us";
+  if (last[0] == 'n') return "ns";
+  return "s";
+}
+
+void classify(PrintedTime& t) {
+  std::string l = util::to_lower(t.label);
+  t.average = util::contains(l, "average") || util::contains(l, "avg") || util::contains(l, "mean") ||
+              util::contains(l, "per call") || util::contains(l, "per iteration") || util::contains(l, "per launch");
+  t.kernel_word = util::contains(l, "kernel") || util::contains(l, "gpu") || util::contains(l, "device");
+}
+
+bool time_words(const std::string& label) {
+  std::string l = util::to_lower(label);
+  for (const char* w : {"time", "elapsed", "duration", "took", "latency"})
+    if (util::contains(l, w)) return true;
+  return false;
+}
+
+} // namespace
+
+double unit_ms(const std::string& unit) {
+  if (unit == "ms") return 1;
+  if (unit == "us") return 1e-3;
+  if (unit == "ns") return 1e-6;
+  if (unit == "s") return 1e3;
+  return 0;
+}
+
+std::string regex_literal(const std::string& text) {
+  static const std::string special = R"(\^$.|?*+()[]{}/)";
+  std::string out;
+  for (char c : text) {
+    if (special.find(c) != std::string::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::vector<PrintedTime> printed_times_in_source(const std::string& file, const std::string& text) {
+  static const std::regex call(R"((?:\bprintf|\bfprintf\s*\(\s*stdout\s*,)\s*\(?\s*"((?:[^"\\\n]|\\.)*)\")");
+  static const std::regex conversion(R"(%[-+ #0]*[0-9]*(?:\.[0-9]+)?(?:l|L)?([fgeFGE]))");
+  static const std::regex any_conversion(R"(%[-+ #0]*[0-9]*(?:\.[0-9]+)?[a-zA-Z]+)");
+  std::vector<PrintedTime> found;
+  for (std::sregex_iterator it(text.begin(), text.end(), call), end; it != end; ++it) {
+    std::string format = (*it)[1];
+    auto line = 1 + std::count(text.begin(), text.begin() + it->position(0), '\n');
+    // Each printed line on its own: the figure's label is the text before it on that line.
+    std::size_t nl;
+    while ((nl = format.find("\\n")) != std::string::npos || !format.empty()) {
+      std::string piece = format.substr(0, nl);
+      format = nl == std::string::npos ? std::string() : format.substr(nl + 2);
+      std::smatch g;
+      if (!std::regex_search(piece, g, conversion)) continue;
+      std::string label = g.prefix().str();
+      if (std::regex_search(label, any_conversion) || util::contains(label, "\\")) continue;
+      std::string literal;
+      std::string unit = unit_after(g.suffix().str(), &literal);
+      if (unit.empty()) unit = unit_in_label(label);
+      // A time word in the label, or a unit right after the figure ("%.3f ms").
+      if (!time_words(label) && literal.empty()) continue;
+      PrintedTime t;
+      t.label = label;
+      t.unit = unit;
+      t.pattern = regex_literal(label) + k_figure + regex_literal(literal);
+      t.where = fmt::format("{}:{}", file, line);
+      classify(t);
+      found.push_back(t);
+    }
+  }
+  return found;
+}
+
+std::vector<PrintedTime> printed_times_in_output(const std::string& stdout_text) {
+  static const std::regex number(R"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)");
+  std::vector<PrintedTime> found;
+  for (auto view : util::split(stdout_text, '\n')) {
+    std::string line(view);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    for (std::sregex_iterator it(line.begin(), line.end(), number), end; it != end; ++it) {
+      std::string label = line.substr(0, static_cast<std::size_t>(it->position(0)));
+      // A number glued to a word ("sm_90", "x2") is part of that word.
+      if (!label.empty() && (std::isalnum(static_cast<unsigned char>(label.back())) || label.back() == '_')) continue;
+      std::string literal;
+      std::string unit = unit_after(line.substr(static_cast<std::size_t>(it->position(0) + it->length(0))), &literal);
+      if (unit.empty()) unit = unit_in_label(label);
+      if (unit.empty() || !(time_words(label) || !literal.empty())) continue;
+      // The label up to the figure, its numbers generalised (an iteration count in it varies).
+      PrintedTime t;
+      t.label = label;
+      t.unit = unit;
+      t.value = std::strtod(it->str().c_str(), nullptr);
+      std::string shape = line_shape(label);
+      t.pattern = shape.substr(1) + k_figure + regex_literal(literal);
+      classify(t);
+      found.push_back(t);
+      break;
+    }
+  }
+  return found;
+}
+
+std::string line_shape(const std::string& line) {
+  static const std::regex number(R"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)");
+  std::string out = "^";
+  std::size_t at = 0;
+  for (std::sregex_iterator it(line.begin(), line.end(), number), end; it != end; ++it) {
+    auto pos = static_cast<std::size_t>(it->position(0));
+    out += regex_literal(line.substr(at, pos - at)) + "[-+0-9.eE]+";
+    at = pos + static_cast<std::size_t>(it->length(0));
+  }
+  return out + regex_literal(line.substr(at));
+}
+
+bool looks_like_timing(const std::string& line) {
+  if (!printed_times_in_output(line).empty()) return true;
+  std::string l = util::to_lower(line);
+  for (const char* w : {"gb/s", "gbytes/s", "mb/s", "gflop", "tflop", "bandwidth", "throughput", "elapsed", "time"})
+    if (util::contains(l, w)) return true;
+  return false;
+}
+
+} // namespace optimas::init
