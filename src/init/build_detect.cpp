@@ -37,6 +37,41 @@ std::vector<std::string> climbing_paths(const std::string& text) {
   return found;
 }
 
+// The climbing #include "../x.h" lines of the folder's own sources.
+std::vector<std::string> climbing_includes(const fs::path& dir) {
+  static const std::regex include(R"re(#\s*include\s*"((?:\.\./)+[^"]*)")re");
+  std::set<std::string> seen;
+  std::vector<std::string> found;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string ext = e.path().extension().string();
+    if (!e.is_regular_file() || (ext != ".cu" && ext != ".cuh" && ext != ".h" && ext != ".hpp" && ext != ".cpp"))
+      continue;
+    std::string text = util::read_file(e.path().string());
+    for (std::sregex_iterator it(text.begin(), text.end(), include), end; it != end; ++it)
+      if (seen.insert((*it)[1]).second) found.push_back((*it)[1]);
+  }
+  return found;
+}
+
+// Compiler flags that let a copy of the folder see what the build reaches outside it: -I for each
+// folder it names (../../../Common), and -I for the folder itself, through which a quoted
+// "../common/x.h" resolves to the original.
+std::vector<std::string> reach_flags(const fs::path& dir, const std::vector<std::string>& outside) {
+  std::vector<std::string> flags;
+  if (outside.empty()) return flags;
+  for (const auto& p : outside) {
+    fs::path abs = (dir / p).lexically_normal();
+    if (fs::is_directory(abs)) flags.push_back("-I" + abs.string());
+  }
+  flags.push_back("-I" + dir.lexically_normal().string());
+  return flags;
+}
+
+void merge(std::vector<std::string>& into, const std::vector<std::string>& more) {
+  for (const auto& m : more)
+    if (std::find(into.begin(), into.end(), m) == into.end()) into.push_back(m);
+}
+
 struct Makefile {
   std::string text;
   std::map<std::string, std::string> vars;
@@ -148,6 +183,16 @@ BuildGuess make_build(const fs::path& dir, const std::string& makefile, const st
   std::string command =
       makefile == "Makefile" || makefile == "makefile" || makefile == "GNUmakefile" ? "make" : "make -f " + makefile;
   std::vector<std::string> added, reasons;
+  b.outside = climbing_paths(m.text);
+  merge(b.outside, climbing_includes(dir));
+  static const std::regex climbing_include_line(R"((^|\n)\s*-?include\s+\.\./)");
+  std::string make_include; // make's own -I, for `make clean` too
+  if (std::regex_search(m.text, climbing_include_line)) {
+    // make looks for an include it does not find in the folder in its -I folders: the original.
+    make_include = " -I " + util::shell_quote(dir.lexically_normal().string());
+    command += make_include;
+    reasons.push_back("the Makefile includes a file outside its folder: make -I finds it beside the original");
+  }
   bool lineinfo = util::contains(m.text, "-lineinfo") || util::contains(m.text, "--generate-line-info");
   // A Makefile that never calls nvcc (a host program) gets no nvcc flags.
   bool nvcc = util::contains(util::to_lower(m.text), "nvcc");
@@ -164,6 +209,7 @@ BuildGuess make_build(const fs::path& dir, const std::string& makefile, const st
   std::vector<std::string> appended;
   if (!lineinfo && nvcc) appended.push_back("-lineinfo");
   if (arch_var.empty() && !arch.empty() && nvcc) appended.push_back("-arch=sm_" + arch);
+  if (nvcc) merge(appended, reach_flags(dir, b.outside));
   if (!appended.empty()) {
     std::string flags = util::join(appended, " ");
     command = append_flags_prefix(flags) + command;
@@ -186,9 +232,10 @@ BuildGuess make_build(const fs::path& dir, const std::string& makefile, const st
       forced = forced && (l.rfind("rm -f", 0) == 0 || l.rfind("rm -rf", 0) == 0 || l.rfind("-rm", 0) == 0 ||
                           l.rfind("$(RM)", 0) == 0 || l.rfind("@rm -f", 0) == 0 || l.rfind("@rm -rf", 0) == 0);
     }
-    std::string clean_command = makefile == "Makefile" || makefile == "makefile" || makefile == "GNUmakefile"
-                                    ? "make clean"
-                                    : "make -f " + makefile + " clean";
+    std::string clean_command = (makefile == "Makefile" || makefile == "makefile" || makefile == "GNUmakefile"
+                                     ? std::string("make")
+                                     : "make -f " + makefile) +
+                                make_include + " clean";
     if (forced)
       b.clean = {clean_command, "the Makefile's clean target, before every build of a scratch copy"};
     else
@@ -200,7 +247,6 @@ BuildGuess make_build(const fs::path& dir, const std::string& makefile, const st
   std::string binary = make_binary(m);
   b.binary = binary.empty() ? Decision{"", "", "the program the Makefile builds (build.binary)"}
                             : Decision{binary, "the default goal's program"};
-  b.outside = climbing_paths(m.text);
   return b;
 }
 
@@ -210,11 +256,19 @@ BuildGuess cmake_build(const fs::path& dir, const std::string& arch) {
   b.kind = "cmake";
   std::string configure = "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release";
   std::vector<std::string> reasons = {"CMakeLists.txt found: configured and built out of tree, in build/"};
+  b.outside = climbing_paths(text);
+  merge(b.outside, climbing_includes(dir));
+  std::vector<std::string> reach = reach_flags(dir, b.outside), cuda_flags = reach;
   if (!util::contains(text, "lineinfo")) {
-    configure += " -DCMAKE_CUDA_FLAGS=-lineinfo";
+    cuda_flags.insert(cuda_flags.begin(), "-lineinfo");
     reasons.push_back("-lineinfo gives the profiler its source lines");
   } else {
     reasons.push_back("the project already builds with -lineinfo");
+  }
+  if (!cuda_flags.empty()) configure += " -DCMAKE_CUDA_FLAGS=" + util::shell_quote(util::join(cuda_flags, " "));
+  if (!reach.empty()) {
+    configure += " -DCMAKE_CXX_FLAGS=" + util::shell_quote(util::join(reach, " "));
+    reasons.push_back("the -I flags let a copy of the folder find what CMakeLists.txt names outside it");
   }
   if (!arch.empty()) {
     if (util::contains(text, "set(CMAKE_CUDA_ARCHITECTURES") &&
@@ -233,7 +287,6 @@ BuildGuess cmake_build(const fs::path& dir, const std::string& arch) {
     b.binary = {"build/" + g[1].str(), "CMakeLists.txt's first add_executable"};
   else
     b.binary = {"", "", "the program CMake builds (build.binary): CMakeLists.txt has no add_executable"};
-  b.outside = climbing_paths(text);
   return b;
 }
 
@@ -275,6 +328,10 @@ BuildGuess nvcc_build(const fs::path& dir, const std::string& arch) {
                                                                                     {"cusolver", "-lcusolver"}})
     if (util::contains(all, "#include <" + header)) libraries.push_back(lib);
   std::string arch_flag = arch.empty() ? "-arch=native" : "-arch=sm_" + arch;
+  b.outside = climbing_paths(all);
+  std::vector<std::string> reach = reach_flags(dir, b.outside);
+  for (auto& r : reach) r = util::shell_quote(r);
+  if (!reach.empty()) arch_flag += " " + util::join(reach, " ");
   std::string command = fmt::format("nvcc -O3 {} -lineinfo -o {} {}", arch_flag, name, util::join(compiled, " "));
   if (!libraries.empty()) command += " " + util::join(libraries, " ");
   std::string why = fmt::format("no Makefile or CMakeLists.txt: one nvcc line over the files no other file includes; "
@@ -284,7 +341,6 @@ BuildGuess nvcc_build(const fs::path& dir, const std::string& arch) {
   b.command = {command, why};
   if (mains != 1) b.command.todo = fmt::format("{} of the files compiled define main(): check the file list", mains);
   b.binary = {name, "the program the nvcc line writes"};
-  b.outside = climbing_paths(all);
   return b;
 }
 

@@ -57,6 +57,7 @@ struct Scratch {
   fs::path work; // init's own folder: logs, traces
   fs::path copy; // the application's copy
   evaluate::Snapshot snapshot;
+  double build_s = 0; // the build's wall time
 };
 
 std::string make_temp_folder() {
@@ -99,16 +100,28 @@ bool build_copy(const InitOptions& o, Scratch& s, Proposal& p) {
   spec.stdout_path = (s.work / "build.log").string();
   spec.stderr_to_stdout = true;
   auto r = util::run_process(spec);
+  s.build_s = r.wall_s;
   std::string log = fs::exists(spec.stdout_path) ? util::read_file(spec.stdout_path) : "";
   if (!r.ok()) {
-    std::string tail = log.size() > 600 ? log.substr(log.size() - 600) : log;
-    p.findings.push_back(fmt::format("the build failed ({}): ...{}", r.describe(), tail));
+    auto lines = util::split(util::trim(log), '\n');
+    std::vector<std::string> last(lines.end() - std::min<std::ptrdiff_t>(8, static_cast<std::ptrdiff_t>(lines.size())),
+                                  lines.end());
+    p.findings.push_back(fmt::format("the build failed ({}); the end of its log:\n{}", r.describe(), util::join(last, "\n")));
     p.todo.push_back("make build.command work (init built a copy of the folder; the log's end is above)");
-    if (util::contains(log, "Unsupported gpu architecture") || util::contains(log, "nvcc fatal"))
-      p.todo.push_back("the build names a GPU architecture this nvcc does not support: set the Makefile's arch");
+    if (util::contains(log, "Unsupported gpu architecture"))
+      p.todo.push_back("the build names a GPU architecture this nvcc does not support: set the build's arch");
+    // Runtime calls CUDA 13 removed, which old suites still use: the program needs a source edit.
+    for (const auto& [gone, now] : std::vector<std::pair<std::string, std::string>>{
+             {"cudaThreadSynchronize", "cudaDeviceSynchronize"}, {"cudaThreadExit", "cudaDeviceReset"},
+             {"deviceOverlap", "asyncEngineCount"}, {"cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig"}})
+      if (util::contains(log, "\"" + gone + "\" is undefined") || util::contains(log, "no member \"" + gone + "\""))
+        p.todo.push_back(fmt::format("{} is gone from this CUDA: the sources need {} in its place (init changes no "
+                                     "source)",
+                                     gone, now));
     if (!p.build.outside.empty())
-      p.todo.push_back(fmt::format("the build reaches outside the folder ({}), and Optimas builds in a copy of it: "
-                                   "run init on a folder that holds them, or make them absolute",
+      p.todo.push_back(fmt::format("the build reaches outside the folder ({}), and Optimas builds in a copy of it "
+                                   "(init points -I at the originals): if that is why it fails, run init on a folder "
+                                   "that holds them, or make the paths absolute",
                                    util::join(p.build.outside, ", ")));
     return false;
   }
@@ -116,7 +129,11 @@ bool build_copy(const InitOptions& o, Scratch& s, Proposal& p) {
   bool guessed = !p.build.binary.value.empty() &&
                  std::find(programs.begin(), programs.end(),
                            fs::path(p.build.binary.value).lexically_normal().string()) != programs.end();
-  if (guessed) {
+  // The program the run command starts, when the build made it, is the binary.
+  std::string started = o.run_argv.empty() ? "" : fs::path(o.run_argv[0]).lexically_normal().string();
+  if (std::find(programs.begin(), programs.end(), started) != programs.end() && started != p.build.binary.value) {
+    p.build.binary = {started, "the program the run command starts (the build made it)"};
+  } else if (guessed) {
     p.build.binary.why += " (the build made it)";
   } else if (programs.size() == 1) {
     p.build.binary = {programs[0], "the one program the build made"};
@@ -177,7 +194,8 @@ ObservedRun observe_run(const InitOptions& o, const Scratch& s, const RunSetup& 
   return run;
 }
 
-void conclude_runs(const std::vector<ObservedRun>& runs, const std::vector<PrintedTime>& source_times, Proposal& p) {
+void conclude_runs(const std::vector<ObservedRun>& runs, const std::vector<PrintedTime>& source_times, double build_s,
+                   Proposal& p) {
   p.kernel_time = choose_kernel_time(runs, source_times, p.run.parameters);
   const std::size_t findings_before = p.findings.size();
   std::vector<std::string> written = written_by_every_run(runs, p.findings);
@@ -203,8 +221,11 @@ void conclude_runs(const std::vector<ObservedRun>& runs, const std::vector<Print
                          std::string(files_compared ? "" : ": that line is part of the compared stdout"));
   double slowest = 0;
   for (const auto& r : runs) slowest = std::max(slowest, r.wall_s);
-  p.timeout_s = std::max(30.0, std::ceil(slowest) * 10);
-  p.timeout_why = fmt::format("ten times the slowest of {} runs here ({:.1f} s)", runs.size(), slowest);
+  // run.timeout_s limits each build too.
+  p.timeout_s = std::max({30.0, std::ceil(slowest) * 10, std::ceil(build_s / 10) * 30});
+  p.timeout_why = fmt::format("the longer of ten times the slowest of {} runs here ({:.1f} s) and three times the "
+                              "build ({:.0f} s): it limits each build too",
+                              runs.size(), slowest, build_s);
   if (runs[0].traced_ms) {
     std::uint64_t launches = 0;
     for (const auto& k : runs[0].kernels) launches += k.launches;
@@ -236,7 +257,7 @@ int run_program(const InitOptions& o, Scratch& s, const std::vector<PrintedTime>
     }
     runs.push_back(std::move(r));
   }
-  conclude_runs(runs, source_times, p);
+  conclude_runs(runs, source_times, s.build_s, p);
   return static_cast<int>(runs.size());
 }
 
@@ -272,7 +293,8 @@ std::vector<std::string> kernel_sources(const std::string& dir, const std::strin
 
 InitResult init_application(const InitOptions& o) {
   if (!fs::is_directory(o.dir)) throw Error(fmt::format("{}: no such folder", o.dir));
-  const std::string dir = fs::absolute(o.dir).lexically_normal().string();
+  fs::path normal = fs::absolute(o.dir).lexically_normal();
+  const std::string dir = (normal.has_filename() ? normal : normal.parent_path()).string(); // no trailing '/'
   InitResult result;
   result.path = (fs::path(dir) / "optimas.yml").string();
   if (fs::exists(result.path) && !o.force)

@@ -146,7 +146,10 @@ std::string line_shape(const std::string& line) {
   std::size_t at = 0;
   for (std::sregex_iterator it(line.begin(), line.end(), number), end; it != end; ++it) {
     auto pos = static_cast<std::size_t>(it->position(0));
-    out += regex_literal(line.substr(at, pos - at)) + "[-+0-9.eE]+";
+    // Spaces before a number are its padding (%8d): their count varies with the number.
+    std::string literal = line.substr(at, pos - at);
+    std::size_t kept = literal.find_last_not_of(' ') + 1;
+    out += regex_literal(literal.substr(0, kept)) + (kept < literal.size() ? " *" : "") + "[-+0-9.eE]+";
     at = pos + static_cast<std::size_t>(it->length(0));
   }
   return out + regex_literal(line.substr(at));

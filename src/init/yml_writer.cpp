@@ -32,18 +32,28 @@ std::string scalar(const std::string& s) {
   return quoted(s);
 }
 
-// Comment lines at `indent`, wrapped near 100 columns.
+// Comment lines at `indent`, wrapped near 100 columns; a line break in `text` starts a new line,
+// and every line after the first is indented under the lead ("#   - " then "#     ").
 std::string comment(const std::string& text, const std::string& indent, const std::string& lead = "# ") {
   if (text.empty()) return {};
-  std::string out, line;
-  for (auto word : util::split(text, ' ')) {
-    if (!line.empty() && indent.size() + lead.size() + line.size() + word.size() > 100) {
-      out += indent + lead + line + "\n";
-      line.clear();
+  std::string out, prefix = lead;
+  const std::string continuation = "#" + std::string(lead.size() - 1, ' ');
+  auto emit = [&](const std::string& line) {
+    out += indent + prefix + line + "\n";
+    prefix = continuation;
+  };
+  for (auto paragraph : util::split(text, '\n')) {
+    std::string line;
+    for (auto word : util::split(paragraph, ' ')) {
+      if (!line.empty() && indent.size() + prefix.size() + line.size() + word.size() > 100) {
+        emit(line);
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + std::string(word);
     }
-    line += (line.empty() ? "" : " ") + std::string(word);
+    if (!line.empty()) emit(line);
   }
-  return out + indent + lead + line + "\n";
+  return out;
 }
 
 std::string decision(const std::string& key, const Decision& d, const std::string& indent) {
