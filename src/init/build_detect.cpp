@@ -232,10 +232,10 @@ BuildGuess make_build(const fs::path& dir, const std::string& makefile, const st
       forced = forced && (l.rfind("rm -f", 0) == 0 || l.rfind("rm -rf", 0) == 0 || l.rfind("-rm", 0) == 0 ||
                           l.rfind("$(RM)", 0) == 0 || l.rfind("@rm -f", 0) == 0 || l.rfind("@rm -rf", 0) == 0);
     }
-    std::string clean_command = (makefile == "Makefile" || makefile == "makefile" || makefile == "GNUmakefile"
-                                     ? std::string("make")
-                                     : "make -f " + makefile) +
-                                make_include + " clean";
+    std::string clean_command =
+        (makefile == "Makefile" || makefile == "makefile" || makefile == "GNUmakefile" ? std::string("make")
+                                                                                       : "make -f " + makefile) +
+        make_include + " clean";
     if (forced)
       b.clean = {clean_command, "the Makefile's clean target, before every build of a scratch copy"};
     else

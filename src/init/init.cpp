@@ -106,14 +106,17 @@ bool build_copy(const InitOptions& o, Scratch& s, Proposal& p) {
     auto lines = util::split(util::trim(log), '\n');
     std::vector<std::string> last(lines.end() - std::min<std::ptrdiff_t>(8, static_cast<std::ptrdiff_t>(lines.size())),
                                   lines.end());
-    p.findings.push_back(fmt::format("the build failed ({}); the end of its log:\n{}", r.describe(), util::join(last, "\n")));
+    p.findings.push_back(
+        fmt::format("the build failed ({}); the end of its log:\n{}", r.describe(), util::join(last, "\n")));
     p.todo.push_back("make build.command work (init built a copy of the folder; the log's end is above)");
     if (util::contains(log, "Unsupported gpu architecture"))
       p.todo.push_back("the build names a GPU architecture this nvcc does not support: set the build's arch");
     // Runtime calls CUDA 13 removed, which old suites still use: the program needs a source edit.
-    for (const auto& [gone, now] : std::vector<std::pair<std::string, std::string>>{
-             {"cudaThreadSynchronize", "cudaDeviceSynchronize"}, {"cudaThreadExit", "cudaDeviceReset"},
-             {"deviceOverlap", "asyncEngineCount"}, {"cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig"}})
+    for (const auto& [gone, now] :
+         std::vector<std::pair<std::string, std::string>>{{"cudaThreadSynchronize", "cudaDeviceSynchronize"},
+                                                          {"cudaThreadExit", "cudaDeviceReset"},
+                                                          {"deviceOverlap", "asyncEngineCount"},
+                                                          {"cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig"}})
       if (util::contains(log, "\"" + gone + "\" is undefined") || util::contains(log, "no member \"" + gone + "\""))
         p.todo.push_back(fmt::format("{} is gone from this CUDA: the sources need {} in its place (init changes no "
                                      "source)",

@@ -55,6 +55,25 @@ std::string calls_value(std::uint64_t n, const std::vector<Parameter>& parameter
   return std::to_string(n);
 }
 
+// The parameter whose value the printed line states after its figure ("... 41.2 us over 20
+// iterations"): the calls the average is over, by the program's own words (a warm-up launch the
+// trace counts is not one of them).
+const Parameter* stated_calls(const std::string& pattern, const std::string& text,
+                              const std::vector<Parameter>& parameters) {
+  static const std::regex number(R"([0-9]+)");
+  std::regex re = util::compile_regex(pattern);
+  for (const auto& l : lines_of(text)) {
+    std::smatch g;
+    if (!std::regex_search(l, g, re)) continue;
+    std::string after = g.suffix().str();
+    for (std::sregex_iterator it(after.begin(), after.end(), number), end; it != end; ++it)
+      for (const auto& p : parameters)
+        if (!p.seed && p.value == it->str() && p.value != "0" && p.value != "1") return &p;
+    return nullptr;
+  }
+  return nullptr;
+}
+
 struct Fit {
   double error = 1e300; // |log(printed / traced)|
   KernelTimeGuess guess;
@@ -78,13 +97,23 @@ Fit fit_to_trace(const PrintedTime& t, const std::vector<ObservedRun>& runs, con
                                             p / unit_ms(t.unit), t.unit, kernel, traced)
                               : fmt::format("prints {:.4g} {}; the trace's kernels took {:.4g} ms a run",
                                             p / unit_ms(t.unit), t.unit, traced);
-    if (per_call) best.guess.calls = calls_value(calls, parameters, best.guess.why);
+    if (!per_call) return;
+    if (const Parameter* stated = stated_calls(t.pattern, runs[0].stdout_text, parameters)) {
+      best.guess.calls = "{" + stated->name + "}";
+      best.guess.why += fmt::format("; an average over {{{}}} calls, as the line itself says ({} launches traced)",
+                                    stated->name, calls);
+    } else {
+      best.guess.calls = calls_value(calls, parameters, best.guess.why);
+    }
   };
   std::vector<double> totals;
   for (const auto& r : runs) totals.push_back(r.traced_ms.value_or(0));
   consider(median(totals), false, 1, "");
+  // Per call only of a kernel that holds most of the GPU time: the loop checks a printed time
+  // against the whole trace, and a minor kernel's time says little about it.
   for (const auto& k : runs[0].kernels)
-    if (k.launches > 1) consider(k.total_ms / static_cast<double>(k.launches), true, k.launches, k.name);
+    if (k.launches > 1 && k.total_ms >= 0.5 * runs[0].traced_ms.value_or(0))
+      consider(k.total_ms / static_cast<double>(k.launches), true, k.launches, k.name);
   return best;
 }
 

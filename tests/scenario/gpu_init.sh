@@ -29,7 +29,7 @@ PY
 import json, re, sys
 mine, theirs, result = open(sys.argv[1]).read(), open(sys.argv[2]).read(), json.load(open(sys.argv[3]))
 def kernel_time(text):
-    m = re.search(r"^  kernel_time: (.*)$", text, re.M).group(1)
+    m = re.sub(r"\s+#.*$", "", re.search(r"^  kernel_time: (.*)$", text, re.M).group(1))
     return re.sub(r"'?\{iters\}'?", "{iters}", m.replace("'", ""))
 assert result["built"] and result["runs"] == 3, result
 assert result["dry_run"]["ok"], result["dry_run"]

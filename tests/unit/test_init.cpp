@@ -212,11 +212,31 @@ TEST(InitObserve, KernelTimeMatchedAgainstTheTracePerRunOrPerCall) {
   EXPECT_TRUE(k->per_call);
   EXPECT_EQ(k->calls, "{iters}");
   EXPECT_TRUE(k->todo.empty());
+  // The line states its calls: they win over the traced launches (a warm-up launch more), as in
+  // examples/spmv on the H200 (11 launches traced, "over 10 iterations" printed).
+  for (auto& r : runs) {
+    r.stdout_text = "Average SpMV kernel time: 52 us over 10 iterations\n";
+    r.kernels = {{"spmv", 11, 0.55}};
+    r.traced_ms = 0.55;
+  }
+  std::vector<Parameter> ten = {{"rows", "4096", "", "", false}, {"iters", "10", "", "", false}};
+  k = choose_kernel_time(runs, {}, ten);
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->pattern, "Average SpMV kernel time: ([0-9.eE+-]+) us");
+  EXPECT_EQ(k->calls, "{iters}");
   // A whole-run figure: 1.5 ms printed, 1.4 ms traced.
   for (auto& r : runs) r.stdout_text = "GPU time: 1.5 ms\n";
   k = choose_kernel_time(runs, {}, params);
   ASSERT_TRUE(k);
   EXPECT_FALSE(k->per_call);
+  // The per-call time of a kernel with a minor share of the GPU time is not the program's kernel
+  // time (cuda-samples' transpose prints one line per kernel).
+  for (auto& r : runs) {
+    r.stdout_text = "copy, Time = 0.02 ms\n";
+    r.kernels = {{"copy", 10, 0.2}, {"transpose", 10, 2.0}};
+    r.traced_ms = 2.2;
+  }
+  EXPECT_FALSE(choose_kernel_time(runs, {}, params));
   // Printed figures nowhere near the trace: none is taken.
   for (auto& r : runs) r.stdout_text = "total time: 900 ms\n";
   EXPECT_FALSE(choose_kernel_time(runs, {}, params));
