@@ -1,11 +1,13 @@
 // The builtin optimizer's rules: each fires when its evidence is present, stays silent when it
 // is not, and cites what triggered it.
+#include "builtin/rules.hpp"
 #include "cuda/source.hpp"
 #include "edit/apply.hpp"
 #include "edit/guardrails.hpp"
 #include "llm/backend.hpp"
 #include "prompt/reply.hpp"
 #include "util/process.hpp"
+#include "util/strings.hpp"
 
 #include "test_helpers.hpp"
 
@@ -388,4 +390,16 @@ TEST(Builtin, RuleOutputsCompileWithNvcc) {
     auto r = optimas::util::run_process(spec);
     EXPECT_TRUE(r.ok()) << c.name << ":\n" << app.result[c.name] << "\n" << r.err;
   }
+}
+
+// The rule table and docs/builtin-memory-rules.md's list agree: every rule is documented, in the
+// order it runs.
+TEST(Builtin, EveryRuleIsInTheDocs) {
+  std::string docs = util::read_file(std::string(OPTIMAS_TEST_DATA) + "/../../docs/builtin-memory-rules.md");
+  int order = 0;
+  for (const auto& rule : builtin::rule_table()) {
+    std::string row = "| " + std::to_string(++order) + " | `" + rule.name + "` |";
+    EXPECT_NE(docs.find(row), std::string::npos) << row;
+  }
+  EXPECT_GE(order, 10);
 }

@@ -1,5 +1,5 @@
-// The builtin optimizer's memory rules (llm/builtin_memory.cpp, builtin_read_only.cpp,
-// builtin_local.cpp and the index analysis of builtin_index_range.cpp): each fires on its
+// The builtin optimizer's memory rules (builtin/memory.cpp, read_only.cpp,
+// local.cpp and the index analysis of index_range.cpp): each fires on its
 // evidence, stays silent without it, is withheld when its safety argument fails, and what it
 // writes compiles with nvcc; on our examples too, from a recorded profile or synthetic
 // diagnostics.

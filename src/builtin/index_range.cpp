@@ -1,7 +1,7 @@
-// The index analysis behind the local_to_registers rule (builtin_local.cpp): local arrays,
+// The index analysis behind the local_to_registers rule (local.cpp): local arrays,
 // constant-trip loops, variables assigned once, the interval an index expression lies in, and a
 // statement's extent, all over cuda::lex tokens.
-#include "llm/builtin_local.hpp"
+#include "builtin/local.hpp"
 
 #include "cuda/source.hpp"
 
@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <set>
 
-namespace optimas::llm::local {
+namespace optimas::builtin::local {
 
 namespace {
 
@@ -433,4 +433,4 @@ std::string indent_of(const std::string& line) {
   return line.substr(0, line.find_first_not_of(" \t"));
 }
 
-} // namespace optimas::llm::local
+} // namespace optimas::builtin::local

@@ -1,6 +1,6 @@
 // The builtin optimizer's rules that edit lines inside a kernel's loops: unroll, hoist and
 // reciprocal (the one rule that changes floating-point results).
-#include "llm/builtin_rules.hpp"
+#include "builtin/rules.hpp"
 
 #include "cuda/source.hpp"
 
@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <set>
 
-namespace optimas::llm {
+namespace optimas::builtin {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -40,7 +40,10 @@ LoopExtent loop_extent(const std::vector<cuda::Token>& t, std::size_t at) {
   return e;
 }
 
-void rule_unroll(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+void rule_unroll(const KernelInput& in, KernelEdits& ke) {
+  const json& k = in.kernel;
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
   auto lines = stall_lines(k);
   std::string file = fs::path(f.path).filename().string();
   std::string_view text(f.text);
@@ -98,11 +101,10 @@ void rule_unroll(const json& k, const cuda::SourceFile& f, const cuda::Function&
     e.line_end = first;
     e.new_text = indent + "#pragma unroll\n" + line;
     e.evidence = evidence;
-    e.rationale =
-        fmt::format("{}: the loop at line {} has a constant trip count ({} {} {}) and its lines show {}; "
-                    "unrolling removes the loop branch and lets independent iterations overlap. The order of "
-                    "operations is unchanged, so results stay bit-identical.",
-                    fn.name, first, h[5], h[6], h[7], stall);
+    e.rationale = fmt::format("{}: the loop at line {} has a constant trip count ({} {} {}) and its lines show {}; "
+                              "unrolling removes the loop branch and lets independent iterations overlap. The order of "
+                              "operations is unchanged, so results stay bit-identical.",
+                              fn.name, first, h[5], h[6], h[7], stall);
     e.expected_effect.push_back({stall, "decrease"});
     ke.others.push_back(std::move(e));
     i = close;
@@ -110,7 +112,10 @@ void rule_unroll(const json& k, const cuda::SourceFile& f, const cuda::Function&
 }
 
 // Over 80 lines: the condition's parse and the loop's safety check read the same tokens.
-void rule_hoist(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+void rule_hoist(const KernelInput& in, KernelEdits& ke) {
+  const json& k = in.kernel;
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
   std::string file = fs::path(f.path).filename().string();
   std::string_view text(f.text);
   auto t = cuda::lex(text.substr(fn.body_begin, fn.end - fn.body_begin));
@@ -182,10 +187,9 @@ void rule_hoist(const json& k, const cuda::SourceFile& f, const cuda::Function& 
       if (t[x].kind != cuda::TokenKind::identifier) continue;
       std::string_view next = x + 1 < t.size() ? t[x + 1].text : "";
       std::string_view after = x + 2 < t.size() ? t[x + 2].text : "";
-      bool assigned =
-          (next == "=" && after != "=") ||
-          ((next == "+" || next == "-" || next == "*" || next == "/") && (after == "=" || after == next)) ||
-          (x > 0 && (t[x - 1].text == "&" || (t[x - 1].text == "+" && x > 1 && t[x - 2].text == "+")));
+      bool assigned = (next == "=" && after != "=") ||
+                      ((next == "+" || next == "-" || next == "*" || next == "/") && (after == "=" || after == next)) ||
+                      (x > 0 && (t[x - 1].text == "&" || (t[x - 1].text == "+" && x > 1 && t[x - 2].text == "+")));
       if (used.count(w) && assigned) safe = false;
       // Memory writes or escapes through anything but a local array.
       if (other_pointers.count(w)) safe = false;
@@ -231,8 +235,11 @@ void rule_hoist(const json& k, const cuda::SourceFile& f, const cuda::Function& 
   }
 }
 
-void rule_reciprocal(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, bool allow_fp_changes,
-                     KernelEdits& ke) {
+void rule_reciprocal(const KernelInput& in, KernelEdits& ke) {
+  const json& k = in.kernel;
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
+  const bool allow_fp_changes = in.allow_fp_changes;
   std::string file = fs::path(f.path).filename().string();
   std::map<std::string, std::string> fp_params; // name -> "1.0f" or "1.0"
   for (const auto& p : fn.parameters)
@@ -254,19 +261,16 @@ void rule_reciprocal(const json& k, const cuda::SourceFile& f, const cuda::Funct
   for (const auto& l : stall_lines(k)) {
     if (l.file != file || !loop_lines.count(l.line)) continue;
     for (std::size_t i = 0; i + 1 < t.size(); ++i) {
-      if (base_line + t[i].line != l.line || t[i].text != "/" || !fp_params.count(std::string(t[i + 1].text)))
-        continue;
+      if (base_line + t[i].line != l.line || t[i].text != "/" || !fp_params.count(std::string(t[i + 1].text))) continue;
       std::string divisor(t[i + 1].text);
       if (i + 2 < t.size() && (t[i + 2].text == "[" || t[i + 2].text == "(" || t[i + 2].text == ".")) continue;
-      std::string suggestion =
-          fmt::format("{}: multiply by a reciprocal of {} computed once instead of dividing on line {}", fn.name,
-                      divisor, l.line);
+      std::string suggestion = fmt::format(
+          "{}: multiply by a reciprocal of {} computed once instead of dividing on line {}", fn.name, divisor, l.line);
       if (!allow_fp_changes) {
-        ke.withheld.push_back(
-            {suggestion,
-             "x * (1/y) can differ from x / y in the last bit and outputs are compared bit for bit; "
-             "run with --option allow_fp_changes=true to apply it",
-             {l.id}});
+        ke.withheld.push_back({suggestion,
+                               "x * (1/y) can differ from x / y in the last bit and outputs are compared bit for bit; "
+                               "run with --option allow_fp_changes=true to apply it",
+                               {l.id}});
         return;
       }
       std::size_t line_begin = text.rfind('\n', fn.body_begin + t[i].offset) + 1;
@@ -314,4 +318,4 @@ void rule_reciprocal(const json& k, const cuda::SourceFile& f, const cuda::Funct
   }
 }
 
-} // namespace optimas::llm
+} // namespace optimas::builtin

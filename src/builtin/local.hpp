@@ -1,10 +1,10 @@
-// The index analysis the local_to_registers rule (builtin_local.cpp) stands on, over cuda::lex
-// tokens of one kernel body (builtin_index_range.cpp): which local arrays it declares, which
+// The index analysis the local_to_registers rule (local.cpp) stands on, over cuda::lex
+// tokens of one kernel body (index_range.cpp): which local arrays it declares, which
 // loops have a constant trip count, which variables are assigned once, the interval an index
 // expression lies in, and a statement's extent.
 #pragma once
 
-#include "llm/builtin_rules.hpp"
+#include "builtin/rules.hpp"
 
 #include <map>
 #include <optional>
@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace optimas::llm::local {
+namespace optimas::builtin::local {
 
 inline constexpr long long k_inf = 1LL << 62;   // "unbounded"
 inline constexpr long long k_max_elements = 32; // larger arrays would cost more registers than they save
@@ -74,4 +74,4 @@ int side_effects(const std::vector<cuda::Token>& t, std::size_t b, std::size_t e
 
 std::string indent_of(const std::string& line);
 
-} // namespace optimas::llm::local
+} // namespace optimas::builtin::local

@@ -1,5 +1,5 @@
-// Token-level helpers of the memory-access rules (see builtin_access.hpp for why tokens).
-#include "llm/builtin_access.hpp"
+// Token-level helpers of the memory-access rules (see access.hpp for why tokens).
+#include "builtin/access.hpp"
 
 #include "util/strings.hpp"
 
@@ -7,7 +7,7 @@
 #include <cctype>
 #include <filesystem>
 
-namespace optimas::llm::access {
+namespace optimas::builtin::access {
 
 using nlohmann::json;
 
@@ -400,4 +400,4 @@ prompt::Edit loop_edit(const char* rule, const cuda::SourceFile& f, const cuda::
   return e;
 }
 
-} // namespace optimas::llm::access
+} // namespace optimas::builtin::access

@@ -1,11 +1,11 @@
 // The builtin optimizer's read_only rule: loads of data a kernel never writes, on hot loop lines
 // that wait for memory, go through the read-only data cache (__ldg) where __restrict__ had to be
 // withheld because a launch passes one buffer to two pointer parameters. Tokens suffice here for
-// the reasons given at the top of builtin_memory.cpp.
-#include "llm/builtin_rules.hpp"
+// the reasons given at the top of memory.cpp.
+#include "builtin/rules.hpp"
 
+#include "builtin/access.hpp"
 #include "cuda/source.hpp"
-#include "llm/builtin_access.hpp"
 
 #include "util/strings.hpp"
 
@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <set>
 
-namespace optimas::llm {
+namespace optimas::builtin {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -78,8 +78,11 @@ std::string untraced_write(const std::vector<cuda::Token>& t, const cuda::Functi
 } // namespace
 
 // Over 80 lines: the aliasing argument is made per pointer and per launch before any line is edited.
-void rule_read_only(const json& k, const cuda::SourceFile& f, const cuda::Function& fn,
-                    const std::map<std::string, std::string>& sources, KernelEdits& ke) {
+void rule_read_only(const KernelInput& in, KernelEdits& ke) {
+  const json& k = in.kernel;
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
+  const std::map<std::string, std::string>& sources = in.sources;
   std::string file = fs::path(f.path).filename().string();
   std::string_view body(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
   auto t = cuda::lex(body);
@@ -209,4 +212,4 @@ void rule_read_only(const json& k, const cuda::SourceFile& f, const cuda::Functi
   }
 }
 
-} // namespace optimas::llm
+} // namespace optimas::builtin

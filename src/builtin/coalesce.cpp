@@ -11,15 +11,15 @@
 // in the same order. The tiled path runs only in blocks whose every thread reaches the walk
 // (a full block of the profiled 1-D shape, with the walk at the top of the kernel or under the
 // `row < rows` guard), so __syncthreads is uniform; other blocks run the original loop.
-// Token-level matching (see builtin_access.hpp); anything else is withheld with the reason.
-#include "llm/builtin_access.hpp"
-#include "llm/builtin_rules.hpp"
+// Token-level matching (see access.hpp); anything else is withheld with the reason.
+#include "builtin/access.hpp"
+#include "builtin/rules.hpp"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 
-namespace optimas::llm {
+namespace optimas::builtin {
 
 namespace {
 
@@ -287,8 +287,11 @@ Outcome plan_tiles(const json& k, const cuda::SourceFile& f, const cuda::Functio
 
 } // namespace
 
-void rule_coalesce_tiles(const json& k, const cuda::SourceFile& f, const cuda::Function& fn,
-                         const std::map<std::string, std::string>& sources, KernelEdits& ke) {
+void rule_coalesce_tiles(const KernelInput& in, KernelEdits& ke) {
+  const json& k = in.kernel;
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
+  const std::map<std::string, std::string>& sources = in.sources;
   auto sectors = access::figure(k, "global_load_sectors_per_request");
   if (!sectors || *sectors <= 8) return; // 4-byte words: 4 is ideal, 32 is one sector per thread
   std::string file = fs::path(f.path).filename().string();
@@ -330,4 +333,4 @@ void rule_coalesce_tiles(const json& k, const cuda::SourceFile& f, const cuda::F
   }
 }
 
-} // namespace optimas::llm
+} // namespace optimas::builtin

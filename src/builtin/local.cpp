@@ -6,9 +6,9 @@
 // indexes it by data runs inside an unrolled loop over the array's indices, guarded by
 // `k == index`, naming the element as a[k]. The statement runs once, on the same element, with
 // the same operations, so results stay bit-identical. Index ranges come from the interval
-// analysis of builtin_index_range.cpp; tokens suffice for the reasons at the top of
-// builtin_memory.cpp, and whatever the analysis cannot bound withholds the edit.
-#include "llm/builtin_local.hpp"
+// analysis of index_range.cpp; tokens suffice for the reasons at the top of
+// memory.cpp, and whatever the analysis cannot bound withholds the edit.
+#include "builtin/local.hpp"
 
 #include "cuda/source.hpp"
 
@@ -21,7 +21,7 @@
 #include <filesystem>
 #include <set>
 
-namespace optimas::llm {
+namespace optimas::builtin {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -202,7 +202,10 @@ int line_of(const std::string& text, std::size_t offset) {
 
 // Over 80 lines: evidence, the plan's safety verdict and the merge of its text changes into
 // line edits belong to one decision per array.
-void rule_local_to_registers(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+void rule_local_to_registers(const KernelInput& in, KernelEdits& ke) {
+  const json& k = in.kernel;
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
   std::string file = fs::path(f.path).filename().string();
   std::string_view body(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
   auto t = cuda::lex(body);
@@ -328,4 +331,4 @@ void rule_local_to_registers(const json& k, const cuda::SourceFile& f, const cud
   }
 }
 
-} // namespace optimas::llm
+} // namespace optimas::builtin

@@ -1,7 +1,7 @@
 // The builtin optimizer's memory rules that need no range analysis: pad_shared (padding a 2-D
 // shared array walked by column) and read_only (__ldg for never-written data where __restrict__
 // was withheld), and the helpers all memory rules share. local_to_registers is in
-// builtin_local.cpp.
+// local.cpp.
 //
 // Why tokens and not a syntax tree: these rules need the shape of a declaration, every use of one
 // name, loop headers and a statement's extent, which cuda::lex gives exactly, and every doubt
@@ -11,7 +11,7 @@
 // templates are gone), and with -nocudainc every CUDA builtin and C++ header the program
 // includes must be stubbed by hand (its cuda_wrappers for <algorithm> break without them). A
 // parse that fails on the user's program would leave the rules with nothing; tokens always work.
-#include "llm/builtin_rules.hpp"
+#include "builtin/rules.hpp"
 
 #include "cuda/source.hpp"
 
@@ -27,7 +27,7 @@
 #include <numeric>
 #include <set>
 
-namespace optimas::llm {
+namespace optimas::builtin {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -350,7 +350,10 @@ constexpr double k_min_conflict_fraction = 0.2;        // of shared wavefronts
 } // namespace
 
 // Over 80 lines: the evidence, the array's uses and the size check are one decision per array.
-void rule_pad_shared(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+void rule_pad_shared(const KernelInput& in, KernelEdits& ke) {
+  const json& k = in.kernel;
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
   std::string file = fs::path(f.path).filename().string();
   std::string_view body(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
   auto t = cuda::lex(body);
@@ -493,4 +496,4 @@ void rule_pad_shared(const json& k, const cuda::SourceFile& f, const cuda::Funct
   }
 }
 
-} // namespace optimas::llm
+} // namespace optimas::builtin

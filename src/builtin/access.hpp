@@ -1,5 +1,5 @@
-// Token-level helpers shared by the memory-access rules: coalesce_tiles (builtin_coalesce.cpp)
-// and vector_loads (builtin_vector.cpp).
+// Token-level helpers shared by the memory-access rules: coalesce_tiles (coalesce.cpp)
+// and vector_loads (vector.cpp).
 //
 // Why tokens and not libclang: Debian's clang 14 knows CUDA up to 11.5 and stops on CUDA 13's
 // headers (texture_fetch_functions.h, `texture<...>`); with -nocudainc it lacks even
@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-namespace optimas::llm::access {
+namespace optimas::builtin::access {
 
 using Tokens = std::vector<cuda::Token>;
 
@@ -122,4 +122,4 @@ inline Outcome withhold(std::string reason) {
   return {std::nullopt, std::move(reason)};
 }
 
-} // namespace optimas::llm::access
+} // namespace optimas::builtin::access

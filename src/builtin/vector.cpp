@@ -10,9 +10,9 @@
 // declares) and touch only element i of any array they write, so no iteration reads what
 // another writes and the order in which elements are processed cannot matter. nvcc sees the
 // same expression per element, so it contracts multiply-adds the same way.
-// Token-level matching (see builtin_access.hpp); anything else is withheld with the reason.
-#include "llm/builtin_access.hpp"
-#include "llm/builtin_rules.hpp"
+// Token-level matching (see access.hpp); anything else is withheld with the reason.
+#include "builtin/access.hpp"
+#include "builtin/rules.hpp"
 
 #include "util/strings.hpp"
 
@@ -20,7 +20,7 @@
 
 #include <filesystem>
 
-namespace optimas::llm {
+namespace optimas::builtin {
 
 namespace {
 
@@ -241,7 +241,10 @@ Outcome plan_vector(const cuda::SourceFile& f, const cuda::Function& fn, const T
 
 } // namespace
 
-void rule_vector_loads(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+void rule_vector_loads(const KernelInput& in, KernelEdits& ke) {
+  const json& k = in.kernel;
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
   if (!k.contains("roofline") || !k["roofline"].is_object()) return;
   const json& r = k["roofline"];
   if (!r.contains("rho_memory") || !r["rho_memory"].is_number()) return;
@@ -282,4 +285,4 @@ void rule_vector_loads(const json& k, const cuda::SourceFile& f, const cuda::Fun
   }
 }
 
-} // namespace optimas::llm
+} // namespace optimas::builtin

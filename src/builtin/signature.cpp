@@ -1,10 +1,10 @@
 // The builtin optimizer's rules that edit a kernel's declaration: restrict (__restrict__ and
 // const on pointer parameters) and bounds (__launch_bounds__). Both change the same text, so
 // they share one edit (KernelEdits::signature).
-#include "llm/builtin_rules.hpp"
+#include "builtin/rules.hpp"
 
+#include "builtin/access.hpp"
 #include "cuda/source.hpp"
-#include "llm/builtin_access.hpp"
 
 #include "util/strings.hpp"
 
@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <set>
 
-namespace optimas::llm {
+namespace optimas::builtin {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -163,8 +163,11 @@ void start_signature(const cuda::SourceFile& f, const cuda::Function& fn, Kernel
 } // namespace
 
 // Over 80 lines: the aliasing check and the parameter list's rewrite are one decision.
-void rule_restrict(const json& k, const cuda::SourceFile& f, const cuda::Function& fn,
-                   const std::map<std::string, std::string>& sources, KernelEdits& ke) {
+void rule_restrict(const KernelInput& in, KernelEdits& ke) {
+  const json& k = in.kernel;
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
+  const std::map<std::string, std::string>& sources = in.sources;
   std::vector<std::string> evidence;
   std::string top_stall;
   double top_fraction = 0;
@@ -266,7 +269,10 @@ void rule_restrict(const json& k, const cuda::SourceFile& f, const cuda::Functio
   ke.signature.expected_effect.push_back({top_stall, "decrease"});
 }
 
-void rule_bounds(const json& k, const cuda::SourceFile& f, const cuda::Function& fn, KernelEdits& ke) {
+void rule_bounds(const KernelInput& in, KernelEdits& ke) {
+  const json& k = in.kernel;
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
   if (!k.contains("roofline") || k["roofline"].is_null()) return;
   const json& occ = k["roofline"]["occupancy"];
   std::string limiter = occ.value("limiter", "");
@@ -294,4 +300,4 @@ void rule_bounds(const json& k, const cuda::SourceFile& f, const cuda::Function&
   ke.signature.expected_effect.push_back({"sm__warps_active.avg.pct_of_peak_sustained_active", "increase"});
 }
 
-} // namespace optimas::llm
+} // namespace optimas::builtin

@@ -1,0 +1,103 @@
+#include "builtin/optimizer.hpp"
+
+#include "builtin/rules.hpp"
+#include "cuda/source.hpp"
+#include "util/strings.hpp"
+
+#include <filesystem>
+#include <set>
+
+namespace optimas::builtin {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::vector<StallLine> stall_lines(const json& kernel) {
+  std::vector<StallLine> out;
+  if (!kernel.contains("stalls") || kernel["stalls"].is_null()) return out;
+  for (const auto& l : kernel["stalls"]["lines"])
+    out.push_back(
+        {l["id"], fs::path(l["file"].get<std::string>()).filename().string(), l["stall"], l["line"], l["fraction"]});
+  return out;
+}
+
+namespace {
+
+// Edits may not overlap (edit::apply_edits refuses the later one). A loop rewritten whole by a
+// memory-access rule (listed first) wins over a line edit inside it; another rule's edits of
+// the kernel are withheld together, since they can depend on each other (reciprocal's pair);
+// a rule's own later edit is withheld alone.
+void drop_overlaps(KernelEdits& ke) {
+  std::vector<prompt::Edit> kept;
+  std::set<std::string> dropped;
+  for (auto& e : ke.others) {
+    const prompt::Edit* over = nullptr;
+    for (const auto& k : kept)
+      if (e.is_range() && k.is_range() && e.file == k.file && e.line_start <= k.line_end && k.line_start <= e.line_end)
+        over = &k;
+    if (over) {
+      ke.withheld.push_back({e.rule + ": " + e.rationale,
+                             "it overlaps the " + over->rule + " edit of lines " + std::to_string(over->line_start) +
+                                 ".." + std::to_string(over->line_end) + ", which rewrites that loop",
+                             e.evidence});
+      if (over->rule != e.rule) dropped.insert(e.rule);
+      continue;
+    }
+    kept.push_back(std::move(e));
+  }
+  std::erase_if(kept, [&](const prompt::Edit& e) { return dropped.count(e.rule) > 0; });
+  ke.others = std::move(kept);
+}
+
+// The kernel's declaration edit (restrict and bounds together) as one reply edit. A prototype
+// spelled like the definition (public code has them) makes the declaration's text occur twice,
+// and such an edit is not applied: then it reaches to the body's '{'.
+prompt::Edit signature_edit(KernelEdits& ke, const cuda::SourceFile& file, const cuda::Function& fn) {
+  if (util::count_occurrences(file.text, *ke.signature.find) > 1) {
+    std::size_t from = fn.begin + ke.signature.find->size();
+    std::string to_brace = file.text.substr(from, fn.body_begin + 1 - from);
+    *ke.signature.find += to_brace;
+    *ke.signature.replace += to_brace;
+  }
+  ke.signature.rationale = util::join(ke.why, " ");
+  ke.signature.rule = util::join(ke.rules, "+");
+  return std::move(ke.signature);
+}
+
+} // namespace
+
+prompt::Reply propose(const json& diagnostics, const std::map<std::string, std::string>& sources,
+                      bool allow_fp_changes) {
+  std::map<std::string, cuda::SourceFile> parsed;
+  for (const auto& [name, text] : sources) parsed.emplace(name, cuda::parse_source(name, text));
+  prompt::Reply reply;
+  std::vector<std::string> summary;
+  std::set<const cuda::Function*> edited;
+  for (const auto& k : diagnostics["kernels"]) {
+    std::string name = k["kernel"].get<std::string>();
+    name = name.substr(0, name.find('<'));
+    const cuda::SourceFile* file = nullptr;
+    const cuda::Function* fn = nullptr;
+    for (const auto& [fname, f] : parsed)
+      if (const auto* x = f.kernel(name)) {
+        file = &f;
+        fn = x;
+        break;
+      }
+    // Instances of one template share its source: the hottest one (listed first) decides its edits.
+    if (!fn || !edited.insert(fn).second) continue;
+    KernelEdits ke;
+    const KernelInput in{k, *file, *fn, sources, allow_fp_changes};
+    for (const Rule& rule : rule_table()) rule.apply(in, ke);
+    drop_overlaps(ke);
+    if (ke.signature_changed) reply.edits.push_back(signature_edit(ke, *file, *fn));
+    for (auto& e : ke.others) reply.edits.push_back(std::move(e));
+    for (auto& w : ke.withheld) reply.withheld.push_back(std::move(w));
+    if (!ke.why.empty() || !ke.others.empty()) summary.push_back(name);
+  }
+  reply.summary = summary.empty() ? "No rule's evidence is present: no change proposed."
+                                  : "Rule-based edits for " + util::join(summary, ", ") + ", each citing its evidence.";
+  return reply;
+}
+
+} // namespace optimas::builtin

@@ -1,0 +1,23 @@
+// The builtin optimizer: a deterministic rule-based optimizer that needs no model. Each rule of
+// the table (rule_table.cpp) maps evidence to a source transformation, as an expert would; the
+// answer is the same reply a model gives, so it flows through the same parser, guardrails and
+// metrics. A rule whose evidence is absent stays silent; a rule that fires says why and cites
+// the evidence. llm/builtin.cpp is the backend that answers with it.
+#pragma once
+
+#include "prompt/reply.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+
+namespace optimas::builtin {
+
+// The edits the rules propose for every hot kernel of `diagnostics` (the analysis JSON, hottest
+// first), in `sources` (file name -> text). Rules that change floating-point results apply only
+// with `allow_fp_changes`; otherwise they are listed as withheld.
+prompt::Reply propose(const nlohmann::json& diagnostics, const std::map<std::string, std::string>& sources,
+                      bool allow_fp_changes);
+
+} // namespace optimas::builtin
