@@ -1,0 +1,97 @@
+#include "evaluate/sequential.hpp"
+
+#include "util/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace optimas::evaluate {
+
+std::vector<int> default_looks(int first, int most) {
+  std::vector<int> looks;
+  for (int n = std::max(first, 2); n < most; n = std::max(n + 1, static_cast<int>(std::lround(n * 1.5))))
+    looks.push_back(n);
+  looks.push_back(std::max(most, 2));
+  return looks;
+}
+
+double alpha_spent(Spending spending, double significance, double t) {
+  t = std::clamp(t, 0.0, 1.0);
+  if (t == 0) return 0;
+  if (spending == Spending::pocock) return significance * std::log(1 + (std::exp(1.0) - 1) * t);
+  const double z = normal_quantile(1 - significance / 2);
+  return std::erfc(z / std::sqrt(t) / std::sqrt(2.0));
+}
+
+double look_significance(const SequentialPlan& plan, std::size_t look) {
+  if (look >= plan.looks.size()) throw Error(fmt::format("look {} of a plan of {}", look + 1, plan.looks.size()));
+  const double most = plan.looks.back();
+  const double before = look == 0 ? 0 : alpha_spent(plan.spending, plan.significance, plan.looks[look - 1] / most);
+  return alpha_spent(plan.spending, plan.significance, plan.looks[look] / most) - before;
+}
+
+std::string plan_error(const SequentialPlan& plan) {
+  if (plan.looks.empty()) return "a sequential plan needs at least one look";
+  if (plan.looks.front() < 2) return fmt::format("the first look needs at least 2 runs a side, not {}", plan.looks[0]);
+  for (std::size_t k = 1; k < plan.looks.size(); ++k)
+    if (plan.looks[k] <= plan.looks[k - 1])
+      return fmt::format("the looks must take more runs each time ({} after {})", plan.looks[k], plan.looks[k - 1]);
+  if (!(plan.significance > 0 && plan.significance < 1))
+    return fmt::format("the significance must lie between 0 and 1, not {}", plan.significance);
+  if (!(plan.min_speedup >= 1)) return fmt::format("min_speedup must be at least 1, not {}", plan.min_speedup);
+  return "";
+}
+
+std::string call_name(Call c) {
+  switch (c) {
+  case Call::more:
+    return "more runs";
+  case Call::faster:
+    return "faster";
+  case Call::slower:
+    return "slower";
+  case Call::no_gain:
+    return "no gain";
+  case Call::inconclusive:
+    return "inconclusive";
+  }
+  return "inconclusive";
+}
+
+LookResult judge_look(const std::vector<std::vector<double>>& base, const std::vector<std::vector<double>>& variant,
+                      const SequentialPlan& plan, std::size_t look, const std::string& config) {
+  if (auto why = plan_error(plan); !why.empty()) throw Error(why);
+  LookResult r;
+  r.significance = look_significance(plan, look);
+  // The interval at 1 - this look's significance: it excludes 1 exactly when the test rejects,
+  // so "faster" and "slower" need both, and "no gain" is the same confidence turned the other way.
+  StatsOptions o;
+  o.significance = r.significance;
+  o.confidence = 1 - r.significance;
+  r.comparison = compare_runs(base, variant, o);
+  const Comparison& c = r.comparison;
+  const std::string where =
+      fmt::format("{} after {} run(s) a side (look {}/{}, {:.3f}x [{:.3f}, {:.3f}] at p < {:.3g})", config, c.n_base,
+                  look + 1, plan.looks.size(), c.speedup, c.ci_low, c.ci_high, r.significance);
+  const bool last = look + 1 == plan.looks.size();
+  if (c.ci_low > plan.min_speedup) {
+    r.call = Call::faster;
+    r.reason = fmt::format("faster on {}", where);
+  } else if (c.ci_high < 1) {
+    r.call = Call::slower;
+    r.reason = fmt::format("slower on {}", where);
+  } else if (c.ci_high < plan.min_speedup) {
+    r.call = Call::no_gain;
+    r.reason = fmt::format("no gain of measure.min_speedup {:.3g} on {}", plan.min_speedup, where);
+  } else if (last) {
+    r.call = Call::inconclusive;
+    r.reason = fmt::format("not clearly faster than measure.min_speedup {:.3g} on {}", plan.min_speedup, where);
+  } else {
+    r.reason = fmt::format("undecided on {}", where);
+  }
+  return r;
+}
+
+} // namespace optimas::evaluate

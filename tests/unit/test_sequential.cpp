@@ -1,0 +1,157 @@
+#include "evaluate/sequential.hpp"
+
+#include "util/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace optimas::evaluate;
+
+namespace {
+
+using Runs = std::vector<std::vector<double>>;
+
+// `n` runs of 20 launches at `level`, the runs' levels spread evenly over +-spread/2.
+Runs runs_at(double level, int n, double spread) {
+  Runs out;
+  for (int r = 0; r < n; ++r) {
+    double run = level * (1 + spread * ((r * 7 % n) / std::max(1.0, n - 1.0) - 0.5));
+    out.emplace_back();
+    for (int i = 0; i < 20; ++i) out.back().push_back(run * (1 + 0.002 * (i % 5 - 2)));
+  }
+  return out;
+}
+
+SequentialPlan plan_of(std::vector<int> looks, double significance = 0.05, double min_speedup = 1.01) {
+  SequentialPlan p;
+  p.looks = std::move(looks);
+  p.significance = significance;
+  p.min_speedup = min_speedup;
+  return p;
+}
+
+} // namespace
+
+TEST(Sequential, SpendingFunctions) {
+  // O'Brien-Fleming (Lan-DeMets): 2 - 2 Phi(1.959964 / sqrt 0.5) = 2 - 2 Phi(2.771808) = 0.005575.
+  EXPECT_NEAR(alpha_spent(Spending::obrien_fleming, 0.05, 0.5), 0.005575, 1e-6);
+  EXPECT_NEAR(alpha_spent(Spending::obrien_fleming, 0.05, 1.0), 0.05, 1e-12);
+  EXPECT_LT(alpha_spent(Spending::obrien_fleming, 0.05, 0.15), 1e-6);
+  // Pocock: 0.05 ln(1 + (e - 1) / 2) = 0.031006.
+  EXPECT_NEAR(alpha_spent(Spending::pocock, 0.05, 0.5), 0.031006, 1e-6);
+  EXPECT_NEAR(alpha_spent(Spending::pocock, 0.05, 1.0), 0.05, 1e-12);
+  EXPECT_DOUBLE_EQ(alpha_spent(Spending::pocock, 0.05, 0), 0);
+}
+
+TEST(Sequential, LooksShareTheSignificance) {
+  for (Spending s : {Spending::obrien_fleming, Spending::pocock}) {
+    auto plan = plan_of({3, 5, 8, 12, 18, 20}, 0.01);
+    plan.spending = s;
+    double total = 0;
+    for (std::size_t k = 0; k < plan.looks.size(); ++k) {
+      EXPECT_GT(look_significance(plan, k), 0);
+      total += look_significance(plan, k);
+    }
+    EXPECT_NEAR(total, 0.01, 1e-12);
+    EXPECT_THROW(look_significance(plan, 6), optimas::Error);
+  }
+  // O'Brien-Fleming keeps the first look strict and most of the alpha for the last ones.
+  auto obf = plan_of({3, 5, 8, 12, 18, 20});
+  EXPECT_LT(look_significance(obf, 0), 1e-4);
+  EXPECT_GT(look_significance(obf, 4) + look_significance(obf, 5), 0.025);
+}
+
+TEST(Sequential, DefaultLooks) {
+  EXPECT_EQ(default_looks(3, 20), (std::vector<int>{3, 5, 8, 12, 18, 20}));
+  EXPECT_EQ(default_looks(3, 10), (std::vector<int>{3, 5, 8, 10}));
+  EXPECT_EQ(default_looks(5, 5), (std::vector<int>{5}));
+  EXPECT_EQ(default_looks(1, 3), (std::vector<int>{2, 3}));
+}
+
+TEST(Sequential, PlanErrors) {
+  EXPECT_EQ(plan_error(plan_of({3, 5})), "");
+  EXPECT_NE(plan_error(plan_of({})), "");
+  EXPECT_NE(plan_error(plan_of({1, 5})), "");
+  EXPECT_NE(plan_error(plan_of({5, 5})), "");
+  EXPECT_NE(plan_error(plan_of({3, 5}, 0)), "");
+  EXPECT_NE(plan_error(plan_of({3, 5}, 0.05, 0.99)), "");
+  EXPECT_THROW(judge_look(runs_at(1, 3, 0), runs_at(1, 3, 0), plan_of({5, 3}), 0, "default"), optimas::Error);
+}
+
+TEST(Sequential, StopsEarlyInEveryDirection) {
+  const auto plan = plan_of({3, 5, 8, 12, 18, 20});
+  // Runs that agree to 0.1%: twice as fast is clear at the first look, whatever its strictness.
+  auto faster = judge_look(runs_at(2.0, 3, 0.001), runs_at(1.0, 3, 0.001), plan, 0, "default");
+  EXPECT_EQ(faster.call, Call::faster) << faster.reason;
+  EXPECT_NEAR(faster.comparison.speedup, 2.0, 0.01);
+  EXPECT_DOUBLE_EQ(faster.significance, look_significance(plan, 0));
+  EXPECT_NE(faster.reason.find("faster on default after 3 run(s) a side (look 1/6"), std::string::npos)
+      << faster.reason;
+  auto slower = judge_look(runs_at(1.0, 3, 0.001), runs_at(1.3, 3, 0.001), plan, 0, "default");
+  EXPECT_EQ(slower.call, Call::slower) << slower.reason;
+  // The same program against itself, runs agreeing to 0.1%: clearly no gain of 1%.
+  auto none = judge_look(runs_at(1.0, 5, 0.001), runs_at(1.0, 5, 0.001), plan, 1, "default");
+  EXPECT_EQ(none.call, Call::no_gain) << none.reason;
+  EXPECT_LT(none.comparison.ci_high, 1.01);
+  // 0.5% faster, clearly: no gain either (it is below min_speedup), not "faster".
+  auto small = judge_look(runs_at(1.005, 8, 0.0005), runs_at(1.0, 8, 0.0005), plan, 2, "default");
+  EXPECT_EQ(small.call, Call::no_gain) << small.reason;
+}
+
+TEST(Sequential, UndecidedUntilTheLastLook) {
+  const auto plan = plan_of({3, 5, 8});
+  // 3% faster within a run-to-run spread of 4%: not clear at 3 runs.
+  auto first = judge_look(runs_at(1.03, 3, 0.04), runs_at(1.0, 3, 0.04), plan, 0, "default");
+  EXPECT_EQ(first.call, Call::more) << first.reason;
+  EXPECT_GT(first.comparison.ci_high, 1.01);
+  EXPECT_LT(first.comparison.ci_low, 1.01);
+  // At the last look what is not clearly faster is rejected.
+  auto last = judge_look(runs_at(1.01, 8, 0.04), runs_at(1.0, 8, 0.04), plan, 2, "default");
+  EXPECT_EQ(last.call, Call::inconclusive) << last.reason;
+  EXPECT_EQ(call_name(last.call), "inconclusive");
+  EXPECT_EQ(call_name(Call::more), "more runs");
+}
+
+TEST(Sequential, FirstLookIsStricterThanOneFixedTest) {
+  // Five runs a side 2.5% faster with a 1.5% spread: a single test at 0.05 would accept, the first
+  // look of six (O'Brien-Fleming) does not.
+  auto base = runs_at(1.025, 5, 0.015), variant = runs_at(1.0, 5, 0.015);
+  StatsOptions fixed;
+  fixed.confidence = 0.95;
+  auto once = compare_runs(base, variant, fixed);
+  EXPECT_GT(once.ci_low, 1.01);
+  auto early = judge_look(base, variant, plan_of({5, 8, 12, 18, 20, 30}), 0, "default");
+  EXPECT_EQ(early.call, Call::more) << early.reason;
+}
+
+TEST(Sequential, WrongStopsStayWithinTheSignificance) {
+  // A/A sequences with independent normal run-to-run noise: with min_speedup 1 a stop at
+  // "faster" or "slower" is a type I error, and over all six looks those may happen at most 5% of
+  // the time. Testing every look at 0.05 instead would stop wrongly about 14% of the time.
+  const auto plan = plan_of({3, 5, 8, 12, 18, 20}, 0.05, 1.0);
+  std::mt19937_64 rng(27);
+  std::normal_distribution<double> noise(0, 0.01);
+  const int sequences = 2000;
+  int wrong = 0, naive_wrong = 0;
+  for (int s = 0; s < sequences; ++s) {
+    Runs base, variant;
+    bool stopped = false, naive_stopped = false;
+    for (std::size_t k = 0; k < plan.looks.size(); ++k) {
+      while (static_cast<int>(base.size()) < plan.looks[k]) {
+        base.push_back({std::exp(noise(rng))});
+        variant.push_back({std::exp(noise(rng))});
+      }
+      auto look = judge_look(base, variant, plan, k, "default");
+      stopped = stopped || look.call == Call::faster || look.call == Call::slower;
+      naive_stopped = naive_stopped || compare_runs(base, variant).verdict != Verdict::no_change;
+      if (look.call != Call::more) break;
+    }
+    wrong += stopped;
+    naive_wrong += naive_stopped;
+  }
+  EXPECT_LE(wrong, sequences * 0.05) << wrong;
+  EXPECT_GT(naive_wrong, sequences * 0.08) << naive_wrong;
+}
