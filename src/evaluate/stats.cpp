@@ -150,6 +150,33 @@ double increasing_inverse(const std::function<double(double)>& f, double p, doub
   return (lo + hi) / 2;
 }
 
+// One side of Yuen's test: the mean of the runs' logs without the lowest and highest fifth (a run
+// hit as a whole by another process or a clock drop), the variance of that mean from the
+// winsorised variance, and its share of the degrees of freedom (runs kept - 1). Under five runs
+// nothing is trimmed and it is Welch's: the mean, s^2 / n and n - 1.
+struct Side {
+  double centre = 0, variance = 0, df = 0;
+};
+
+Side trimmed_side(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  const std::size_t n = x.size(), g = n / 5, h = n - 2 * g;
+  Side s;
+  s.centre = std::accumulate(x.begin() + g, x.end() - g, 0.0) / static_cast<double>(h);
+  if (n < 2) return s;
+  // Winsorised: the trimmed runs take the value of the nearest run kept.
+  for (std::size_t i = 0; i < g; ++i) {
+    x[i] = x[g];
+    x[n - 1 - i] = x[n - 1 - g];
+  }
+  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(n);
+  double ss = 0;
+  for (double v : x) ss += (v - mean) * (v - mean);
+  s.variance = ss / static_cast<double>(h) / static_cast<double>(h - 1);
+  s.df = static_cast<double>(h - 1);
+  return s;
+}
+
 } // namespace
 
 std::string verdict_name(Verdict v) {
@@ -256,36 +283,28 @@ Comparison compare_runs(const std::vector<std::vector<double>>& base, const std:
     }
     return out;
   };
-  auto mean = [](const std::vector<double>& x) { return std::accumulate(x.begin(), x.end(), 0.0) / x.size(); };
-  auto variance = [&](const std::vector<double>& x) {
-    const double m = mean(x);
-    double ss = 0;
-    for (double v : x) ss += (v - m) * (v - m);
-    return ss / static_cast<double>(x.size() - 1);
-  };
-  const std::vector<double> lb = logs(base), lv = logs(variant);
+  const Side sb = trimmed_side(logs(base)), sv = trimmed_side(logs(variant));
   Comparison c;
-  c.n_base = lb.size();
-  c.n_variant = lv.size();
-  c.base_median = std::exp(mean(lb));
-  c.variant_median = std::exp(mean(lv));
-  const double d = mean(lb) - mean(lv);
+  c.n_base = base.size();
+  c.n_variant = variant.size();
+  c.base_median = std::exp(sb.centre);
+  c.variant_median = std::exp(sv.centre);
+  const double d = sb.centre - sv.centre;
   c.speedup = std::exp(d);
-  if (lb.size() < 2 || lv.size() < 2) {
+  if (base.size() < 2 || variant.size() < 2) {
     c.ci_low = 0;
     c.ci_high = INFINITY;
     return c;
   }
-  // Welch: each side's variance of its mean, Satterthwaite's degrees of freedom.
-  const double vb = variance(lb) / static_cast<double>(lb.size()), vv = variance(lv) / static_cast<double>(lv.size());
-  const double se = std::sqrt(vb + vv);
+  const double se = std::sqrt(sb.variance + sv.variance);
   if (se == 0) {
     // Runs that agree to the last bit (a deterministic stand-in): the difference is exact.
     c.ci_low = c.ci_high = c.speedup;
     c.p_value = d == 0 ? 1 : 0;
   } else {
-    const double df = (vb + vv) * (vb + vv) /
-                      (vb * vb / static_cast<double>(lb.size() - 1) + vv * vv / static_cast<double>(lv.size() - 1));
+    // Satterthwaite's degrees of freedom.
+    const double df = (sb.variance + sv.variance) * (sb.variance + sv.variance) /
+                      (sb.variance * sb.variance / sb.df + sv.variance * sv.variance / sv.df);
     const double t = student_t_quantile(1 - (1 - options.confidence) / 2, df);
     c.ci_low = std::exp(d - t * se);
     c.ci_high = std::exp(d + t * se);

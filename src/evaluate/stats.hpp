@@ -66,12 +66,12 @@ double run_summary(std::vector<double> launches);
 // Per-launch samples with the run as the block: `base` and `variant` hold, per run, the durations
 // of its hot-kernel launches (a whole-run sample is a run of one value). Launches of one run
 // share its clocks, caches and placement, so they are not independent samples: each run becomes
-// one value, run_summary, and the runs are compared by Welch's t test on the logarithms (the
-// balanced mixed model with a random effect per run reduces to this; docs/loop.md, "Per-launch
-// samples"). speedup = exp(mean log base - mean log variant); the interval at
-// `options.confidence` and the two-sided p-value are the t test's; base_median and
-// variant_median hold the geometric means of the runs' summaries. Fewer than two runs a side
-// give p = 1 and an interval of [0, inf). Verdict as compare's.
+// one value, run_summary, and the runs are compared on the logarithms by Yuen's test, Welch's t
+// test on means without each side's lowest and highest fifth of runs (none under five runs), so a
+// run hit as a whole does not decide (docs/loop.md, "Per-launch samples"). speedup = the ratio of
+// the two trimmed geometric means, held in base_median and variant_median; the interval at
+// `options.confidence` and the two-sided p-value are the test's. Fewer than two runs a side give
+// p = 1 and an interval of [0, inf). Verdict as compare's.
 Comparison compare_runs(const std::vector<std::vector<double>>& base, const std::vector<std::vector<double>>& variant,
                         const StatsOptions& options = {});
 

@@ -355,3 +355,39 @@ TEST(Stats, CompareRunsEdgeCases) {
   EXPECT_EQ(same.verdict, Verdict::no_change);
   EXPECT_DOUBLE_EQ(same.p_value, 1.0);
 }
+
+TEST(Stats, CompareRunsTrimsAFifthOfTheRunsFromFive) {
+  // Yuen's test by hand. Logs 5, 6, 7, 8, 15 against 0, 1, 2, 3, 10: one run a side trimmed at
+  // each end, trimmed means 7 and 2; winsorised (6, 6, 7, 8, 8), the sum of squares is 4, so each
+  // mean's variance is 4 / (3 * 2) and its degrees of freedom 3 - 1: t = 5 / sqrt(4 / 3), df 4.
+  auto runs = [](std::vector<double> logs) {
+    std::vector<std::vector<double>> out;
+    for (double x : logs) out.push_back({std::exp(x)});
+    return out;
+  };
+  StatsOptions o;
+  o.significance = 0.05;
+  auto c = compare_runs(runs({5, 6, 7, 8, 15}), runs({0, 1, 2, 3, 10}), o);
+  const double se = std::sqrt(4.0 / 3.0), t = 5 / se, u = t / std::sqrt(1 + t * t / 4);
+  EXPECT_NEAR(c.speedup, std::exp(5.0), 1e-9);
+  EXPECT_NEAR(c.base_median, std::exp(7.0), 1e-9);
+  EXPECT_NEAR(c.p_value, 2 * (0.5 - 0.375 * u * (1 - u * u / 12)), 1e-10);
+  EXPECT_NEAR(std::log(c.ci_low), 5 - 2.776445105 * se, 1e-7);
+  EXPECT_EQ(c.n_base, 5u);
+}
+
+TEST(Stats, CompareRunsIsNotUndoneByARunHitAsAWhole) {
+  // Ten runs a side, the variant 5% faster and every run within 0.5%, except one baseline run that
+  // another process slowed by 60%. Means and their variance would take it in and hide the speedup
+  // (the interval would reach below 1); the trimmed test leaves it out.
+  std::vector<std::vector<double>> base, variant;
+  for (int r = 0; r < 10; ++r) {
+    double level = 1 + 0.005 * ((r * 3 % 10) / 9.0 - 0.5);
+    base.push_back({level * (r == 4 ? 1.6 : 1.0)});
+    variant.push_back({level / 1.05});
+  }
+  auto c = compare_runs(base, variant);
+  EXPECT_EQ(c.verdict, Verdict::faster) << c.ci_low << " " << c.p_value;
+  EXPECT_GT(c.ci_low, 1.04);
+  EXPECT_NEAR(c.speedup, 1.05, 0.002);
+}
