@@ -13,6 +13,8 @@ std::vector<int> default_looks(int first, int most) {
   std::vector<int> looks;
   for (int n = std::max(first, 2); n < most; n = std::max(n + 1, static_cast<int>(std::lround(n * 1.5))))
     looks.push_back(n);
+  // A last step of less than a quarter more runs would spend alpha on little new evidence.
+  if (!looks.empty() && looks.back() * 5 > most * 4) looks.pop_back();
   looks.push_back(std::max(most, 2));
   return looks;
 }
@@ -32,6 +34,14 @@ double look_significance(const SequentialPlan& plan, std::size_t look) {
   return alpha_spent(plan.spending, plan.significance, plan.looks[look] / most) - before;
 }
 
+double look_futility(const SequentialPlan& plan, std::size_t look) {
+  if (look >= plan.looks.size()) throw Error(fmt::format("look {} of a plan of {}", look + 1, plan.looks.size()));
+  if (plan.futility == 0) return 0;
+  const double most = plan.looks.back();
+  const double before = look == 0 ? 0 : alpha_spent(plan.futility_spending, plan.futility, plan.looks[look - 1] / most);
+  return alpha_spent(plan.futility_spending, plan.futility, plan.looks[look] / most) - before;
+}
+
 std::string plan_error(const SequentialPlan& plan) {
   if (plan.looks.empty()) return "a sequential plan needs at least one look";
   if (plan.looks.front() < 2) return fmt::format("the first look needs at least 2 runs a side, not {}", plan.looks[0]);
@@ -40,7 +50,11 @@ std::string plan_error(const SequentialPlan& plan) {
       return fmt::format("the looks must take more runs each time ({} after {})", plan.looks[k], plan.looks[k - 1]);
   if (!(plan.significance > 0 && plan.significance < 1))
     return fmt::format("the significance must lie between 0 and 1, not {}", plan.significance);
+  if (!(plan.futility >= 0 && plan.futility < 0.5))
+    return fmt::format("the futility must lie in [0, 0.5), not {}", plan.futility);
   if (!(plan.min_speedup >= 1)) return fmt::format("min_speedup must be at least 1, not {}", plan.min_speedup);
+  if (!(plan.target_speedup >= plan.min_speedup))
+    return fmt::format("the target speedup {} lies below min_speedup {}", plan.target_speedup, plan.min_speedup);
   return "";
 }
 
@@ -72,6 +86,15 @@ LookResult judge_look(const std::vector<std::vector<double>>& base, const std::v
   o.confidence = 1 - r.significance;
   r.comparison = compare_runs(base, variant, o);
   const Comparison& c = r.comparison;
+  // Futility: the upper end of the two-sided interval at 1 - 2 beta is the one-sided bound at
+  // 1 - beta, which a variant of target_speedup falls below with chance beta.
+  r.futility = look_futility(plan, look);
+  r.futility_high = INFINITY;
+  if (r.futility > 0) {
+    StatsOptions f;
+    f.confidence = 1 - 2 * r.futility;
+    r.futility_high = compare_runs(base, variant, f).ci_high;
+  }
   const std::string where =
       fmt::format("{} after {} run(s) a side (look {}/{}, {:.3f}x [{:.3f}, {:.3f}] at p < {:.3g})", config, c.n_base,
                   look + 1, plan.looks.size(), c.speedup, c.ci_low, c.ci_high, r.significance);
@@ -85,6 +108,10 @@ LookResult judge_look(const std::vector<std::vector<double>>& base, const std::v
   } else if (c.ci_high < plan.min_speedup) {
     r.call = Call::no_gain;
     r.reason = fmt::format("no gain of measure.min_speedup {:.3g} on {}", plan.min_speedup, where);
+  } else if (r.futility_high < plan.target_speedup) {
+    r.call = Call::no_gain;
+    r.reason = fmt::format("no gain of {:.3g} on {}: at most {:.3f}x at {:.3g}% confidence", plan.target_speedup, where,
+                           r.futility_high, 100 * (1 - r.futility));
   } else if (last) {
     r.call = Call::inconclusive;
     r.reason = fmt::format("not clearly faster than measure.min_speedup {:.3g} on {}", plan.min_speedup, where);

@@ -3,8 +3,9 @@
 // of its own: the alpha the spending function releases between the previous look and this one,
 // so that all looks together spend no more than the rule's significance (docs/loop.md,
 // "Sequential verdicts"). A look stops in either direction: clearly faster (accepted), clearly
-// slower, or clearly no gain (the speedup lies below min_speedup); otherwise more runs, until the
-// last look, where what is not clearly faster is rejected.
+// slower, or clearly no gain (below min_speedup at the look's confidence, or below the target
+// speedup at the futility's); otherwise more runs, until the last look, where what is not clearly
+// faster is rejected.
 #pragma once
 
 #include "evaluate/stats.hpp"
@@ -20,10 +21,17 @@ namespace optimas::evaluate {
 enum class Spending { obrien_fleming, pocock };
 
 struct SequentialPlan {
-  std::vector<int> looks;                       // runs a side at each look, increasing, the first at least 2
-  double significance = k_default_significance; // for all looks together (Bonferroni over configs is the caller's)
-  double min_speedup = 1.01; // faster: the interval lies above it; no gain: the interval lies below it
+  std::vector<int> looks; // runs a side at each look, increasing, the first at least 2
+  // The chance of a wrong "faster" or "slower" over all looks (Bonferroni over configurations and
+  // iterations is the caller's), and how it is spent.
+  double significance = k_default_significance;
   Spending spending = Spending::obrien_fleming;
+  double min_speedup = 1.01; // faster: the interval lies above it
+  // The gain the rule is built to find, and the chance over all looks of dismissing a variant
+  // that has it as "no gain" (0: never before the last look, unless below min_speedup).
+  double target_speedup = 1.05;
+  double futility = 0.1;
+  Spending futility_spending = Spending::pocock;
 };
 
 // Looks at `first` runs a side, then about 1.5 times as many each time, the last at `most`:
@@ -39,8 +47,12 @@ double alpha_spent(Spending spending, double significance, double t);
 // not give).
 double look_significance(const SequentialPlan& plan, std::size_t look);
 
-// Checks a plan: looks increasing from at least 2 runs, significance in (0, 1), min_speedup >= 1.
-// Returns what is wrong, or "".
+// The futility spent at look `look`: a variant of target_speedup is called "no gain" there at most
+// this often.
+double look_futility(const SequentialPlan& plan, std::size_t look);
+
+// Checks a plan: looks increasing from at least 2 runs, significance in (0, 1), futility in
+// [0, 0.5), 1 <= min_speedup <= target_speedup. Returns what is wrong, or "".
 std::string plan_error(const SequentialPlan& plan);
 
 enum class Call { more, faster, slower, no_gain, inconclusive };
@@ -50,6 +62,8 @@ struct LookResult {
   Call call = Call::more;
   Comparison comparison; // at this look's significance, its interval at 1 - that significance
   double significance = 0;
+  double futility = 0;
+  double futility_high = 0; // the one-sided upper bound of the speedup at 1 - futility
   std::string reason;
 };
 

@@ -25,11 +25,14 @@ Runs runs_at(double level, int n, double spread) {
   return out;
 }
 
-SequentialPlan plan_of(std::vector<int> looks, double significance = 0.05, double min_speedup = 1.01) {
+// Without futility unless asked: the tests of the other stops see them alone.
+SequentialPlan plan_of(std::vector<int> looks, double significance = 0.05, double min_speedup = 1.01,
+                       double futility = 0) {
   SequentialPlan p;
   p.looks = std::move(looks);
   p.significance = significance;
   p.min_speedup = min_speedup;
+  p.futility = futility;
   return p;
 }
 
@@ -65,7 +68,8 @@ TEST(Sequential, LooksShareTheSignificance) {
 }
 
 TEST(Sequential, DefaultLooks) {
-  EXPECT_EQ(default_looks(3, 20), (std::vector<int>{3, 5, 8, 12, 18, 20}));
+  EXPECT_EQ(default_looks(3, 20), (std::vector<int>{3, 5, 8, 12, 20})); // not 18 and then 20
+  EXPECT_EQ(default_looks(3, 30), (std::vector<int>{3, 5, 8, 12, 18, 30}));
   EXPECT_EQ(default_looks(3, 10), (std::vector<int>{3, 5, 8, 10}));
   EXPECT_EQ(default_looks(5, 5), (std::vector<int>{5}));
   EXPECT_EQ(default_looks(1, 3), (std::vector<int>{2, 3}));
@@ -78,6 +82,8 @@ TEST(Sequential, PlanErrors) {
   EXPECT_NE(plan_error(plan_of({5, 5})), "");
   EXPECT_NE(plan_error(plan_of({3, 5}, 0)), "");
   EXPECT_NE(plan_error(plan_of({3, 5}, 0.05, 0.99)), "");
+  EXPECT_NE(plan_error(plan_of({3, 5}, 0.05, 1.01, 0.5)), "");
+  EXPECT_NE(plan_error(plan_of({3, 5}, 0.05, 1.10)), ""); // above the target speedup 1.05
   EXPECT_THROW(judge_look(runs_at(1, 3, 0), runs_at(1, 3, 0), plan_of({5, 3}), 0, "default"), optimas::Error);
 }
 
@@ -125,6 +131,45 @@ TEST(Sequential, FirstLookIsStricterThanOneFixedTest) {
   EXPECT_GT(once.ci_low, 1.01);
   auto early = judge_look(base, variant, plan_of({5, 8, 12, 18, 20, 30}), 0, "default");
   EXPECT_EQ(early.call, Call::more) << early.reason;
+}
+
+TEST(Sequential, FutilityStopsWhatCannotReachTheTarget) {
+  // The same program against itself, runs spread by 2%: at five runs the interval at the look's
+  // significance still reaches above min_speedup, but the speedup is clearly under the 1.05 the
+  // rule is built to find: no gain, without the runs a decision at 1.01 would take.
+  auto plan = plan_of({3, 5, 8, 12, 20}, 0.05, 1.01, 0.1);
+  EXPECT_GT(look_futility(plan, 1), 0);
+  auto look = judge_look(runs_at(1.0, 5, 0.02), runs_at(1.0, 5, 0.02), plan, 1, "default");
+  EXPECT_EQ(look.call, Call::no_gain) << look.reason;
+  EXPECT_GT(look.comparison.ci_high, 1.01);
+  EXPECT_LT(look.futility_high, 1.05);
+  EXPECT_NE(look.reason.find("no gain of 1.05"), std::string::npos) << look.reason;
+  // Without futility the same look asks for more runs.
+  plan.futility = 0;
+  EXPECT_DOUBLE_EQ(look_futility(plan, 1), 0);
+  EXPECT_EQ(judge_look(runs_at(1.0, 5, 0.02), runs_at(1.0, 5, 0.02), plan, 1, "default").call, Call::more);
+  // A variant at the target speedup is dismissed at most `futility` of the time over all looks.
+  plan.futility = 0.1;
+  double total = 0;
+  for (std::size_t k = 0; k < plan.looks.size(); ++k) total += look_futility(plan, k);
+  EXPECT_NEAR(total, 0.1, 1e-12);
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0, 0.03);
+  int dismissed = 0;
+  for (int s = 0; s < 1000; ++s) {
+    Runs base, variant;
+    for (std::size_t k = 0; k < plan.looks.size(); ++k) {
+      while (static_cast<int>(base.size()) < plan.looks[k]) {
+        base.push_back({1.05 * std::exp(noise(rng))});
+        variant.push_back({std::exp(noise(rng))});
+      }
+      auto l = judge_look(base, variant, plan, k, "default");
+      if (l.call == Call::no_gain) ++dismissed;
+      if (l.call != Call::more) break;
+    }
+  }
+  EXPECT_LE(dismissed, 100);
+  EXPECT_GT(dismissed, 10); // it does stop some: the bound is not vacuous
 }
 
 TEST(Sequential, WrongStopsStayWithinTheSignificance) {
