@@ -121,4 +121,34 @@ LookResult judge_look(const std::vector<std::vector<double>>& base, const std::v
   return r;
 }
 
+Decision sequential_decision(const LookResult& look, const std::vector<ConfigJudgement>& whole,
+                             const std::string& primary, double min_speedup) {
+  if (look.call != Call::faster) return {Stage::rejected, look.reason};
+  std::vector<std::string> suspicious, slower;
+  const Judgement* p = nullptr;
+  for (const auto& c : whole) {
+    if (c.config == primary) p = &c.judgement;
+    if (c.judgement.suspicious) suspicious.push_back(c.config + ": " + *c.judgement.suspicious);
+    if (c.judgement.comparison.verdict == Verdict::slower) slower.push_back(c.config);
+  }
+  auto joined = [](const std::vector<std::string>& v, const char* sep) {
+    std::string all;
+    for (const auto& s : v) all += (all.empty() ? "" : sep) + s;
+    return all;
+  };
+  if (!p) return {Stage::rejected, "the whole runs of the primary configuration " + primary + " were not judged"};
+  if (!suspicious.empty())
+    return {Stage::rejected, "the reported time is not credible (" + joined(suspicious, "; ") + ")"};
+  if (p->comparison.speedup < min_speedup)
+    return {Stage::rejected,
+            fmt::format("{}, but the whole runs' kernel time shows {:.3f}x, below measure.min_speedup {:.3g}: the "
+                        "time saved in the hot kernels went elsewhere",
+                        look.reason, p->comparison.speedup, min_speedup)};
+  if (!slower.empty()) return {Stage::rejected, look.reason + ", but slower on " + joined(slower, ", ")};
+  const Comparison& c = look.comparison;
+  return {Stage::accepted, fmt::format("{:.3f}x faster on {} [{:.3f}, {:.3f}] after {} run(s) a side (sequential; "
+                                       "whole runs {:.3f}x)",
+                                       c.speedup, primary, c.ci_low, c.ci_high, c.n_base, p->comparison.speedup)};
+}
+
 } // namespace optimas::evaluate

@@ -8,6 +8,7 @@
 // faster is rejected.
 #pragma once
 
+#include "evaluate/acceptance.hpp"
 #include "evaluate/stats.hpp"
 
 #include <string>
@@ -72,5 +73,15 @@ struct LookResult {
 // in the reason.
 LookResult judge_look(const std::vector<std::vector<double>>& base, const std::vector<std::vector<double>>& variant,
                       const SequentialPlan& plan, std::size_t look, const std::string& config);
+
+// The sequential rule's last word on a variant. `look` is the primary configuration's last look
+// (on each run's time in the hot kernels), `whole` the judgements on whole runs (the traced time
+// of every kernel, as the fixed rule compares): the primary configuration's on the same runs, and
+// each other measured configuration's screening. Accepted only when the look says faster, the
+// primary configuration's whole runs agree (their speedup estimate at least min_speedup: work
+// moved out of the hot kernels into others is no gain), no printed time is suspicious and no
+// configuration is slower.
+Decision sequential_decision(const LookResult& look, const std::vector<ConfigJudgement>& whole,
+                             const std::string& primary, double min_speedup);
 
 } // namespace optimas::evaluate

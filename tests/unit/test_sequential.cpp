@@ -200,3 +200,39 @@ TEST(Sequential, WrongStopsStayWithinTheSignificance) {
   EXPECT_LE(wrong, sequences * 0.05) << wrong;
   EXPECT_GT(naive_wrong, sequences * 0.08) << naive_wrong;
 }
+
+TEST(Sequential, DecisionNeedsTheWholeRunsToAgree) {
+  const auto plan = plan_of({3, 5});
+  auto faster = judge_look(runs_at(2.0, 3, 0.001), runs_at(1.0, 3, 0.001), plan, 0, "default");
+  ASSERT_EQ(faster.call, Call::faster);
+  auto whole = [](double speedup, Verdict v) {
+    Judgement j;
+    j.comparison.speedup = speedup;
+    j.comparison.verdict = v;
+    return j;
+  };
+  // The whole runs agree: accepted, with the look's speedup.
+  auto d = sequential_decision(faster, {{"default", whole(1.8, Verdict::faster)}}, "default", 1.01);
+  EXPECT_EQ(d.stage, Stage::accepted) << d.reason;
+  EXPECT_NE(d.reason.find("2.000x faster on default"), std::string::npos) << d.reason;
+  // The hot kernels got faster but the run's kernels did not: the work went elsewhere.
+  d = sequential_decision(faster, {{"default", whole(1.0, Verdict::no_change)}}, "default", 1.01);
+  EXPECT_EQ(d.stage, Stage::rejected);
+  EXPECT_NE(d.reason.find("went elsewhere"), std::string::npos) << d.reason;
+  // Slower on another configuration, or a printed time that is not credible.
+  d = sequential_decision(faster, {{"default", whole(1.8, Verdict::faster)}, {"small", whole(0.9, Verdict::slower)}},
+                          "default", 1.01);
+  EXPECT_EQ(d.stage, Stage::rejected);
+  EXPECT_NE(d.reason.find("slower on small"), std::string::npos) << d.reason;
+  Judgement lying = whole(1.8, Verdict::faster);
+  lying.suspicious = "it reports 5 ms of kernel time in a process that ran 1 ms";
+  d = sequential_decision(faster, {{"default", lying}}, "default", 1.01);
+  EXPECT_EQ(d.stage, Stage::rejected);
+  EXPECT_NE(d.reason.find("not credible"), std::string::npos) << d.reason;
+  // Not faster at its look, or the primary configuration's whole runs missing: rejected.
+  auto none = judge_look(runs_at(1.0, 5, 0.001), runs_at(1.0, 5, 0.001), plan, 1, "default");
+  d = sequential_decision(none, {{"default", whole(1.0, Verdict::no_change)}}, "default", 1.01);
+  EXPECT_EQ(d.stage, Stage::rejected);
+  EXPECT_EQ(d.reason, none.reason);
+  EXPECT_EQ(sequential_decision(faster, {}, "default", 1.01).stage, Stage::rejected);
+}
