@@ -271,6 +271,13 @@ double run_summary(std::vector<double> launches) {
   return sum / static_cast<double>(launches.size() - 2 * cut);
 }
 
+double hot_time(const std::vector<std::vector<double>>& kernels) {
+  double total = 0;
+  for (const auto& launches : kernels)
+    if (!launches.empty()) total += run_summary(launches) * static_cast<double>(launches.size());
+  return total;
+}
+
 Comparison compare_runs(const std::vector<std::vector<double>>& base, const std::vector<std::vector<double>>& variant,
                         const StatsOptions& options) {
   if (base.empty() || variant.empty()) throw Error("cannot compare timings: a side has no runs");

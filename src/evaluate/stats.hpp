@@ -63,6 +63,12 @@ double normal_quantile(double p);
 // do not decide the run; with fewer than 10 launches, their plain mean.
 double run_summary(std::vector<double> launches);
 
+// One run's time in its hot kernels from their launches (`kernels`: per kernel, its launches'
+// durations): per kernel, run_summary times its number of launches. A variant that launches a
+// kernel fewer times with more work each is compared on the time it takes in all; no launches
+// of a kernel add nothing.
+double hot_time(const std::vector<std::vector<double>>& kernels);
+
 // Per-launch samples with the run as the block: `base` and `variant` hold, per run, the durations
 // of its hot-kernel launches (a whole-run sample is a run of one value). Launches of one run
 // share its clocks, caches and placement, so they are not independent samples: each run becomes

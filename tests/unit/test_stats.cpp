@@ -269,6 +269,13 @@ TEST(Stats, RunSummaryTrimsTheExtremeLaunches) {
   EXPECT_THROW(run_summary({}), optimas::Error);
 }
 
+TEST(Stats, HotTimeIsEachKernelsSummaryTimesItsLaunches) {
+  // Ten launches of one kernel, one of them preempted: 10 x 2; three of another: 3 x 1.
+  EXPECT_DOUBLE_EQ(hot_time({{2, 2, 2, 2, 2, 2, 2, 2, 2, 9}, {1, 1, 1}}), 23);
+  EXPECT_DOUBLE_EQ(hot_time({{}, {0.5}}), 0.5);
+  EXPECT_DOUBLE_EQ(hot_time({}), 0);
+}
+
 TEST(Stats, CompareRunsIsWelchOnTheLogsOfRuns) {
   // Three runs a side with logs 1 +- 0.1 and 0.5 +- 0.1: equal variances, so Welch's degrees of
   // freedom are 4 and t = 0.5 / sqrt(2 * 0.01 / 3).
