@@ -511,8 +511,7 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
       end = end == std::string::npos ? out.size() : end + 1;
       bool dropped = false;
       for (const auto& re : drop)
-        dropped =
-            dropped || search_line(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re);
+        dropped = dropped || search_line(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re);
       if (!dropped) kept.append(out, start, end - start);
       start = end;
     }

@@ -14,7 +14,7 @@ namespace optimas::profile {
 struct Trace {
   std::vector<Launch> launches; // in order of GPU start; duration_ns = end - start
   std::vector<std::string> files;
-  std::uint64_t dropped = 0;           // records CUPTI reported as lost
+  std::uint64_t dropped = 0;    // records CUPTI reported as lost
   std::vector<std::string> incomplete; // files without their end line (the program did not exit normally)
   std::uint64_t bytes = 0;
 };

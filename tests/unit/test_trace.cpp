@@ -52,9 +52,7 @@ TEST(Trace, ReadsLaunchesWithTheirDurationsAndShapes) {
 TEST(Trace, AFolderHoldsOneFilePerProcessInGpuOrder) {
   test::TempDir dir;
   dir.file("trace-1.tsv", with(k_trace, "P\t4242", "P\t1"));
-  dir.file(
-      "trace-2.tsv",
-      "# optimas-trace 1\nP\t2\t0\nK\t0\t_Z1kv\tk()\nL\t0\t0\t1\t7\t1\t1\t1\t1\t1\t1\t0\t0\t8\t500\t600\nE\t1\t4\n");
+  dir.file("trace-2.tsv", "# optimas-trace 1\nP\t2\t0\nK\t0\t_Z1kv\tk()\nL\t0\t0\t1\t7\t1\t1\t1\t1\t1\t1\t0\t0\t8\t500\t600\nE\t1\t4\n");
   dir.file("unrelated.txt", "not a trace");
   Trace t = read_trace(dir.path().string());
   ASSERT_EQ(t.launches.size(), 4u);
@@ -87,12 +85,12 @@ TEST(Trace, BadInputIsAnErrorAtItsLine) {
   EXPECT_EQ(line_of("hello\n"), 1u);
   EXPECT_EQ(line_of("# optimas-trace 2\n"), 1u);
   EXPECT_EQ(line_of(""), 1u);
-  EXPECT_EQ(line_of(with(k_trace, "\t2000\t5000", "\t5000\t2000")), 4u); // ends before it starts
-  EXPECT_EQ(line_of(with(k_trace, "L\t1\t0", "L\t9\t0")), 6u);           // undefined name
-  EXPECT_EQ(line_of(with(k_trace, "\t1024\t1\t1", "\t10x4\t1\t1")), 6u); // not a number
-  EXPECT_EQ(line_of(with(k_trace, "E\t3\t0", "E\t4\t0")), 8u);           // count disagrees
-  EXPECT_EQ(line_of(with(k_trace, "K\t1\t", "K\t0\t")), 5u);             // id defined twice
-  EXPECT_EQ(line_of(std::string(k_trace) + "L\t0\n"), 9u);               // after the end
+  EXPECT_EQ(line_of(with(k_trace, "\t2000\t5000", "\t5000\t2000")), 4u);  // ends before it starts
+  EXPECT_EQ(line_of(with(k_trace, "L\t1\t0", "L\t9\t0")), 6u);            // undefined name
+  EXPECT_EQ(line_of(with(k_trace, "\t1024\t1\t1", "\t10x4\t1\t1")), 6u);  // not a number
+  EXPECT_EQ(line_of(with(k_trace, "E\t3\t0", "E\t4\t0")), 8u);            // count disagrees
+  EXPECT_EQ(line_of(with(k_trace, "K\t1\t", "K\t0\t")), 5u);              // id defined twice
+  EXPECT_EQ(line_of(std::string(k_trace) + "L\t0\n"), 9u);                // after the end
   EXPECT_THROW(read_trace(dir.path().string() + "/none"), Error);
   test::TempDir empty;
   EXPECT_THROW(read_trace(empty.path().string()), Error);
@@ -118,8 +116,7 @@ TEST(Trace, KernelKeysMatchTheTracersAndNcusSpelling) {
   EXPECT_EQ(kernel_signature_key("void scan<256u, float>(float const*, float*)"),
             kernel_signature_key("void scan<(unsigned int)256, float>(const float *, float *)"));
   EXPECT_EQ(kernel_signature_key("void ns::k<-3l>(int)"), kernel_signature_key("void ns::k<(long)-3>(int)"));
-  EXPECT_NE(kernel_signature_key("void reduce<64>(int const*, int*, bool)"),
-            kernel_signature_key("void reduce<32>(int const*, int*, bool)"));
+  EXPECT_NE(kernel_signature_key("void reduce<64>(int const*, int*, bool)"), kernel_signature_key("void reduce<32>(int const*, int*, bool)"));
   EXPECT_NE(kernel_signature_key("k(int)"), kernel_signature_key("k(long)"));
 }
 
@@ -188,7 +185,7 @@ TEST(TraceRecorded, HeatSmallHasEveryLaunchAndTheCapsNcuUsed) {
   ASSERT_EQ(hk.kernels.size(), 3u);
   for (const auto& k : hk.kernels) EXPECT_EQ(k.launches, 500) << k.kernel;
   EXPECT_EQ(t.launches[0].kernel, "stencil_step");
-  EXPECT_EQ(t.launches[0].grid, (std::array<std::int64_t, 3>{8, 32, 1})); // 256 x 256 in 32 x 8 blocks
+  EXPECT_EQ(t.launches[0].grid, (std::array<std::int64_t, 3>{8, 32, 1}));  // 256 x 256 in 32 x 8 blocks
   EXPECT_EQ(t.launches[0].block, (std::array<std::int64_t, 3>{32, 8, 1}));
   // The picks ncu was given (manifest.json's launch_picks): first, middle, last of each.
   auto picks = pick_launches(t.launches, hk.hot_demangled(), 3);
