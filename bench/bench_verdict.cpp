@@ -13,7 +13,7 @@
 // mean number of program runs per verdict (both sides, warm-up included); a verdict's seconds are
 // that times a run's seconds. Goals (issue #27): A/A false accepts <= 0.5%, 1.05x accepted >= 90%.
 //
-//   bench_verdict [simulations per cell, default 2000] [seed] [pocock: spend the alpha the Pocock way]
+//   bench_verdict [simulations per cell, default 2000] [seed] [obrien-fleming: spend the alpha that way]
 #include "evaluate/acceptance.hpp"
 #include "evaluate/sequential.hpp"
 
@@ -174,9 +174,9 @@ bool sequential_rule(Simulator& sim, const SequentialPlan& plan, const Acceptanc
 int main(int argc, char** argv) {
   int sims = argc > 1 ? std::atoi(argv[1]) : 2000;
   std::uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20261202;
-  const bool pocock = argc > 3 && std::string(argv[3]) == "pocock";
-  if (sims < 1 || (argc > 3 && !pocock)) {
-    fmt::print(stderr, "usage: bench_verdict [simulations per cell] [seed] [pocock]\n");
+  const bool obf = argc > 3 && std::string(argv[3]) == "obrien-fleming";
+  if (sims < 1 || (argc > 3 && !obf)) {
+    fmt::print(stderr, "usage: bench_verdict [simulations per cell] [seed] [obrien-fleming]\n");
     return 2;
   }
   AcceptanceRule rule;
@@ -185,14 +185,14 @@ int main(int argc, char** argv) {
   plan.looks = default_looks(3, 20);
   plan.significance = rule.corrected_significance();
   plan.min_speedup = rule.min_speedup;
-  if (pocock) plan.spending = Spending::pocock;
+  if (obf) plan.spending = Spending::obrien_fleming;
   std::string looks;
   for (int n : plan.looks) looks += (looks.empty() ? "" : ", ") + std::to_string(n);
   auto start = std::chrono::steady_clock::now();
   fmt::print("Whole runs: the acceptance rule (screening, then confirming), with measure.runs 5 and 10.\n");
   fmt::print("Per launch: the sequential rule, the run as the block, looks at {} runs a side, significance {:.3g} "
              "({}), min_speedup {:.3g}, futility {:.3g} at {:.3g}x (Pocock).\n",
-             looks, plan.significance, pocock ? "Pocock" : "O'Brien-Fleming", plan.min_speedup, plan.futility,
+             looks, plan.significance, obf ? "O'Brien-Fleming" : "Pocock", plan.min_speedup, plan.futility,
              plan.target_speedup);
   fmt::print("{} simulated verdicts per cell (seed {}); runs: program runs per verdict, both sides and the warm-up\n\n",
              sims, seed);

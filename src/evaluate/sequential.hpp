@@ -18,7 +18,8 @@ namespace optimas::evaluate {
 
 // How the alpha is spent over the looks, by the fraction t of the largest number of runs taken:
 // O'Brien-Fleming (Lan-DeMets), 2 - 2 Phi(z_{1-alpha/2} / sqrt t), keeps the early looks strict
-// and nearly all alpha for the last; Pocock, alpha ln(1 + (e - 1) t), spends it evenly.
+// and nearly all alpha for the last; Pocock, alpha ln(1 + (e - 1) t), spends it evenly, so that
+// three runs a side can decide (the default; docs/loop.md says what bench_verdict found).
 enum class Spending { obrien_fleming, pocock };
 
 struct SequentialPlan {
@@ -26,7 +27,7 @@ struct SequentialPlan {
   // The chance of a wrong "faster" or "slower" over all looks (Bonferroni over configurations and
   // iterations is the caller's), and how it is spent.
   double significance = k_default_significance;
-  Spending spending = Spending::obrien_fleming;
+  Spending spending = Spending::pocock;
   double min_speedup = 1.01; // faster: the interval lies above it
   // The gain the rule is built to find, and the chance over all looks of dismissing a variant
   // that has it as "no gain" (0: never before the last look, unless below min_speedup).

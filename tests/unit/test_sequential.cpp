@@ -61,10 +61,15 @@ TEST(Sequential, LooksShareTheSignificance) {
     EXPECT_NEAR(total, 0.01, 1e-12);
     EXPECT_THROW(look_significance(plan, 6), optimas::Error);
   }
-  // O'Brien-Fleming keeps the first look strict and most of the alpha for the last ones.
+  // O'Brien-Fleming keeps the first look strict and most of the alpha for the last ones; Pocock
+  // (the default) gives the first look a share that three runs can use.
   auto obf = plan_of({3, 5, 8, 12, 18, 20});
+  obf.spending = Spending::obrien_fleming;
   EXPECT_LT(look_significance(obf, 0), 1e-4);
   EXPECT_GT(look_significance(obf, 4) + look_significance(obf, 5), 0.025);
+  auto pocock = plan_of({3, 5, 8, 12, 18, 20});
+  EXPECT_EQ(pocock.spending, Spending::pocock);
+  EXPECT_GT(look_significance(pocock, 0), 0.01);
 }
 
 TEST(Sequential, DefaultLooks) {
