@@ -40,6 +40,8 @@ struct MeasureSettings {
   // confirmation round of `runs` fresh interleaved runs must agree.
   double min_speedup = default_of<double>("min_speedup");
   bool confirm = default_of<bool>("confirm");
+  // fixed, or sequential: per-launch hot-kernel times, judged at looks until the decision is clear.
+  std::string verdict = default_of<std::string>("verdict");
   // trace (the traced GPU time of every kernel), kernel_time (the program's printed time), wall,
   // or auto: trace for CUDA programs where the tracer exists, else kernel_time when configured.
   std::string timing = default_of<std::string>("timing");

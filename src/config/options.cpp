@@ -67,6 +67,9 @@ std::string fp_reassociation(const json& v) {
 std::string timing(const json& v) {
   return one_of(v, {"auto", "trace", "kernel_time", "wall"});
 }
+std::string verdict(const json& v) {
+  return one_of(v, {"fixed", "sequential"});
+}
 std::string search(const json& v) {
   return one_of(v, {"auto", "exhaustive", "nlopt"});
 }
@@ -181,6 +184,10 @@ std::vector<Option> make_table() {
      "measure.min_speedup", ratio, {}},
     {"confirm", "!--no-confirm", "Accept without a confirmation round of fresh runs", "", Kind::flag, true,
      "measure.confirm", nullptr, {}},
+    {"verdict", "--verdict",
+     "fixed (screening, then confirming, on whole runs) or sequential (each run's time in the hot kernels from its "
+     "traced launches, judged after 3, 5, 8, ... runs until clear; needs timing trace)", "", Kind::text, "fixed",
+     "measure.verdict", verdict, {}},
     {"validate_configs", "--validate-configs", "Configurations to validate on (default: all)", "", Kind::names,
      nullptr, "validate.configs", file_name, {}},
     {"fresh_seeds", "--fresh-seeds", "Extra validation runs per configuration with new seeds", "", Kind::integer, 1,

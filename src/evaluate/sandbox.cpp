@@ -1,5 +1,6 @@
 #include "evaluate/sandbox.hpp"
 
+#include "evaluate/stats.hpp"
 #include "profile/trace.hpp"
 
 #include "util/error.hpp"
@@ -476,6 +477,11 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
     }
     e.traced_ms = profile::traced_time_ns(trace) / 1e6;
     e.traced_launches = trace.launches.size();
+    if (!sandbox.hot_kernels.empty()) {
+      auto hot = profile::launch_durations_ms(trace, sandbox.hot_kernels);
+      e.hot_ms = hot_time(hot);
+      for (const auto& k : hot) e.hot_launches += k.size();
+    }
     fs::remove_all(trace_dir, ec);
   }
   const auto& kt = app.kernel_time;

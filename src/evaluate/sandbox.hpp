@@ -21,6 +21,9 @@ struct Sandbox {
   // With a kernel tracer (liboptimas-trace.so) every run records its kernels, and the run's
   // kernel time is the summed GPU time of all of them.
   std::string tracer;
+  // With the tracer: the hot kernels (function names, no template arguments) whose launches give
+  // Execution::hot_ms, the run's time in them for per-launch measurement (measure.verdict).
+  std::vector<std::string> hot_kernels;
 };
 
 // Default isolation for an application: its timeout, no core dumps, files up to 16 GiB,
@@ -124,6 +127,8 @@ struct Execution {
   std::optional<double> kernel_ms;  // from run.kernel_time: the run's kernel time in milliseconds
   std::optional<double> traced_ms;  // with Sandbox::tracer: the traced GPU time of its kernels
   std::uint64_t traced_launches = 0;
+  std::optional<double> hot_ms;     // with Sandbox::hot_kernels: evaluate::hot_time of their launches
+  std::uint64_t hot_launches = 0;
   std::string output;               // path of the (first) output it produced (absolute)
   std::vector<std::string> outputs; // every output: `output`, then `output`.1, .2, ... (run.output's files)
 };

@@ -103,6 +103,80 @@ Interval bootstrap_interval(const std::vector<double>& base, const std::vector<d
   return {at(tail), at(1.0 - tail)};
 }
 
+// The continued fraction of the regularised incomplete beta function I_x(a, b), by the modified
+// Lentz method; converges fast for x < (a + 1) / (a + b + 2).
+double beta_fraction(double a, double b, double x) {
+  constexpr double tiny = 1e-300, eps = 1e-15;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  if (std::abs(d) < tiny) d = tiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= 1000; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+    for (int step = 0; step < 2; ++step) {
+      d = 1 + aa * d;
+      if (std::abs(d) < tiny) d = tiny;
+      c = 1 + aa / c;
+      if (std::abs(c) < tiny) c = tiny;
+      d = 1 / d;
+      const double delta = d * c;
+      h *= delta;
+      if (step == 1 && std::abs(delta - 1) < eps) return h;
+      aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+    }
+  }
+  return h;
+}
+
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front =
+      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_fraction(a, b, x) / a;
+  return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+// The x in [lo, hi] where the increasing function f reaches p, by bisection: slow, but exact to
+// the last bits and with nothing to diverge.
+double increasing_inverse(const std::function<double(double)>& f, double p, double lo, double hi) {
+  while (f(hi) < p) hi *= 2;
+  while (f(lo) > p) lo *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * std::max(1.0, std::abs(lo)); ++i) {
+    const double mid = (lo + hi) / 2;
+    (f(mid) < p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+// One side of Yuen's test: the mean of the runs' logs without the lowest and highest fifth (a run
+// hit as a whole by another process or a clock drop), the variance of that mean from the
+// winsorised variance, and its share of the degrees of freedom (runs kept - 1). Under five runs
+// nothing is trimmed and it is Welch's: the mean, s^2 / n and n - 1.
+struct Side {
+  double centre = 0, variance = 0, df = 0;
+};
+
+Side trimmed_side(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  const std::size_t n = x.size(), g = n / 5, h = n - 2 * g;
+  Side s;
+  s.centre = std::accumulate(x.begin() + g, x.end() - g, 0.0) / static_cast<double>(h);
+  if (n < 2) return s;
+  // Winsorised: the trimmed runs take the value of the nearest run kept.
+  for (std::size_t i = 0; i < g; ++i) {
+    x[i] = x[g];
+    x[n - 1 - i] = x[n - 1 - g];
+  }
+  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(n);
+  double ss = 0;
+  for (double v : x) ss += (v - mean) * (v - mean);
+  s.variance = ss / static_cast<double>(h) / static_cast<double>(h - 1);
+  s.df = static_cast<double>(h - 1);
+  return s;
+}
+
 } // namespace
 
 std::string verdict_name(Verdict v) {
@@ -168,6 +242,87 @@ double geometric_mean(const std::vector<double>& values) {
   double s = 0;
   for (double v : values) s += std::log(v);
   return std::exp(s / static_cast<double>(values.size()));
+}
+
+double student_t_cdf(double t, double df) {
+  if (!(df > 0)) throw Error("Student's t distribution needs positive degrees of freedom");
+  if (std::isinf(t)) return t > 0 ? 1 : 0;
+  const double tail = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t));
+  return t > 0 ? 1 - tail : tail;
+}
+
+double student_t_quantile(double p, double df) {
+  if (!(p > 0 && p < 1)) throw Error("a quantile needs a probability strictly between 0 and 1");
+  if (p < 0.5) return -student_t_quantile(1 - p, df);
+  return increasing_inverse([df](double t) { return student_t_cdf(t, df); }, p, -1, 1);
+}
+
+double normal_quantile(double p) {
+  if (!(p > 0 && p < 1)) throw Error("a quantile needs a probability strictly between 0 and 1");
+  return increasing_inverse([](double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }, p, -1, 1);
+}
+
+double run_summary(std::vector<double> launches) {
+  if (launches.empty()) throw Error("a run with no launches has no time");
+  std::sort(launches.begin(), launches.end());
+  const std::size_t cut = launches.size() / 10;
+  double sum = 0;
+  for (std::size_t i = cut; i < launches.size() - cut; ++i) sum += launches[i];
+  return sum / static_cast<double>(launches.size() - 2 * cut);
+}
+
+double hot_time(const std::vector<std::vector<double>>& kernels) {
+  double total = 0;
+  for (const auto& launches : kernels)
+    if (!launches.empty()) total += run_summary(launches) * static_cast<double>(launches.size());
+  return total;
+}
+
+Comparison compare_runs(const std::vector<std::vector<double>>& base, const std::vector<std::vector<double>>& variant,
+                        const StatsOptions& options) {
+  if (base.empty() || variant.empty()) throw Error("cannot compare timings: a side has no runs");
+  auto logs = [](const std::vector<std::vector<double>>& runs) {
+    std::vector<double> out;
+    for (const auto& r : runs) {
+      double s = run_summary(r);
+      if (!(s > 0)) throw Error("cannot compare timings: a run's time per launch is not positive");
+      out.push_back(std::log(s));
+    }
+    return out;
+  };
+  const Side sb = trimmed_side(logs(base)), sv = trimmed_side(logs(variant));
+  Comparison c;
+  c.n_base = base.size();
+  c.n_variant = variant.size();
+  c.base_median = std::exp(sb.centre);
+  c.variant_median = std::exp(sv.centre);
+  const double d = sb.centre - sv.centre;
+  c.speedup = std::exp(d);
+  if (base.size() < 2 || variant.size() < 2) {
+    c.ci_low = 0;
+    c.ci_high = INFINITY;
+    return c;
+  }
+  const double se = std::sqrt(sb.variance + sv.variance);
+  if (se == 0) {
+    // Runs that agree to the last bit (a deterministic stand-in): the difference is exact.
+    c.ci_low = c.ci_high = c.speedup;
+    c.p_value = d == 0 ? 1 : 0;
+  } else {
+    // Satterthwaite's degrees of freedom.
+    const double df = (sb.variance + sv.variance) * (sb.variance + sv.variance) /
+                      (sb.variance * sb.variance / sb.df + sv.variance * sv.variance / sv.df);
+    const double t = student_t_quantile(1 - (1 - options.confidence) / 2, df);
+    c.ci_low = std::exp(d - t * se);
+    c.ci_high = std::exp(d + t * se);
+    c.p_value = 2 * student_t_cdf(-std::abs(d) / se, df);
+  }
+  const bool significant = c.p_value < options.significance;
+  if (significant && c.ci_low > 1.0)
+    c.verdict = Verdict::faster;
+  else if (significant && c.ci_high < 1.0)
+    c.verdict = Verdict::slower;
+  return c;
 }
 
 } // namespace optimas::evaluate

@@ -52,4 +52,33 @@ Interval median_difference_interval(const std::vector<double>& base, const std::
 // Geometric mean of speedups (the summary across input configurations).
 double geometric_mean(const std::vector<double>& values);
 
+// Distributions for the tests on runs: Student's t with `df` (> 0, not necessarily whole)
+// degrees of freedom, its quantile, and the standard normal's quantile. p in (0, 1).
+double student_t_cdf(double t, double df);
+double student_t_quantile(double p, double df);
+double normal_quantile(double p);
+
+// One run's time per launch: the mean of its launches' durations with the slowest and fastest
+// 10% left out, so that the first launch's cold caches or a launch preempted by another context
+// do not decide the run; with fewer than 10 launches, their plain mean.
+double run_summary(std::vector<double> launches);
+
+// One run's time in its hot kernels from their launches (`kernels`: per kernel, its launches'
+// durations): per kernel, run_summary times its number of launches. A variant that launches a
+// kernel fewer times with more work each is compared on the time it takes in all; no launches
+// of a kernel add nothing.
+double hot_time(const std::vector<std::vector<double>>& kernels);
+
+// Per-launch samples with the run as the block: `base` and `variant` hold, per run, the durations
+// of its hot-kernel launches (a whole-run sample is a run of one value). Launches of one run
+// share its clocks, caches and placement, so they are not independent samples: each run becomes
+// one value, run_summary, and the runs are compared on the logarithms by Yuen's test, Welch's t
+// test on means without each side's lowest and highest fifth of runs (none under five runs), so a
+// run hit as a whole does not decide (docs/loop.md, "Per-launch samples"). speedup = the ratio of
+// the two trimmed geometric means, held in base_median and variant_median; the interval at
+// `options.confidence` and the two-sided p-value are the test's. Fewer than two runs a side give
+// p = 1 and an interval of [0, inf). Verdict as compare's.
+Comparison compare_runs(const std::vector<std::vector<double>>& base, const std::vector<std::vector<double>>& variant,
+                        const StatsOptions& options = {});
+
 } // namespace optimas::evaluate

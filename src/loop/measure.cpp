@@ -1,9 +1,12 @@
 // Measurement: a warm-up, then rounds of baseline and variant interleaved (ABBA order) so drift
 // in clocks or temperature hits both alike; every sample is journaled (measurements.jsonl) as it
 // is taken, so a resumed run keeps them. The acceptance rule (evaluate/acceptance.hpp) screens
-// every measured configuration, then asks a round of fresh runs of the primary one to confirm.
+// every measured configuration, then asks a round of fresh runs of the primary one to confirm;
+// with measure.verdict sequential (evaluate/sequential.hpp) the primary configuration's rounds are
+// taken in looks on each run's time in the hot kernels until the decision is clear.
 #include "loop/run_state.hpp"
 
+#include "evaluate/sequential.hpp"
 #include "evaluate/stats.hpp"
 #include "store/journal.hpp"
 #include "util/log.hpp"
@@ -33,6 +36,10 @@ public:
   json record(const evaluate::Judgement& j) const;
   // Adds the samples of rounds [from, to) to `rec` ("base" and "variant").
   void with_samples(json& rec, const std::string& config, int from, int to) const;
+  // Each run's time in the hot kernels (a run of one value for evaluate::compare_runs), rounds
+  // [from, to); nothing when a run has none (no hot kernel launched: renamed, or not traced).
+  std::optional<std::vector<std::vector<double>>> hot_runs(const std::string& config, const std::string& role, int from,
+                                                           int to) const;
 
   const bool traced;      // timed by the kernel tracer
   const bool kernel_time; // compared by kernel time, not wall time
@@ -91,6 +98,10 @@ json Loop::Rounds::sample(const std::string& config, const std::string& role, in
     s["kernel_ms"] = e.traced_ms.value_or(0);
     s["launches"] = e.traced_launches;
     if (e.kernel_ms) s["printed_ms"] = *e.kernel_ms;
+    if (e.hot_ms) {
+      s["hot_ms"] = *e.hot_ms;
+      s["hot_launches"] = e.hot_launches;
+    }
   } else if (e.kernel_ms) {
     s["kernel_ms"] = *e.kernel_ms;
   }
@@ -168,6 +179,17 @@ std::vector<evaluate::Sample> Loop::Rounds::samples(const std::string& config, c
   return out;
 }
 
+std::optional<std::vector<std::vector<double>>>
+Loop::Rounds::hot_runs(const std::string& config, const std::string& role, int from, int to) const {
+  std::vector<std::vector<double>> out;
+  for (const auto& [round, s] : taken(config, role))
+    if (round >= from && round < to) {
+      if (!(s.value("hot_ms", 0.0) > 0)) return std::nullopt;
+      out.push_back({s["hot_ms"].get<double>()});
+    }
+  return out;
+}
+
 evaluate::Judgement Loop::Rounds::judged(const std::string& config, int from, int to) const {
   return evaluate::judge(samples(config, "baseline", from, to), samples(config, "variant", from, to), kernel_time,
                          rule);
@@ -204,8 +226,25 @@ bool Loop::run_failed(Variant& v, json& result, const std::string& why) {
 }
 
 bool Loop::measure(Variant& v, json& result) {
-  const auto& ms = m_app.measure;
+  std::string note;
+  const bool sequential = m_app.measure.verdict == "sequential";
+  // Per-launch times need the trace and the hot kernels of the profile the variant was made from.
+  m_measure_sandbox.hot_kernels = sequential ? hot_kernel_names(m_diagnostics) : std::vector<std::string>{};
   Rounds rounds(*this, v);
+  if (sequential && !rounds.traced)
+    note = "measure.verdict sequential needs the kernels' traced launches (measure.timing trace): measured by the "
+           "fixed rule";
+  else if (sequential && m_measure_sandbox.hot_kernels.empty())
+    note = "measure.verdict sequential needs the profile's hot kernels, and there are none here: measured by the "
+           "fixed rule";
+  else if (sequential)
+    if (auto done = measure_sequential(v, result, rounds, note)) return *done;
+  if (!note.empty()) say(v.key + " measure", note);
+  return measure_fixed(v, result, rounds, note);
+}
+
+bool Loop::measure_fixed(Variant& v, json& result, Rounds& rounds, const std::string& note) {
+  const auto& ms = m_app.measure;
   const auto& rule = rounds.rule;
 
   // Screening: every measured configuration.
@@ -260,11 +299,105 @@ bool Loop::measure(Variant& v, json& result) {
   }
   for (const char* key : {"verdict", "speedup", "ci", "p_value", "base_ms", "variant_ms"}) m[key] = headline[key];
   m["decision"] = decision.reason;
+  if (!note.empty()) m["note"] = note;
   store::write_json_atomic((v.dir / "measurement.json").string(), m);
   result["measurement"] = m;
   result["status"] = evaluate::measured_status(decision.stage);
   result["reason"] = decision.reason;
   say(v.key + " measure", fmt::format("{}: {}", result["status"].get<std::string>(), decision.reason));
+  return true;
+}
+
+std::optional<bool> Loop::measure_sequential(Variant& v, json& result, Rounds& rounds, std::string& note) {
+  const auto& ms = m_app.measure;
+  const auto& rule = rounds.rule;
+  const std::string step = v.key + " measure";
+  // The primary configuration as the fixed rule picks it: the default one if measured, else the
+  // first measured by name.
+  std::set<std::string> measured;
+  for (const auto* c : measured_configs(m_app)) measured.insert(c->name);
+  const std::string primary =
+      measured.count(m_app.default_config().name) ? m_app.default_config().name : *measured.begin();
+  // As many runs at most as the fixed rule takes with its confirmation, at the same significance.
+  evaluate::SequentialPlan plan;
+  plan.looks = evaluate::default_looks(3, ms.confirm ? 2 * ms.runs : ms.runs);
+  plan.significance = rule.corrected_significance();
+  plan.min_speedup = rule.min_speedup;
+  json looks = json::array();
+  evaluate::LookResult look;
+  int n = 0;
+  for (std::size_t k = 0; k < plan.looks.size(); ++k) {
+    n = plan.looks[k];
+    if (auto f = rounds.take(*m_app.find(primary), k == 0 ? 0 : plan.looks[k - 1], n, k == 0 ? ms.warmup : 0))
+      return run_failed(v, result, *f);
+    auto base = rounds.hot_runs(primary, "baseline", 0, n), variant = rounds.hot_runs(primary, "variant", 0, n);
+    if (!base || !variant) {
+      note = fmt::format("a measured run of {} launched none of the hot kernels ({}): measured by the fixed rule",
+                         primary, fmt::join(m_measure_sandbox.hot_kernels, ", "));
+      return std::nullopt;
+    }
+    look = evaluate::judge_look(*base, *variant, plan, k, primary);
+    const auto& c = look.comparison;
+    looks.push_back({{"runs", n},
+                     {"call", evaluate::call_name(look.call)},
+                     {"speedup", c.speedup},
+                     {"ci", {c.ci_low, c.ci_high}},
+                     {"p_value", c.p_value},
+                     {"significance", look.significance},
+                     {"futility_high", look.futility_high}});
+    say(step, fmt::format("{}: look {}/{}: {}", primary, k + 1, plan.looks.size(), look.reason),
+        look.call != evaluate::Call::more);
+    if (look.call != evaluate::Call::more) break;
+  }
+
+  // The whole runs: the primary configuration's on the same rounds; the others screened as the
+  // fixed rule screens them, only for a variant that is faster where it counts.
+  json per_config = json::object();
+  std::vector<evaluate::ConfigJudgement> whole;
+  auto judge_whole = [&](const config::InputConfig& c, int to) {
+    auto j = rounds.judged(c.name, 0, to);
+    json rec = rounds.record(j);
+    rec["held_out"] = c.held_out;
+    rounds.with_samples(rec, c.name, 0, to);
+    per_config[c.name] = rec;
+    whole.push_back({c.name, j});
+  };
+  judge_whole(*m_app.find(primary), n);
+  if (look.call == evaluate::Call::faster)
+    for (const auto* c : measured_configs(m_app)) {
+      if (c->name == primary) continue;
+      if (auto f = rounds.take(*c, 0, ms.runs, ms.warmup)) return run_failed(v, result, *f);
+      judge_whole(*c, ms.runs);
+    }
+  auto decision = evaluate::sequential_decision(look, whole, primary, rule.min_speedup);
+  const auto& c = look.comparison;
+  json m = {{"timing", "trace"},
+            {"verdict_rule", "sequential"},
+            {"runs", n},
+            {"warmup", ms.warmup},
+            {"primary", primary},
+            {"hot_kernels", m_measure_sandbox.hot_kernels},
+            {"rule",
+             {{"significance", rule.corrected_significance()},
+              {"comparisons", rule.comparisons},
+              {"min_speedup", rule.min_speedup},
+              {"target_speedup", plan.target_speedup},
+              {"futility", plan.futility},
+              {"looks", plan.looks}}},
+            {"looks", looks},
+            {"configs", per_config},
+            {"verdict", evaluate::verdict_name(c.verdict)},
+            {"speedup", c.speedup},
+            {"ci", {c.ci_low, c.ci_high}},
+            {"p_value", c.p_value},
+            {"base_ms", c.base_median},
+            {"variant_ms", c.variant_median},
+            {"decision", decision.reason}};
+  store::write_json_atomic((v.dir / "measurement.json").string(), m);
+  result["measurement"] = m;
+  result["status"] = evaluate::measured_status(decision.stage);
+  result["reason"] = decision.reason;
+  say(step, fmt::format("{}: {}", result["status"].get<std::string>(), decision.reason));
   return true;
 }
 

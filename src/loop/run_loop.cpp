@@ -443,6 +443,7 @@ json Loop::plan() {
          {"warmup", m_app.measure.warmup},
          {"min_speedup", m_app.measure.min_speedup},
          {"confirm", m_app.measure.confirm},
+         {"verdict", m_app.measure.verdict},
          {"program_runs", measured * 2 * static_cast<std::size_t>(m_app.measure.runs + m_app.measure.warmup)},
          {"confirmation_runs", m_app.measure.confirm ? 2 * m_app.measure.runs : 0}});
   }

@@ -154,6 +154,15 @@ double traced_time_ns(const Trace& trace, const std::vector<std::string>& keys) 
   return total;
 }
 
+std::vector<std::vector<double>> launch_durations_ms(const Trace& trace, const std::vector<std::string>& functions) {
+  std::vector<std::vector<double>> out(functions.size());
+  for (const auto& l : trace.launches) {
+    auto it = std::find(functions.begin(), functions.end(), l.kernel.substr(0, l.kernel.find('<')));
+    if (it != functions.end()) out[it - functions.begin()].push_back(l.duration_ns / 1e6);
+  }
+  return out;
+}
+
 void adopt_profiled_names(std::vector<Launch>& traced, const std::vector<Launch>& profiled) {
   std::map<std::string, const Launch*> by_key;
   for (const auto& l : profiled) by_key.emplace(kernel_signature_key(l.demangled), &l);

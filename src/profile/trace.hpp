@@ -26,6 +26,12 @@ Trace read_trace(const std::string& path);
 // Summed GPU time of the launches whose kernel_signature_key is in `keys` (all when empty), ns.
 double traced_time_ns(const Trace& trace, const std::vector<std::string>& keys = {});
 
+// The durations (ms, in GPU order) of the launches of each function in `functions` (base names,
+// without template arguments or parameters: "triad", "reduce" for reduce<64>), one list per
+// function in that order; a function never launched has an empty list. A template instance
+// changed by an edit is still its function's.
+std::vector<std::vector<double>> launch_durations_ms(const Trace& trace, const std::vector<std::string>& functions);
+
 // Gives traced launches the names Nsight Compute uses for the same kernels (matched by
 // kernel_signature_key: the tracer's demangler spells "K<64>(int const*)" where ncu spells
 // "void K<(int)64>(const int *)"), so that later stages match launches of both by name.

@@ -204,6 +204,9 @@ TEST(AppConfig, RunSettingsParsed) {
   }
   EXPECT_EQ(load_app_config(dir.file("e.yml", with("validate:\n  tolerance: exact\n"))).validate.tolerance, "exact");
   EXPECT_EQ(load_app_config(dir.file("w.yml", with("measure:\n  timing: wall\n"))).measure.timing, "wall");
+  EXPECT_EQ(load_app_config(dir.file("v.yml", with("measure:\n  verdict: sequential\n"))).measure.verdict,
+            "sequential");
+  EXPECT_EQ(load_app_config(dir.file("f.yml", with(""))).measure.verdict, "fixed");
 }
 
 TEST(AppConfig, NamedSeedParameter) {
@@ -242,6 +245,9 @@ TEST(AppConfig, RunSettingsErrorsNameTheLine) {
   EXPECT_EQ(line_of("measure:\n  warmup: -1\n"), 17u);
   EXPECT_EQ(line_of("measure:\n  runs: many\n"), 17u);
   EXPECT_EQ(line_of("measure:\n  timing: cycles\n"), 17u);
+  EXPECT_EQ(line_of("measure:\n  verdict: sometimes\n"), 17u);
+  EXPECT_NE(error_reason(dir.file("y.yml", with("measure:\n  verdict: sometimes\n"))).find("fixed, sequential"),
+            std::string::npos);
   EXPECT_EQ(line_of("measure:\n  runs: 5\n  confidence: 1.5\n"), 18u);
   EXPECT_EQ(line_of("measure:\n  significance: 0\n"), 17u);
   EXPECT_EQ(line_of("optimize:\n  scope: program\n"), 17u);

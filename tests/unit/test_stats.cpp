@@ -232,3 +232,169 @@ TEST(Stats, GeometricMean) {
   EXPECT_NEAR(geometric_mean({1.1, 1.2, 1.3}), std::cbrt(1.1 * 1.2 * 1.3), 1e-12);
   EXPECT_DOUBLE_EQ(geometric_mean({}), 1.0);
 }
+
+TEST(Stats, StudentTAgainstClosedFormsAndTables) {
+  // One degree of freedom is the Cauchy distribution, two have a closed form too.
+  for (double t : {-30.0, -2.5, -0.3, 0.0, 0.7, 4.0, 100.0}) {
+    EXPECT_NEAR(student_t_cdf(t, 1), 0.5 + std::atan(t) / M_PI, 1e-12) << t;
+    EXPECT_NEAR(student_t_cdf(t, 2), 0.5 + t / (2 * std::sqrt(2 + t * t)), 1e-12) << t;
+  }
+  // Four: F(t) = 1/2 + 3/8 u (1 - u^2 / 12) with u = t / sqrt(1 + t^2 / 4).
+  for (double t : {-6.0, -1.0, 0.5, 2.0, 9.0}) {
+    double u = t / std::sqrt(1 + t * t / 4);
+    EXPECT_NEAR(student_t_cdf(t, 4), 0.5 + 0.375 * u * (1 - u * u / 12), 1e-12) << t;
+  }
+  // Quantiles from the printed tables.
+  EXPECT_NEAR(student_t_quantile(0.975, 10), 2.228138852, 1e-8);
+  EXPECT_NEAR(student_t_quantile(0.975, 4), 2.776445105, 1e-8);
+  EXPECT_NEAR(student_t_quantile(0.995, 30), 2.749995652, 1e-8);
+  EXPECT_NEAR(student_t_quantile(0.025, 10), -2.228138852, 1e-8);
+  EXPECT_NEAR(student_t_quantile(1 - 1e-6, 1), std::tan(M_PI * (0.5 - 1e-6)), 1e-3);
+  // Fractional degrees of freedom (Welch's) lie between their neighbours.
+  EXPECT_GT(student_t_quantile(0.975, 4.5), student_t_quantile(0.975, 5));
+  EXPECT_LT(student_t_quantile(0.975, 4.5), student_t_quantile(0.975, 4));
+  EXPECT_NEAR(normal_quantile(0.975), 1.959963985, 1e-8);
+  EXPECT_NEAR(normal_quantile(0.001), -3.090232306, 1e-8);
+  EXPECT_NEAR(student_t_quantile(0.975, 1e7), normal_quantile(0.975), 1e-5);
+  EXPECT_THROW(student_t_quantile(1, 3), optimas::Error);
+  EXPECT_THROW(normal_quantile(0), optimas::Error);
+  EXPECT_THROW(student_t_cdf(1, 0), optimas::Error);
+}
+
+TEST(Stats, RunSummaryTrimsTheExtremeLaunches) {
+  EXPECT_DOUBLE_EQ(run_summary({4}), 4);
+  EXPECT_DOUBLE_EQ(run_summary({1, 2, 3, 100}), 26.5); // under 10 launches: the plain mean
+  // Ten launches: the slowest (a cold first launch) and the fastest are left out.
+  EXPECT_DOUBLE_EQ(run_summary({50, 2, 2, 2, 2, 2, 2, 2, 2, 0.1}), 2);
+  EXPECT_THROW(run_summary({}), optimas::Error);
+}
+
+TEST(Stats, HotTimeIsEachKernelsSummaryTimesItsLaunches) {
+  // Ten launches of one kernel, one of them preempted: 10 x 2; three of another: 3 x 1.
+  EXPECT_DOUBLE_EQ(hot_time({{2, 2, 2, 2, 2, 2, 2, 2, 2, 9}, {1, 1, 1}}), 23);
+  EXPECT_DOUBLE_EQ(hot_time({{}, {0.5}}), 0.5);
+  EXPECT_DOUBLE_EQ(hot_time({}), 0);
+}
+
+TEST(Stats, CompareRunsIsWelchOnTheLogsOfRuns) {
+  // Three runs a side with logs 1 +- 0.1 and 0.5 +- 0.1: equal variances, so Welch's degrees of
+  // freedom are 4 and t = 0.5 / sqrt(2 * 0.01 / 3).
+  auto runs = [](double centre) {
+    return std::vector<std::vector<double>>{{std::exp(centre - 0.1)}, {std::exp(centre + 0.1)}, {std::exp(centre)}};
+  };
+  StatsOptions o;
+  o.significance = 0.01;
+  auto c = compare_runs(runs(1.0), runs(0.5), o);
+  const double se = std::sqrt(2 * 0.01 / 3), t = 0.5 / se, u = t / std::sqrt(1 + t * t / 4);
+  EXPECT_NEAR(c.speedup, std::exp(0.5), 1e-12);
+  EXPECT_NEAR(c.p_value, 2 * (0.5 - 0.375 * u * (1 - u * u / 12)), 1e-10);
+  EXPECT_NEAR(c.ci_low, std::exp(0.5 - 2.776445105 * se), 1e-7);
+  EXPECT_NEAR(c.ci_high, std::exp(0.5 + 2.776445105 * se), 1e-7);
+  EXPECT_NEAR(c.base_median, std::exp(1.0), 1e-12);
+  EXPECT_EQ(c.n_base, 3u);
+  EXPECT_EQ(c.verdict, Verdict::faster);
+  // Reversed: slower, the interval mirrored.
+  auto r = compare_runs(runs(0.5), runs(1.0), o);
+  EXPECT_EQ(r.verdict, Verdict::slower);
+  EXPECT_NEAR(r.ci_high, 1 / c.ci_low, 1e-9);
+  // A run's launches enter through its summary: ten launches of e^x are the run of one e^x.
+  std::vector<std::vector<double>> launches;
+  for (const auto& run : runs(1.0)) launches.push_back(std::vector<double>(10, run[0]));
+  EXPECT_NEAR(compare_runs(launches, runs(0.5), o).p_value, c.p_value, 1e-12);
+}
+
+TEST(Stats, CorrelatedLaunchesDoNotInflateConfidence) {
+  // Four runs a side of 200 launches each. Each run has its own level (its clocks, its
+  // placement) and its launches scatter little around it: the variant's runs happen to sit 2%
+  // lower, within the run-to-run spread of 3%. Taken as 800 independent samples a side the
+  // launches make the naive test sure; four runs a side prove nothing.
+  auto runs = [](std::vector<double> levels) {
+    std::vector<std::vector<double>> out;
+    for (double level : levels) {
+      out.emplace_back();
+      for (int i = 0; i < 200; ++i) out.back().push_back(level * (1 + 0.001 * ((i * 37) % 11 - 5) / 5.0));
+    }
+    return out;
+  };
+  auto base = runs({1.00, 1.04, 0.97, 1.03}), variant = runs({0.98, 1.01, 0.96, 1.00});
+  std::vector<double> all_base, all_variant;
+  for (const auto& r : base) all_base.insert(all_base.end(), r.begin(), r.end());
+  for (const auto& r : variant) all_variant.insert(all_variant.end(), r.begin(), r.end());
+  StatsOptions o;
+  o.resamples = 2000;
+  auto naive = compare(all_base, all_variant, o);
+  EXPECT_EQ(naive.verdict, Verdict::faster) << naive.p_value;
+  EXPECT_LT(naive.p_value, 1e-10);
+  auto blocked = compare_runs(base, variant, o);
+  EXPECT_EQ(blocked.verdict, Verdict::no_change) << blocked.p_value;
+  EXPECT_GT(blocked.p_value, 0.2);
+  EXPECT_LT(blocked.ci_low, 1.0);
+}
+
+TEST(Stats, CompareRunsDecidesWithFewTightRuns) {
+  // Three runs a side whose levels agree to 0.2%: a 5% speedup is clear at p < 0.001, where the
+  // rank test on three whole runs a side cannot go below 2 / C(6, 3) = 0.1.
+  std::vector<std::vector<double>> base = {{1.000, 1.001}, {1.002, 1.001}, {0.999, 1.000}};
+  std::vector<std::vector<double>> variant;
+  for (const auto& r : base) variant.push_back({r[0] / 1.05, r[1] / 1.05 * 1.001});
+  auto c = compare_runs(base, variant);
+  EXPECT_EQ(c.verdict, Verdict::faster);
+  EXPECT_LT(c.p_value, 0.001);
+  EXPECT_NEAR(c.speedup, 1.05, 0.002);
+  EXPECT_GT(mann_whitney_p({1.0005, 1.0015, 0.9995}, {0.953, 0.954, 0.952}), 0.09);
+}
+
+TEST(Stats, CompareRunsEdgeCases) {
+  EXPECT_THROW(compare_runs({}, {{1.0}}), optimas::Error);
+  EXPECT_THROW(compare_runs({{1.0}, {}}, {{1.0}, {1.0}}), optimas::Error);
+  EXPECT_THROW(compare_runs({{1.0}, {-1.0}}, {{1.0}, {1.0}}), optimas::Error);
+  // One run a side: no spread to judge by.
+  auto one = compare_runs({{2.0}}, {{1.0}});
+  EXPECT_DOUBLE_EQ(one.speedup, 2.0);
+  EXPECT_DOUBLE_EQ(one.p_value, 1.0);
+  EXPECT_EQ(one.verdict, Verdict::no_change);
+  EXPECT_TRUE(std::isinf(one.ci_high));
+  // Runs that agree exactly (a deterministic stand-in): the difference is exact.
+  auto exact = compare_runs({{2.0}, {2.0}}, {{1.0}, {1.0}});
+  EXPECT_EQ(exact.verdict, Verdict::faster);
+  EXPECT_DOUBLE_EQ(exact.ci_low, 2.0);
+  auto same = compare_runs({{2.0}, {2.0}}, {{2.0}, {2.0}});
+  EXPECT_EQ(same.verdict, Verdict::no_change);
+  EXPECT_DOUBLE_EQ(same.p_value, 1.0);
+}
+
+TEST(Stats, CompareRunsTrimsAFifthOfTheRunsFromFive) {
+  // Yuen's test by hand. Logs 5, 6, 7, 8, 15 against 0, 1, 2, 3, 10: one run a side trimmed at
+  // each end, trimmed means 7 and 2; winsorised (6, 6, 7, 8, 8), the sum of squares is 4, so each
+  // mean's variance is 4 / (3 * 2) and its degrees of freedom 3 - 1: t = 5 / sqrt(4 / 3), df 4.
+  auto runs = [](std::vector<double> logs) {
+    std::vector<std::vector<double>> out;
+    for (double x : logs) out.push_back({std::exp(x)});
+    return out;
+  };
+  StatsOptions o;
+  o.significance = 0.05;
+  auto c = compare_runs(runs({5, 6, 7, 8, 15}), runs({0, 1, 2, 3, 10}), o);
+  const double se = std::sqrt(4.0 / 3.0), t = 5 / se, u = t / std::sqrt(1 + t * t / 4);
+  EXPECT_NEAR(c.speedup, std::exp(5.0), 1e-9);
+  EXPECT_NEAR(c.base_median, std::exp(7.0), 1e-9);
+  EXPECT_NEAR(c.p_value, 2 * (0.5 - 0.375 * u * (1 - u * u / 12)), 1e-10);
+  EXPECT_NEAR(std::log(c.ci_low), 5 - 2.776445105 * se, 1e-7);
+  EXPECT_EQ(c.n_base, 5u);
+}
+
+TEST(Stats, CompareRunsIsNotUndoneByARunHitAsAWhole) {
+  // Ten runs a side, the variant 5% faster and every run within 0.5%, except one baseline run that
+  // another process slowed by 60%. Means and their variance would take it in and hide the speedup
+  // (the interval would reach below 1); the trimmed test leaves it out.
+  std::vector<std::vector<double>> base, variant;
+  for (int r = 0; r < 10; ++r) {
+    double level = 1 + 0.005 * ((r * 3 % 10) / 9.0 - 0.5);
+    base.push_back({level * (r == 4 ? 1.6 : 1.0)});
+    variant.push_back({level / 1.05});
+  }
+  auto c = compare_runs(base, variant);
+  EXPECT_EQ(c.verdict, Verdict::faster) << c.ci_low << " " << c.p_value;
+  EXPECT_GT(c.ci_low, 1.04);
+  EXPECT_NEAR(c.speedup, 1.05, 0.002);
+}

@@ -96,6 +96,18 @@ TEST(Trace, BadInputIsAnErrorAtItsLine) {
   EXPECT_THROW(read_trace(empty.path().string()), Error);
 }
 
+TEST(Trace, LaunchDurationsPerFunction) {
+  test::TempDir dir;
+  Trace t = read_trace(dir.file("trace-4242.tsv", k_trace));
+  // reduce<64> counts as reduce; a function never launched has no durations.
+  auto d = launch_durations_ms(t, {"reduce", "triad", "absent"});
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0], (std::vector<double>{0.003, 0.004}));
+  EXPECT_EQ(d[1], (std::vector<double>{0.001}));
+  EXPECT_TRUE(d[2].empty());
+  EXPECT_TRUE(launch_durations_ms(t, {}).empty());
+}
+
 TEST(Trace, KernelKeysMatchTheTracersAndNcusSpelling) {
   EXPECT_EQ(kernel_signature_key("void reduce<64>(int const*, int*, bool)"),
             kernel_signature_key("void reduce<(int)64>(const int *, int *, bool)"));
