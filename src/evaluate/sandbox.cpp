@@ -511,7 +511,8 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
       end = end == std::string::npos ? out.size() : end + 1;
       bool dropped = false;
       for (const auto& re : drop)
-        dropped = dropped || search_line(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re);
+        dropped =
+            dropped || search_line(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re);
       if (!dropped) kept.append(out, start, end - start);
       start = end;
     }
@@ -544,15 +545,19 @@ void remove_outputs(const Execution& e) {
   for (const auto& o : e.outputs) fs::remove(o, ec);
 }
 
-std::string gpu_name() {
+std::string gpu_query(const std::string& field) {
   auto smi = util::find_executable("nvidia-smi");
   if (!smi) return {};
   util::ProcessSpec spec;
-  spec.argv = {*smi, "--query-gpu=name", "--format=csv,noheader"};
+  spec.argv = {*smi, "--query-gpu=" + field, "--format=csv,noheader"};
   spec.timeout_s = 30;
   auto r = util::run_process(spec);
   if (!r.ok()) return {};
   return std::string(util::trim(r.out.substr(0, r.out.find('\n'))));
+}
+
+std::string gpu_name() {
+  return gpu_query("name");
 }
 
 bool gpu_present() {

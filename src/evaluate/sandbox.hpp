@@ -124,10 +124,10 @@ struct Execution {
   bool ok = false;
   std::string failure; // empty when ok: "exit code 1: check: FAIL (...)", "timed out after 5.0 s", ...
   double wall_s = 0;
-  std::optional<double> kernel_ms;  // from run.kernel_time: the run's kernel time in milliseconds
-  std::optional<double> traced_ms;  // with Sandbox::tracer: the traced GPU time of its kernels
+  std::optional<double> kernel_ms; // from run.kernel_time: the run's kernel time in milliseconds
+  std::optional<double> traced_ms; // with Sandbox::tracer: the traced GPU time of its kernels
   std::uint64_t traced_launches = 0;
-  std::optional<double> hot_ms;     // with Sandbox::hot_kernels: evaluate::hot_time of their launches
+  std::optional<double> hot_ms; // with Sandbox::hot_kernels: evaluate::hot_time of their launches
   std::uint64_t hot_launches = 0;
   std::string output;               // path of the (first) output it produced (absolute)
   std::vector<std::string> outputs; // every output: `output`, then `output`.1, .2, ... (run.output's files)
@@ -154,5 +154,8 @@ std::optional<double> parse_kernel_time(const std::string& pattern, const std::s
 bool gpu_present();
 // The first GPU's name ("NVIDIA H200"); empty when there is none.
 std::string gpu_name();
+// One field of the first GPU as nvidia-smi --query-gpu names it ("compute_cap" -> "9.0"); empty
+// when there is no GPU or nvidia-smi fails.
+std::string gpu_query(const std::string& field);
 
 } // namespace optimas::evaluate

@@ -1,7 +1,7 @@
 #include "init/build_detect.hpp"
 
+#include "evaluate/sandbox.hpp"
 #include "util/error.hpp"
-#include "util/process.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -375,14 +375,7 @@ BuildGuess detect_build(const std::string& dir_name, const std::string& arch) {
 }
 
 std::string gpu_arch() {
-  auto smi = util::find_executable("nvidia-smi");
-  if (!smi) return {};
-  util::ProcessSpec spec;
-  spec.argv = {*smi, "--query-gpu=compute_cap", "--format=csv,noheader"};
-  spec.timeout_s = 30;
-  auto r = util::run_process(spec);
-  if (!r.ok()) return {};
-  std::string cc(util::trim(r.out.substr(0, r.out.find('\n'))));
+  std::string cc = evaluate::gpu_query("compute_cap");
   static const std::regex form(R"(([0-9]+)\.([0-9]+))");
   std::smatch g;
   return std::regex_match(cc, g, form) ? g[1].str() + g[2].str() : std::string();
