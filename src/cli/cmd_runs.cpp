@@ -84,6 +84,17 @@ void show_run(const std::string& root, const std::string& id, bool as_json) {
   for (const auto& v : run.value("variants", json::array())) {
     std::cout << fmt::format("  {} ({}): {} - {}\n", text(v, "key"), text(v, "dir"), text(v, "status"),
                              text(v, "reason"));
+    // What the variant cost, step by step (measure includes its confirmation).
+    std::vector<std::string> steps;
+    for (const auto& [key, label] : {std::pair{"ask_s", "ask"},
+                                     {"build_s", "build"},
+                                     {"validate_s", "validate"},
+                                     {"measure_s", "measure"},
+                                     {"confirm_s", "of which confirm"},
+                                     {"ear_s", "re-profile"}})
+      if (v.contains("times") && v["times"].contains(key) && v["times"][key].is_number())
+        steps.push_back(fmt::format("{} {:.1f} s", label, v["times"][key].get<double>()));
+    if (!steps.empty()) std::cout << "      time: " << util::join(steps, ", ") << "\n";
     if (v.contains("measurement"))
       for (const auto& [name, m] : v["measurement"]["configs"].items())
         std::cout << fmt::format("      {:<12} {:<22} {:.3f}x [{:.3f}, {:.3f}] p={:.3g}\n", name, text(m, "verdict"),

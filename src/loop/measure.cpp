@@ -288,6 +288,8 @@ bool Loop::measure_fixed(Variant& v, json& result, Rounds& rounds, const std::st
   // Confirmation: fresh runs of the primary configuration.
   if (decision.stage == evaluate::Stage::confirm) {
     say(v.key + " measure", decision.reason);
+    // Its cost of its own in the variant's times (measure_s includes it): run.json, runs show, the dashboard.
+    const auto confirming = std::chrono::steady_clock::now();
     if (auto f = rounds.take(*m_app.find(primary), ms.runs, 2 * ms.runs, 0)) return run_failed(v, result, *f);
     auto fresh = rounds.judged(primary, ms.runs, 2 * ms.runs);
     auto pooled = rounds.judged(primary, 0, 2 * ms.runs);
@@ -296,6 +298,7 @@ bool Loop::measure_fixed(Variant& v, json& result, Rounds& rounds, const std::st
     rounds.with_samples(m["confirmation"]["fresh"], primary, ms.runs, 2 * ms.runs);
     // The reported speedup is that of every run of the primary configuration.
     headline = rounds.record(pooled);
+    result["times"]["confirm_s"] = seconds_since(confirming);
   }
   for (const char* key : {"verdict", "speedup", "ci", "p_value", "base_ms", "variant_ms"}) m[key] = headline[key];
   m["decision"] = decision.reason;

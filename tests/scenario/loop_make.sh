@@ -65,6 +65,13 @@ json_check "$V/result.json" 'all(s["kernel_ms"] < 1000 * s["wall_s"] for s in d[
 json_check "$V/result.json" 'd["measurement"]["timing"] == "kernel_time" and d["measurement"]["speedup"] >= 1.7' \
   "the measured speedup of the triad: $(grep -o '"speedup": [0-9.]*' "$V/measurement.json" | head -1)"
 json_check "$V/result.json" 'len(d["measurement"]["confirmation"]["fresh"]["base"]) == 10' "a confirmation round of 10 fresh runs"
+# What the variant cost, step by step: the confirmation timed on its own, inside measure's time,
+# and shown by runs show (issue #27's costs in the run record).
+json_check "$V/result.json" '0 < d["times"]["confirm_s"] < d["times"]["measure_s"] and all(d["times"][k] > 0 for k in ("build_s", "validate_s"))' \
+  "the variant's step times: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("times"))' "$V/result.json")"
+"$OPTIMAS" runs show "$id" --runs-dir "$RUNS" > "$WORK/show.txt" || fail "runs show"
+grep -qE '^      time: .*validate [0-9.]+ s, measure [0-9.]+ s, of which confirm [0-9.]+ s' "$WORK/show.txt" \
+  || fail "runs show lacks the variant's step times: $(cat "$WORK/show.txt")"
 
 # --- Work moved out of the timed region ----------------------------------------------------
 loop moved "$WORK/app" "$WORK/replies/moved.json" --runs 10
