@@ -1,4 +1,5 @@
 #include "evaluate/variant.hpp"
+#include "evaluate/snapshot.hpp"
 
 #include "util/error.hpp"
 #include "util/strings.hpp"

@@ -2,6 +2,7 @@
 
 #include "cuda/source.hpp"
 #include "evaluate/sandbox.hpp"
+#include "evaluate/snapshot.hpp"
 #include "init/arguments.hpp"
 #include "init/build_detect.hpp"
 #include "init/observe.hpp"

@@ -3,6 +3,7 @@
 // fresh copy of the snapshot, its validation against the baseline, then its measurement
 // (measure.cpp). Every step leaves its artifact in the attempt's folder, and result.json holds
 // the attempt's last word once it is final, so a resumed run goes on where this one stopped.
+#include "evaluate/snapshot.hpp"
 #include "loop/run_state.hpp"
 
 #include "analysis/json.hpp"

@@ -1,6 +1,7 @@
 // The baseline: built once from a copy of the snapshot, then one run of each configuration that
 // validation or measurement will use. Its outputs' hashes are the reference the baseline itself
 // must reproduce later; baseline/baseline.json records them as they are taken.
+#include "evaluate/snapshot.hpp"
 #include "loop/run_state.hpp"
 
 #include "store/journal.hpp"
@@ -56,7 +57,8 @@ evaluate::BuildResult Loop::build_copy(const fs::path& sources, const fs::path& 
   // One modification time for every file: nvcc -lineinfo records each source's mtime in the line
   // table it embeds, so copies made at other times would build other bytes. No object file is in
   // the copy, so make still compiles everything.
-  const auto k_fixed = std::filesystem::file_time_type::clock::from_sys(std::chrono::sys_seconds{std::chrono::seconds{946684800}});
+  const auto k_fixed =
+      std::filesystem::file_time_type::clock::from_sys(std::chrono::sys_seconds{std::chrono::seconds{946684800}});
   for (const auto& f : fs::recursive_directory_iterator(building))
     if (f.is_regular_file() && !f.is_symlink()) fs::last_write_time(f.path(), k_fixed);
   auto b = evaluate::build_in(m_app, building.string(), log.string(), m_sandbox, env);

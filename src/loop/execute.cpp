@@ -4,6 +4,7 @@
 // replay), or a cache in its folder for its next run. Nothing of the run outside its copy may
 // change while it runs, nor its build; what it adds to its copy is removed; what it changed is
 // put back before the run goes on.
+#include "evaluate/snapshot.hpp"
 #include "loop/run_state.hpp"
 
 #include "store/journal.hpp"

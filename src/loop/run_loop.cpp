@@ -2,6 +2,8 @@
 // settle its settings, snapshot the application, then baseline, profile and analyze, the
 // iterations of attempts, and the summary.
 #include "loop/run_loop.hpp"
+#include "evaluate/child_record.hpp"
+#include "evaluate/snapshot.hpp"
 
 #include "analysis/json.hpp"
 #include "config/options.hpp"

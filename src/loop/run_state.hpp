@@ -15,7 +15,9 @@
 
 #include "analysis/diagnostics.hpp"
 #include "config/app_config.hpp"
+#include "evaluate/child_record.hpp"
 #include "evaluate/sandbox.hpp"
+#include "evaluate/snapshot.hpp"
 #include "evaluate/tree_guard.hpp"
 #include "evaluate/validate.hpp"
 #include "evaluate/verdict.hpp"
@@ -54,11 +56,11 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
 struct Variant {
   std::string key; // "i1a2"
   int iteration = 0, attempt = 0;
-  std::filesystem::path dir;         // artifacts: run/iterations/<i>/attempt-<a>
-  std::filesystem::path work;        // scratch: run/work/<key>
-  nlohmann::json result;             // result.json once final
-  std::string previous_replies;      // of the attempt before: the same answer again is not retried
-  std::set<std::string> left_behind; // files its runs left in its scratch copy (removed after each run)
+  std::filesystem::path dir;                    // artifacts: run/iterations/<i>/attempt-<a>
+  std::filesystem::path work;                   // scratch: run/work/<key>
+  nlohmann::json result;                        // result.json once final
+  std::string previous_replies;                 // of the attempt before: the same answer again is not retried
+  std::set<std::string> left_behind;            // files its runs left in its scratch copy (removed after each run)
   std::map<std::string, std::string> build_env; // a tuning point's: NVCC_APPEND_FLAGS, OPTIMAS_TUNE_FLAGS
   std::string build_note;                       // what its build step says it builds
 };

@@ -1,4 +1,5 @@
 #include "evaluate/sandbox.hpp"
+#include "evaluate/snapshot.hpp"
 
 #include "util/secrets.hpp"
 

@@ -1,6 +1,8 @@
 // evaluate/sandbox.cpp, continued from test_sandbox.cpp: a full disk, and ending what a killed
 // optimas left running (process records, the self-shield).
+#include "evaluate/child_record.hpp"
 #include "evaluate/sandbox.hpp"
+#include "evaluate/snapshot.hpp"
 
 #include "util/secrets.hpp"
 
