@@ -23,11 +23,7 @@ namespace {
 constexpr const char* k_table_schema = "optimas.campaign-table/1";
 
 using util::member;
-
-std::string str(const json& o, const char* key) {
-  const json& v = member(o, key);
-  return v.is_string() ? v.get<std::string>() : "";
-}
+using util::member_string;
 
 bool inside(const fs::path& outer, const fs::path& inner) {
   auto o = outer.begin(), i = inner.begin();
@@ -76,14 +72,14 @@ CampaignData read_campaign(const fs::path& dir, const std::string& id) {
   c.table = read_doc(table, c.problems);
   c.table_unreadable = !c.problems.empty();
   if (!c.table.is_null()) {
-    std::string schema = str(c.table, "schema");
+    std::string schema = member_string(c.table, "schema");
     if (!c.table.is_object() || !member(c.table, "rows").is_array()) {
       c.problems.push_back(fmt::format("{}: no \"rows\" array; the table is not shown", table.string()));
       c.table = nullptr;
       c.table_unreadable = true;
     } else if (schema != k_table_schema) {
-      c.problems.push_back(fmt::format("{}: schema \"{}\", not {}; shown as far as it reads", table.string(), schema,
-                                       k_table_schema));
+      c.problems.push_back(
+          fmt::format("{}: schema \"{}\", not {}; shown as far as it reads", table.string(), schema, k_table_schema));
     }
   }
   c.state = read_doc(dir / "state.json", c.problems);
@@ -97,8 +93,11 @@ json cell_counts(const CampaignData& c) {
   if (!cells.empty()) {
     json n = {{"total", cells.size()}, {"done", 0}, {"failed", 0}, {"running", 0}, {"pending", 0}};
     for (const auto& cell : cells) {
-      std::string s = str(cell, "state");
-      const char* key = s == "done" ? "done" : s == "running" ? "running" : s == "pending" || s.empty() ? "pending" : "failed";
+      std::string s = member_string(cell, "state");
+      const char* key = s == "done"                   ? "done"
+                        : s == "running"              ? "running"
+                        : s == "pending" || s.empty() ? "pending"
+                                                      : "failed";
       n[key] = n[key].get<int>() + 1;
     }
     return n;
@@ -111,7 +110,9 @@ json cell_counts(const CampaignData& c) {
           {"pending", member(t, "pending")}};
 }
 
-std::string percent(const json& v) { return v.is_number() ? fmt::format("{:.0f}%", 100 * v.get<double>()) : text_of(v); }
+std::string percent(const json& v) {
+  return v.is_number() ? fmt::format("{:.0f}%", 100 * v.get<double>()) : text_of(v);
+}
 
 // "4", or "4 + 1 A/A" when the row's A/A runs were left out of its figures.
 std::string runs_text(const json& row) {
@@ -120,14 +121,19 @@ std::string runs_text(const json& row) {
   return aa.is_number_integer() && aa.get<long long>() > 0 ? runs + " + " + text_of(aa) + " A/A" : runs;
 }
 
-std::string cost(const json& v) { return v.is_number() ? fmt::format("${:.4f}", v.get<double>()) : text_of(v); }
+std::string cost(const json& v) {
+  return v.is_number() ? fmt::format("${:.4f}", v.get<double>()) : text_of(v);
+}
 
 // The summary table: one column per key of the contract's rows, then any key a newer table has.
 std::string table_section(const json& rows) {
-  static const std::vector<std::string> k_known = {"diagnostics", "backend", "cells", "runs", "valid_edit_rate",
-                                                   "accepted_rate", "speedup", "evidence_coverage", "localisation",
-                                                   "directional_consistency", "hallucinations", "tokens", "cost_usd",
-                                                   "aa_runs"};
+  static const std::vector<std::string> k_known = {"diagnostics",     "backend",
+                                                   "cells",           "runs",
+                                                   "valid_edit_rate", "accepted_rate",
+                                                   "speedup",         "evidence_coverage",
+                                                   "localisation",    "directional_consistency",
+                                                   "hallucinations",  "tokens",
+                                                   "cost_usd",        "aa_runs"};
   std::vector<std::string> extra;
   for (const auto& r : rows)
     if (r.is_object())
@@ -172,15 +178,16 @@ std::string cells_section(const std::vector<json>& cells) {
                               "<th>diagnostics</th><th>backend</th><th>seed</th><th>state</th><th>job</th>"
                               "<th>attempts</th><th>run</th></tr>\n");
   for (const auto& c : cells) {
-    std::string run = str(c, "run_id");
-    std::string link = store::is_valid_run_id(run)
-                           ? fmt::format("<a href=\"/runs/{}\"><code>{}</code></a>", attr(run), escape(run.substr(0, 8)))
-                           : escape(text_of(member(c, "run_id")));
+    std::string run = member_string(c, "run_id");
+    std::string link = store::is_valid_run_id(run) ? fmt::format("<a href=\"/runs/{}\"><code>{}</code></a>", attr(run),
+                                                                 escape(run.substr(0, 8)))
+                                                   : escape(text_of(member(c, "run_id")));
     s += fmt::format("<tr class=\"cell\" id=\"cell-{}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>"
                      "<td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
-                     anchor(str(c, "id")), escape(text_of(member(c, "id"))), escape(text_of(member(c, "app"))),
-                     escape(text_of(member(c, "diagnostics"))), escape(text_of(member(c, "backend"))),
-                     escape(text_of(member(c, "seed"))), status_badge(str(c, "state").empty() ? "pending" : str(c, "state")),
+                     anchor(member_string(c, "id")), escape(text_of(member(c, "id"))),
+                     escape(text_of(member(c, "app"))), escape(text_of(member(c, "diagnostics"))),
+                     escape(text_of(member(c, "backend"))), escape(text_of(member(c, "seed"))),
+                     status_badge(member_string(c, "state").empty() ? "pending" : member_string(c, "state")),
                      escape(text_of(member(c, "job"))), escape(text_of(member(c, "attempts"))), link);
   }
   return s + "</table></section>\n";
@@ -210,7 +217,8 @@ std::vector<CampaignData> list_campaigns(const store::RunStore& store) {
     auto dir = campaign_folder(store, id);
     if (!dir) continue;
     std::error_code e2;
-    if (fs::exists(*dir / "table.json", e2) || fs::exists(*dir / "state.json", e2)) out.push_back(read_campaign(*dir, id));
+    if (fs::exists(*dir / "table.json", e2) || fs::exists(*dir / "state.json", e2))
+      out.push_back(read_campaign(*dir, id));
   }
   std::sort(out.begin(), out.end(), [](const CampaignData& a, const CampaignData& b) { return a.id < b.id; });
   return out;
@@ -253,11 +261,12 @@ std::string campaigns_section(const std::vector<CampaignData>& campaigns) {
   std::string notes;
   for (const auto& c : campaigns) {
     if (c.table_unreadable) {
-      for (const auto& p : c.problems) notes += "<p class=\"note muted\">campaign " + escape(c.id) + " skipped: " + escape(p) + "</p>\n";
+      for (const auto& p : c.problems)
+        notes += "<p class=\"note muted\">campaign " + escape(c.id) + " skipped: " + escape(p) + "</p>\n";
       continue;
     }
-    s += fmt::format("<tr><td><a href=\"/campaigns/{}\">{}</a></td><td>{}</td><td>{}</td></tr>\n", attr(c.id), escape(c.id),
-                     counts_text(cell_counts(c)), escape(text_of(member(c.table, "generated"))));
+    s += fmt::format("<tr><td><a href=\"/campaigns/{}\">{}</a></td><td>{}</td><td>{}</td></tr>\n", attr(c.id),
+                     escape(c.id), counts_text(cell_counts(c)), escape(text_of(member(c.table, "generated"))));
   }
   return s + "</table>\n" + notes + "</section>\n";
 }
@@ -287,8 +296,12 @@ std::string campaign_page(const CampaignData& c) {
 }
 
 json campaign_json(const CampaignData& c) {
-  return {{"schema", "optimas.dashboard.campaign/1"}, {"id", c.id},         {"cells", cell_counts(c)},
-          {"table", c.table},                         {"state", c.state},   {"problems", c.problems}};
+  return {{"schema", "optimas.dashboard.campaign/1"},
+          {"id", c.id},
+          {"cells", cell_counts(c)},
+          {"table", c.table},
+          {"state", c.state},
+          {"problems", c.problems}};
 }
 
 } // namespace optimas::serve

@@ -21,10 +21,16 @@ double number(const json& object, const char* key) {
   return object[key].get<double>();
 }
 
-bool positive(double v) { return std::isfinite(v) && v > 0; }
+bool positive(double v) {
+  return std::isfinite(v) && v > 0;
+}
 
-double decade_below(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
-double decade_above(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
+double decade_below(double v) {
+  return std::pow(10.0, std::floor(std::log10(v)));
+}
+double decade_above(double v) {
+  return std::pow(10.0, std::ceil(std::log10(v)));
+}
 
 // "0.01", "1", "1e+03" for a decade.
 std::string decade_label(double v, const char* unit) {
@@ -100,10 +106,11 @@ LogFrame roofline_frame(const RooflineChart& chart) {
 std::string roofline_svg(const RooflineChart& chart) {
   LogFrame f = roofline_frame(chart);
   double w = f.left + f.width + 120, h = f.top + f.height + 46;
-  std::string s = fmt::format("<svg class=\"roofline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
-                              "viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"roofline of {2}\">\n"
-                              "<rect x=\"{3}\" y=\"{4}\" width=\"{5}\" height=\"{6}\" fill=\"#fafbfc\" stroke=\"#9ca3af\"/>\n",
-                              w, h, attr(chart.kernel), f.left, f.top, f.width, f.height);
+  std::string s =
+      fmt::format("<svg class=\"roofline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+                  "viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"roofline of {2}\">\n"
+                  "<rect x=\"{3}\" y=\"{4}\" width=\"{5}\" height=\"{6}\" fill=\"#fafbfc\" stroke=\"#9ca3af\"/>\n",
+                  w, h, attr(chart.kernel), f.left, f.top, f.width, f.height);
   for (double x = f.x_min; x <= f.x_max * 1.0001; x *= 10)
     s += fmt::format("<line x1=\"{0:.2f}\" x2=\"{0:.2f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#e5e7eb\"/>"
                      "<text x=\"{0:.2f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
@@ -120,7 +127,8 @@ std::string roofline_svg(const RooflineChart& chart) {
   for (const auto& c : chart.ceilings) {
     double x1, y1, x2, y2;
     if (c.memory) { // y = bandwidth * intensity, up to the highest compute peak
-      x1 = std::max(f.x_min, f.y_min / c.peak), x2 = positive(peak_max) ? std::min(f.x_max, peak_max / c.peak) : f.x_max;
+      x1 = std::max(f.x_min, f.y_min / c.peak),
+      x2 = positive(peak_max) ? std::min(f.x_max, peak_max / c.peak) : f.x_max;
       y1 = c.peak * x1, y2 = c.peak * x2;
     } else { // flat, from where the fastest memory reaches it
       x1 = positive(bw_max) ? std::max(f.x_min, c.peak / bw_max) : f.x_min, x2 = f.x_max;
@@ -128,11 +136,11 @@ std::string roofline_svg(const RooflineChart& chart) {
     }
     if (x2 <= x1 || y1 > f.y_max * 1.0001) continue;
     // Labels go to a legend on the right: the memory lines all end at the same height.
-    s += fmt::format("<line class=\"ceiling\" data-name=\"{0}\" x1=\"{1:.2f}\" y1=\"{2:.2f}\" x2=\"{3:.2f}\" y2=\"{4:.2f}\" "
-                     "stroke=\"{5}\" stroke-width=\"1.5\"/><text x=\"{6:.2f}\" y=\"{7:.2f}\" fill=\"{5}\">{0} {8}</text>\n",
-                     attr(c.name), f.px(x1), f.py(y1), f.px(x2), f.py(y2), c.memory ? "#2563eb" : "#dc2626",
-                     f.left + f.width + 8, f.top + 12 + 14.0 * static_cast<double>(legend++),
-                     attr(si(c.peak) + (c.memory ? "B/s" : "FLOP/s")));
+    s += fmt::format(
+        "<line class=\"ceiling\" data-name=\"{0}\" x1=\"{1:.2f}\" y1=\"{2:.2f}\" x2=\"{3:.2f}\" y2=\"{4:.2f}\" "
+        "stroke=\"{5}\" stroke-width=\"1.5\"/><text x=\"{6:.2f}\" y=\"{7:.2f}\" fill=\"{5}\">{0} {8}</text>\n",
+        attr(c.name), f.px(x1), f.py(y1), f.px(x2), f.py(y2), c.memory ? "#2563eb" : "#dc2626", f.left + f.width + 8,
+        f.top + 12 + 14.0 * static_cast<double>(legend++), attr(si(c.peak) + (c.memory ? "B/s" : "FLOP/s")));
   }
   std::string notes;
   std::vector<std::pair<double, double>> labelled; // where earlier points' labels are
@@ -148,7 +156,8 @@ std::string roofline_svg(const RooflineChart& chart) {
     }
   }
   if (!notes.empty())
-    s += fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\">{}</text>\n", f.left, f.top + f.height + 44, escape(notes));
+    s +=
+        fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\">{}</text>\n", f.left, f.top + f.height + 44, escape(notes));
   return s + "</svg>\n";
 }
 
@@ -174,9 +183,10 @@ std::string measurement_svg(const MeasurementChart& chart) {
   double axis_y = top + row * static_cast<double>(chart.groups.size());
   bool has_ci = positive(chart.speedup) && positive(chart.ci_low) && positive(chart.ci_high);
   double h = axis_y + 36 + (has_ci ? 62 : 0);
-  std::string s = fmt::format("<svg class=\"samples\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
-                              "viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"measured samples\">\n",
-                              left + width + 30, h);
+  std::string s =
+      fmt::format("<svg class=\"samples\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+                  "viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"measured samples\">\n",
+                  left + width + 30, h);
   for (std::size_t i = 0; i < chart.groups.size(); ++i) {
     std::vector<double> v;
     for (double d : chart.groups[i].values)
@@ -188,11 +198,14 @@ std::string measurement_svg(const MeasurementChart& chart) {
     if (v.empty()) continue;
     double q1 = quantile(v, 0.25), q2 = quantile(v, 0.5), q3 = quantile(v, 0.75);
     s += fmt::format("<line x1=\"{0:.2f}\" x2=\"{1:.2f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#6b7280\"/>"
-                     "<rect class=\"box\" x=\"{3:.2f}\" y=\"{4:.1f}\" width=\"{5:.2f}\" height=\"16\" fill=\"#dbeafe\" stroke=\"#2563eb\"/>"
-                     "<line class=\"median\" x1=\"{6:.2f}\" x2=\"{6:.2f}\" y1=\"{4:.1f}\" y2=\"{7:.1f}\" stroke=\"#1e3a8a\" stroke-width=\"2\"/>\n",
+                     "<rect class=\"box\" x=\"{3:.2f}\" y=\"{4:.1f}\" width=\"{5:.2f}\" height=\"16\" fill=\"#dbeafe\" "
+                     "stroke=\"#2563eb\"/>"
+                     "<line class=\"median\" x1=\"{6:.2f}\" x2=\"{6:.2f}\" y1=\"{4:.1f}\" y2=\"{7:.1f}\" "
+                     "stroke=\"#1e3a8a\" stroke-width=\"2\"/>\n",
                      x(v.front()), x(v.back()), cy, x(q1), cy - 8, std::max(1.0, x(q3) - x(q1)), x(q2), cy + 8);
     for (std::size_t k = 0; k < v.size(); ++k) // a fixed spread keeps equal samples apart
-      s += fmt::format("<circle class=\"sample\" cx=\"{:.2f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"#111\" fill-opacity=\"0.6\"><title>{:.4g} ms</title></circle>",
+      s += fmt::format("<circle class=\"sample\" cx=\"{:.2f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"#111\" "
+                       "fill-opacity=\"0.6\"><title>{:.4g} ms</title></circle>",
                        x(v[k]), cy - 6 + 12.0 * static_cast<double>(k % 5) / 4.0, v[k]);
     s += "\n";
   }
@@ -206,17 +219,18 @@ std::string measurement_svg(const MeasurementChart& chart) {
     double a = std::min({1.0, chart.ci_low}) * 0.9, b = std::max({1.0, chart.ci_high}) * 1.1;
     auto sx = [&](double v) { return left + width * (v - a) / (b - a); };
     double y = axis_y + 52;
-    s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">speedup, 95% bootstrap CI</text>"
-                     "<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#111\"/>"
-                     "<line x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{}\" y2=\"{}\" stroke=\"#9ca3af\" stroke-dasharray=\"3 3\"/>"
-                     "<text x=\"{:.2f}\" y=\"{}\" text-anchor=\"middle\">1x</text>\n",
-                     left - 8, y + 4, left, left + width, y + 14, y + 14, sx(1), sx(1), y - 12, y + 14, sx(1), y + 26);
-    s += fmt::format("<line class=\"ci\" data-low=\"{0:g}\" data-high=\"{1:g}\" x1=\"{2:.2f}\" x2=\"{3:.2f}\" y1=\"{4}\" y2=\"{4}\" "
-                     "stroke=\"#16a34a\" stroke-width=\"4\"/><circle cx=\"{5:.2f}\" cy=\"{4}\" r=\"5\" fill=\"#16a34a\">"
-                     "<title>{6:.3g}x [{0:.3g}, {1:.3g}]</title></circle>"
-                     "<text x=\"{5:.2f}\" y=\"{7}\" text-anchor=\"middle\">{6:.3g}x [{0:.3g}, {1:.3g}]</text>\n",
-                     chart.ci_low, chart.ci_high, sx(chart.ci_low), sx(chart.ci_high), y, sx(chart.speedup), chart.speedup,
-                     y - 10);
+    s += fmt::format(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">speedup, 95% bootstrap CI</text>"
+        "<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#111\"/>"
+        "<line x1=\"{:.2f}\" x2=\"{:.2f}\" y1=\"{}\" y2=\"{}\" stroke=\"#9ca3af\" stroke-dasharray=\"3 3\"/>"
+        "<text x=\"{:.2f}\" y=\"{}\" text-anchor=\"middle\">1x</text>\n",
+        left - 8, y + 4, left, left + width, y + 14, y + 14, sx(1), sx(1), y - 12, y + 14, sx(1), y + 26);
+    s += fmt::format(
+        "<line class=\"ci\" data-low=\"{0:g}\" data-high=\"{1:g}\" x1=\"{2:.2f}\" x2=\"{3:.2f}\" y1=\"{4}\" y2=\"{4}\" "
+        "stroke=\"#16a34a\" stroke-width=\"4\"/><circle cx=\"{5:.2f}\" cy=\"{4}\" r=\"5\" fill=\"#16a34a\">"
+        "<title>{6:.3g}x [{0:.3g}, {1:.3g}]</title></circle>"
+        "<text x=\"{5:.2f}\" y=\"{7}\" text-anchor=\"middle\">{6:.3g}x [{0:.3g}, {1:.3g}]</text>\n",
+        chart.ci_low, chart.ci_high, sx(chart.ci_low), sx(chart.ci_high), y, sx(chart.speedup), chart.speedup, y - 10);
   }
   return s + "</svg>\n";
 }
@@ -299,23 +313,25 @@ std::string rate_panel(const CampaignChart& c, const Slots& sl, double CampaignB
     s += fmt::format("<line x1=\"{0}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#e5e7eb\"/>"
                      "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}%</text>",
                      sl.left, sl.right(), y(t / 4.0), sl.left - 4, y(t / 4.0) + 4, t * 25);
-  s += fmt::format("\n<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"none\" stroke=\"#9ca3af\"/>\n", sl.left,
-                   sl.top, sl.right() - sl.left, sl.height);
+  s += fmt::format("\n<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"none\" stroke=\"#9ca3af\"/>\n",
+                   sl.left, sl.top, sl.right() - sl.left, sl.height);
   double bar = std::min(16.0, (sl.slot - 24) / static_cast<double>(sl.backends));
   for (const auto& b : c.bars) {
     double v = b.*rate, x = sl.lane(index_of(c.subsets, b.subset), index_of(c.backends, b.backend));
     if (!std::isfinite(v)) {
-      s += fmt::format("<text class=\"none\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">\xE2\x80\x93<title>{}, {}: "
-                       "unknown</title></text>\n",
-                       x, y(0) - 4, escape(b.subset), escape(b.backend));
+      s += fmt::format(
+          "<text class=\"none\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">\xE2\x80\x93<title>{}, {}: "
+          "unknown</title></text>\n",
+          x, y(0) - 4, escape(b.subset), escape(b.backend));
       continue;
     }
     v = std::clamp(v, 0.0, 1.0);
-    s += fmt::format("<rect class=\"rate\" data-kind=\"{0}\" data-subset=\"{1}\" data-backend=\"{2}\" data-value=\"{3:g}\" "
-                     "x=\"{4:.2f}\" y=\"{5:.2f}\" width=\"{6:.2f}\" height=\"{7:.2f}\" fill=\"{8}\">"
-                     "<title>{1}, {2}: {9:.0f}%</title></rect>\n",
-                     kind, attr(b.subset), attr(b.backend), v, x - bar / 2, y(v), bar, std::max(0.0, y(0) - y(v)),
-                     backend_colour(index_of(c.backends, b.backend)), 100 * v);
+    s += fmt::format(
+        "<rect class=\"rate\" data-kind=\"{0}\" data-subset=\"{1}\" data-backend=\"{2}\" data-value=\"{3:g}\" "
+        "x=\"{4:.2f}\" y=\"{5:.2f}\" width=\"{6:.2f}\" height=\"{7:.2f}\" fill=\"{8}\">"
+        "<title>{1}, {2}: {9:.0f}%</title></rect>\n",
+        kind, attr(b.subset), attr(b.backend), v, x - bar / 2, y(v), bar, std::max(0.0, y(0) - y(v)),
+        backend_colour(index_of(c.backends, b.backend)), 100 * v);
   }
   return s;
 }
@@ -344,7 +360,8 @@ CampaignChart campaign_chart(const json& rows) {
 }
 
 std::string backend_colour(std::size_t i) {
-  static const char* palette[] = {"#2563eb", "#f59e0b", "#16a34a", "#dc2626", "#7c3aed", "#0891b2", "#db2777", "#65a30d"};
+  static const char* palette[] = {"#2563eb", "#f59e0b", "#16a34a", "#dc2626",
+                                  "#7c3aed", "#0891b2", "#db2777", "#65a30d"};
   return palette[i % std::size(palette)];
 }
 
@@ -361,7 +378,8 @@ std::string campaign_speedup_svg(const CampaignChart& c) {
   auto y = [&](double v) { return sl.top + sl.height * (hi - v) / (hi - lo); };
   bool slant = std::any_of(c.subsets.begin(), c.subsets.end(), [](const std::string& n) { return n.size() > 15; });
   double h = sl.top + sl.height + (slant ? 90 : 40);
-  std::string s = svg_open("campaign-speedup", sl.right() + 20, h, "geometric-mean speedup per diagnostic subset and backend");
+  std::string s =
+      svg_open("campaign-speedup", sl.right() + 20, h, "geometric-mean speedup per diagnostic subset and backend");
   s += legend_svg(c, sl.left, 14);
   for (double t = lo; t <= hi + step / 2; t += step)
     s += fmt::format("<line x1=\"{0}\" x2=\"{1:.1f}\" y1=\"{2:.2f}\" y2=\"{2:.2f}\" stroke=\"#e5e7eb\"/>"
@@ -375,25 +393,28 @@ std::string campaign_speedup_svg(const CampaignChart& c) {
     std::size_t bi = index_of(c.backends, b.backend);
     double x = sl.lane(index_of(c.subsets, b.subset), bi);
     if (!positive(b.geomean)) {
-      s += fmt::format("<text class=\"none\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">\xE2\x80\x93<title>{}, {}: "
-                       "no speedup measured</title></text>\n",
-                       x, y(1) - 4, escape(b.subset), escape(b.backend));
+      s += fmt::format(
+          "<text class=\"none\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">\xE2\x80\x93<title>{}, {}: "
+          "no speedup measured</title></text>\n",
+          x, y(1) - 4, escape(b.subset), escape(b.backend));
       continue;
     }
     std::string colour = backend_colour(bi);
     bool ci = positive(b.ci_low) && positive(b.ci_high);
     if (ci)
-      s += fmt::format("<line class=\"interval\" data-subset=\"{0}\" data-backend=\"{1}\" x1=\"{2:.2f}\" x2=\"{2:.2f}\" "
-                       "y1=\"{3:.2f}\" y2=\"{4:.2f}\" stroke=\"{5}\" stroke-width=\"2\"/>"
-                       "<line x1=\"{6:.2f}\" x2=\"{7:.2f}\" y1=\"{3:.2f}\" y2=\"{3:.2f}\" stroke=\"{5}\"/>"
-                       "<line x1=\"{6:.2f}\" x2=\"{7:.2f}\" y1=\"{4:.2f}\" y2=\"{4:.2f}\" stroke=\"{5}\"/>",
-                       attr(b.subset), attr(b.backend), x, y(b.ci_low), y(b.ci_high), colour, x - 4, x + 4);
+      s +=
+          fmt::format("<line class=\"interval\" data-subset=\"{0}\" data-backend=\"{1}\" x1=\"{2:.2f}\" x2=\"{2:.2f}\" "
+                      "y1=\"{3:.2f}\" y2=\"{4:.2f}\" stroke=\"{5}\" stroke-width=\"2\"/>"
+                      "<line x1=\"{6:.2f}\" x2=\"{7:.2f}\" y1=\"{3:.2f}\" y2=\"{3:.2f}\" stroke=\"{5}\"/>"
+                      "<line x1=\"{6:.2f}\" x2=\"{7:.2f}\" y1=\"{4:.2f}\" y2=\"{4:.2f}\" stroke=\"{5}\"/>",
+                      attr(b.subset), attr(b.backend), x, y(b.ci_low), y(b.ci_high), colour, x - 4, x + 4);
     std::string tip = fmt::format("{}, {}: {:.3g}x", b.subset, b.backend, b.geomean) +
                       (ci ? fmt::format(" [{:.3g}, {:.3g}]", b.ci_low, b.ci_high) : "") +
                       (b.n >= 0 ? fmt::format(", n={}", b.n) : "");
-    s += fmt::format("<circle class=\"geomean\" data-subset=\"{}\" data-backend=\"{}\" data-value=\"{:g}\" cx=\"{:.2f}\" "
-                     "cy=\"{:.2f}\" r=\"4.5\" fill=\"{}\" stroke=\"#111\"><title>{}</title></circle>\n",
-                     attr(b.subset), attr(b.backend), b.geomean, x, y(b.geomean), colour, escape(tip));
+    s += fmt::format(
+        "<circle class=\"geomean\" data-subset=\"{}\" data-backend=\"{}\" data-value=\"{:g}\" cx=\"{:.2f}\" "
+        "cy=\"{:.2f}\" r=\"4.5\" fill=\"{}\" stroke=\"#111\"><title>{}</title></circle>\n",
+        attr(b.subset), attr(b.backend), b.geomean, x, y(b.geomean), colour, escape(tip));
   }
   s += subset_labels_svg(c, sl, sl.top + sl.height + 16);
   return s + "</svg>\n";

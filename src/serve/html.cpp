@@ -48,12 +48,28 @@ std::string escape(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     char c = text[i];
     switch (c) {
-    case '&': out += "&amp;"; ++i; continue;
-    case '<': out += "&lt;"; ++i; continue;
-    case '>': out += "&gt;"; ++i; continue;
-    case '"': out += "&quot;"; ++i; continue;
-    case '\'': out += "&#39;"; ++i; continue;
-    default: break;
+    case '&':
+      out += "&amp;";
+      ++i;
+      continue;
+    case '<':
+      out += "&lt;";
+      ++i;
+      continue;
+    case '>':
+      out += "&gt;";
+      ++i;
+      continue;
+    case '"':
+      out += "&quot;";
+      ++i;
+      continue;
+    case '\'':
+      out += "&#39;";
+      ++i;
+      continue;
+    default:
+      break;
     }
     std::size_t n = utf8_length(text, i);
     if (n == 0) {
@@ -102,12 +118,12 @@ std::string si(double value) {
 
 std::string page(std::string_view title, std::string_view body, bool with_nav) {
   // The empty icon keeps browsers from asking for /favicon.ico, a failed request otherwise.
-  return fmt::format("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                     "<meta name=\"viewport\" content=\"width=device-width\"><title>{}</title>"
-                     "<link rel=\"icon\" href=\"data:,\"><style>{}</style></head>\n<body><header><b>Optimas</b> &nbsp; {}"
-                     "</header>\n<main>\n{}\n</main></body></html>\n",
-                     escape(title), k_style,
-                     with_nav ? "<a href=\"/\">Runs</a><a href=\"/compare\">Compare</a>" : "report", body);
+  return fmt::format(
+      "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width\"><title>{}</title>"
+      "<link rel=\"icon\" href=\"data:,\"><style>{}</style></head>\n<body><header><b>Optimas</b> &nbsp; {}"
+      "</header>\n<main>\n{}\n</main></body></html>\n",
+      escape(title), k_style, with_nav ? "<a href=\"/\">Runs</a><a href=\"/compare\">Compare</a>" : "report", body);
 }
 
 std::string status_badge(std::string_view status) {

@@ -18,11 +18,7 @@ using nlohmann::json;
 namespace {
 
 using util::member;
-
-std::string str(const json& object, const char* key) {
-  const json& v = member(object, key);
-  return v.is_string() ? v.get<std::string>() : "";
-}
+using util::member_string;
 
 // The edits of a variant: the reply's (with their find/replace text) or, without reply.json,
 // the applied edits recorded in run.json.
@@ -38,7 +34,7 @@ Citations citations_of(const RunData& d) {
     if (!edits.is_array()) continue;
     for (std::size_t i = 0; i < edits.size(); ++i)
       for (const auto& e : member(edits[i], "evidence"))
-        if (e.is_string()) c[e.get<std::string>()].push_back(edit_anchor(str(v.result, "key"), i));
+        if (e.is_string()) c[e.get<std::string>()].push_back(edit_anchor(member_string(v.result, "key"), i));
   }
   return c;
 }
@@ -55,20 +51,22 @@ std::string file_link(const RunData& d, const std::string& relative, const PageO
 std::string summary_section(const RunData& d) {
   const json& r = d.run;
   std::string s = "<section><table class=\"kv\">\n";
-  s += row("status", status_badge(str(r, "status")) + " " + status_badge(str(r, "outcome")));
-  s += row("application", escape(str(r, "app")) + " <span class=\"muted\">" + escape(str(r, "config_path")) + "</span>");
-  s += row("backend", escape(str(r, "model")));
+  s += row("status", status_badge(member_string(r, "status")) + " " + status_badge(member_string(r, "outcome")));
+  s += row("application", escape(member_string(r, "app")) + " <span class=\"muted\">" +
+                              escape(member_string(r, "config_path")) + "</span>");
+  s += row("backend", escape(member_string(r, "model")));
   s += row("best variant", escape(text_of(member(r, "best"))) + " " + escape(speedup_text(member(r, "speedup"))) +
                                (member(r, "ci").is_array() && member(r, "ci").size() == 2
                                     ? " [" + escape(text_of(r["ci"][0])) + ", " + escape(text_of(r["ci"][1])) + "]"
                                     : "") +
                                (member(r, "p_value").is_number() ? ", p = " + escape(text_of(r["p_value"])) : ""));
-  s += row("hardware", escape(str(r, "hw")));
-  s += row("software", escape(str(r, "sw")));
-  s += row("diagnostics", escape(str(r, "diagnostics")));
-  s += row("started / finished", escape(str(r, "started")) + " / " + escape(text_of(member(r, "finished"))));
-  if (!str(r, "not_executed_because").empty()) s += row("not executed", escape(str(r, "not_executed_because")));
-  if (!str(r, "error").empty()) s += row("error", "<pre>" + escape(str(r, "error")) + "</pre>");
+  s += row("hardware", escape(member_string(r, "hw")));
+  s += row("software", escape(member_string(r, "sw")));
+  s += row("diagnostics", escape(member_string(r, "diagnostics")));
+  s += row("started / finished", escape(member_string(r, "started")) + " / " + escape(text_of(member(r, "finished"))));
+  if (!member_string(r, "not_executed_because").empty())
+    s += row("not executed", escape(member_string(r, "not_executed_because")));
+  if (!member_string(r, "error").empty()) s += row("error", "<pre>" + escape(member_string(r, "error")) + "</pre>");
   for (const auto& w : member(r, "warnings")) s += row("warning", escape(text_of(w)));
   for (const auto& p : d.problems) s += row("not read", escape(p));
   return s + "</table></section>\n";
@@ -84,12 +82,13 @@ std::string steps_section(const RunData& d) {
   std::string s = "<h2 id=\"steps\">Steps</h2><section><table><tr><th>step</th><th>what</th><th>time</th></tr>\n";
   const json& base = member(d.run, "baseline");
   const json& times = member(d.run, "times");
-  std::string build = member(base, "build_s").is_number() ? fmt::format("build {:.1f} s", base["build_s"].get<double>()) : "";
+  std::string build =
+      member(base, "build_s").is_number() ? fmt::format("build {:.1f} s", base["build_s"].get<double>()) : "";
   std::string all = seconds(times, "baseline_s"); // the build and one run of each configuration
   if (!all.empty()) build += (build.empty() ? "" : ", ") + ("with its runs " + all);
-  s += fmt::format("<tr><td>baseline</td><td>{}</td><td>{}</td></tr>\n", escape(str(base, "compile")),
+  s += fmt::format("<tr><td>baseline</td><td>{}</td><td>{}</td></tr>\n", escape(member_string(base, "compile")),
                    build.empty() ? "&ndash;" : build);
-  s += fmt::format("<tr><td>profile</td><td>{}</td><td>{}</td></tr>\n", escape(str(d.run, "profile_gpu")),
+  s += fmt::format("<tr><td>profile</td><td>{}</td><td>{}</td></tr>\n", escape(member_string(d.run, "profile_gpu")),
                    seconds(times, "profile_s"));
   s += fmt::format("<tr><td>analysis</td><td>{} evidence item(s) on {} hot kernel(s)</td><td>{}</td></tr>\n",
                    member(d.diagnostics, "evidence").size(), member(d.diagnostics, "kernels").size(),
@@ -97,25 +96,30 @@ std::string steps_section(const RunData& d) {
   for (const auto& v : d.variants) {
     const json& vt = member(v.result, "times");
     std::vector<std::string> phases;
-    for (const auto& [key, label] : {std::pair{"ask_s", "ask"}, {"build_s", "build"}, {"validate_s", "validate"},
-                                     {"measure_s", "measure"}, {"ear_s", "re-profile"}}) {
+    for (const auto& [key, label] : {std::pair{"ask_s", "ask"},
+                                     {"build_s", "build"},
+                                     {"validate_s", "validate"},
+                                     {"measure_s", "measure"},
+                                     {"confirm_s", "of which confirm"},
+                                     {"ear_s", "re-profile"}}) {
       std::string t = seconds(vt, key);
       if (!t.empty()) phases.push_back(std::string(label) + " " + t);
     }
     if (phases.empty() && member(v.build, "wall_s").is_number())
       phases.push_back(fmt::format("build {:.1f} s", v.build["wall_s"].get<double>()));
     s += fmt::format("<tr><td><a href=\"#variant-{}\">{}</a></td><td>{} {}</td><td>{}</td></tr>\n",
-                     anchor(str(v.result, "key")), escape(str(v.result, "key")), status_badge(str(v.result, "status")),
-                     escape(str(v.result, "reason")), util::join(phases, ", "));
+                     anchor(member_string(v.result, "key")), escape(member_string(v.result, "key")),
+                     status_badge(member_string(v.result, "status")), escape(member_string(v.result, "reason")),
+                     util::join(phases, ", "));
   }
   return s + "</table></section>\n";
 }
 
 // The re-profile drawn as the "after" point: the best variant's, else the first that has one.
 const VariantData* after_variant(const RunData& d) {
-  std::string best = str(d.run, "best");
+  std::string best = member_string(d.run, "best");
   for (const auto& v : d.variants)
-    if (!v.after.is_null() && str(v.result, "key") == best) return &v;
+    if (!v.after.is_null() && member_string(v.result, "key") == best) return &v;
   for (const auto& v : d.variants)
     if (!v.after.is_null()) return &v;
   return nullptr;
@@ -124,19 +128,20 @@ const VariantData* after_variant(const RunData& d) {
 const json& kernel_in(const json& diagnostics, const std::string& name) {
   static const json null;
   for (const auto& k : member(diagnostics, "kernels"))
-    if (str(k, "kernel") == name) return k;
+    if (member_string(k, "kernel") == name) return k;
   return null;
 }
 
 std::string evidence_list(const json& diagnostics, const std::string& kernel, const Citations& cites) {
   std::string s = "<table class=\"evidence\">\n";
   for (const auto& e : member(diagnostics, "evidence")) {
-    if (str(e, "kernel") != kernel) continue;
-    std::string id = str(e, "id"), back;
+    if (member_string(e, "kernel") != kernel) continue;
+    std::string id = member_string(e, "id"), back;
     if (cites.count(id))
-      for (const auto& a : cites.at(id)) back += fmt::format(" <a class=\"cited-by\" href=\"#{}\">&larr; {}</a>", a, escape(a));
+      for (const auto& a : cites.at(id))
+        back += fmt::format(" <a class=\"cited-by\" href=\"#{}\">&larr; {}</a>", a, escape(a));
     s += fmt::format("<tr class=\"ev\" id=\"{}\"><td>{}</td><td>{}{}</td></tr>\n", evidence_anchor(id),
-                     evidence_badge(id, cites), escape(str(e, "text")), back);
+                     evidence_badge(id, cites), escape(member_string(e, "text")), back);
   }
   return s + "</table>\n";
 }
@@ -144,28 +149,32 @@ std::string evidence_list(const json& diagnostics, const std::string& kernel, co
 std::string kernels_section(const RunData& d, const Citations& cites) {
   std::string s = "<h2 id=\"kernels\">Hot kernels</h2>\n";
   const json& kernels = member(d.diagnostics, "kernels");
-  if (!kernels.is_array() || kernels.empty()) return s + "<section><p class=\"muted\">No diagnostics.json in this run.</p></section>\n";
+  if (!kernels.is_array() || kernels.empty())
+    return s + "<section><p class=\"muted\">No diagnostics.json in this run.</p></section>\n";
   const VariantData* after = after_variant(d);
   for (const auto& k : kernels) {
-    std::string name = str(k, "kernel");
-    s += fmt::format("<section class=\"kernel\" id=\"kernel-{}\"><h3>{} <span class=\"muted\">{:.1f}% of the time, {} "
-                     "launch(es)</span></h3>\n",
-                     anchor(name), escape(name), 100 * member(k, "share").get<double>(), text_of(member(k, "launches")));
+    std::string name = member_string(k, "kernel");
+    s +=
+        fmt::format("<section class=\"kernel\" id=\"kernel-{}\"><h3>{} <span class=\"muted\">{:.1f}% of the time, {} "
+                    "launch(es)</span></h3>\n",
+                    anchor(name), escape(name), 100 * member(k, "share").get<double>(), text_of(member(k, "launches")));
     const json& rf = member(k, "roofline");
     if (rf.is_object()) {
       const json& rf_after = after ? member(kernel_in(after->after, name), "roofline") : json();
-      s += fmt::format("<p>{} {}{}</p>\n", evidence_badge(str(rf, "id"), cites), escape(str(rf, "summary")),
-                       rf_after.is_object() ? " <span class=\"muted\">(after: " + escape(str(after->result, "key")) +
-                                                  "'s re-profile)</span>"
-                                            : "");
+      s += fmt::format(
+          "<p>{} {}{}</p>\n", evidence_badge(member_string(rf, "id"), cites), escape(member_string(rf, "summary")),
+          rf_after.is_object() ? " <span class=\"muted\">(after: " + escape(member_string(after->result, "key")) +
+                                     "'s re-profile)</span>"
+                               : "");
       s += roofline_svg(roofline_chart(name, rf, rf_after));
     }
     const json& stalls = member(k, "stalls");
     if (stalls.is_object()) {
       const json& lines = member(stalls, "lines");
-      std::string file = lines.is_array() && !lines.empty() ? str(lines[0], "file") : "";
+      std::string file = lines.is_array() && !lines.empty() ? member_string(lines[0], "file") : "";
       std::string base = std::filesystem::path(file).filename().string();
-      s += fmt::format("<h4>Source, shaded by share of PC samples <span class=\"muted\">{}</span></h4>\n", escape(base));
+      s +=
+          fmt::format("<h4>Source, shaded by share of PC samples <span class=\"muted\">{}</span></h4>\n", escape(base));
       s += stall_source(d.sources.count(base) ? d.sources.at(base) : "", lines, cites);
     }
     s += evidence_list(d.diagnostics, name, cites);
@@ -177,26 +186,27 @@ std::string kernels_section(const RunData& d, const Citations& cites) {
 
 std::string edits_html(const VariantData& v, const Citations& cites) {
   const json& edits = edits_of(v);
-  std::string key = str(v.result, "key"), s;
+  std::string key = member_string(v.result, "key"), s;
   if (!edits.is_array() || edits.empty()) return "<p class=\"muted\">No edits.</p>\n";
   for (std::size_t i = 0; i < edits.size(); ++i) {
     const json& e = edits[i];
     std::string badges;
     for (const auto& id : member(e, "evidence"))
       if (id.is_string()) badges += evidence_badge(id.get<std::string>(), cites);
-    s += fmt::format("<div class=\"edit\" id=\"{}\"><b>edit {}</b> {} <code>{}</code> cites {}<br>{}\n", edit_anchor(key, i),
-                     i + 1, escape(str(e, "file")), escape(str(e, "kernel")), badges.empty() ? "nothing" : badges,
-                     escape(str(e, "rationale")));
+    s += fmt::format("<div class=\"edit\" id=\"{}\"><b>edit {}</b> {} <code>{}</code> cites {}<br>{}\n",
+                     edit_anchor(key, i), i + 1, escape(member_string(e, "file")), escape(member_string(e, "kernel")),
+                     badges.empty() ? "nothing" : badges, escape(member_string(e, "rationale")));
     if (member(e, "find").is_string() && member(e, "replace").is_string())
-      s += edit_pair(str(e, "find"), str(e, "replace"));
+      s += edit_pair(member_string(e, "find"), member_string(e, "replace"));
     else if (member(e, "new_text").is_string())
       s += fmt::format("<p class=\"muted\">lines {}-{} become:</p>", text_of(member(e, "line_start")),
                        text_of(member(e, "line_end"))) +
-           edit_pair("", str(e, "new_text"));
+           edit_pair("", member_string(e, "new_text"));
     s += "</div>\n";
   }
   for (const auto& ig : member(v.result, "ignored"))
-    s += "<p class=\"muted\">not applied: " + escape(str(ig, "suggestion")) + " &mdash; " + escape(str(ig, "reason")) + "</p>\n";
+    s += "<p class=\"muted\">not applied: " + escape(member_string(ig, "suggestion")) + " &mdash; " +
+         escape(member_string(ig, "reason")) + "</p>\n";
   return s;
 }
 
@@ -205,8 +215,9 @@ std::string validation_html(const json& result) {
   if (!checks.is_array() || checks.empty()) return "";
   std::string s = "<h4>Validation</h4><table><tr><th>check</th><th>held out</th><th>passed</th><th>detail</th></tr>\n";
   for (const auto& c : checks)
-    s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(str(c, "label")),
-                     escape(text_of(member(c, "held_out"))), escape(text_of(member(c, "passed"))), escape(str(c, "detail")));
+    s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(member_string(c, "label")),
+                     escape(text_of(member(c, "held_out"))), escape(text_of(member(c, "passed"))),
+                     escape(member_string(c, "detail")));
   return s + "</table>\n";
 }
 
@@ -225,7 +236,8 @@ std::string measurement_html(const VariantData& v) {
   if (configs.is_object())
     for (const auto& [config, c] : configs.items()) {
       chart.groups.push_back(SampleGroup{config + ": baseline", kernel_times(member(c, "base"))});
-      chart.groups.push_back(SampleGroup{config + ": " + str(v.result, "key"), kernel_times(member(c, "variant"))});
+      chart.groups.push_back(
+          SampleGroup{config + ": " + member_string(v.result, "key"), kernel_times(member(c, "variant"))});
     }
   const json& ci = member(m, "ci");
   if (ci.is_array() && ci.size() == 2 && ci[0].is_number() && ci[1].is_number()) {
@@ -233,7 +245,7 @@ std::string measurement_html(const VariantData& v) {
     const json& sp = member(m, "speedup").is_number() ? m["speedup"] : member(v.result, "speedup");
     chart.speedup = sp.is_number() ? sp.get<double>() : 0;
   }
-  return "<h4>Measurement</h4>\n" + measurement_svg(chart) + "<p>" + escape(str(m, "decision")) + "</p>\n";
+  return "<h4>Measurement</h4>\n" + measurement_svg(chart) + "<p>" + escape(member_string(m, "decision")) + "</p>\n";
 }
 
 std::string ear_html(const json& ear) {
@@ -244,12 +256,14 @@ std::string ear_html(const json& ear) {
   s += "</table>\n";
   const json& effects = member(ear, "effects");
   if (effects.is_array() && !effects.empty()) {
-    s += "<table><tr><th>edit</th><th>kernel</th><th>metric</th><th>expected</th><th>before</th><th>after</th><th>outcome</th></tr>\n";
+    s += "<table><tr><th>edit</th><th>kernel</th><th>metric</th><th>expected</th><th>before</th><th>after</"
+         "th><th>outcome</th></tr>\n";
     for (const auto& e : effects)
       s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                       escape(text_of(member(e, "edit"))), escape(str(e, "kernel")), escape(str(e, "metric")),
-                       escape(str(e, "direction")), escape(text_of(member(e, "before"))),
-                       escape(text_of(member(e, "after"))), escape(str(e, "outcome")));
+                       escape(text_of(member(e, "edit"))), escape(member_string(e, "kernel")),
+                       escape(member_string(e, "metric")), escape(member_string(e, "direction")),
+                       escape(text_of(member(e, "before"))), escape(text_of(member(e, "after"))),
+                       escape(member_string(e, "outcome")));
     s += "</table>\n";
   }
   return s;
@@ -257,27 +271,30 @@ std::string ear_html(const json& ear) {
 
 std::string cost_html(const json& replies) {
   if (!replies.is_object()) return "";
-  return fmt::format("<p class=\"muted\">model {}: {} input / {} output tokens, cost {}</p>\n", escape(str(replies, "model")),
-                     escape(text_of(member(replies, "input_tokens"))), escape(text_of(member(replies, "output_tokens"))),
-                     member(replies, "cost_usd").is_number() ? escape(fmt::format("${:.4f}", replies["cost_usd"].get<double>()))
-                                                            : "unknown");
+  return fmt::format("<p class=\"muted\">model {}: {} input / {} output tokens, cost {}</p>\n",
+                     escape(member_string(replies, "model")), escape(text_of(member(replies, "input_tokens"))),
+                     escape(text_of(member(replies, "output_tokens"))),
+                     member(replies, "cost_usd").is_number()
+                         ? escape(fmt::format("${:.4f}", replies["cost_usd"].get<double>()))
+                         : "unknown");
 }
 
 std::string variant_section(const RunData& d, const VariantData& v, const Citations& cites, const PageOptions& o) {
   const json& r = v.result;
-  std::string key = str(r, "key"), dir = str(r, "dir");
-  std::string s = fmt::format("<section class=\"variant\" id=\"variant-{}\"><h3>{} {} <span class=\"muted\">from {}</span></h3>\n"
-                              "<p>{}</p>\n",
-                              anchor(key), escape(key), status_badge(str(r, "status")), escape(str(r, "parent")),
-                              escape(str(r, "reason")));
-  if (!str(r, "errors").empty()) s += "<pre>" + escape(str(r, "errors")) + "</pre>\n";
+  std::string key = member_string(r, "key"), dir = member_string(r, "dir");
+  std::string s =
+      fmt::format("<section class=\"variant\" id=\"variant-{}\"><h3>{} {} <span class=\"muted\">from {}</span></h3>\n"
+                  "<p>{}</p>\n",
+                  anchor(key), escape(key), status_badge(member_string(r, "status")),
+                  escape(member_string(r, "parent")), escape(member_string(r, "reason")));
+  if (!member_string(r, "errors").empty()) s += "<pre>" + escape(member_string(r, "errors")) + "</pre>\n";
   if (!member(v.reply, "summary").is_null()) s += "<p><i>" + escape(text_of(member(v.reply, "summary"))) + "</i></p>\n";
   s += edits_html(v, cites);
   s += "<h4>Diff</h4>\n" + side_by_side(v.diff);
   s += validation_html(r) + measurement_html(v) + ear_html(member(r, "ear")) + cost_html(v.replies);
   if (!o.report && !dir.empty())
-    s += "<p class=\"muted\">files: " + file_link(d, str(r, "prompt"), o) + " " + file_link(d, dir + "/build.log", o) +
-         " " + file_link(d, dir + "/reply.json", o) + "</p>\n";
+    s += "<p class=\"muted\">files: " + file_link(d, member_string(r, "prompt"), o) + " " +
+         file_link(d, dir + "/build.log", o) + " " + file_link(d, dir + "/reply.json", o) + "</p>\n";
   return s + "</section>\n";
 }
 
@@ -296,7 +313,7 @@ std::string run_body(const RunData& d, const PageOptions& o) {
 std::string run_page(const RunData& d, const PageOptions& o) {
   std::string html = page("Run " + d.id + " - Optimas", run_body(d, o), !o.report);
   // Live progress without script: a running run's page reloads itself.
-  if (!o.report && str(d.run, "status") == "running")
+  if (!o.report && member_string(d.run, "status") == "running")
     html.replace(html.find("<title>"), 0, "<meta http-equiv=\"refresh\" content=\"5\">");
   return html;
 }

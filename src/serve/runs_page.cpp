@@ -15,11 +15,8 @@ using nlohmann::json;
 
 namespace {
 
-std::string str(const json& o, const char* key) {
-  return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
-}
-
 using util::member;
+using util::member_string;
 
 // Counters of one kernel, in the order the Compare page shows them.
 json kernel_counters(const json& k) {
@@ -27,7 +24,7 @@ json kernel_counters(const json& k) {
   const json& st = member(k, "stalls");
   double dram = 0;
   for (const auto& m : member(rf, "memory"))
-    if (str(m, "name") == "DRAM" && member(m, "achieved").is_number()) dram = m["achieved"].get<double>();
+    if (member_string(m, "name") == "DRAM" && member(m, "achieved").is_number()) dram = m["achieved"].get<double>();
   std::string top_stall;
   std::int64_t top = -1;
   const json& stalls = member(st, "kernel_stalls");
@@ -69,7 +66,7 @@ std::vector<json> select_runs(std::vector<json> runs, const RunsQuery& q) {
   if (!needle.empty())
     std::erase_if(runs, [&](const json& r) {
       for (const char* key : {"id", "app", "status", "outcome", "backend", "model"})
-        if (util::contains(util::to_lower(str(r, key)), needle)) return false;
+        if (util::contains(util::to_lower(member_string(r, key)), needle)) return false;
       return true;
     });
   std::string key = q.sort;
@@ -87,7 +84,8 @@ std::vector<json> select_runs(std::vector<json> runs, const RunsQuery& q) {
 
 std::string runs_page(const std::vector<json>& runs, const RunsQuery& q, const std::string& campaigns) {
   auto shown = select_runs(runs, q);
-  bool running = std::any_of(runs.begin(), runs.end(), [](const json& r) { return str(r, "status") == "running"; });
+  bool running =
+      std::any_of(runs.begin(), runs.end(), [](const json& r) { return member_string(r, "status") == "running"; });
   std::string s = "<h1>Runs</h1>\n<form method=\"get\" action=\"/\"><input name=\"q\" placeholder=\"filter\" value=\"" +
                   attr(q.filter) + "\"> sort <select name=\"sort\">";
   for (const char* k : {"started", "app", "status", "backend", "speedup"})
@@ -101,17 +99,20 @@ std::string runs_page(const std::vector<json>& runs, const RunsQuery& q, const s
                    "<th>backend</th><th>status</th><th>best speedup</th><th>variants</th><th>started</th></tr>\n",
                    shown.size(), runs.size());
   for (const auto& r : shown) {
-    std::string id = str(r, "id");
+    std::string id = member_string(r, "id");
     std::string ci = member(r, "ci_low").is_number() && member(r, "ci_high").is_number()
                          ? fmt::format(" [{:.3g}, {:.3g}]", r["ci_low"].get<double>(), r["ci_high"].get<double>())
                          : "";
-    s += fmt::format("<tr><td><a href=\"/runs/{}\"><code>{}</code></a></td><td>{}</td><td>{}</td><td>{} {}</td>"
-                     "<td>{}{}</td><td>{}</td><td>{}</td></tr>\n",
-                     attr(id), escape(id.substr(0, 8)), escape(str(r, "app")),
-                     escape(str(r, "model").empty() ? str(r, "backend") : str(r, "model")) + aa_badge(r),
-                     status_badge(str(r, "status")),
-                     str(r, "outcome").empty() ? "" : status_badge(str(r, "outcome")), escape(speedup_text(member(r, "speedup"))),
-                     escape(ci), escape(text_of(member(r, "variants"))), escape(str(r, "started")));
+    s += fmt::format(
+        "<tr><td><a href=\"/runs/{}\"><code>{}</code></a></td><td>{}</td><td>{}</td><td>{} {}</td>"
+        "<td>{}{}</td><td>{}</td><td>{}</td></tr>\n",
+        attr(id), escape(id.substr(0, 8)), escape(member_string(r, "app")),
+        escape(member_string(r, "model").empty() ? member_string(r, "backend") : member_string(r, "model")) +
+            aa_badge(r),
+        status_badge(member_string(r, "status")),
+        member_string(r, "outcome").empty() ? "" : status_badge(member_string(r, "outcome")),
+        escape(speedup_text(member(r, "speedup"))), escape(ci), escape(text_of(member(r, "variants"))),
+        escape(member_string(r, "started")));
   }
   s += "</table></section>\n";
   std::string html = page("Runs - Optimas", s);
@@ -135,11 +136,13 @@ CompareSide compare_side(const store::RunStore& store, const std::string& spec) 
   std::string key = spec.substr(colon + 1);
   RunData d = load_run_data(store, id);
   for (const auto& v : d.variants)
-    if (str(v.result, "key") == key) {
+    if (member_string(v.result, "key") == key) {
       side.variant = v.result;
       side.label += ":" + key;
-      if (!v.after.is_null()) side.diagnostics = v.after;
-      else side.label += " (no re-profile: the baseline's counters)";
+      if (!v.after.is_null())
+        side.diagnostics = v.after;
+      else
+        side.label += " (no re-profile: the baseline's counters)";
       return side;
     }
   throw Error(fmt::format("run {} has no variant '{}'", id, key));
@@ -152,7 +155,7 @@ json compare_json(const CompareSide& a, const CompareSide& b) {
     for (const auto& k : member(side->diagnostics, "kernels")) {
       json counters = kernel_counters(k); // items() would not keep a temporary alive
       for (const auto& [metric, value] : counters.items()) {
-        json& pair = kernels[str(k, "kernel")][metric];
+        json& pair = kernels[member_string(k, "kernel")][metric];
         if (!pair.is_array()) pair = json::array({nullptr, nullptr});
         pair[at] = value;
       }
@@ -163,23 +166,28 @@ json compare_json(const CompareSide& a, const CompareSide& b) {
                 {"run", member(s.run, "id")},
                 {"app", member(s.run, "app")},
                 {"status", s.variant.is_null() ? member(s.run, "status") : member(s.variant, "status")},
-                {"speedup", s.variant.is_null() ? member(s.run, "speedup") : member(member(s.variant, "measurement"), "speedup")}};
+                {"speedup",
+                 s.variant.is_null() ? member(s.run, "speedup") : member(member(s.variant, "measurement"), "speedup")}};
   };
   return {{"schema", "optimas.dashboard.compare/1"}, {"a", summary(a)}, {"b", summary(b)}, {"kernels", kernels}};
 }
 
 std::string compare_page(const std::vector<json>& runs, const CompareSide* a, const CompareSide* b) {
-  std::string s = "<h1>Compare</h1>\n<form method=\"get\" action=\"/compare\">a <input name=\"a\" list=\"ids\" value=\"" +
-                  attr(a ? str(a->run, "id") + (a->variant.is_null() ? "" : ":" + str(a->variant, "key")) : "") +
-                  "\"> b <input name=\"b\" list=\"ids\" value=\"" +
-                  attr(b ? str(b->run, "id") + (b->variant.is_null() ? "" : ":" + str(b->variant, "key")) : "") +
-                  "\"> <button>compare</button><datalist id=\"ids\">";
-  for (const auto& r : runs) s += "<option value=\"" + attr(str(r, "id")) + "\">";
+  std::string s =
+      "<h1>Compare</h1>\n<form method=\"get\" action=\"/compare\">a <input name=\"a\" list=\"ids\" value=\"" +
+      attr(a ? member_string(a->run, "id") + (a->variant.is_null() ? "" : ":" + member_string(a->variant, "key"))
+             : "") +
+      "\"> b <input name=\"b\" list=\"ids\" value=\"" +
+      attr(b ? member_string(b->run, "id") + (b->variant.is_null() ? "" : ":" + member_string(b->variant, "key"))
+             : "") +
+      "\"> <button>compare</button><datalist id=\"ids\">";
+  for (const auto& r : runs) s += "<option value=\"" + attr(member_string(r, "id")) + "\">";
   s += "</datalist><br><span class=\"muted\">a run id (or a unique prefix), or RUN:VARIANT for a variant's re-profile"
        "</span></form>\n";
   if (a && b) {
     json c = compare_json(*a, *b);
-    s += "<section><table class=\"compare\"><tr><th></th><th>" + escape(a->label) + "</th><th>" + escape(b->label) + "</th></tr>\n";
+    s += "<section><table class=\"compare\"><tr><th></th><th>" + escape(a->label) + "</th><th>" + escape(b->label) +
+         "</th></tr>\n";
     for (const char* key : {"app", "status", "speedup"})
       s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", key, cell(c["a"][key]), cell(c["b"][key]));
     for (const auto& [kernel, metrics] : c["kernels"].items()) {

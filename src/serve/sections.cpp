@@ -78,7 +78,9 @@ void flush_rows(std::vector<Row>& rows, long& old_n, long& new_n, std::string& o
 
 } // namespace
 
-std::string evidence_anchor(const std::string& id) { return "ev-" + anchor(id); }
+std::string evidence_anchor(const std::string& id) {
+  return "ev-" + anchor(id);
+}
 
 std::string edit_anchor(const std::string& variant, std::size_t index) {
   return fmt::format("edit-{}-{}", anchor(variant), index);
@@ -86,7 +88,8 @@ std::string edit_anchor(const std::string& variant, std::size_t index) {
 
 std::string evidence_badge(const std::string& id, const Citations& citations) {
   bool cited = citations.count(id) && !citations.at(id).empty();
-  return fmt::format("<a class=\"badge{}\" href=\"#{}\">{}</a>", cited ? " cited" : "", evidence_anchor(id), escape(id));
+  return fmt::format("<a class=\"badge{}\" href=\"#{}\">{}</a>", cited ? " cited" : "", evidence_anchor(id),
+                     escape(id));
 }
 
 std::string stall_source(const std::string& file_text, const json& lines, const Citations& citations) {
@@ -124,7 +127,8 @@ std::string stall_source(const std::string& file_text, const json& lines, const 
 
 std::string side_by_side(const std::string& unified_diff) {
   if (unified_diff.empty()) return "<p class=\"muted\">No diff.</p>";
-  std::string out = "<table class=\"diff\"><colgroup><col style=\"width:3em\"><col><col style=\"width:3em\"><col></colgroup>\n";
+  std::string out =
+      "<table class=\"diff\"><colgroup><col style=\"width:3em\"><col><col style=\"width:3em\"><col></colgroup>\n";
   std::vector<Row> rows;
   long old_n = 0, new_n = 0;
   for (const auto& line : split_lines(unified_diff)) {

@@ -27,10 +27,13 @@ namespace {
 constexpr const char* k_policy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'";
 
 Response not_found(const std::string& what) {
-  return {404, "text/html; charset=utf-8", page("Not found - Optimas", "<h1>Not found</h1><p>" + escape(what) + "</p>")};
+  return {404, "text/html; charset=utf-8",
+          page("Not found - Optimas", "<h1>Not found</h1><p>" + escape(what) + "</p>")};
 }
 
-Response json_response(const json& doc) { return {200, "application/json", util::json_text(doc) + "\n"}; }
+Response json_response(const json& doc) {
+  return {200, "application/json", util::json_text(doc) + "\n"};
+}
 
 std::string param(const std::map<std::string, std::string>& params, const char* key) {
   auto it = params.find(key);
@@ -52,8 +55,9 @@ Response Dashboard::run_file(const std::string& id, const std::string& relative)
   auto text = read_run_file(m_store, full, relative);
   if (!text) {
     bool refused = !path_in_run(m_store, full, relative);
-    return {refused ? 403 : 404, "text/plain; charset=utf-8",
-            fmt::format("{}: {} '{}'\n", full, refused ? "refused, outside the run's folder:" : "no such file:", relative)};
+    return {
+        refused ? 403 : 404, "text/plain; charset=utf-8",
+        fmt::format("{}: {} '{}'\n", full, refused ? "refused, outside the run's folder:" : "no such file:", relative)};
   }
   return {200, "text/plain; charset=utf-8", *text};
 }
@@ -69,11 +73,15 @@ Response Dashboard::json_endpoint(const std::string& path, const std::map<std::s
     }
     return json_response(list);
   }
-  if (path.rfind("/api/campaigns/", 0) == 0) return json_response(campaign_json(load_campaign(m_store, path.substr(15))));
+  if (path.rfind("/api/campaigns/", 0) == 0)
+    return json_response(campaign_json(load_campaign(m_store, path.substr(15))));
   if (path == "/api/compare") {
     if (param(params, "a").empty() || param(params, "b").empty())
-      return {400, "application/json", R"({"error": "give a=RUN[:VARIANT] and b=RUN[:VARIANT]"})" "\n"};
-    return json_response(compare_json(compare_side(m_store, param(params, "a")), compare_side(m_store, param(params, "b"))));
+      return {400, "application/json",
+              R"({"error": "give a=RUN[:VARIANT] and b=RUN[:VARIANT]"})"
+              "\n"};
+    return json_response(
+        compare_json(compare_side(m_store, param(params, "a")), compare_side(m_store, param(params, "b"))));
   }
   if (path.rfind("/api/runs/", 0) == 0) {
     auto [id, rest] = split_run_path(path, 10);
@@ -100,14 +108,16 @@ Response Dashboard::handle(const std::string& path, const std::map<std::string, 
       q.filter = param(params, "q");
       if (!param(params, "sort").empty()) q.sort = param(params, "sort");
       q.ascending = param(params, "asc") == "1";
-      return {200, "text/html; charset=utf-8", runs_page(runs_now(m_store), q, campaigns_section(list_campaigns(m_store)))};
+      return {200, "text/html; charset=utf-8",
+              runs_page(runs_now(m_store), q, campaigns_section(list_campaigns(m_store)))};
     }
     if (path.rfind("/campaigns/", 0) == 0)
       return {200, "text/html; charset=utf-8", campaign_page(load_campaign(m_store, path.substr(11)))};
     if (path.rfind("/api/", 0) == 0) return json_endpoint(path, params);
     if (path == "/compare") {
       std::string a = param(params, "a"), b = param(params, "b");
-      if (a.empty() || b.empty()) return {200, "text/html; charset=utf-8", compare_page(m_store.list_runs(), nullptr, nullptr)};
+      if (a.empty() || b.empty())
+        return {200, "text/html; charset=utf-8", compare_page(m_store.list_runs(), nullptr, nullptr)};
       CompareSide sa = compare_side(m_store, a), sb = compare_side(m_store, b);
       return {200, "text/html; charset=utf-8", compare_page(m_store.list_runs(), &sa, &sb)};
     }
@@ -118,7 +128,8 @@ Response Dashboard::handle(const std::string& path, const std::map<std::string, 
     }
     return not_found("no page at " + path);
   } catch (const ParseError& e) {
-    return {500, "text/html; charset=utf-8", page("Error - Optimas", "<h1>Unreadable run</h1><p>" + escape(e.what()) + "</p>")};
+    return {500, "text/html; charset=utf-8",
+            page("Error - Optimas", "<h1>Unreadable run</h1><p>" + escape(e.what()) + "</p>")};
   } catch (const Error& e) {
     return not_found(e.what());
   }
@@ -153,9 +164,11 @@ void serve(const ServeOptions& options, const std::function<void(int port)>& on_
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  int port = options.port == 0 ? server.bind_to_any_port(options.host) : (server.bind_to_port(options.host, options.port) ? options.port : -1);
+  int port = options.port == 0 ? server.bind_to_any_port(options.host)
+                               : (server.bind_to_port(options.host, options.port) ? options.port : -1);
   if (port < 0)
-    throw Error(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine)", options.host, options.port));
+    throw Error(
+        fmt::format("cannot listen on {}:{} (in use, or not an address of this machine)", options.host, options.port));
   std::thread stopper([&] {
     int sig = 0;
     sigwait(&signals, &sig);

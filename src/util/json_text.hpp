@@ -1,8 +1,7 @@
 // JSON as text for output and files, and the null-safe reading of JSON documents we did not
-// necessarily write whole (run.json, table.json, a profile's summary). Profiles and programs carry bytes that are not UTF-8 (a
-// kernel name, a session page, a program's output), which nlohmann::json refuses to write: here
-// each such byte is written as the text \xNN instead, so --json output and artifacts never fail
-// on them and lose nothing.
+// necessarily write whole (run.json, table.json, a profile's summary). Profiles and programs carry bytes that are not
+// UTF-8 (a kernel name, a session page, a program's output), which nlohmann::json refuses to write: here each such byte
+// is written as the text \xNN instead, so --json output and artifacts never fail on them and lose nothing.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -35,6 +34,12 @@ inline const nlohmann::json& member(const nlohmann::json& obj, const std::string
   if (!obj.is_object()) return k_null;
   auto it = obj.find(key);
   return it == obj.end() ? k_null : *it;
+}
+
+// obj[key] when it is a string, else "": the dashboard's pages read run files this way.
+inline std::string member_string(const nlohmann::json& obj, const std::string& key) {
+  const nlohmann::json& v = member(obj, key);
+  return v.is_string() ? v.get<std::string>() : std::string();
 }
 
 } // namespace optimas::util

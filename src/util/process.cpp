@@ -105,6 +105,12 @@ std::optional<std::string> find_executable(const std::string& name) {
   return std::nullopt;
 }
 
+double monotonic_s() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 namespace {
 
 // Why a supervisor, and not a cgroup: a cgroup v2 scope (systemd-run --user --scope, or a
@@ -195,12 +201,6 @@ bool program_exited(pid_t program) {
     if (si.si_pid == program) return true;
     ::waitpid(si.si_pid, nullptr, WNOHANG);
   }
-}
-
-double monotonic_s() {
-  timespec t{};
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
 // Kills the program's group and every descendant, and returns the program's wait status. A

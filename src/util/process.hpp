@@ -102,6 +102,9 @@ void set_child_mark(const std::string& name, const std::string& value);
 // left; returns how many there were.
 int end_marked(const std::string& name, const std::string& value);
 
+// Seconds on CLOCK_MONOTONIC (async-signal-safe: the supervisor's timing uses it too).
+double monotonic_s();
+
 // Convenience: `sh -c command`.
 ProcessSpec shell(const std::string& command);
 
