@@ -6,6 +6,7 @@
 #pragma once
 
 #include "util/option_spec.hpp"
+#include "util/registry.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -76,15 +77,10 @@ struct LauncherSpec {
 
 // A table of launchers. The one optimas uses is registry() (registry.cpp, one line per
 // launcher); a test builds its own from the same lines plus a fake, as a new one is added.
-class Registry {
+// The launchers of a registry (util/registry.hpp: one line each, checked when it is built).
+class Registry : public util::Registry<LauncherSpec> {
 public:
-  explicit Registry(std::vector<LauncherSpec> specs);
-  const std::vector<LauncherSpec>& specs() const { return m_specs; }
-  const LauncherSpec* find(std::string_view name) const;
-  std::vector<std::string> names() const;
-
-private:
-  std::vector<LauncherSpec> m_specs;
+  explicit Registry(std::vector<LauncherSpec> specs) : util::Registry<LauncherSpec>(std::move(specs), "launcher") {}
 };
 
 const Registry& registry();

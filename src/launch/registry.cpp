@@ -15,8 +15,8 @@ namespace optimas::launch {
 // The launchers, in the order `optimas launchers` lists them, one line each: LAUNCHER(x) stands
 // for LauncherSpec x_launcher(), defined in launch/<x>.cpp (built by the glob in
 // src/CMakeLists.txt) with its options next to the code that reads them.
-#define OPTIMAS_LAUNCHERS(LAUNCHER) \
-  LAUNCHER(local)                   \
+#define OPTIMAS_LAUNCHERS(LAUNCHER)                                                                                    \
+  LAUNCHER(local)                                                                                                      \
   LAUNCHER(slurm)
 
 #define OPTIMAS_DECLARE_LAUNCHER(x) LauncherSpec x##_launcher();
@@ -32,14 +32,22 @@ const Registry& registry() {
 
 std::string_view state_name(State s) {
   switch (s) {
-  case State::pending: return "pending";
-  case State::running: return "running";
-  case State::done: return "done";
-  case State::failed: return "failed";
-  case State::cancelled: return "cancelled";
-  case State::preempted: return "preempted";
-  case State::timed_out: return "timed_out";
-  case State::lost: return "lost";
+  case State::pending:
+    return "pending";
+  case State::running:
+    return "running";
+  case State::done:
+    return "done";
+  case State::failed:
+    return "failed";
+  case State::cancelled:
+    return "cancelled";
+  case State::preempted:
+    return "preempted";
+  case State::timed_out:
+    return "timed_out";
+  case State::lost:
+    return "lost";
   }
   return "?";
 }
@@ -48,36 +56,10 @@ bool finished(State s) {
   return s != State::pending && s != State::running;
 }
 
-Registry::Registry(std::vector<LauncherSpec> specs) : m_specs(std::move(specs)) {
-  std::set<std::string> seen;
-  for (const auto& l : m_specs) {
-    if (l.name.empty()) throw std::logic_error("a launcher has no name");
-    if (!seen.insert(l.name).second) throw std::logic_error("launcher \"" + l.name + "\" is registered twice");
-    if (!l.make) throw std::logic_error("launcher \"" + l.name + "\" has no factory");
-    std::set<std::string> options;
-    for (const auto& o : l.options)
-      if (o.name.empty() || !options.insert(o.name).second)
-        throw std::logic_error(fmt::format("launcher \"{}\" declares option \"{}\" twice or unnamed", l.name, o.name));
-  }
-}
-
-const LauncherSpec* Registry::find(std::string_view name) const {
-  for (const auto& l : m_specs)
-    if (l.name == name) return &l;
-  return nullptr;
-}
-
-std::vector<std::string> Registry::names() const {
-  std::vector<std::string> names;
-  for (const auto& l : m_specs) names.push_back(l.name);
-  return names;
-}
-
 LauncherConfig launcher_from(std::string_view name, const std::map<std::string, std::string>& options,
                              const Registry& from) {
   const LauncherSpec* spec = from.find(name);
-  if (!spec)
-    throw UsageError(fmt::format("unknown launcher \"{}\" (known: {})", name, util::join(from.names(), ", ")));
+  if (!spec) throw UsageError(fmt::format("unknown launcher \"{}\" (known: {})", name, util::join(from.names(), ", ")));
   for (const auto& [key, value] : options) {
     bool known = false;
     for (const auto& o : spec->options) known = known || o.name == key;
@@ -129,8 +111,7 @@ std::map<std::string, Status> wait_all(Launcher& launcher, const std::vector<std
       auto it = now.find(id);
       if (it == now.end()) throw std::logic_error("wait_all: task \"" + id + "\" was never submitted");
       auto before = last.find(id);
-      if (on_change && (before == last.end() || before->second.state != it->second.state))
-        on_change(id, it->second);
+      if (on_change && (before == last.end() || before->second.state != it->second.state)) on_change(id, it->second);
       last[id] = it->second;
       all = all && finished(it->second.state);
     }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "util/option_spec.hpp"
+#include "util/registry.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -123,17 +124,12 @@ struct BackendSpec {
 // A table of backends. The one optimas uses is registry() (registry.cpp, one line per
 // backend); a test builds its own from the same lines plus a fake, exactly as a new backend is
 // added.
-class Registry {
+// The backends of a registry (util/registry.hpp), with the checks of their own: no '/' in a
+// name (models are provider/model), and every key variable registered as a secret when it is
+// built, so that the redactor and child environments know it even when not named like a key.
+class Registry : public util::Registry<BackendSpec> {
 public:
-  // Throws std::logic_error for a line that cannot be used (no name, a '/' in it, a name or an
-  // option given twice, no factory): a programming mistake, found by the first test that runs.
   explicit Registry(std::vector<BackendSpec> specs);
-  const std::vector<BackendSpec>& specs() const { return m_specs; }
-  const BackendSpec* find(std::string_view provider) const;
-  std::vector<std::string> names() const;
-
-private:
-  std::vector<BackendSpec> m_specs;
 };
 
 // The registry of registry.cpp. Its key variables are registered as secrets when it is built.

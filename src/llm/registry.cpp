@@ -19,13 +19,13 @@ namespace optimas::llm {
 // The backends, in the order `optimas backends` lists them, one line each: BACKEND(x) stands for
 // BackendSpec x_backend(), defined in the backend's own file (llm/<x>.cpp, built by the glob in
 // src/CMakeLists.txt) with its options next to the code that reads them.
-#define OPTIMAS_BACKENDS(BACKEND) \
-  BACKEND(openai)                 \
-  BACKEND(openai_compatible)      \
-  BACKEND(gemini)                 \
-  BACKEND(anthropic)              \
-  BACKEND(ollama)                 \
-  BACKEND(manual)                 \
+#define OPTIMAS_BACKENDS(BACKEND)                                                                                      \
+  BACKEND(openai)                                                                                                      \
+  BACKEND(openai_compatible)                                                                                           \
+  BACKEND(gemini)                                                                                                      \
+  BACKEND(anthropic)                                                                                                   \
+  BACKEND(ollama)                                                                                                      \
+  BACKEND(manual)                                                                                                      \
   BACKEND(builtin)
 
 #define OPTIMAS_DECLARE_BACKEND(x) BackendSpec x##_backend();
@@ -39,35 +39,14 @@ const Registry& registry() {
   return k_registry;
 }
 
-Registry::Registry(std::vector<BackendSpec> specs) : m_specs(std::move(specs)) {
-  std::set<std::string> seen;
-  for (const auto& b : m_specs) {
-    if (b.name.empty() || b.name.find('/') != std::string::npos)
-      throw std::logic_error(fmt::format("backend name \"{}\": not empty, and no '/' (models are provider/model)",
-                                         b.name));
-    if (!seen.insert(b.name).second) throw std::logic_error("backend \"" + b.name + "\" is registered twice");
-    if (!b.make) throw std::logic_error("backend \"" + b.name + "\" has no factory");
-    std::set<std::string> options;
-    for (const auto& o : b.options)
-      if (o.name.empty() || !options.insert(o.name).second)
-        throw std::logic_error(fmt::format("backend \"{}\" declares option \"{}\" twice or unnamed", b.name, o.name));
-  }
+Registry::Registry(std::vector<BackendSpec> specs) : util::Registry<BackendSpec>(std::move(specs), "backend") {
+  for (const auto& b : this->specs())
+    if (b.name.find('/') != std::string::npos)
+      throw std::logic_error(fmt::format("backend name \"{}\": no '/' (models are provider/model)", b.name));
   // The redactor and the child environments must know every key variable, even one not named
   // like a key: the registry declares its own once.
-  for (const auto& b : m_specs)
+  for (const auto& b : this->specs())
     for (const auto& var : b.key_env) util::register_secret_variable(var);
-}
-
-const BackendSpec* Registry::find(std::string_view provider) const {
-  for (const auto& b : m_specs)
-    if (b.name == provider) return &b;
-  return nullptr;
-}
-
-std::vector<std::string> Registry::names() const {
-  std::vector<std::string> names;
-  for (const auto& b : m_specs) names.push_back(b.name);
-  return names;
 }
 
 const std::vector<BackendSpec>& backends() {

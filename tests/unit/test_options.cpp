@@ -193,14 +193,24 @@ TEST(Options, EachOptionIsDeclaredOnce) {
   std::set<std::string> names, flags, ymls, envs;
   for (const auto& row : config::options()) {
     EXPECT_TRUE(names.insert(row.name).second) << row.name;
-    if (!row.yml.empty()) EXPECT_TRUE(ymls.insert(row.yml).second) << row.yml;
-    if (!row.env.empty()) EXPECT_TRUE(envs.insert(row.env).second) << row.env;
+    if (!row.yml.empty()) {
+      EXPECT_TRUE(ymls.insert(row.yml).second) << row.yml;
+    }
+    if (!row.env.empty()) {
+      EXPECT_TRUE(envs.insert(row.env).second) << row.env;
+    }
     EXPECT_FALSE(row.help.empty()) << row.name;
     for (const auto& f : CLI::detail::split(row.flags, ','))
-      if (!f.empty()) EXPECT_TRUE(flags.insert(f).second) << f;
-    if (row.kind == config::Kind::flag) EXPECT_TRUE(row.default_value.is_boolean()) << row.name;
+      if (!f.empty()) {
+        EXPECT_TRUE(flags.insert(f).second) << f;
+      }
+    if (row.kind == config::Kind::flag) {
+      EXPECT_TRUE(row.default_value.is_boolean()) << row.name;
+    }
     // Every default passes its own check.
-    if (!row.default_value.is_null()) EXPECT_EQ(config::check(row.name, row.default_value), "") << row.name;
+    if (!row.default_value.is_null()) {
+      EXPECT_EQ(config::check(row.name, row.default_value), "") << row.name;
+    }
   }
   EXPECT_THROW(config::option("alhpa"), std::logic_error);
   EXPECT_EQ(config::option_for_yml("measure.runs"), &config::option("runs"));
