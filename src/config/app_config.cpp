@@ -321,26 +321,10 @@ std::string unknown_config(const AppConfig& app, const std::vector<std::string>&
   return {};
 }
 
-AppConfig load_app_config(const std::string& path) {
-  Reader rd(path);
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(path, 0, "cannot open it: name an application's optimas.yml or the folder that holds one");
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(path, static_cast<std::size_t>(e.mark.line + 1), config::parse_message(e));
-  }
-  if (!root || !root.IsMap()) throw ConfigError(path, 1, "expected a mapping with name, build, run and configs");
-  rd.check_keys(root, k_top_keys, "optimas.yml");
+namespace {
 
-  AppConfig app;
-  app.path = fs::absolute(path).lexically_normal().string();
-  app.dir = fs::path(app.path).parent_path().string();
-  app.name = rd.string(root, "name", true, "optimas.yml");
-  // The name becomes a folder name (optimas-profile/<name>).
-  if (std::string why = util::name_problem(app.name); !why.empty()) rd.fail(root["name"], "name " + why);
-  app.description = rd.string(root, "description", false, "optimas.yml");
+// sources: files inside the application folder that exist.
+void read_sources(const Reader& rd, const YAML::Node& root, AppConfig& app) {
   if (YAML::Node s = root["sources"]) {
     if (!s.IsSequence()) rd.fail(s, "\"sources\" must be a list of files");
     for (const auto& f : s) {
@@ -350,6 +334,10 @@ AppConfig load_app_config(const std::string& path) {
       app.sources.push_back(file);
     }
   }
+}
+
+// build: its command, binary, clean command and out-of-tree folder.
+void read_build(const Reader& rd, const YAML::Node& root, AppConfig& app) {
   YAML::Node build = root["build"];
   if (!build) rd.fail(root, "optimas.yml needs \"build\"");
   rd.check_keys(build, k_build_keys, "build");
@@ -359,7 +347,10 @@ AppConfig load_app_config(const std::string& path) {
   app.clean_command = rd.string(build, "clean", false, "build");
   app.build_dir = rd.string(build, "dir", false, "build");
   if (!app.build_dir.empty()) app.build_dir = rd.inside(build["dir"], app.build_dir, app.dir, "build.dir");
+}
 
+// run: its command, outputs, printed kernel time, timeout, seed placeholder and whether it needs a GPU.
+void read_run(const Reader& rd, const YAML::Node& root, AppConfig& app) {
   YAML::Node run = root["run"];
   if (!run) rd.fail(root, "optimas.yml needs \"run\"");
   rd.check_keys(run, k_run_keys, "run");
@@ -389,9 +380,60 @@ AppConfig load_app_config(const std::string& path) {
   if (!app.seed_param.empty() && !placeholders(app.run_command).count(app.seed_param))
     rd.fail(run["seed"], fmt::format("run.command has no {{{}}} placeholder for the seed", app.seed_param));
   if (YAML::Node g = run["needs_gpu"]) app.needs_gpu = rd.scalar<bool>(g, "needs_gpu");
+}
 
-  read_run_settings(rd, root, app);
+// One entry of configs: its name (not one of `names` already read), default and held_out, and a
+// value for every placeholder of the run command (`wanted`) and none it does not use.
+InputConfig read_config(const Reader& rd, const YAML::Node& c, const AppConfig& app,
+                        const std::set<std::string>& wanted, std::set<std::string>& names) {
+  if (!c.IsMap()) rd.fail(c, "each config must be a mapping such as {name: small, n: 1024}");
+  InputConfig ic;
+  ic.line = c.Mark().line + 1;
+  rd.no_duplicate_keys(c, "a config");
+  for (const auto& kv : c) {
+    std::string key = kv.first.as<std::string>();
+    if (!kv.second.IsScalar()) rd.fail(kv.second, fmt::format("config value \"{}\" must be a scalar", key));
+    std::string value = kv.second.as<std::string>();
+    if (key == "name") {
+      // It names the configuration's files: runs/<id>/baseline/runs/<name>.log, measure-<name>-...
+      if (std::string why = util::name_problem(value); !why.empty()) rd.fail(kv.second, "config name " + why);
+      ic.name = value;
+    } else if (key == "default")
+      ic.is_default = rd.scalar<bool>(kv.second, "default");
+    else if (key == "held_out")
+      ic.held_out = rd.scalar<bool>(kv.second, "held_out");
+    else {
+      // The seed a config gives is the same kind of number as the fresh seeds validation and
+      // measurement put in its place (`seed: abc` was passed on as it stood).
+      if (key == app.seed_param) {
+        const Option& seed = option("seed");
+        char* end = nullptr;
+        errno = 0;
+        long long n = std::strtoll(value.c_str(), &end, 10);
+        if (value.empty() || *end != '\0' || errno || n < seed.range.min || n > seed.range.max)
+          rd.fail(kv.second,
+                  fmt::format("\"{}\" is the program's seed (run.seed): a whole number from {} to {}, got \"{}\"", key,
+                              seed.range.min, seed.range.max, value));
+      }
+      ic.params[key] = value;
+    }
+  }
+  if (ic.name.empty()) rd.fail(c, "config needs a \"name\"");
+  if (!names.insert(ic.name).second) rd.fail(c, fmt::format("config name \"{}\" is used twice", ic.name));
+  for (const auto& w : wanted)
+    if (!ic.params.count(w))
+      rd.fail(c, fmt::format("config \"{}\" has no value for {{{}}} used in run.command", ic.name, w));
+  for (const auto& [k, v] : ic.params)
+    if (!wanted.count(k))
+      rd.fail(c, fmt::format("config \"{}\" sets \"{}\", which run.command does not use (typo?)", ic.name, k));
+  if (ic.is_default && ic.held_out)
+    rd.fail(c, fmt::format("config \"{}\" cannot be both default and held_out", ic.name));
+  return ic;
+}
 
+// configs: every input configuration, one default (the first visible one unless marked), at
+// least one visible, and a number of calls for each where the kernel time is per call.
+void read_configs(const Reader& rd, const YAML::Node& root, AppConfig& app) {
   YAML::Node configs = root["configs"];
   if (!configs || !configs.IsSequence() || configs.size() == 0)
     rd.fail(configs ? configs : root, "optimas.yml needs \"configs\": a non-empty list of input configurations");
@@ -401,48 +443,7 @@ AppConfig load_app_config(const std::string& path) {
   std::set<std::string> names;
   int defaults = 0;
   for (const auto& c : configs) {
-    if (!c.IsMap()) rd.fail(c, "each config must be a mapping such as {name: small, n: 1024}");
-    InputConfig ic;
-    ic.line = c.Mark().line + 1;
-    rd.no_duplicate_keys(c, "a config");
-    for (const auto& kv : c) {
-      std::string key = kv.first.as<std::string>();
-      if (!kv.second.IsScalar()) rd.fail(kv.second, fmt::format("config value \"{}\" must be a scalar", key));
-      std::string value = kv.second.as<std::string>();
-      if (key == "name") {
-        // It names the configuration's files: runs/<id>/baseline/runs/<name>.log, measure-<name>-...
-        if (std::string why = util::name_problem(value); !why.empty()) rd.fail(kv.second, "config name " + why);
-        ic.name = value;
-      } else if (key == "default")
-        ic.is_default = rd.scalar<bool>(kv.second, "default");
-      else if (key == "held_out")
-        ic.held_out = rd.scalar<bool>(kv.second, "held_out");
-      else {
-        // The seed a config gives is the same kind of number as the fresh seeds validation and
-        // measurement put in its place (`seed: abc` was passed on as it stood).
-        if (key == app.seed_param) {
-          const Option& seed = option("seed");
-          char* end = nullptr;
-          errno = 0;
-          long long n = std::strtoll(value.c_str(), &end, 10);
-          if (value.empty() || *end != '\0' || errno || n < seed.range.min || n > seed.range.max)
-            rd.fail(kv.second,
-                    fmt::format("\"{}\" is the program's seed (run.seed): a whole number from {} to {}, got \"{}\"",
-                                key, seed.range.min, seed.range.max, value));
-        }
-        ic.params[key] = value;
-      }
-    }
-    if (ic.name.empty()) rd.fail(c, "config needs a \"name\"");
-    if (!names.insert(ic.name).second) rd.fail(c, fmt::format("config name \"{}\" is used twice", ic.name));
-    for (const auto& w : wanted)
-      if (!ic.params.count(w))
-        rd.fail(c, fmt::format("config \"{}\" has no value for {{{}}} used in run.command", ic.name, w));
-    for (const auto& [k, v] : ic.params)
-      if (!wanted.count(k))
-        rd.fail(c, fmt::format("config \"{}\" sets \"{}\", which run.command does not use (typo?)", ic.name, k));
-    if (ic.is_default && ic.held_out)
-      rd.fail(c, fmt::format("config \"{}\" cannot be both default and held_out", ic.name));
+    InputConfig ic = read_config(rd, c, app, wanted, names);
     defaults += ic.is_default;
     app.configs.push_back(std::move(ic));
   }
@@ -452,7 +453,7 @@ AppConfig load_app_config(const std::string& path) {
       try {
         app.kernel_calls(c);
       } catch (const Error&) {
-        rd.fail(run["kernel_time"]["calls"],
+        rd.fail(root["run"]["kernel_time"]["calls"],
                 fmt::format("config \"{}\": calls is \"{}\", not a number of calls (at least 1)", c.name,
                             fill(app.kernel_time.calls, c, "")));
       }
@@ -468,6 +469,36 @@ AppConfig load_app_config(const std::string& path) {
   bool any_visible = false;
   for (const auto& c : app.configs) any_visible = any_visible || !c.held_out;
   if (!any_visible) rd.fail(configs, "every config is held_out: at least one must be visible");
+}
+
+} // namespace
+
+AppConfig load_app_config(const std::string& path) {
+  Reader rd(path);
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw ConfigError(path, 0, "cannot open it: name an application's optimas.yml or the folder that holds one");
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(path, static_cast<std::size_t>(e.mark.line + 1), config::parse_message(e));
+  }
+  if (!root || !root.IsMap()) throw ConfigError(path, 1, "expected a mapping with name, build, run and configs");
+  rd.check_keys(root, k_top_keys, "optimas.yml");
+
+  AppConfig app;
+  app.path = fs::absolute(path).lexically_normal().string();
+  app.dir = fs::path(app.path).parent_path().string();
+  app.name = rd.string(root, "name", true, "optimas.yml");
+  // The name becomes a folder name (optimas-profile/<name>).
+  if (std::string why = util::name_problem(app.name); !why.empty()) rd.fail(root["name"], "name " + why);
+  app.description = rd.string(root, "description", false, "optimas.yml");
+  read_sources(rd, root, app);
+  read_build(rd, root, app);
+  read_run(rd, root, app);
+  read_run_settings(rd, root, app);
+
+  read_configs(rd, root, app);
   for (const char* section : {"measure", "validate"}) {
     const auto& list = std::string(section) == "measure" ? app.measure.configs : app.validate.configs;
     if (std::string why = unknown_config(app, list, section); !why.empty()) rd.fail(root[section]["configs"], why);

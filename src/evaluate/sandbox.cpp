@@ -149,6 +149,26 @@ bool search_line(std::string::const_iterator begin, std::string::const_iterator 
   return search_line(begin, end, re, unused);
 }
 
+// A run's stdout as it is compared: less the lines that vary from run to run, the kernel time
+// and what validate.ignore names (bandwidths, elapsed times).
+std::string compared_stdout(const config::AppConfig& app, const std::string& out) {
+  std::vector<std::regex> drop;
+  if (!app.kernel_time.empty()) drop.push_back(util::compile_regex(app.kernel_time.pattern));
+  for (const auto& re : app.validate.ignore) drop.push_back(util::compile_regex(re));
+  std::string kept;
+  for (std::size_t start = 0; start < out.size();) {
+    std::size_t end = out.find('\n', start);
+    end = end == std::string::npos ? out.size() : end + 1;
+    bool dropped = false;
+    for (const auto& re : drop)
+      dropped =
+          dropped || search_line(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re);
+    if (!dropped) kept.append(out, start, end - start);
+    start = end;
+  }
+  return kept;
+}
+
 } // namespace
 
 std::optional<double> parse_kernel_time(const std::string& pattern, const std::string& text) {
@@ -252,23 +272,7 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
       fs::rename(produced, targets[k]);
     }
   } else if (!via_placeholder) {
-    // The output is stdout, less the lines that vary from run to run: the kernel time and what
-    // validate.ignore names (bandwidths, elapsed times).
-    std::vector<std::regex> drop;
-    if (!kt.empty()) drop.push_back(util::compile_regex(kt.pattern));
-    for (const auto& re : app.validate.ignore) drop.push_back(util::compile_regex(re));
-    std::string kept;
-    for (std::size_t start = 0; start < out.size();) {
-      std::size_t end = out.find('\n', start);
-      end = end == std::string::npos ? out.size() : end + 1;
-      bool dropped = false;
-      for (const auto& re : drop)
-        dropped =
-            dropped || search_line(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re);
-      if (!dropped) kept.append(out, start, end - start);
-      start = end;
-    }
-    util::write_file(output_path, kept);
+    util::write_file(output_path, compared_stdout(app, out));
   } else if (!fs::exists(output_path)) {
     e.failure = "the program wrote no output file";
     return e;
