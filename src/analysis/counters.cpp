@@ -45,13 +45,11 @@ CounterMatrix counter_matrix(const profile::Profile& profile, const std::string&
   return m;
 }
 
-CounterSelection select_counters(const CounterMatrix& m, const EompOptions& o) {
-  CounterSelection sel;
-  const std::size_t n = m.rows.size();
-  sel.runs = n;
-  sel.counters_total = m.counters.size();
+namespace {
 
-  // Keep counters measured in every run, not constant, and not a measure of time itself.
+// The counters measured in every run, not constant, and not a measure of time itself; what was
+// dropped is counted in `sel`.
+std::vector<std::size_t> usable_counters(const CounterMatrix& m, CounterSelection& sel) {
   std::vector<std::size_t> keep;
   for (std::size_t c = 0; c < m.counters.size(); ++c) {
     if (is_time_counter(m.counters[c])) {
@@ -80,58 +78,113 @@ CounterSelection select_counters(const CounterMatrix& m, const EompOptions& o) {
     else
       keep.push_back(c);
   }
-  sel.counters_used = keep.size();
-  if (n < 2 || keep.empty()) {
-    sel.caveat = fmt::format("{} run(s) and {} varying counter(s): nothing to select from", n, keep.size());
-    return sel;
-  }
+  return keep;
+}
 
-  // z-score every column and the runtime.
-  const Eigen::Index rows = static_cast<Eigen::Index>(n), cols = static_cast<Eigen::Index>(keep.size());
+// The counters' columns of `m`, z-scored (every column varies: usable_counters).
+Eigen::MatrixXd zscored(const CounterMatrix& m, const std::vector<std::size_t>& keep) {
+  const auto rows = static_cast<Eigen::Index>(m.rows.size()), cols = static_cast<Eigen::Index>(keep.size());
   Eigen::MatrixXd d(rows, cols);
   for (Eigen::Index j = 0; j < cols; ++j)
     for (Eigen::Index i = 0; i < rows; ++i)
       d(i, j) = m.rows[static_cast<std::size_t>(i)][keep[static_cast<std::size_t>(j)]];
   for (Eigen::Index j = 0; j < cols; ++j) {
     double mu = d.col(j).mean();
-    double sd = std::sqrt((d.col(j).array() - mu).square().sum() / static_cast<double>(n));
+    double sd = std::sqrt((d.col(j).array() - mu).square().sum() / static_cast<double>(rows));
     d.col(j) = (d.col(j).array() - mu) / sd;
   }
-  // Counters that are the same signal (another rollup or a copy of the same counter: identical
-  // up to sign after z-scoring) would split their weight; keep the shortest name of each.
-  {
-    std::vector<Eigen::Index> order(static_cast<std::size_t>(cols));
-    std::iota(order.begin(), order.end(), Eigen::Index{0});
-    std::stable_sort(order.begin(), order.end(), [&](Eigen::Index x, Eigen::Index y) {
-      return m.counters[keep[static_cast<std::size_t>(x)]].size() <
-             m.counters[keep[static_cast<std::size_t>(y)]].size();
-    });
-    std::vector<Eigen::Index> unique;
-    for (auto j : order) {
-      bool dup = false;
-      for (auto u : unique) {
-        double diff = (d.col(j) - d.col(u)).cwiseAbs().maxCoeff();
-        double neg = (d.col(j) + d.col(u)).cwiseAbs().maxCoeff();
-        if (std::min(diff, neg) < 1e-9) {
-          dup = true;
-          break;
-        }
+  return d;
+}
+
+// Counters that are the same signal (another rollup or a copy of the same counter: identical up
+// to sign after z-scoring) would split their weight; keeps the shortest name of each.
+void drop_same_signal(const CounterMatrix& m, Eigen::MatrixXd& d, std::vector<std::size_t>& keep,
+                      CounterSelection& sel) {
+  const Eigen::Index rows = d.rows(), cols = d.cols();
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(cols));
+  std::iota(order.begin(), order.end(), Eigen::Index{0});
+  std::stable_sort(order.begin(), order.end(), [&](Eigen::Index x, Eigen::Index y) {
+    return m.counters[keep[static_cast<std::size_t>(x)]].size() < m.counters[keep[static_cast<std::size_t>(y)]].size();
+  });
+  std::vector<Eigen::Index> unique;
+  for (auto j : order) {
+    bool dup = false;
+    for (auto u : unique) {
+      double diff = (d.col(j) - d.col(u)).cwiseAbs().maxCoeff();
+      double neg = (d.col(j) + d.col(u)).cwiseAbs().maxCoeff();
+      if (std::min(diff, neg) < 1e-9) {
+        dup = true;
+        break;
       }
-      if (dup)
-        ++sel.dropped_duplicate;
-      else
-        unique.push_back(j);
     }
-    std::sort(unique.begin(), unique.end());
-    Eigen::MatrixXd kept(rows, static_cast<Eigen::Index>(unique.size()));
-    std::vector<std::size_t> kept_index;
-    for (std::size_t k = 0; k < unique.size(); ++k) {
-      kept.col(static_cast<Eigen::Index>(k)) = d.col(unique[k]);
-      kept_index.push_back(keep[static_cast<std::size_t>(unique[k])]);
-    }
-    d = std::move(kept);
-    keep = std::move(kept_index);
+    if (dup)
+      ++sel.dropped_duplicate;
+    else
+      unique.push_back(j);
   }
+  std::sort(unique.begin(), unique.end());
+  Eigen::MatrixXd kept(rows, static_cast<Eigen::Index>(unique.size()));
+  std::vector<std::size_t> kept_index;
+  for (std::size_t k = 0; k < unique.size(); ++k) {
+    kept.col(static_cast<Eigen::Index>(k)) = d.col(unique[k]);
+    kept_index.push_back(keep[static_cast<std::size_t>(unique[k])]);
+  }
+  d = std::move(kept);
+  keep = std::move(kept_index);
+}
+
+// One member of the ensemble: kappa steps of randomized OMP, each drawing one of the `pool`
+// counters best correlated with the residual, then refitting least squares on those chosen.
+struct OmpFit {
+  std::vector<Eigen::Index> chosen;
+  Eigen::VectorXd weights;
+  double r2 = 0;
+};
+
+OmpFit omp_member(const Eigen::MatrixXd& d, const Eigen::VectorXd& t, int kappa, int pool, std::mt19937_64& rng) {
+  const Eigen::Index used = d.cols();
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(used));
+  OmpFit fit;
+  Eigen::VectorXd r = t;
+  for (int step = 0; step < kappa; ++step) {
+    // Score every counter not yet chosen by |D_i^T r|, draw from the best `pool`.
+    Eigen::VectorXd score = (d.transpose() * r).cwiseAbs();
+    for (auto c : fit.chosen) score(c) = -1;
+    std::iota(order.begin(), order.end(), Eigen::Index{0});
+    std::size_t available = static_cast<std::size_t>(used) - fit.chosen.size();
+    std::size_t top = std::min<std::size_t>(static_cast<std::size_t>(pool), available);
+    std::partial_sort(
+        order.begin(), order.begin() + static_cast<long>(top), order.end(),
+        [&](Eigen::Index x, Eigen::Index y) { return score(x) > score(y) || (score(x) == score(y) && x < y); });
+    std::uniform_int_distribution<std::size_t> draw(0, top - 1);
+    fit.chosen.push_back(order[draw(rng)]);
+    // Refit least squares on the chosen counters and update the residual.
+    Eigen::MatrixXd ds(d.rows(), static_cast<Eigen::Index>(fit.chosen.size()));
+    for (std::size_t k = 0; k < fit.chosen.size(); ++k) ds.col(static_cast<Eigen::Index>(k)) = d.col(fit.chosen[k]);
+    fit.weights = ds.colPivHouseholderQr().solve(t);
+    r = t - ds * fit.weights;
+  }
+  fit.r2 = 1.0 - r.squaredNorm() / t.squaredNorm();
+  return fit;
+}
+
+} // namespace
+
+CounterSelection select_counters(const CounterMatrix& m, const EompOptions& o) {
+  CounterSelection sel;
+  const std::size_t n = m.rows.size();
+  sel.runs = n;
+  sel.counters_total = m.counters.size();
+  std::vector<std::size_t> keep = usable_counters(m, sel);
+  sel.counters_used = keep.size();
+  if (n < 2 || keep.empty()) {
+    sel.caveat = fmt::format("{} run(s) and {} varying counter(s): nothing to select from", n, keep.size());
+    return sel;
+  }
+  // z-score every column and the runtime.
+  const Eigen::Index rows = static_cast<Eigen::Index>(n);
+  Eigen::MatrixXd d = zscored(m, keep);
+  drop_same_signal(m, d, keep, sel);
   const Eigen::Index used = static_cast<Eigen::Index>(keep.size());
   sel.counters_used = keep.size();
   Eigen::VectorXd t = Eigen::Map<const Eigen::VectorXd>(m.runtime.data(), rows);
@@ -149,34 +202,13 @@ CounterSelection select_counters(const CounterMatrix& m, const EompOptions& o) {
   std::vector<int> picked(keep.size(), 0);
   std::mt19937_64 rng(o.seed);
   double r2_sum = 0;
-  std::vector<Eigen::Index> order(static_cast<std::size_t>(used));
   for (int member = 0; member < o.ensemble; ++member) {
-    Eigen::VectorXd r = t;
-    std::vector<Eigen::Index> chosen;
-    Eigen::VectorXd a;
-    for (int step = 0; step < kappa; ++step) {
-      // Score every counter not yet chosen by |D_i^T r|, draw from the best `pool`.
-      Eigen::VectorXd score = (d.transpose() * r).cwiseAbs();
-      for (auto c : chosen) score(c) = -1;
-      std::iota(order.begin(), order.end(), Eigen::Index{0});
-      std::size_t available = static_cast<std::size_t>(used) - chosen.size();
-      std::size_t top = std::min<std::size_t>(static_cast<std::size_t>(pool), available);
-      std::partial_sort(
-          order.begin(), order.begin() + static_cast<long>(top), order.end(),
-          [&](Eigen::Index x, Eigen::Index y) { return score(x) > score(y) || (score(x) == score(y) && x < y); });
-      std::uniform_int_distribution<std::size_t> draw(0, top - 1);
-      chosen.push_back(order[draw(rng)]);
-      // Refit least squares on the chosen counters and update the residual.
-      Eigen::MatrixXd ds(rows, static_cast<Eigen::Index>(chosen.size()));
-      for (std::size_t k = 0; k < chosen.size(); ++k) ds.col(static_cast<Eigen::Index>(k)) = d.col(chosen[k]);
-      a = ds.colPivHouseholderQr().solve(t);
-      r = t - ds * a;
-    }
-    r2_sum += 1.0 - r.squaredNorm() / t.squaredNorm();
-    for (std::size_t k = 0; k < chosen.size(); ++k) {
-      auto c = static_cast<std::size_t>(chosen[k]);
-      abs_weight[c] += std::fabs(a(static_cast<Eigen::Index>(k)));
-      signed_weight[c] += a(static_cast<Eigen::Index>(k));
+    OmpFit fit = omp_member(d, t, kappa, pool, rng);
+    r2_sum += fit.r2;
+    for (std::size_t k = 0; k < fit.chosen.size(); ++k) {
+      auto c = static_cast<std::size_t>(fit.chosen[k]);
+      abs_weight[c] += std::fabs(fit.weights(static_cast<Eigen::Index>(k)));
+      signed_weight[c] += fit.weights(static_cast<Eigen::Index>(k));
       picked[c] += 1;
     }
   }
