@@ -192,53 +192,26 @@ std::string fill(std::string text, const std::map<std::string, std::string>& val
 
 } // namespace
 
-std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::Diagnostics& d,
-                                  const PromptOptions& o) {
-  std::string tmpl = o.template_text.empty() ? default_template() : o.template_text;
-  const std::string k_split = "=== USER ===";
-  auto split = tmpl.find(k_split);
-  if (split == std::string::npos)
-    throw UsageError("the prompt template needs a line \"=== USER ===\" between the system and user parts");
-  std::string system_tmpl = std::string(util::trim(tmpl.substr(0, split))) + "\n";
-  std::string user_tmpl = std::string(util::trim(tmpl.substr(split + k_split.size()))) + "\n";
+namespace {
 
+// One kernel's evidence of one diagnostic source: the unit that chunking regroups.
+struct Unit {
+  std::size_t kernel;
+  unsigned source;
+  std::vector<const analysis::Evidence*> items;
+};
+
+// Renders the template for a set of kernels and units of evidence.
+struct Renderer {
+  const config::AppConfig& app;
+  const analysis::Diagnostics& d;
+  const PromptOptions& o;
   std::vector<cuda::SourceFile> files;
-  for (const auto& s : app.sources) files.push_back(cuda::load_source((fs::path(app.dir) / s).string()));
   std::vector<KernelCode> kernels;
-  for (const auto& k : d.kernels) kernels.push_back(kernel_code(files, k.time.kernel));
+  std::string system_tmpl, user_tmpl;
 
-  // One unit per kernel and diagnostic source, so that chunking can regroup them.
-  struct Unit {
-    std::size_t kernel;
-    unsigned source;
-    std::vector<const analysis::Evidence*> items;
-  };
-  std::vector<Unit> units;
-  for (std::size_t ki = 0; ki < d.kernels.size(); ++ki)
-    for (unsigned s : {analysis::k_roofline, analysis::k_pc, analysis::k_ia}) {
-      if (o.code_only || !(o.sources & s)) continue;
-      Unit u{ki, s, {}};
-      for (const auto& e : d.evidence)
-        if (e.kernel == d.kernels[ki].time.kernel && kind_bit(e.kind) == s) u.items.push_back(&e);
-      if (!u.items.empty()) units.push_back(std::move(u));
-    }
-
-  auto render = [&](const std::string& label, const std::vector<std::size_t>& ks, const std::vector<const Unit*>& us) {
-    Prompt p;
-    p.label = label;
-    std::string kernel_text, summary;
-    for (auto ki : ks) {
-      const auto& kd = d.kernels[ki];
-      kernel_text += fmt::format("### {} ({:.1f}% of GPU time) in {}\n{}\n", kd.time.kernel, 100 * kd.time.share,
-                                 kernels[ki].file, kernels[ki].text);
-      summary += (summary.empty() ? "" : ", ") + fmt::format("{} {:.1f}%", kd.time.kernel, 100 * kd.time.share);
-      p.kernels.push_back(kd.time.kernel);
-    }
-    if (app.optimize.scope == "file")
-      if (std::string host = launcher_code(files, p.kernels); !host.empty())
-        kernel_text += "### Host code that launches them (optimize.scope: file: its launch configuration may "
-                       "change)\n" +
-                       host + "\n";
+  // The diagnostics section: each unit's evidence with its ID (recorded in `p`).
+  std::string diagnostics(const std::vector<const Unit*>& us, Prompt& p) const {
     std::string diag;
     if (o.code_only) {
       diag = "None: this is the code-only baseline. Evidence arrays may be empty.\n";
@@ -260,6 +233,27 @@ std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::
       }
       if (diag.empty()) diag = "No evidence of the selected kinds was found for these kernels.\n";
     }
+    return diag;
+  }
+
+  Prompt render(const std::string& label, const std::vector<std::size_t>& ks,
+                const std::vector<const Unit*>& us) const {
+    Prompt p;
+    p.label = label;
+    std::string kernel_text, summary;
+    for (auto ki : ks) {
+      const auto& kd = d.kernels[ki];
+      kernel_text += fmt::format("### {} ({:.1f}% of GPU time) in {}\n{}\n", kd.time.kernel, 100 * kd.time.share,
+                                 kernels[ki].file, kernels[ki].text);
+      summary += (summary.empty() ? "" : ", ") + fmt::format("{} {:.1f}%", kd.time.kernel, 100 * kd.time.share);
+      p.kernels.push_back(kd.time.kernel);
+    }
+    if (app.optimize.scope == "file")
+      if (std::string host = launcher_code(files, p.kernels); !host.empty())
+        kernel_text += "### Host code that launches them (optimize.scope: file: its launch configuration may "
+                       "change)\n" +
+                       host + "\n";
+    std::string diag = diagnostics(us, p);
     std::map<std::string, std::string> values = {
         {"gpu", o.gpu},
         {"app", app.name},
@@ -274,13 +268,41 @@ std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::
     p.system = fill(system_tmpl, values);
     p.user = fill(user_tmpl, values);
     return p;
-  };
+  }
+};
+
+} // namespace
+
+std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::Diagnostics& d,
+                                  const PromptOptions& o) {
+  std::string tmpl = o.template_text.empty() ? default_template() : o.template_text;
+  const std::string k_split = "=== USER ===";
+  auto split = tmpl.find(k_split);
+  if (split == std::string::npos)
+    throw UsageError("the prompt template needs a line \"=== USER ===\" between the system and user parts");
+  std::string system_tmpl = std::string(util::trim(tmpl.substr(0, split))) + "\n";
+  std::string user_tmpl = std::string(util::trim(tmpl.substr(split + k_split.size()))) + "\n";
+
+  Renderer r{app, d, o, {}, {}, system_tmpl, user_tmpl};
+  for (const auto& s : app.sources) r.files.push_back(cuda::load_source((fs::path(app.dir) / s).string()));
+  for (const auto& k : d.kernels) r.kernels.push_back(kernel_code(r.files, k.time.kernel));
+
+  // One unit per kernel and diagnostic source, so that chunking can regroup them.
+  std::vector<Unit> units;
+  for (std::size_t ki = 0; ki < d.kernels.size(); ++ki)
+    for (unsigned s : {analysis::k_roofline, analysis::k_pc, analysis::k_ia}) {
+      if (o.code_only || !(o.sources & s)) continue;
+      Unit u{ki, s, {}};
+      for (const auto& e : d.evidence)
+        if (e.kernel == d.kernels[ki].time.kernel && kind_bit(e.kind) == s) u.items.push_back(&e);
+      if (!u.items.empty()) units.push_back(std::move(u));
+    }
 
   std::vector<std::size_t> all_kernels;
   for (std::size_t i = 0; i < d.kernels.size(); ++i) all_kernels.push_back(i);
   std::vector<const Unit*> all_units;
   for (const auto& u : units) all_units.push_back(&u);
-  Prompt whole = render("all hot kernels", all_kernels, all_units);
+  Prompt whole = r.render("all hot kernels", all_kernels, all_units);
   if (whole.tokens() <= o.token_budget || (d.kernels.size() <= 1 && all_units.size() <= 1)) {
     if (whole.tokens() > o.token_budget)
       log::warn("the prompt needs about {} tokens, over the budget of {}", whole.tokens(), o.token_budget);
@@ -292,7 +314,7 @@ std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::
     std::vector<const Unit*> mine;
     for (const auto* u : all_units)
       if (u->kernel == ki) mine.push_back(u);
-    Prompt p = render(d.kernels[ki].time.kernel, {ki}, mine);
+    Prompt p = r.render(d.kernels[ki].time.kernel, {ki}, mine);
     if (p.tokens() <= o.token_budget || mine.size() <= 1) {
       if (p.tokens() > o.token_budget)
         log::warn("the prompt for {} needs about {} tokens, over the budget of {}", d.kernels[ki].time.kernel,
@@ -302,7 +324,7 @@ std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::
     }
     for (const auto* u : mine) {
       std::string label = fmt::format("{} / {}", d.kernels[ki].time.kernel, analysis::sources_label(u->source));
-      Prompt q = render(label, {ki}, {u});
+      Prompt q = r.render(label, {ki}, {u});
       if (q.tokens() > o.token_budget)
         log::warn("the prompt \"{}\" needs about {} tokens, over the budget of {}", label, q.tokens(), o.token_budget);
       out.push_back(std::move(q));
