@@ -62,7 +62,6 @@ struct IgnoreGuess {
 
 struct Proposal {
   std::string name;
-  std::string description;
   std::vector<std::string> sources;
   std::string sources_why;
   BuildGuess build;
