@@ -30,7 +30,7 @@ constexpr const char* k_top_keys[] = {"name",    "description", "sources", "buil
 constexpr const char* k_optimize_keys[] = {"backend",    "options", "diagnostics",     "scope",
                                            "iterations", "retries", "fp_reassociation"};
 constexpr const char* k_measure_keys[] = {"runs",         "warmup",      "timing",  "configs", "confidence",
-                                          "significance", "min_speedup", "confirm", "verdict"};
+                                          "significance", "min_speedup", "confirm", "verdict", "end_after_kernels"};
 constexpr const char* k_validate_keys[] = {"tolerance", "fresh_seeds", "configs", "ignore"};
 constexpr const char* k_build_keys[] = {"command", "binary", "clean", "dir"};
 constexpr const char* k_kernel_time_keys[] = {"pattern", "unit", "per", "calls"};
@@ -230,6 +230,7 @@ void read_measure(const Reader& rd, const YAML::Node& m, const AppConfig& app, M
   if (m["min_speedup"]) s.min_speedup = rd.setting(m, "measure.min_speedup").get<double>();
   if (m["confirm"]) s.confirm = rd.setting(m, "measure.confirm").get<bool>();
   if (m["verdict"]) s.verdict = rd.setting(m, "measure.verdict").get<std::string>();
+  if (m["end_after_kernels"]) s.end_after_kernels = rd.setting(m, "measure.end_after_kernels").get<std::string>();
   if (m["significance"]) s.significance = rd.setting(m, "measure.significance").get<double>();
 }
 

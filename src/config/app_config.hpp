@@ -42,6 +42,8 @@ struct MeasureSettings {
   bool confirm = default_of<bool>("confirm");
   // fixed, or sequential: per-launch hot-kernel times, judged at looks until the decision is clear.
   std::string verdict = default_of<std::string>("verdict");
+  // auto: traced measurement runs end after the hot kernels' launches (docs/loop.md); off: whole.
+  std::string end_after_kernels = default_of<std::string>("end_after_kernels");
   // trace (the traced GPU time of every kernel), kernel_time (the program's printed time), wall,
   // or auto: trace for CUDA programs where the tracer exists, else kernel_time when configured.
   std::string timing = default_of<std::string>("timing");

@@ -70,6 +70,9 @@ std::string timing(const json& v) {
 std::string verdict(const json& v) {
   return one_of(v, {"fixed", "sequential"});
 }
+std::string end_after_kernels(const json& v) {
+  return one_of(v, {"auto", "off"});
+}
 std::string search(const json& v) {
   return one_of(v, {"auto", "exhaustive", "nlopt"});
 }
@@ -188,6 +191,10 @@ std::vector<Option> make_table() {
      "fixed (screening, then confirming, on whole runs) or sequential (each run's time in the hot kernels from its "
      "traced launches, judged after 3, 5, 8, ... runs until clear; needs timing trace)", "", Kind::text, "fixed",
      "measure.verdict", verdict, {}},
+    {"end_after_kernels", "--end-after-kernels",
+     "auto (a measurement run ends once its hot kernels have launched as often as in the baseline's validation "
+     "runs, where the variant's validation runs launched them as often; the tracer ends it) or off (whole runs)", "",
+     Kind::text, "auto", "measure.end_after_kernels", end_after_kernels, {}},
     {"validate_configs", "--validate-configs", "Configurations to validate on (default: all)", "", Kind::names,
      nullptr, "validate.configs", file_name, {}},
     {"fresh_seeds", "--fresh-seeds", "Extra validation runs per configuration with new seeds", "", Kind::integer, 1,

@@ -196,6 +196,54 @@ std::optional<double> parse_kernel_time(const std::string& pattern, const std::s
   return total;
 }
 
+namespace {
+
+// The launches up to and including the n-th launch of one of `symbols` (all when it has fewer).
+void keep_until(profile::Trace& trace, const Sandbox::EndAfter& end) {
+  std::uint64_t seen = 0;
+  for (std::size_t i = 0; i < trace.launches.size(); ++i) {
+    const auto& l = trace.launches[i];
+    if (std::find(end.symbols.begin(), end.symbols.end(), l.mangled) != end.symbols.end() && ++seen == end.launches) {
+      trace.launches.resize(i + 1);
+      return;
+    }
+  }
+}
+
+// The run's trace figures into `e`, and the trace removed; why there are none, if there are none.
+std::optional<std::string> read_run_trace(const fs::path& trace_dir, const Sandbox& sandbox, Execution& e) {
+  // The trace is the program's own record of its kernels; it is read and then removed, and a
+  // run that left none (the tracer could not start, or the program bypassed it) has no time.
+  std::error_code ec;
+  if (fs::is_empty(trace_dir, ec))
+    return fmt::format("the run left no kernel trace in {}", trace_dir.string());
+  profile::Trace trace = profile::read_trace(trace_dir.string());
+  fs::remove_all(trace_dir, ec);
+  e.ended_early = sandbox.end_after.launches > 0 && !trace.ended_early.empty();
+  if (!trace.incomplete.empty() && !e.ended_early)
+    return std::string("its kernel trace has no end line: a process of the run did not exit normally");
+  if (sandbox.end_after.launches > 0) keep_until(trace, sandbox.end_after);
+  e.traced_ms = profile::traced_time_ns(trace) / 1e6;
+  e.traced_launches = trace.launches.size();
+  if (!sandbox.hot_kernels.empty()) {
+    auto hot = profile::launch_durations_ms(trace, sandbox.hot_kernels);
+    e.hot_ms = hot_time(hot);
+    for (const auto& k : hot) e.hot_launches += k.size();
+    std::set<std::string> symbols;
+    std::uint64_t last_end = 0;
+    for (const auto& l : trace.launches)
+      if (profile::is_launch_of(l, sandbox.hot_kernels)) {
+        symbols.insert(l.mangled);
+        last_end = std::max(last_end, l.start_ns + static_cast<std::uint64_t>(l.duration_ns));
+      }
+    e.hot_symbols.assign(symbols.begin(), symbols.end());
+    if (trace.end_ns > 0 && last_end > 0 && trace.end_ns >= last_end) e.after_hot_s = (trace.end_ns - last_end) / 1e9;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
 Execution execute_in(const config::AppConfig& app, const std::string& dir, const config::InputConfig& config,
                      const std::string& output_path_given, const std::string& log_path, const Sandbox& sandbox) {
   // The program runs in `dir`: every path it is handed is absolute, or it would land elsewhere.
@@ -221,6 +269,10 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
     fs::create_directories(trace_dir);
     spec.env["CUDA_INJECTION64_PATH"] = sandbox.tracer;
     spec.env["OPTIMAS_TRACE_DIR"] = trace_dir.string();
+    if (sandbox.end_after.launches > 0) {
+      spec.env["OPTIMAS_TRACE_END_AFTER"] = std::to_string(sandbox.end_after.launches);
+      spec.env["OPTIMAS_TRACE_END_KERNELS"] = util::join(sandbox.end_after.symbols, " ");
+    }
   }
   auto r = util::run_process(spec);
 
@@ -228,33 +280,32 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
   e.wall_s = r.wall_s;
   e.output = output_path;
   std::string out = fs::exists(log_path) ? util::read_file(log_path) : std::string();
-  if (!r.ok()) {
+  // The trace first: a run the tracer ended early counts whatever its exit status (a shell
+  // command may go on to steps that want the outputs it never wrote).
+  if (!sandbox.tracer.empty() && !r.timed_out) {
+    std::optional<std::string> missing;
+    try {
+      missing = read_run_trace(trace_dir, sandbox, e);
+    } catch (const Error&) { // a bad trace: an error for a run that needs it, else no figures
+      if (r.ok() && !sandbox.trace_optional) throw;
+      e = Execution{};
+      e.wall_s = r.wall_s;
+      e.output = output_path;
+    }
+    if (missing && r.ok() && !sandbox.trace_optional) {
+      e.failure = fmt::format("{} (see {})", *missing, stderr_log(log_path));
+      return e;
+    }
+  }
+  if (!r.ok() && !e.ended_early) {
     std::string err = fs::exists(spec.stderr_path) ? util::read_file(spec.stderr_path) : std::string();
     std::string last = last_line(err.empty() ? out : err);
     e.failure = r.describe() + (last.empty() ? "" : ": " + last);
     return e;
   }
-  if (!sandbox.tracer.empty()) {
-    // The trace is the program's own record of its kernels; it is read and then removed, and a
-    // run that left none (the tracer could not start, or the program bypassed it) has no time.
-    std::error_code ec;
-    if (fs::is_empty(trace_dir, ec)) {
-      e.failure = fmt::format("the run left no kernel trace in {} (see {})", trace_dir.string(), stderr_log(log_path));
-      return e;
-    }
-    profile::Trace trace = profile::read_trace(trace_dir.string());
-    if (!trace.incomplete.empty()) {
-      e.failure = "its kernel trace has no end line: a process of the run did not exit normally";
-      return e;
-    }
-    e.traced_ms = profile::traced_time_ns(trace) / 1e6;
-    e.traced_launches = trace.launches.size();
-    if (!sandbox.hot_kernels.empty()) {
-      auto hot = profile::launch_durations_ms(trace, sandbox.hot_kernels);
-      e.hot_ms = hot_time(hot);
-      for (const auto& k : hot) e.hot_launches += k.size();
-    }
-    fs::remove_all(trace_dir, ec);
+  if (e.ended_early) {
+    e.ok = true;
+    return e;
   }
   const auto& kt = app.kernel_time;
   if (auto printed = parse_kernel_time(kt.pattern, out)) e.kernel_ms = *printed * kt.unit_ms * app.kernel_calls(config);

@@ -24,6 +24,18 @@ struct Sandbox {
   // With the tracer: the hot kernels (function names, no template arguments) whose launches give
   // Execution::hot_ms, the run's time in them for per-launch measurement (measure.verdict).
   std::vector<std::string> hot_kernels;
+  // A measurement run that may end after its kernels (measure.end_after_kernels): the tracer
+  // ends the process once `launches` launches of the kernels `symbols` (mangled names) have
+  // completed, and every trace figure covers the launches up to that one, whether the run ended
+  // there or ran whole, so both kinds of run measure the same thing.
+  struct EndAfter {
+    std::uint64_t launches = 0; // 0: the runs are whole
+    std::vector<std::string> symbols;
+  };
+  EndAfter end_after;
+  // A run whose trace is missing or incomplete still counts, without trace figures (validation
+  // runs: the trace only informs measurement).
+  bool trace_optional = false;
 };
 
 // Default isolation for an application: its timeout, no core dumps, files up to 16 GiB,
@@ -60,6 +72,9 @@ struct Execution {
   std::uint64_t traced_launches = 0;
   std::optional<double> hot_ms; // with Sandbox::hot_kernels: evaluate::hot_time of their launches
   std::uint64_t hot_launches = 0;
+  std::vector<std::string> hot_symbols; // the mangled names of the hot kernels it launched
+  std::optional<double> after_hot_s;    // from its last hot launch's end to its trace's end line
+  bool ended_early = false;             // the tracer ended it (Sandbox::end_after): it has no outputs
   std::string output;               // path of the (first) output it produced (absolute)
   std::vector<std::string> outputs; // every output: `output`, then `output`.1, .2, ... (run.output's files)
 };

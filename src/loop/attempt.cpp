@@ -8,6 +8,7 @@
 
 #include "analysis/json.hpp"
 #include "evaluate/ear.hpp"
+#include "evaluate/end_after.hpp"
 #include "llm/cache.hpp"
 #include "profile/importer.hpp"
 #include "store/journal.hpp"
@@ -287,8 +288,10 @@ json Loop::validation_check(Variant& v, const evaluate::Check& check, std::size_
   const std::string stem = fmt::format("check-{}", index);
   json rec = {{"label", check.label}, {"config", check.config}, {"held_out", check.held_out}};
   std::string tampered;
-  auto ve =
-      execute_variant(v, check.input, v.work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"), tampered);
+  const auto traced = validation_sandbox();
+  const evaluate::Sandbox* sandbox = traced ? &*traced : nullptr;
+  auto ve = execute_variant(v, check.input, v.work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".log"),
+                            tampered, sandbox);
   if (!tampered.empty()) {
     rec["passed"] = false;
     rec["tampered"] = true;
@@ -297,8 +300,8 @@ json Loop::validation_check(Variant& v, const evaluate::Check& check, std::size_
     rec["passed"] = false;
     rec["detail"] = "the variant failed: " + ve.failure;
   } else {
-    auto be =
-        execute(base_work, check.input, base_work / "out" / (stem + ".out"), v.dir / "runs" / (stem + ".baseline.log"));
+    auto be = execute(base_work, check.input, base_work / "out" / (stem + ".out"),
+                      v.dir / "runs" / (stem + ".baseline.log"), sandbox);
     if (!be.ok) throw Error(fmt::format("run {}: the baseline failed on {}: {}", m_id, check.label, be.failure));
     std::string declared = m_baseline["configs"][check.config].value("output_sha256", "");
     if (auto drift = evaluate::baseline_drift(m_id, check.label, check.config, evaluate::outputs_sha256(be), declared))
@@ -308,10 +311,23 @@ json Loop::validation_check(Variant& v, const evaluate::Check& check, std::size_
     rec["passed"] = cmp.equal;
     rec["detail"] = cmp.detail;
     rec["output_sha256"] = evaluate::outputs_sha256(ve);
+    if (traced) rec["trace"] = {{"variant", evaluate::trace_summary(ve)}, {"baseline", evaluate::trace_summary(be)}};
     evaluate::remove_outputs(be);
   }
   evaluate::remove_outputs(ve);
   return rec;
+}
+
+// Validation runs are traced where measurement runs may end after their kernels: their traces
+// decide where that is fair (evaluate/end_after.hpp). A missing trace fails no validation.
+std::optional<evaluate::Sandbox> Loop::validation_sandbox() const {
+  if (m_app.measure.end_after_kernels != "auto" || m_measure_sandbox.tracer.empty()) return std::nullopt;
+  evaluate::Sandbox s = m_measure_sandbox;
+  s.hot_kernels = hot_kernel_names(m_diagnostics);
+  if (s.hot_kernels.empty()) return std::nullopt;
+  s.trace_optional = true;
+  s.end_after = {};
+  return s;
 }
 
 // Every check of validation.jsonl not journaled yet, until one fails.

@@ -3,9 +3,12 @@
 // is taken, so a resumed run keeps them. The acceptance rule (evaluate/acceptance.hpp) screens
 // every measured configuration, then asks a round of fresh runs of the primary one to confirm;
 // with measure.verdict sequential (evaluate/sequential.hpp) the primary configuration's rounds are
-// taken in looks on each run's time in the hot kernels until the decision is clear.
+// taken in looks on each run's time in the hot kernels until the decision is clear. With
+// measure.end_after_kernels auto (evaluate/end_after.hpp), traced runs end after their kernels
+// where the validation runs' traces show that to be fair.
 #include "loop/run_state.hpp"
 
+#include "evaluate/end_after.hpp"
 #include "evaluate/sequential.hpp"
 #include "evaluate/stats.hpp"
 #include "store/journal.hpp"
@@ -41,6 +44,12 @@ public:
   std::optional<std::vector<std::vector<double>>> hot_runs(const std::string& config, const std::string& role, int from,
                                                            int to) const;
 
+  // Runs of each configuration end after its kernels where the validation runs' traces allow it
+  // (measure.end_after_kernels); says where they do and why not elsewhere, once.
+  void plan_end_after(const std::vector<json>& checks);
+  // measurement.json's end_after_kernels: per configuration, the plan and the runs that ended early.
+  json end_after_record() const;
+
   const bool traced;      // timed by the kernel tracer
   const bool kernel_time; // compared by kernel time, not wall time
   const evaluate::AcceptanceRule rule;
@@ -61,6 +70,8 @@ private:
   // (config, round) -> role -> output hash. Only hashes are kept: no reference output exists
   // while the variant runs.
   std::map<std::pair<std::string, int>, std::map<std::string, std::string>> m_hashes;
+  std::map<std::string, evaluate::EndAfterPlan> m_end_after; // config -> plan
+  std::map<std::string, evaluate::Sandbox> m_sandboxes;       // config -> its runs' sandbox, where they end early
 };
 
 Loop::Rounds::Rounds(Loop& loop, Variant& v)
@@ -90,10 +101,48 @@ const Loop::Rounds::Samples& Loop::Rounds::taken(const std::string& config, cons
   return r == c->second.end() ? k_none : r->second;
 }
 
+void Loop::Rounds::plan_end_after(const std::vector<json>& checks) {
+  if (!traced || m_loop.m_app.measure.end_after_kernels != "auto") return;
+  for (const auto* c : measured_configs(m_loop.m_app)) {
+    auto plan = evaluate::plan_end_after(checks, c->name);
+    if (plan.end) {
+      m_sandboxes[c->name] = m_loop.m_measure_sandbox;
+      m_sandboxes[c->name].end_after = *plan.end;
+    }
+    m_loop.say(m_v.key + " measure", plan.reason + " (measure.end_after_kernels auto)");
+    m_end_after[c->name] = std::move(plan);
+  }
+}
+
+json Loop::Rounds::end_after_record() const {
+  json out = json::object();
+  for (const auto& [config, plan] : m_end_after) {
+    json rec = {{"reason", plan.reason}};
+    if (plan.end) {
+      int ended = 0, runs = 0;
+      for (const char* role : {"baseline", "variant"})
+        for (const auto& [round, s] : taken(config, role)) {
+          ++runs;
+          ended += s.value("ended_early", false) ? 1 : 0;
+        }
+      rec["launches"] = plan.end->launches;
+      rec["kernels"] = plan.end->symbols;
+      rec["ended_early"] = ended;
+      rec["runs"] = runs;
+    }
+    out[config] = rec;
+  }
+  return out;
+}
+
 // A timed sample as the journal keeps it: with the tracer, its traced time and a printed one beside.
 json Loop::Rounds::sample(const std::string& config, const std::string& role, int round, const evaluate::Execution& e,
                           const std::string& sha) const {
-  json s = {{"config", config}, {"role", role}, {"round", round}, {"wall_s", e.wall_s}, {"output_sha256", sha}};
+  json s = {{"config", config}, {"role", role}, {"round", round}, {"wall_s", e.wall_s}};
+  if (e.ended_early)
+    s["ended_early"] = true;
+  else
+    s["output_sha256"] = sha;
   if (traced) {
     s["kernel_ms"] = e.traced_ms.value_or(0);
     s["launches"] = e.traced_launches;
@@ -119,17 +168,20 @@ std::optional<std::string> Loop::Rounds::run_one(const config::InputConfig& c, c
       evaluate::with_fresh_seed(app, c, fmt::format("{}/{}/measure/{}/{}", m_loop.m_id, m_v.key, c.name, round));
   const fs::path out = util::path_in(work / "out", stem + ".out"), log = util::path_in(m_v.dir / "runs", stem + ".log");
   std::string tampered;
-  auto e = role == "baseline" ? m_loop.execute(work, input, out, log, &m_loop.m_measure_sandbox)
-                              : m_loop.execute_variant(m_v, input, out, log, tampered, &m_loop.m_measure_sandbox);
+  auto own = m_sandboxes.find(c.name);
+  const auto* sandbox = own == m_sandboxes.end() ? &m_loop.m_measure_sandbox : &own->second;
+  auto e = role == "baseline" ? m_loop.execute(work, input, out, log, sandbox)
+                              : m_loop.execute_variant(m_v, input, out, log, tampered, sandbox);
   if (!tampered.empty()) {
     evaluate::remove_outputs(e);
     return fmt::format("while being measured on {}, {}", c.name, tampered);
   }
   if (!e.ok) return fmt::format("the {} failed while being measured on {}: {}", role, c.name, e.failure);
-  std::string sha = evaluate::outputs_sha256(e);
+  // A run that ended after its kernels wrote no outputs: its validation runs checked them.
+  std::string sha = e.ended_early ? std::string() : evaluate::outputs_sha256(e);
   evaluate::remove_outputs(e);
   auto& pair = m_hashes[{c.name, round}];
-  pair[role] = sha;
+  if (!e.ended_early) pair[role] = sha;
   if (pair.size() == 2)
     if (auto differs = evaluate::measured_output_differs(app.validate.tolerance, c.name, round,
                                                          app.seed_param.empty() ? "" : input.params.at(app.seed_param),
@@ -231,6 +283,7 @@ bool Loop::measure(Variant& v, json& result) {
   // Per-launch times need the trace and the hot kernels of the profile the variant was made from.
   m_measure_sandbox.hot_kernels = sequential ? hot_kernel_names(m_diagnostics) : std::vector<std::string>{};
   Rounds rounds(*this, v);
+  rounds.plan_end_after(store::read_journal((v.dir / "validation.jsonl").string()));
   if (sequential && !rounds.traced)
     note = "measure.verdict sequential needs the kernels' traced launches (measure.timing trace): measured by the "
            "fixed rule";
@@ -303,6 +356,7 @@ bool Loop::measure_fixed(Variant& v, json& result, Rounds& rounds, const std::st
   for (const char* key : {"verdict", "speedup", "ci", "p_value", "base_ms", "variant_ms"}) m[key] = headline[key];
   m["decision"] = decision.reason;
   if (!note.empty()) m["note"] = note;
+  if (auto ends = rounds.end_after_record(); !ends.empty()) m["end_after_kernels"] = ends;
   store::write_json_atomic((v.dir / "measurement.json").string(), m);
   result["measurement"] = m;
   result["status"] = evaluate::measured_status(decision.stage);
@@ -396,6 +450,7 @@ std::optional<bool> Loop::measure_sequential(Variant& v, json& result, Rounds& r
             {"base_ms", c.base_median},
             {"variant_ms", c.variant_median},
             {"decision", decision.reason}};
+  if (auto ends = rounds.end_after_record(); !ends.empty()) m["end_after_kernels"] = ends;
   store::write_json_atomic((v.dir / "measurement.json").string(), m);
   result["measurement"] = m;
   result["status"] = evaluate::measured_status(decision.stage);

@@ -130,6 +130,7 @@ private:
   std::optional<evaluate::Outcome> build_variant(Variant& v, json& result, const std::string& replies);
   bool validate(Variant& v, json& result);
   json validation_check(Variant& v, const evaluate::Check& check, std::size_t index);
+  std::optional<evaluate::Sandbox> validation_sandbox() const;
   void record_ear(Variant& v, const Proposal& proposal, json& result);
   void finish_variant(Variant& v, json result);
 

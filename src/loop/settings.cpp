@@ -127,6 +127,7 @@ void apply_overrides(config::AppConfig& app, const Overrides& o) {
   if (o.contains("min_speedup")) ms.min_speedup = o["min_speedup"].get<double>();
   if (o.contains("confirm")) ms.confirm = o["confirm"].get<bool>();
   if (o.contains("verdict")) ms.verdict = o["verdict"].get<std::string>();
+  if (o.contains("end_after_kernels")) ms.end_after_kernels = o["end_after_kernels"].get<std::string>();
   auto& vs = app.validate;
   if (o.contains("validate_configs")) vs.configs = string_list(o["validate_configs"]);
   if (o.contains("fresh_seeds")) vs.fresh_seeds = o["fresh_seeds"].get<int>();

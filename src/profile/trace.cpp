@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view k_magic = "# optimas-trace ";
-constexpr int k_version = 1;
+// Version 2 added the end line's timestamp and the X line of an early end; both are read.
+constexpr int k_oldest_version = 1, k_version = 2;
 // A launch line has 16 fields: L, the name id, device, context, stream, grid x y z, block
 // x y z, static and dynamic shared memory, registers, start, end.
 constexpr std::size_t k_launch_fields = 16;
@@ -42,7 +43,7 @@ void read_file(const std::string& path, Trace& out) {
   std::string text;
   std::size_t line_no = 0;
   std::int64_t pid = 0;
-  bool ended = false;
+  bool ended = false, ended_early = false;
   std::uint64_t launches = 0;
   while (std::getline(in, text)) {
     ++line_no;
@@ -51,8 +52,10 @@ void read_file(const std::string& path, Trace& out) {
       if (text.rfind(k_magic, 0) != 0)
         throw ParseError(path, 1, "not a kernel trace of liboptimas-trace (no \"# optimas-trace\" line)");
       int v = number<int>(std::string_view(text).substr(k_magic.size()), path, 1, "the format version");
-      if (v != k_version)
-        throw ParseError(path, 1, fmt::format("trace format {} is not the one this optimas reads ({})", v, k_version));
+      if (v < k_oldest_version || v > k_version)
+        throw ParseError(path, 1,
+                         fmt::format("trace format {} is not one this optimas reads ({} to {})", v, k_oldest_version,
+                                     k_version));
       continue;
     }
     if (text.empty()) continue;
@@ -95,12 +98,17 @@ void read_file(const std::string& path, Trace& out) {
       l.duration_ns = static_cast<double>(end - start);
       out.launches.push_back(std::move(l));
       ++launches;
-    } else if (f[0] == "E" && f.size() == 3) {
+    } else if (f[0] == "X" && f.size() == 2) {
+      number<std::uint64_t>(f[1], path, line_no, "the counted launches");
+      ended_early = true;
+    } else if (f[0] == "E" && (f.size() == 3 || f.size() == 4)) {
       auto count = number<std::uint64_t>(f[1], path, line_no, "the launch count");
       if (count != launches)
         throw ParseError(path, line_no,
                          fmt::format("the end line counts {} launches, the file holds {}", count, launches));
       out.dropped += number<std::uint64_t>(f[2], path, line_no, "the dropped count");
+      if (f.size() == 4) out.end_ns = std::max(out.end_ns, number<std::uint64_t>(f[3], path, line_no, "the end time"));
+      if (ended_early) out.ended_early.push_back(path);
       ended = true;
     } else {
       throw ParseError(path, line_no, fmt::format("not a line of a kernel trace: \"{}\"", text.substr(0, 80)));
@@ -152,6 +160,10 @@ double traced_time_ns(const Trace& trace, const std::vector<std::string>& keys) 
     total += l.duration_ns;
   }
   return total;
+}
+
+bool is_launch_of(const Launch& l, const std::vector<std::string>& functions) {
+  return std::find(functions.begin(), functions.end(), l.kernel.substr(0, l.kernel.find('<'))) != functions.end();
 }
 
 std::vector<std::vector<double>> launch_durations_ms(const Trace& trace, const std::vector<std::string>& functions) {

@@ -16,6 +16,8 @@ struct Trace {
   std::vector<std::string> files;
   std::uint64_t dropped = 0;    // records CUPTI reported as lost
   std::vector<std::string> incomplete; // files without their end line (the program did not exit normally)
+  std::vector<std::string> ended_early; // files whose process the tracer ended (OPTIMAS_TRACE_END_AFTER)
+  std::uint64_t end_ns = 0;             // the latest end line's timestamp (format 2; 0 in format 1)
   std::uint64_t bytes = 0;
 };
 
@@ -30,6 +32,9 @@ double traced_time_ns(const Trace& trace, const std::vector<std::string>& keys =
 // without template arguments or parameters: "triad", "reduce" for reduce<64>), one list per
 // function in that order; a function never launched has an empty list. A template instance
 // changed by an edit is still its function's.
+// Whether `l` is a launch of one of `functions` (as launch_durations_ms matches them).
+bool is_launch_of(const Launch& l, const std::vector<std::string>& functions);
+
 std::vector<std::vector<double>> launch_durations_ms(const Trace& trace, const std::vector<std::string>& functions);
 
 // Gives traced launches the names Nsight Compute uses for the same kernels (matched by

@@ -5,6 +5,12 @@
 // main or exit()) it flushes what is left and writes the end line that marks the file whole.
 // The format is docs/trace-format.md; profile/trace.cpp reads it.
 //
+// A measurement run may end after its kernels (measure.end_after_kernels): with
+// OPTIMAS_TRACE_END_AFTER=N and OPTIMAS_TRACE_END_KERNELS (mangled names, space-separated), a
+// thread of its own asks CUPTI for completed records every few milliseconds, and once N launches
+// of those kernels have completed it writes the end line, marked as an early end, and ends the
+// process (exit status 0), so the host work after the kernels is not paid.
+//
 // It links nothing of the engine and carries its own C++ runtime (-static-libstdc++), so it
 // loads into any program. It never throws into the program: a CUPTI error disables tracing
 // and says so on stderr once. With OPTIMAS_TRACE_STATS=1 it prints, at exit, where its own
@@ -22,13 +28,16 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 // Activity buffer size in KiB. CUPTI hands a buffer over when it is full (its worker thread
 // then writes it out while the program runs) or at the exit flush.
@@ -65,7 +74,9 @@ namespace {
 
 constexpr std::size_t k_buffer_bytes = std::size_t{OPTIMAS_TRACE_BUFFER_KB} << 10;
 constexpr std::size_t k_buffer_align = 8;
-constexpr int k_format_version = 1;
+constexpr int k_format_version = 2;
+// How often the early-end thread asks CUPTI for completed records.
+constexpr int k_end_poll_ms = 5;
 
 std::mutex g_mutex; // the file and the name tables; CUPTI may complete buffers on any thread
 std::FILE* g_file = nullptr;
@@ -76,6 +87,14 @@ std::uint64_t g_launches = 0;
 std::uint64_t g_dropped = 0;
 std::atomic<bool> g_enabled{false};
 std::atomic<bool> g_finished{false};
+
+// The early end: after g_end_after completed launches of the kernels in g_end_kernels.
+std::uint64_t g_end_after = 0;
+std::unordered_set<std::string> g_end_kernels;
+std::unordered_map<const char*, bool> g_counted_ptrs; // CUPTI's name pointer -> in g_end_kernels
+std::uint64_t g_end_seen = 0;
+std::atomic<bool> g_end_reached{false};
+std::atomic<bool> g_end_written{false}; // the early end's lines are written; _exit follows
 
 // OPTIMAS_TRACE_STATS: the tracer's own time in ns, and when (the wall clock, so that a
 // benchmark can place them between the program's start and end) it was called and finished.
@@ -161,6 +180,10 @@ void write_kernel(const CUpti_ActivityKernel10& k) {
   line.tab_signed(k.staticSharedMemory).tab_signed(k.dynamicSharedMemory).tab(k.registersPerThread);
   line.tab(k.start).tab(k.end).write(g_file);
   ++g_launches;
+  if (g_end_after == 0) return;
+  auto [it, inserted] = g_counted_ptrs.emplace(k.name, false);
+  if (inserted) it->second = k.name && g_end_kernels.count(k.name);
+  if (it->second && ++g_end_seen >= g_end_after) g_end_reached = true;
 }
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -192,20 +215,50 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   std::free(buffer);
 }
 
+// The end line (and before it, for an early end, the X line); g_mutex held.
+void close_trace(bool early) {
+  if (!g_file) return;
+  std::uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  if (early) std::fprintf(g_file, "X\t%llu\n", static_cast<unsigned long long>(g_end_seen));
+  std::fprintf(g_file, "E\t%llu\t%llu\t%llu\n", static_cast<unsigned long long>(g_launches),
+               static_cast<unsigned long long>(g_dropped), static_cast<unsigned long long>(now));
+  if (std::fclose(g_file) != 0)
+    std::fprintf(stderr, "optimas-trace: closing the trace failed: %s\n", std::strerror(errno));
+  g_file = nullptr;
+}
+
+// The early-end thread: CUPTI hands over completed records when asked (a periodic flush would
+// return only full buffers), and the process ends once enough launches were seen. It calls no
+// CUPTI function from inside CUPTI's callbacks.
+void watch_for_end() {
+  while (!g_finished) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(k_end_poll_ms));
+    cuptiActivityFlushAll(0);
+    if (!g_end_reached) continue;
+    if (g_finished.exchange(true)) return; // the program is ending by itself
+    {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      close_trace(true);
+    }
+    g_end_written = true;
+    _exit(0);
+  }
+}
+
 // Runs at exit() and after main returns. CUPTI delivers the last buffers from inside the flush.
 void finish() {
-  if (g_finished.exchange(true)) return;
+  if (g_finished.exchange(true)) {
+    // The early end is under way on its thread: the process must not end before its lines are
+    // written (that thread then ends it).
+    while (g_end_after > 0 && !g_end_written) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return;
+  }
   if (g_stats) g_at_exit = now_ns();
   if (g_enabled) {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     std::lock_guard<std::mutex> lock(g_mutex);
-    if (g_file) {
-      std::fprintf(g_file, "E\t%llu\t%llu\n", static_cast<unsigned long long>(g_launches),
-                   static_cast<unsigned long long>(g_dropped));
-      if (std::fclose(g_file) != 0)
-        std::fprintf(stderr, "optimas-trace: closing the trace failed: %s\n", std::strerror(errno));
-      g_file = nullptr;
-    }
+    close_trace(false);
   }
   if (g_stats) {
     g_exit_ns = now_ns() - g_at_exit;
@@ -273,6 +326,20 @@ void start() {
         r != CUPTI_SUCCESS)
       return fail("cuptiActivityEnable", r);
   std::atexit(finish);
+  if (const char* n = std::getenv("OPTIMAS_TRACE_END_AFTER"); n && *n) {
+    g_end_after = std::strtoull(n, nullptr, 10);
+    const char* names = std::getenv("OPTIMAS_TRACE_END_KERNELS");
+    for (const char* p = names ? names : ""; *p;) {
+      const char* stop = std::strchr(p, ' ');
+      std::size_t len = stop ? static_cast<std::size_t>(stop - p) : std::strlen(p);
+      if (len) g_end_kernels.emplace(p, len);
+      p += len + (stop ? 1 : 0);
+    }
+    if (g_end_after > 0 && !g_end_kernels.empty())
+      std::thread(watch_for_end).detach();
+    else
+      g_end_after = 0;
+  }
   if (g_stats) g_init_ns = now_ns() - g_at_init;
 }
 

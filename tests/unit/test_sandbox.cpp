@@ -467,3 +467,94 @@ TEST(Sandbox, SeveralOutputFiles) {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// A program that writes the trace liboptimas-trace would: launches of h (hot, _Z1hv) and k
+// alternating, 4 in all. With "early" as its argument it stops after the second launch of h as
+// the tracer ends a process (X line), then fails as a shell command's later step would without
+// the outputs. It leaves what it was asked (OPTIMAS_TRACE_END_AFTER:OPTIMAS_TRACE_END_KERNELS) in
+// `asked`.
+const char* k_traced_program = R"(t="$OPTIMAS_TRACE_DIR/trace-$$.tsv"
+printf '# optimas-trace 2\nP\t1\t0\nK\t0\t_Z1hv\th()\nK\t1\t_Z1kv\tk()\n' > "$t"
+printf 'L\t0\t0\t1\t7\t1\t1\t1\t32\t1\t1\t0\t0\t8\t100\t200\nL\t1\t0\t1\t7\t1\t1\t1\t32\t1\t1\t0\t0\t8\t250\t300\n' >> "$t"
+printf 'L\t0\t0\t1\t7\t1\t1\t1\t32\t1\t1\t0\t0\t8\t400\t500\n' >> "$t"
+echo "$OPTIMAS_TRACE_END_AFTER:$OPTIMAS_TRACE_END_KERNELS" > asked
+if [ "$1" = early ]; then
+  printf 'X\t2\nE\t3\t0\t600\n' >> "$t"
+  exit 1
+fi
+printf 'L\t1\t0\t1\t7\t1\t1\t1\t32\t1\t1\t0\t0\t8\t600\t700\nE\t4\t0\t1000000500\n' >> "$t"
+echo 'kernel_ms: 1.5'
+)";
+
+Sandbox traced(std::uint64_t end_after) {
+  Sandbox s = quick();
+  s.tracer = "/nonexistent/liboptimas-trace.so"; // only the variable: the program writes the trace
+  s.hot_kernels = {"h"};
+  if (end_after) s.end_after = {end_after, {"_Z1hv"}};
+  return s;
+}
+
+} // namespace
+
+// measure.end_after_kernels: a run the tracer ended counts, whatever its exit status, without
+// outputs or a printed time; its figures cover the launches up to the last counted one.
+TEST(Sandbox, ARunTheTracerEndedCountsWithoutOutputs) {
+  TempDir dir, out;
+  dir.file("run.sh", k_traced_program);
+  auto app = host_app(dir, "  command: 'sh run.sh early'\n  kernel_time: 'kernel_ms: ([0-9.]+)'\n");
+  auto e = run_once(app, out, traced(2));
+  ASSERT_TRUE(e.ok) << e.failure;
+  EXPECT_TRUE(e.ended_early);
+  EXPECT_TRUE(e.outputs.empty());
+  EXPECT_FALSE(e.kernel_ms);
+  EXPECT_EQ(e.traced_launches, 3u);
+  EXPECT_DOUBLE_EQ(*e.traced_ms, 250e-6);
+  EXPECT_EQ(e.hot_launches, 2u);
+  EXPECT_EQ(e.hot_symbols, std::vector<std::string>{"_Z1hv"});
+  EXPECT_EQ(read_all(dir.path() / "asked"), "2:_Z1hv\n");
+
+  // Without the early end asked for, an X line excuses nothing: the exit status is a failure.
+  e = run_once(app, out, traced(0));
+  EXPECT_FALSE(e.ok);
+  EXPECT_FALSE(e.ended_early);
+  EXPECT_EQ(read_all(dir.path() / "asked"), ":\n");
+}
+
+// A run that went on to the end anyway (it ended before the tracer could end it) is measured on
+// the same launches as one that ended early, so both kinds compare.
+TEST(Sandbox, AWholeRunIsMeasuredUpToTheCountedLaunch) {
+  TempDir dir, out;
+  dir.file("run.sh", k_traced_program);
+  auto app = host_app(dir, "  command: 'sh run.sh whole'\n  kernel_time: 'kernel_ms: ([0-9.]+)'\n");
+  auto e = run_once(app, out, traced(2));
+  ASSERT_TRUE(e.ok) << e.failure;
+  EXPECT_FALSE(e.ended_early);
+  EXPECT_EQ(e.traced_launches, 3u);
+  EXPECT_DOUBLE_EQ(*e.traced_ms, 250e-6);
+  EXPECT_EQ(e.outputs.size(), 1u);
+  EXPECT_DOUBLE_EQ(*e.kernel_ms, 1.5);
+
+  // Whole and not cut: every launch, and the time from the last hot launch to the end line.
+  e = run_once(app, out, traced(0));
+  ASSERT_TRUE(e.ok) << e.failure;
+  EXPECT_EQ(e.traced_launches, 4u);
+  EXPECT_DOUBLE_EQ(*e.traced_ms, 350e-6);
+  ASSERT_TRUE(e.after_hot_s);
+  EXPECT_DOUBLE_EQ(*e.after_hot_s, 1.0);
+}
+
+// Validation runs are traced only to inform measurement: a missing trace fails none of them.
+TEST(Sandbox, AnOptionalTraceFailsNoRun) {
+  TempDir dir, out;
+  auto app = host_app(dir, "  command: 'echo data'\n");
+  Sandbox s = traced(0);
+  auto e = run_once(app, out, s);
+  EXPECT_FALSE(e.ok);
+  EXPECT_NE(e.failure.find("the run left no kernel trace"), std::string::npos) << e.failure;
+  s.trace_optional = true;
+  e = run_once(app, out, s);
+  ASSERT_TRUE(e.ok) << e.failure;
+  EXPECT_FALSE(e.traced_ms);
+}

@@ -83,7 +83,8 @@ TEST(Trace, BadInputIsAnErrorAtItsLine) {
     return 0;
   };
   EXPECT_EQ(line_of("hello\n"), 1u);
-  EXPECT_EQ(line_of("# optimas-trace 2\n"), 1u);
+  EXPECT_EQ(line_of("# optimas-trace 3\n"), 1u); // a version this reader does not know
+  EXPECT_EQ(line_of("# optimas-trace 0\n"), 1u);
   EXPECT_EQ(line_of(""), 1u);
   EXPECT_EQ(line_of(with(k_trace, "\t2000\t5000", "\t5000\t2000")), 4u);  // ends before it starts
   EXPECT_EQ(line_of(with(k_trace, "L\t1\t0", "L\t9\t0")), 6u);            // undefined name
@@ -94,6 +95,39 @@ TEST(Trace, BadInputIsAnErrorAtItsLine) {
   EXPECT_THROW(read_trace(dir.path().string() + "/none"), Error);
   test::TempDir empty;
   EXPECT_THROW(read_trace(empty.path().string()), Error);
+}
+
+// Format 2: the end line's timestamp, and the X line of a process the tracer ended early
+// (OPTIMAS_TRACE_END_AFTER). Format 1 files are read as before (no end time).
+TEST(Trace, Format2HasTheEndTimeAndMarksAnEarlyEnd) {
+  test::TempDir dir;
+  std::string v2 = with(with(k_trace, "optimas-trace 1", "optimas-trace 2"), "E\t3\t0\n", "E\t3\t0\t15000\n");
+  Trace whole = read_trace(dir.file("trace-1.tsv", v2));
+  EXPECT_EQ(whole.end_ns, 15000u);
+  EXPECT_TRUE(whole.ended_early.empty());
+  EXPECT_TRUE(whole.incomplete.empty());
+
+  test::TempDir early;
+  Trace ended = read_trace(early.file("trace-2.tsv", with(v2, "E\t3", "X\t2\nE\t3")));
+  ASSERT_EQ(ended.ended_early.size(), 1u);
+  EXPECT_TRUE(ended.incomplete.empty());
+  EXPECT_EQ(ended.launches.size(), 3u);
+
+  test::TempDir old;
+  EXPECT_EQ(read_trace(old.file("trace-3.tsv", k_trace)).end_ns, 0u);
+
+  auto line_of = [&](const std::string& text) -> std::size_t {
+    test::TempDir d;
+    try {
+      read_trace(d.file("trace-1.tsv", text));
+    } catch (const ParseError& e) {
+      return e.line();
+    }
+    return 0;
+  };
+  EXPECT_EQ(line_of(with(v2, "\t15000\n", "\tsoon\n")), 8u);     // not a time
+  EXPECT_EQ(line_of(with(v2, "E\t3", "X\tmany\nE\t3")), 8u);     // not a count
+  EXPECT_EQ(line_of(with(v2, "\t15000\n", "\t15000\t1\n")), 8u); // one field too many
 }
 
 TEST(Trace, LaunchDurationsPerFunction) {
