@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# On a GPU machine, from the repository root, with optimas packed by scripts/device-pack.sh: what
+# one variant's verdict costs with today's rule and with the fast one (issue #27), on programs
+# as a user runs them. For each program, two A/A runs (a second build of the unchanged baseline,
+# nothing asked): `--verdict fixed --end-after-kernels off` (whole runs, the fixed rule) and
+# `--verdict sequential --end-after-kernels auto`; the second imports the first's profile, and
+# neither tunes. Prints, per program and rule, the variant's validate, measure and confirm
+# seconds (run.json's times), its verdict and how many measured runs ended early; the table and
+# every run.json go to $OUT/verdict-cost.tgz, rewritten after each program.
+#   PROGRAMS "DIR:NAME[:CONFIGS] ..." (default: examples stream, rows, windows, heat on their
+#            default configuration), each DIR holding NAME/optimas.yml
+#   EXTRA    more arguments for both runs (e.g. --real: ask the builtin instead of --aa)
+set -uo pipefail
+OUT=${OUT:-/tmp/optimas-verdict-cost-out}
+R=/tmp/optimas-verdict-cost
+rm -rf "$R"; mkdir -p "$R" "$OUT"
+root=$PWD
+export PATH="$root/.device/bin:$PATH"
+cupti=$(dirname "$(find /usr/local -name 'libcupti.so.*' 2>/dev/null | head -1)" 2>/dev/null)
+export LD_LIBRARY_PATH="$root/.device/lib${cupti:+:$cupti}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+save() { tar czf "$OUT/.v.tgz" -C "$R" . && mv -f "$OUT/.v.tgz" "$OUT/verdict-cost.tgz"; }
+echo "| program | rule | validate s | measure s | confirm s | verdict | measured runs | ended early |" > "$R/table.md"
+echo "|---|---|---|---|---|---|---|---|" >> "$R/table.md"
+aa=(--aa)
+[[ " ${EXTRA:-} " == *" --real "* ]] && aa=()
+for entry in ${PROGRAMS:-examples:stream:default examples:rows:default examples:windows:default examples:heat:default}; do
+  IFS=: read -r dir name configs <<<"$entry"
+  work="$R/$name"
+  mkdir -p "$work"
+  cp -r "$root/$dir/$name" "$work/$name"
+  cfg=()
+  [ -n "$configs" ] && cfg=(--measure-configs "$configs" --validate-configs "$configs")
+  profile=()
+  for rule in fixed sequential; do
+    ends=off
+    [ "$rule" = sequential ] && ends=auto
+    start=$(date +%s)
+    rc=0
+    (cd "$work" && optimas run --app "$name" "${aa[@]}" --no-tune --verdict "$rule" --end-after-kernels "$ends" \
+      "${cfg[@]}" "${profile[@]}" ${EXTRA//--real/} > "$work/$rule.out" 2> "$work/$rule.log") || rc=$?
+    id=$(ls -t "$work/runs" 2>/dev/null | grep -E '^[0-9a-f-]{36}$' | head -1)
+    echo "[$(date +%T)] $name $rule: exit $rc in $(( $(date +%s) - start )) s (run $id)"
+    [ -n "$id" ] || { tail -5 "$work/$rule.log"; continue; }
+    cp "$work/runs/$id/run.json" "$work/$rule.run.json"
+    [ ${#profile[@]} -eq 0 ] && profile=(--import "runs/$id/profile")
+    python3 - "$work/runs/$id" "$name" "$rule" >> "$R/table.md" <<'PY'
+import glob, json, os, sys
+run, name, rule = sys.argv[1:]
+for result in sorted(glob.glob(run + "/iterations/*/attempt-*/result.json")):
+    r = json.load(open(result))
+    t = r.get("times", {})
+    m = r.get("measurement", {})
+    ends = sum(c.get("ended_early", 0) for c in m.get("end_after_kernels", {}).values())
+    runs = 0
+    journal = os.path.join(os.path.dirname(result), "measurements.jsonl")
+    if os.path.exists(journal):
+        runs = sum(1 for _ in open(journal))
+    print(f"| {name} | {rule} | {t.get('validate_s', 0):.1f} | {t.get('measure_s', 0):.1f} | "
+          f"{t.get('confirm_s', 0):.1f} | {r.get('status', '?')}: {m.get('verdict', '?')} {m.get('speedup', 0):.4f}x | "
+          f"{runs} | {ends} |")
+PY
+    save
+  done
+done
+cat "$R/table.md"
+save
