@@ -10,6 +10,8 @@
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
+
+#include <functional>
 #include <signal.h>
 
 #include <filesystem>
@@ -62,6 +64,31 @@ void list_runs(const std::string& root, const std::string& campaign, bool as_jso
   }
 }
 
+// The search tree of a run with several rounds or candidates: each node under its parent.
+void print_search(const json& run) {
+  const json& search = run.value("search", json::object());
+  if (search.value("rounds", 1) * search.value("candidates", 1) <= 1) return;
+  std::cout << fmt::format("  search: {} round(s) x {} candidate(s), best {}\n", search.value("rounds", 1),
+                           search.value("candidates", 1), text(search, "best"));
+  const json nodes = search.value("nodes", json::array());
+  std::function<void(const std::string&, int)> children = [&](const std::string& parent, int depth) {
+    for (const auto& n : nodes) {
+      if (n.value("parent", "") != parent) continue;
+      std::string measured =
+          n.contains("speedup") ? fmt::format(" {} {:.3f}x", text(n, "verdict"), n.value("speedup", 0.0)) : "";
+      std::string cost = n.contains("cost_usd") && n["cost_usd"].is_number() && n["cost_usd"].get<double>() > 0
+                             ? fmt::format(", ${:.4f}", n["cost_usd"].get<double>())
+                             : "";
+      std::cout << fmt::format("    {}{} (round {}, candidate {}): {}{}; {:.1f} s{}\n", std::string(2 * depth, ' '),
+                               text(n, "key"), n.value("round", 0), n.value("candidate", 1), text(n, "status"),
+                               measured, n.value("seconds", 0.0), cost);
+      if (n.value("status", "") == "accepted") children(n.value("key", ""), depth + 1);
+    }
+  };
+  std::cout << "    baseline\n";
+  children("baseline", 1);
+}
+
 void show_run(const std::string& root, const std::string& id, bool as_json) {
   store::RunStore st(root);
   std::string full = st.resolve(id);
@@ -101,6 +128,7 @@ void show_run(const std::string& root, const std::string& id, bool as_json) {
                                  m.value("speedup", 0.0), m["ci"][0].get<double>(), m["ci"][1].get<double>(),
                                  m.value("p_value", 1.0));
   }
+  print_search(run);
   std::cout << fmt::format("  folder {}\n", st.run_dir(full));
 }
 

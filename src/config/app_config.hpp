@@ -29,8 +29,11 @@ struct OptimizeSettings {
   // allowed: the prompt lets a model reorder floating-point operations, since the compared output
   // is the program's own check; validation is unchanged (docs/prompts-and-backends.md).
   std::string fp_reassociation = default_of<std::string>("fp_reassociation");
-  int iterations = default_of<int>("iterations"); // rounds of profile -> edit -> evaluate, from the best so far
-  int retries = default_of<int>("retries");       // further attempts after a build failure or a guardrail rejection
+  // Rounds of ask -> edit -> evaluate, each from the best variant so far and told what earlier
+  // candidates measured (optimize.iterations is its older name), and candidates asked per round.
+  int rounds = default_of<int>("rounds");
+  int candidates = default_of<int>("candidates");
+  int retries = default_of<int>("retries"); // further attempts after a build failure or a guardrail rejection
 };
 
 struct MeasureSettings {

@@ -63,7 +63,8 @@ EndAfterPlan plan_end_after(const std::vector<json>& checks, const std::string& 
         return plan;
       }
     } else {
-      plan.reason = fmt::format("whole runs: the traces of {} have no end time (an older tracer)", c.value("label", "?"));
+      plan.reason =
+          fmt::format("whole runs: the traces of {} have no end time (an older tracer)", c.value("label", "?"));
       return plan;
     }
     for (const auto* side : {&b, &v})

@@ -10,9 +10,9 @@ namespace optimas::evaluate {
 
 namespace {
 
-constexpr const char* k_final_statuses[] = {"accepted",           "rejected",  "build_failed",  "build_stale",
-                                            "guardrail_rejected", "no_edits",  "invalid_reply", "validation_failed",
-                                            "not_measured",       "run_failed"};
+constexpr const char* k_final_statuses[] = {"accepted",           "rejected",   "build_failed",  "build_stale",
+                                            "guardrail_rejected", "no_edits",   "invalid_reply", "validation_failed",
+                                            "not_measured",       "run_failed", "duplicate"};
 
 } // namespace
 
@@ -44,6 +44,14 @@ Outcome unchanged_code(bool same_replies) {
   std::string why = "the edits change nothing the compiler sees (only comments or layout); nothing was built "
                     "or measured";
   return {"build_stale", why, !same_replies, why};
+}
+
+Outcome duplicate_candidate(const std::string& twin, bool same_replies) {
+  std::string why = fmt::format("the edits give the same code as {}, an earlier candidate of this round; it was not "
+                                "built or measured again",
+                                twin);
+  return {"duplicate", why, !same_replies,
+          why + ". Give a different approach: other lines, other evidence, another transformation."};
 }
 
 Outcome failed_build(const std::string& result, const std::string& tail, bool same_replies) {

@@ -43,6 +43,10 @@ bool edits_change_code(const std::map<std::string, std::string>& before,
 // Edits that change only comments or layout: build_stale, nothing built or measured.
 Outcome unchanged_code(bool same_replies);
 
+// Edits that give the code an earlier candidate of the round (`twin`) has: duplicate, nothing
+// built or measured; a retry is asked for a different approach.
+Outcome duplicate_candidate(const std::string& twin, bool same_replies);
+
 // A build that failed: build_failed, retried with the compiler's errors unless the replies were
 // those of the attempt before. `result` is the build's one-line result, `tail` its log's end.
 Outcome failed_build(const std::string& result, const std::string& tail, bool same_replies);

@@ -136,6 +136,23 @@ Proposal Loop::propose(Variant& v, const std::vector<std::string>& replies,
   return proposal;
 }
 
+// An earlier candidate of this round whose sources `sources` are (file name -> text), or "".
+std::string Loop::same_code_as(const Variant& v, const std::map<std::string, std::string>& sources) const {
+  for (const auto& x : m_variants) {
+    if (x.value("iteration", 0) != v.iteration || !x.contains("source")) continue;
+    const fs::path dir = m_dir / x.value("source", "");
+    if (!fs::is_directory(dir)) continue;
+    bool same = true;
+    for (const auto& s : m_app.sources) {
+      const fs::path f = dir / s;
+      auto mine = sources.find(fs::path(s).filename().string());
+      same = same && fs::exists(f) && mine != sources.end() && util::read_file(f.string()) == mine->second;
+    }
+    if (same) return x.value("key", "");
+  }
+  return "";
+}
+
 // Ends the attempt with `outcome`; its feedback is what a retry tells the backend. Returns
 // whether the attempt ends the iteration.
 bool Loop::end_attempt(Variant& v, json& result, const evaluate::Outcome& outcome, std::string& next_feedback) {
@@ -154,6 +171,7 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
   if (auto recorded = recorded_attempt(v, next_feedback)) return *recorded;
   json result = {{"key", v.key},
                  {"iteration", v.iteration},
+                 {"candidate", v.candidate},
                  {"attempt", v.attempt},
                  {"dir", fs::relative(v.dir, m_dir).string()},
                  {"parent", m_best.empty() ? "baseline" : m_best},
@@ -176,7 +194,10 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
     if (!m_settings.template_path.empty()) po.template_text = util::read_file(m_settings.template_path);
     if (!m_run.value("profile_gpu", "").empty()) po.gpu = m_run["profile_gpu"];
     auto asked = std::chrono::steady_clock::now();
-    auto replies = replies_for(v, prompt::build_prompts(app_in(parent_sources()), m_diagnostics, po), feedback);
+    auto prompts = prompt::build_prompts(app_in(parent_sources()), m_diagnostics, po);
+    if (std::string notes = search_notes(v); !notes.empty())
+      for (auto& p : prompts) p.user += notes;
+    auto replies = replies_for(v, prompts, feedback);
     replies_text = util::join(replies, "\n");
     const bool same = replies_text == v.previous_replies;
     proposal = propose(v, replies, edited, result);
@@ -193,6 +214,11 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
     if (!evaluate::edits_change_code(edited, proposal->application.result)) {
       auto outcome = evaluate::unchanged_code(same);
       say(v.key, "build_stale: " + outcome.reason);
+      return end_attempt(v, result, outcome, next_feedback);
+    }
+    if (std::string twin = same_code_as(v, proposal->application.result); !twin.empty()) {
+      auto outcome = evaluate::duplicate_candidate(twin, same);
+      say(v.key, "duplicate: " + outcome.reason);
       return end_attempt(v, result, outcome, next_feedback);
     }
     edited = proposal->application.result;

@@ -274,15 +274,18 @@ void Loop::analyze() {
 
 // The attempts of iteration `it`: a build failure or a guardrail rejection goes back to the
 // backend with its errors, up to optimize.retries times.
-bool Loop::iteration(int it) {
+// One candidate of round `it`: its attempts until one is final (retries feed the errors back).
+json Loop::candidate(int it, int c) {
   std::string feedback, previous;
-  bool improved = false;
+  json final_result;
   for (int at = 1; at <= 1 + m_app.optimize.retries; ++at) {
     Variant v;
     v.iteration = it;
+    v.candidate = c;
     v.attempt = at;
-    v.key = fmt::format("i{}a{}", it, at);
-    v.dir = m_dir / "iterations" / std::to_string(it) / fmt::format("attempt-{}", at);
+    v.key = c == 1 ? fmt::format("i{}a{}", it, at) : fmt::format("i{}c{}a{}", it, c, at);
+    fs::path round = m_dir / "iterations" / std::to_string(it);
+    v.dir = (c == 1 ? round : round / fmt::format("candidate-{}", c)) / fmt::format("attempt-{}", at);
     v.work = m_dir / "work" / v.key;
     v.previous_replies = previous;
     std::string next;
@@ -293,15 +296,34 @@ bool Loop::iteration(int it) {
       for (const auto& f : recorded["files"])
         previous += (previous.empty() ? "" : "\n") + util::read_file((v.dir / f.get<std::string>()).string());
     }
-    if (v.result.value("status", "") == "accepted") {
-      m_best = v.key;
-      improved = true;
-    }
+    final_result = v.result;
     if (final) break;
     if (at <= m_app.optimize.retries) say(v.key, "retrying with the errors as feedback");
     feedback = next;
   }
-  return improved;
+  return final_result;
+}
+
+// A round: its candidates, all from the same parent (the best variant so far); the fastest one
+// accepted becomes the parent of the next round.
+bool Loop::iteration(int it) {
+  std::string best;
+  double best_speedup = 0;
+  for (int c = 1; c <= m_app.optimize.candidates; ++c) {
+    json r = candidate(it, c);
+    if (r.value("status", "") != "accepted") continue;
+    double s = r.contains("measurement") ? r["measurement"].value("speedup", 0.0) : 0.0;
+    if (best.empty() || s > best_speedup) {
+      best = r.value("key", "");
+      best_speedup = s;
+    }
+  }
+  if (best.empty()) return false;
+  if (m_app.optimize.candidates > 1)
+    say("round " + std::to_string(it),
+        fmt::format("{} is the fastest accepted candidate ({:.3f}x)", best, best_speedup));
+  m_best = best;
+  return true;
 }
 
 // The next iteration starts from the best variant, with its own fresh profile.
@@ -317,12 +339,19 @@ void Loop::next_iteration(int it) {
   say("iteration", fmt::format("{} improved; iteration {} starts from it", m_best, it + 1));
 }
 
+// Every round runs, improved or not: a later one is told what the earlier ones measured. A round
+// after an accepted variant starts from it, with its own profile; where none can be taken, the
+// run stops there (the evidence would describe code that is gone).
 void Loop::iterate() {
-  for (int it = 1; it <= m_app.optimize.iterations; ++it) {
+  for (int it = 1; it <= m_app.optimize.rounds; ++it) {
     bool improved = iteration(it);
-    if (!improved || it == m_app.optimize.iterations) break;
-    if (!m_can_profile) break;
-    next_iteration(it);
+    m_run["search"] = search_tree();
+    if (it == m_app.optimize.rounds) break;
+    if (improved && !m_can_profile) {
+      say("round " + std::to_string(it + 1), "not started: the best variant cannot be profiled here");
+      break;
+    }
+    if (improved) next_iteration(it);
   }
 }
 
@@ -425,7 +454,8 @@ json Loop::plan() {
     steps.push_back({{"step", "optimize"},
                      {"backend", m_backend.provider},
                      {"model", m_backend.model},
-                     {"iterations", m_app.optimize.iterations},
+                     {"rounds", m_app.optimize.rounds},
+                     {"candidates", m_app.optimize.candidates},
                      {"retries", m_app.optimize.retries},
                      {"scope", m_app.optimize.scope},
                      {"fp_reassociation", m_app.optimize.fp_reassociation}});

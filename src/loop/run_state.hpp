@@ -52,11 +52,11 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::round(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1000) / 1000;
 }
 
-// One attempt of one iteration.
+// One attempt of one candidate of one round (an "iteration" in the run folder's names).
 struct Variant {
-  std::string key; // "i1a2"
-  int iteration = 0, attempt = 0;
-  std::filesystem::path dir;                    // artifacts: run/iterations/<i>/attempt-<a>
+  std::string key; // "i1a2"; "i1c2a1" for the second candidate of round 1
+  int iteration = 0, candidate = 1, attempt = 0;
+  std::filesystem::path dir;                    // artifacts: run/iterations/<i>[/candidate-<c>]/attempt-<a>
   std::filesystem::path work;                   // scratch: run/work/<key>
   nlohmann::json result;                        // result.json once final
   std::string previous_replies;                 // of the attempt before: the same answer again is not retried
@@ -89,7 +89,16 @@ private:
   void analyze();
   void iterate();
   bool iteration(int it); // true when a variant of it was accepted
+  // One candidate's attempts; its final variant's result (empty when none was final).
+  json candidate(int it, int c);
   void next_iteration(int it);
+  // What the prompts of variant v add (search.cpp): what earlier candidates measured, and for a
+  // later candidate of a round, the approaches it should differ from.
+  std::string search_notes(const Variant& v) const;
+  // attempt.cpp: the key of an earlier candidate of v's round with the same sources, or "".
+  std::string same_code_as(const Variant& v, const std::map<std::string, std::string>& sources) const;
+  // run.json's search tree: every final variant with its parent, round, candidate and result.
+  json search_tree() const;
   RunResult summary();
   config::AppConfig app_in(const path& dir) const;
   path parent_work() const;

@@ -66,7 +66,8 @@ std::vector<const config::InputConfig*> measured_configs(const config::AppConfig
 
 int tests_per_config(const config::AppConfig& app) {
   const auto& t = app.tune;
-  int edits = t.runs() && t.only ? 0 : app.optimize.iterations;
+  // Every candidate of every round is a test.
+  int edits = t.runs() && t.only ? 0 : app.optimize.rounds * app.optimize.candidates;
   if (!t.runs()) return edits;
   std::uint64_t points = std::min<std::uint64_t>(static_cast<std::uint64_t>(t.budget), t.grid_size());
   return edits + static_cast<int>(points);
@@ -115,7 +116,11 @@ void apply_overrides(config::AppConfig& app, const Overrides& o) {
   if (o.contains("diagnostics")) opt.diagnostics = o["diagnostics"].get<std::string>();
   if (o.contains("scope")) opt.scope = o["scope"].get<std::string>();
   if (o.contains("fp_reassociation")) opt.fp_reassociation = o["fp_reassociation"].get<std::string>();
-  if (o.contains("iterations")) opt.iterations = o["iterations"].get<int>();
+  if (o.contains("rounds") && o.contains("iterations"))
+    throw UsageError("--rounds and --iterations are one setting: give one");
+  if (o.contains("rounds")) opt.rounds = o["rounds"].get<int>();
+  if (o.contains("iterations")) opt.rounds = o["iterations"].get<int>();
+  if (o.contains("candidates")) opt.candidates = o["candidates"].get<int>();
   if (o.contains("retries")) opt.retries = o["retries"].get<int>();
   analysis::parse_diagnostics(opt.diagnostics); // throws on a typo
   auto& ms = app.measure;

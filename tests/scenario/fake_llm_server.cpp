@@ -3,7 +3,9 @@
 // and prints "ready PORT" once it listens.
 //   fake_llm_server REPLY_FILE[,REPLY_FILE...] COUNT_FILE [EXPECTED_KEY]
 // With several reply files, request N gets the Nth (the last one repeats). The user message of
-// request N is written to COUNT_FILE.request-N.txt, so tests can check what was sent.
+// request N is written to COUNT_FILE.request-N.txt, so tests can check what was sent. A scripted
+// model: an entry "when:TEXT=FILE" answers FILE to a request whose user message holds TEXT (the
+// first such entry that matches wins; the plain entries answer the rest).
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
@@ -21,12 +23,21 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<std::string> replies;
-  std::stringstream files(argv[1]);
-  for (std::string file; std::getline(files, file, ',');) {
+  std::vector<std::pair<std::string, std::string>> scripted; // text in the user message -> reply
+  auto read = [](const std::string& file) {
     std::ifstream in(file);
     std::stringstream text;
     text << in.rdbuf();
-    replies.push_back(text.str());
+    return text.str();
+  };
+  std::stringstream files(argv[1]);
+  for (std::string file; std::getline(files, file, ',');) {
+    if (file.rfind("when:", 0) == 0 && file.find('=') != std::string::npos) {
+      auto eq = file.find('=');
+      scripted.emplace_back(file.substr(5, eq - 5), read(file.substr(eq + 1)));
+    } else {
+      replies.push_back(read(file));
+    }
   }
   std::string count_file = argv[2];
   std::string key = argc > 3 ? argv[3] : "";
@@ -49,10 +60,19 @@ int main(int argc, char** argv) {
                       "application/json");
       return;
     }
+    std::string user;
     for (const auto& m : body["messages"])
-      if (m.value("role", "") == "user")
-        std::ofstream(count_file + ".request-" + std::to_string(n) + ".txt") << m.value("content", "");
-    const std::string& reply = replies[std::min<std::size_t>(static_cast<std::size_t>(n), replies.size()) - 1];
+      if (m.value("role", "") == "user") {
+        user = m.value("content", "");
+        std::ofstream(count_file + ".request-" + std::to_string(n) + ".txt") << user;
+      }
+    std::string reply =
+        replies.empty() ? "" : replies[std::min<std::size_t>(static_cast<std::size_t>(n), replies.size()) - 1];
+    for (const auto& [text, scripted_reply] : scripted)
+      if (user.find(text) != std::string::npos) {
+        reply = scripted_reply;
+        break;
+      }
     nlohmann::json answer = {
         {"id", "chatcmpl-test"},
         {"object", "chat.completion"},

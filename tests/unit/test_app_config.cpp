@@ -133,7 +133,8 @@ TEST(AppConfig, RunSettingsDefaults) {
   EXPECT_TRUE(o.options.empty());
   EXPECT_EQ(o.diagnostics, "pc,ia,roofline");
   EXPECT_EQ(o.scope, "kernel");
-  EXPECT_EQ(o.iterations, 1);
+  EXPECT_EQ(o.rounds, 1);
+  EXPECT_EQ(o.candidates, 1);
   EXPECT_EQ(o.retries, 3);
 
   const auto& m = app.measure;
@@ -185,7 +186,7 @@ TEST(AppConfig, RunSettingsParsed) {
   EXPECT_EQ(app.optimize.options, (std::map<std::string, std::string>{{"model", "gpt-x"}, {"temperature", "0.2"}}));
   EXPECT_EQ(app.optimize.diagnostics, "pc,stalls");
   EXPECT_EQ(app.optimize.scope, "file");
-  EXPECT_EQ(app.optimize.iterations, 3);
+  EXPECT_EQ(app.optimize.rounds, 3);
   EXPECT_EQ(app.optimize.retries, 0);
   EXPECT_EQ(app.measure.runs, 9);
   EXPECT_EQ(app.measure.warmup, 0);

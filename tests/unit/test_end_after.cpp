@@ -12,7 +12,8 @@ json side(std::uint64_t hot, std::uint64_t launches, double after_s) {
 }
 
 json check(const std::string& label, const json& base, const json& variant, const std::string& config = "default") {
-  return {{"label", label}, {"config", config}, {"passed", true}, {"trace", {{"baseline", base}, {"variant", variant}}}};
+  return {
+      {"label", label}, {"config", config}, {"passed", true}, {"trace", {{"baseline", base}, {"variant", variant}}}};
 }
 
 } // namespace
@@ -45,7 +46,8 @@ TEST(EndAfter, WholeRunsWithTheReason) {
             "whole runs: on default the variant ran 2.700 s after its last hot launch, the baseline 2.000 s (work may "
             "have moved behind the kernels)");
   EXPECT_TRUE(plan_end_after({check("default", base, side(40, 41, 2.6))}, "default").end); // within 25% + 0.1 s
-  EXPECT_EQ(reason({check("default", base, side(40, 41, 2.0)), check("default+seed 7", side(44, 45, 2.0), side(44, 45, 2.0))}),
+  EXPECT_EQ(reason({check("default", base, side(40, 41, 2.0)),
+                    check("default+seed 7", side(44, 45, 2.0), side(44, 45, 2.0))}),
             "whole runs: the baseline launched the hot kernels a different number of times on different inputs of "
             "default (40, 44)");
   EXPECT_EQ(reason({check("default", side(0, 3, 0.0), side(0, 3, 0.0))}),
@@ -56,5 +58,6 @@ TEST(EndAfter, WholeRunsWithTheReason) {
   EXPECT_EQ(reason({}), "whole runs: default was not validated");
   json old = side(40, 41, 2.0);
   old.erase("after_hot_s");
-  EXPECT_EQ(reason({check("default", old, old)}), "whole runs: the traces of default have no end time (an older tracer)");
+  EXPECT_EQ(reason({check("default", old, old)}),
+            "whole runs: the traces of default have no end time (an older tracer)");
 }

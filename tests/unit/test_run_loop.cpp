@@ -90,7 +90,7 @@ TEST_F(RunLoop, PlanSaysWhatARunWouldDoAndTouchesNothing) {
   EXPECT_TRUE(has(step(plan, "baseline")["build"].get<std::string>(), "g++")) << plan;
   EXPECT_EQ(step(plan, "profile")["import"], test::data_path("h200/stream"));
   EXPECT_EQ(step(plan, "optimize")["backend"], "builtin");
-  EXPECT_EQ(step(plan, "optimize")["iterations"], 2);
+  EXPECT_EQ(step(plan, "optimize")["rounds"], 2);
   const json measure = step(plan, "measure");
   ASSERT_TRUE(measure.is_object()) << plan;
   EXPECT_EQ(measure["configs"], 1u); // measure.configs: [default]

@@ -1,0 +1,167 @@
+// Search with measured feedback (docs/loop.md, "Rounds and candidates"): what a later candidate's
+// prompt is told of the earlier ones, and the search tree run.json records.
+#include "loop/run_state.hpp"
+
+#include "store/journal.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+namespace optimas::loop {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using store::read_json;
+
+namespace {
+
+// "main.cu +4 -2" per file of a unified diff.
+std::string diff_summary(const std::string& diff) {
+  std::vector<std::string> parts;
+  std::string file;
+  int added = 0, removed = 0;
+  auto flush = [&] {
+    if (!file.empty()) parts.push_back(fmt::format("{} +{} -{}", file, added, removed));
+    added = removed = 0;
+  };
+  std::istringstream in(diff);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("+++ ", 0) == 0) {
+      flush();
+      file = line.substr(4);
+      if (file.rfind("b/", 0) == 0) file = file.substr(2);
+    } else if (line.rfind("--- ", 0) == 0) {
+      continue;
+    } else if (!line.empty() && line[0] == '+') {
+      ++added;
+    } else if (!line.empty() && line[0] == '-') {
+      ++removed;
+    }
+  }
+  flush();
+  return parts.empty() ? "no change" : util::join(parts, ", ");
+}
+
+std::string interval(const json& m) {
+  if (!m.contains("speedup") || !m["speedup"].is_number()) return "not measured";
+  std::string out = fmt::format("{:.3f}x", m["speedup"].get<double>());
+  if (m.contains("ci") && m["ci"].is_array() && m["ci"].size() == 2 && m["ci"][0].is_number())
+    out += fmt::format(" [{:.3f}, {:.3f}]", m["ci"][0].get<double>(), m["ci"][1].get<double>());
+  return out;
+}
+
+// One earlier variant as a later prompt sees it.
+std::string describe(const json& v, const fs::path& run_dir) {
+  std::string out =
+      fmt::format("### {} (round {}, candidate {}, from {}): {}\n\n", v.value("key", "?"), v.value("iteration", 0),
+                  v.value("candidate", 1), v.value("parent", "baseline"), v.value("status", "?"));
+  std::vector<std::string> cited;
+  for (const auto& e : v.value("applied_edits", json::array())) {
+    std::string what = fmt::format("{} citing {}", e.value("kernel", "?"),
+                                   util::join(e.value("evidence", std::vector<std::string>{}), ", "));
+    if (e.contains("rule") && e["rule"].is_string()) what += " (rule " + e["rule"].get<std::string>() + ")";
+    cited.push_back(what);
+  }
+  const fs::path diff = run_dir / v.value("dir", "") / "diff.patch";
+  if (!cited.empty())
+    out += fmt::format("- Edits: {}; {}.\n", util::join(cited, "; "),
+                       fs::exists(diff) ? diff_summary(util::read_file(diff.string())) : "no diff recorded");
+  if (const json& val = v.value("validation", json::object()); val.value("passed", true) == false)
+    for (const auto& c : val.value("checks", json::array()))
+      if (!c.value("passed", true))
+        out += fmt::format("- Validation failed on {}: {}\n", c.value("label", "?"), c.value("detail", ""));
+  if (const json& m = v.value("measurement", json::object()); !m.empty()) {
+    std::vector<std::string> per;
+    const json configs = m.value("configs", json::object());
+    for (const auto& [name, c] : configs.items())
+      per.push_back(fmt::format("{} {} ({})", name, interval(c), c.value("verdict", "?")));
+    out += fmt::format("- Measured: {} overall; {}.\n", interval(m), util::join(per, "; "));
+  }
+  if (v.value("status", "") != "accepted" && !v.value("reason", "").empty())
+    out += fmt::format("- Why it was not kept: {}\n", util::first_sentence(v.value("reason", "")));
+  return out + "\n";
+}
+
+// What the best variant's re-profile showed for the effects its edits expected.
+std::string reprofile_deltas(const json& v) {
+  std::string out;
+  for (const auto& e : v.value("ear", json::object()).value("effects", json::array())) {
+    if (!e["before"].is_number() || !e["after"].is_number()) continue;
+    double before = e["before"], after = e["after"];
+    std::string change = before != 0 ? fmt::format(" ({:+.0f}%)", (after / before - 1) * 100) : "";
+    out +=
+        fmt::format("- {} in {}: {:.4g} -> {:.4g}{}, expected to {} ({})\n", e.value("metric", "?"),
+                    e.value("kernel", "?"), before, after, change, e.value("direction", "?"), e.value("outcome", "?"));
+  }
+  return out;
+}
+
+} // namespace
+
+std::string Loop::search_notes(const Variant& v) const {
+  std::vector<const json*> earlier, same_round;
+  auto retried = [&](const json& x) { // a later attempt of the same candidate stands for it
+    for (const auto& y : m_variants)
+      if (y.value("iteration", 0) == x.value("iteration", 0) && y.value("candidate", 1) == x.value("candidate", 1) &&
+          y.value("attempt", 0) > x.value("attempt", 0))
+        return true;
+    return false;
+  };
+  for (const auto& x : m_variants) {
+    if (retried(x)) continue;
+    earlier.push_back(&x);
+    if (x.value("iteration", 0) == v.iteration) same_round.push_back(&x);
+  }
+  if (earlier.empty()) return "";
+  std::string out = "\n\n## What earlier attempts measured\n\n"
+                    "Each earlier candidate of this run, its edits, and what validation and measurement found "
+                    "(speedups over its parent, with 95% intervals). Learn from them: keep what was faster, do not "
+                    "repeat what failed or was slower.\n\n";
+  for (const auto* x : earlier) out += describe(*x, m_dir);
+  if (const json* best = variant_record(m_best)) {
+    std::string deltas = reprofile_deltas(*best);
+    out += fmt::format("This round starts from {}, the best variant so far{}\n\n", m_best,
+                       deltas.empty() ? "." : "; its re-profile against its parent's profile:\n" + deltas);
+  }
+  if (!same_round.empty()) {
+    std::vector<std::string> keys;
+    for (const auto* x : same_round) keys.push_back(x->value("key", "?"));
+    out += fmt::format("You are candidate {} of this round. {} answered before you (above): give a different "
+                       "approach than these, on other lines or from other evidence, still following every rule.\n",
+                       v.candidate, util::join(keys, ", "));
+  }
+  return out;
+}
+
+json Loop::search_tree() const {
+  json nodes = json::array();
+  for (const auto& x : m_variants) {
+    json n = {{"key", x.value("key", "")},        {"parent", x.value("parent", "baseline")},
+              {"round", x.value("iteration", 0)}, {"candidate", x.value("candidate", 1)},
+              {"attempt", x.value("attempt", 1)}, {"status", x.value("status", "")}};
+    if (const json& m = x.value("measurement", json::object()); m.contains("speedup")) {
+      n["verdict"] = m.value("verdict", "");
+      n["speedup"] = m["speedup"];
+      n["ci"] = m.value("ci", json(nullptr));
+    }
+    double seconds = 0;
+    const json times = x.value("times", json::object());
+    for (const auto& [k, t] : times.items())
+      if (t.is_number() && k != "confirm_s") seconds += t.get<double>(); // confirm_s is inside measure_s
+    n["seconds"] = seconds;
+    const fs::path replies = m_dir / x.value("dir", "") / "replies.json";
+    if (fs::exists(replies)) {
+      const json r = read_json(replies.string());
+      if (r.contains("cost_usd")) n["cost_usd"] = r["cost_usd"];
+    }
+    nodes.push_back(n);
+  }
+  return {{"rounds", m_app.optimize.rounds},
+          {"candidates", m_app.optimize.candidates},
+          {"best", m_best.empty() ? json("baseline") : json(m_best)},
+          {"nodes", nodes}};
+}
+
+} // namespace optimas::loop
