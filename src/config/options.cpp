@@ -43,6 +43,12 @@ std::string probability(const json& v) {
   return {};
 }
 
+std::string positive(const json& v) {
+  double x = v.is_number() ? v.get<double>() : NAN;
+  if (!(x > 0 && x < 1e9)) return "must be a positive number, got " + shown(v);
+  return {};
+}
+
 std::string ratio(const json& v) {
   double x = v.is_number() ? v.get<double>() : NAN;
   if (!(x >= 1 && x < 10)) return "is a ratio such as 1.01 (at least 1, below 10), got " + shown(v);
@@ -172,6 +178,13 @@ std::vector<Option> make_table() {
      "", Kind::integer, 1, "optimize.rounds", nullptr, {1, 100}},
     {"iterations", "--iterations", "The older name of rounds (the same setting)", "", Kind::integer, 1,
      "optimize.iterations", nullptr, {1, 100}},
+    {"budget_usd", "--budget-usd",
+     "Ask no further candidate once the model's answers of this run have cost this much (US dollars)", "", Kind::real,
+     nullptr, "", positive, {}},
+    {"budget_minutes", "--budget-minutes", "Ask no further candidate once the run has taken this long (minutes)", "",
+     Kind::real, nullptr, "", positive, {}},
+    {"budget_verdicts", "--budget-verdicts", "Ask no further candidate once this many variants were measured", "",
+     Kind::integer, nullptr, "", nullptr, {1, 10000}},
     {"candidates", "--candidates",
      "Replies asked per round, each told how the earlier ones differ, each validated and measured", "",
      Kind::integer, 1, "optimize.candidates", nullptr, {1, 16}},

@@ -96,6 +96,8 @@ std::vector<std::string> Loop::replies_for(Variant& v, const std::vector<prompt:
                                   feedback.empty() ? "" : ", with the last attempt's errors"));
   AskSettings how;
   how.seed = m_settings.seed; // a campaign's repeat; only providers whose API takes a seed send it
+  // A later candidate of a round samples with a seed of its own, where the provider takes one.
+  if (v.candidate > 1) how.seed = m_settings.seed.value_or(0) + v.candidate - 1;
   auto asked = ask_backend(prompts, feedback,
                            {{"diagnostics", analysis::to_json(m_diagnostics)}, {"sources", current_sources()}},
                            *backend, m_backend, cache ? &*cache : nullptr, how);

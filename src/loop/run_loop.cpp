@@ -310,6 +310,13 @@ bool Loop::iteration(int it) {
   std::string best;
   double best_speedup = 0;
   for (int c = 1; c <= m_app.optimize.candidates; ++c) {
+    if (std::string spent = budget_spent(); !spent.empty()) {
+      say(fmt::format("round {}", it), fmt::format("no further candidate: {}", spent));
+      m_search_stopped = spent;
+      break;
+    }
+    if (std::string use = budget_use(); !use.empty())
+      say(fmt::format("round {}", it), fmt::format("candidate {} ({})", c, use));
     json r = candidate(it, c);
     if (r.value("status", "") != "accepted") continue;
     double s = r.contains("measurement") ? r["measurement"].value("speedup", 0.0) : 0.0;
@@ -346,7 +353,7 @@ void Loop::iterate() {
   for (int it = 1; it <= m_app.optimize.rounds; ++it) {
     bool improved = iteration(it);
     m_run["search"] = search_tree();
-    if (it == m_app.optimize.rounds) break;
+    if (it == m_app.optimize.rounds || !m_search_stopped.empty()) break;
     if (improved && !m_can_profile) {
       say("round " + std::to_string(it + 1), "not started: the best variant cannot be profiled here");
       break;

@@ -99,6 +99,10 @@ private:
   std::string same_code_as(const Variant& v, const std::map<std::string, std::string>& sources) const;
   // run.json's search tree: every final variant with its parent, round, candidate and result.
   json search_tree() const;
+  // Why no further candidate may be asked (a budget spent), or "": search.cpp.
+  std::string budget_spent() const;
+  // The budgets' use so far, for the progress line ("$0.12 of $1.00, 3 of 10 verdicts").
+  std::string budget_use() const;
   RunResult summary();
   config::AppConfig app_in(const path& dir) const;
   path parent_work() const;
@@ -189,7 +193,9 @@ private:
   profile::Profile m_profile;          // what the current iteration's prompt is built from
   analysis::Diagnostics m_diagnostics;
   analysis::AnalysisOptions m_analysis; // as the first iteration analyzed the profile
-  std::string m_best;                   // key of the best accepted variant ("" = baseline)
+  std::string m_search_stopped;         // the budget that ended the search early, if one did
+  std::chrono::steady_clock::time_point m_started = std::chrono::steady_clock::now();
+  std::string m_best; // key of the best accepted variant ("" = baseline)
   std::vector<json> m_variants;
   std::optional<evaluate::ChildRecord> m_children; // children.json: what a resume must end if we are killed
 };

@@ -135,6 +135,50 @@ std::string Loop::search_notes(const Variant& v) const {
   return out;
 }
 
+namespace {
+
+// What the model's answers of the run cost so far, where the price is known.
+double spent_usd(const std::vector<json>& variants, const fs::path& run_dir) {
+  double usd = 0;
+  for (const auto& x : variants) {
+    const fs::path replies = run_dir / x.value("dir", "") / "replies.json";
+    if (!fs::exists(replies)) continue;
+    const json r = read_json(replies.string());
+    if (r.contains("cost_usd") && r["cost_usd"].is_number()) usd += r["cost_usd"].get<double>();
+  }
+  return usd;
+}
+
+int verdicts(const std::vector<json>& variants) {
+  int n = 0;
+  for (const auto& x : variants) n += x.contains("measurement") ? 1 : 0;
+  return n;
+}
+
+} // namespace
+
+std::string Loop::budget_spent() const {
+  const auto& s = m_settings;
+  if (s.budget_usd && spent_usd(m_variants, m_dir) >= *s.budget_usd)
+    return fmt::format("the budget of ${:.2f} is spent (${:.4f})", *s.budget_usd, spent_usd(m_variants, m_dir));
+  const double minutes = seconds_since(m_started) / 60;
+  if (s.budget_minutes && minutes >= *s.budget_minutes)
+    return fmt::format("the budget of {:.1f} min is spent ({:.1f} min)", *s.budget_minutes, minutes);
+  if (s.budget_verdicts && verdicts(m_variants) >= *s.budget_verdicts)
+    return fmt::format("the budget of {} verdict(s) is spent", *s.budget_verdicts);
+  return "";
+}
+
+std::string Loop::budget_use() const {
+  const auto& s = m_settings;
+  std::vector<std::string> parts;
+  if (s.budget_usd) parts.push_back(fmt::format("${:.4f} of ${:.2f}", spent_usd(m_variants, m_dir), *s.budget_usd));
+  if (s.budget_minutes)
+    parts.push_back(fmt::format("{:.1f} of {:.1f} min", seconds_since(m_started) / 60, *s.budget_minutes));
+  if (s.budget_verdicts) parts.push_back(fmt::format("{} of {} verdict(s)", verdicts(m_variants), *s.budget_verdicts));
+  return util::join(parts, ", ");
+}
+
 json Loop::search_tree() const {
   json nodes = json::array();
   for (const auto& x : m_variants) {
@@ -158,10 +202,20 @@ json Loop::search_tree() const {
     }
     nodes.push_back(n);
   }
-  return {{"rounds", m_app.optimize.rounds},
-          {"candidates", m_app.optimize.candidates},
-          {"best", m_best.empty() ? json("baseline") : json(m_best)},
-          {"nodes", nodes}};
+  json budget = json::object();
+  if (m_settings.budget_usd)
+    budget["usd"] = {{"limit", *m_settings.budget_usd}, {"spent", spent_usd(m_variants, m_dir)}};
+  if (m_settings.budget_minutes)
+    budget["minutes"] = {{"limit", *m_settings.budget_minutes}, {"spent", seconds_since(m_started) / 60}};
+  if (m_settings.budget_verdicts)
+    budget["verdicts"] = {{"limit", *m_settings.budget_verdicts}, {"spent", verdicts(m_variants)}};
+  json tree = {{"rounds", m_app.optimize.rounds},
+               {"candidates", m_app.optimize.candidates},
+               {"best", m_best.empty() ? json("baseline") : json(m_best)},
+               {"nodes", nodes}};
+  if (!budget.empty()) tree["budget"] = budget;
+  if (!m_search_stopped.empty()) tree["stopped"] = m_search_stopped;
+  return tree;
 }
 
 } // namespace optimas::loop

@@ -49,6 +49,9 @@ Settings settings_from(const config::AppConfig& app, const Overrides& o) {
   s.campaign = o.value("campaign", std::string());
   s.cell = o.value("cell", std::string());
   if (o.contains("seed")) s.seed = o["seed"].get<std::int64_t>();
+  if (o.contains("budget_usd")) s.budget_usd = o["budget_usd"].get<double>();
+  if (o.contains("budget_minutes")) s.budget_minutes = o["budget_minutes"].get<double>();
+  if (o.contains("budget_verdicts")) s.budget_verdicts = o["budget_verdicts"].get<int>();
   if (s.campaign.empty() != s.cell.empty())
     throw UsageError("--campaign and --cell go together (optimas campaign passes both)");
   config::check_or_throw("execute", s.execute);

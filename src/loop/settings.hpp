@@ -50,6 +50,9 @@ struct Settings {
   std::string campaign;
   std::string cell;
   std::optional<std::int64_t> seed; // sent to backends that take one
+  // The search's budgets: no further candidate is asked once one is spent (what was measured stays).
+  std::optional<double> budget_usd, budget_minutes;
+  std::optional<int> budget_verdicts;
 };
 
 Settings settings_from(const config::AppConfig& app, const Overrides& o);

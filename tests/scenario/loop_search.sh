@@ -5,7 +5,8 @@
 # neither built nor measured). Round 2 starts from the baseline, and its prompts carry "What
 # earlier attempts measured" with candidate 1's measured speedup; the model answers that with
 # the honest edit, which is accepted; its second candidate repeats it (a duplicate). run.json's
-# search tree holds all four with their parents, rounds and verdicts.
+# search tree holds all four with their parents, rounds and verdicts. A budget of one verdict
+# stops the search after the first.
 source "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
 
@@ -65,4 +66,14 @@ grep -qE "^      i1a1 \(round 1, candidate 1\): rejected slower 0\.[0-9]+x; [0-9
   grep -qE "^      i2c2a1 \(round 2, candidate 2\): duplicate; [0-9.]+ s$" "$WORK/show.txt" ||
   fail "runs show does not draw the tree: $(sed -n '/search:/,$p' "$WORK/show.txt")"
 
-pass "two rounds of two candidates: the second candidate told of the first, round 2 told what round 1 measured, duplicates not measured, the honest edit accepted"
+# A budget of one verdict: after round 1's first candidate is measured, nothing more is asked;
+# what was measured stays, and run.json says which budget ended the search.
+new_app budget
+loop budget "$WORK/budget" "$R/slow.json" --rounds 3 --candidates 2 --retries 0 --runs 3 --budget-verdicts 1
+[ "$rc" -eq 3 ] || fail "the budgeted run exits $rc, not 3: $(tail -20 "$log")"
+[ "$(cat "$count")" -eq 1 ] || fail "the model was asked $(cat "$count") times under a budget of one verdict"
+json_check "$run_json" '[n["key"] for n in d["search"]["nodes"]] == ["i1a1"] and d["search"]["stopped"] == "the budget of 1 verdict(s) is spent" and d["search"]["budget"]["verdicts"] == {"limit": 1, "spent": 1}' \
+  "the budget did not end the search: $(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["search"]))' "$run_json")"
+grep -q "no further candidate: the budget of 1 verdict(s) is spent" "$log" || fail "the run does not say why it stopped: $(tail "$log")"
+
+pass "two rounds of two candidates: the second candidate told of the first, round 2 told what round 1 measured, duplicates not measured, the honest edit accepted; a budget stops the search"
