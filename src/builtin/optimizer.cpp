@@ -4,6 +4,8 @@
 #include "cuda/source.hpp"
 #include "util/strings.hpp"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <set>
 
@@ -66,8 +68,11 @@ prompt::Edit signature_edit(KernelEdits& ke, const cuda::SourceFile& file, const
 
 } // namespace
 
-prompt::Reply propose(const json& diagnostics, const std::map<std::string, std::string>& sources,
-                      bool allow_fp_changes) {
+namespace {
+
+// The rules of the table for which `only` is empty or names, on every hot kernel.
+prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std::string>& sources,
+                        bool allow_fp_changes, const std::string& only) {
   std::map<std::string, cuda::SourceFile> parsed;
   for (const auto& [name, text] : sources) parsed.emplace(name, cuda::parse_source(name, text));
   prompt::Reply reply;
@@ -88,7 +93,8 @@ prompt::Reply propose(const json& diagnostics, const std::map<std::string, std::
     if (!fn || !edited.insert(fn).second) continue;
     KernelEdits ke;
     const KernelInput in{k, *file, *fn, sources, allow_fp_changes};
-    for (const Rule& rule : rule_table()) rule.apply(in, ke);
+    for (const Rule& rule : rule_table())
+      if (only.empty() || only == rule.name) rule.apply(in, ke);
     drop_overlaps(ke);
     if (ke.signature_changed) reply.edits.push_back(signature_edit(ke, *file, *fn));
     for (auto& e : ke.others) reply.edits.push_back(std::move(e));
@@ -98,6 +104,32 @@ prompt::Reply propose(const json& diagnostics, const std::map<std::string, std::
   reply.summary = summary.empty() ? "No rule's evidence is present: no change proposed."
                                   : "Rule-based edits for " + util::join(summary, ", ") + ", each citing its evidence.";
   return reply;
+}
+
+} // namespace
+
+prompt::Reply propose(const json& diagnostics, const std::map<std::string, std::string>& sources, bool allow_fp_changes,
+                      int alternative) {
+  prompt::Reply all = run_rules(diagnostics, sources, allow_fp_changes, "");
+  if (alternative <= 0) return all;
+  // The rules that fired, in table order (a signature edit names each of its rules, "restrict+bounds").
+  std::set<std::string> fired;
+  for (const auto& e : all.edits)
+    for (auto part : util::split(e.rule, '+')) fired.insert(std::string(part));
+  std::vector<std::string> order;
+  for (const Rule& rule : rule_table())
+    if (fired.count(rule.name)) order.push_back(rule.name);
+  // One rule alone is the whole answer when only one fires: no alternative then.
+  if (order.size() < 2 || static_cast<std::size_t>(alternative) > order.size()) {
+    prompt::Reply none;
+    none.summary = fmt::format("No alternative {}: {} rule(s) fire here ({}){}.", alternative, order.size(),
+                               util::join(order, ", "), order.size() < 2 ? "" : ", each offered alone already");
+    return none;
+  }
+  prompt::Reply alone = run_rules(diagnostics, sources, allow_fp_changes, order[alternative - 1]);
+  alone.summary =
+      fmt::format("Alternative {}: the {} rule alone. {}", alternative, order[alternative - 1], alone.summary);
+  return alone;
 }
 
 } // namespace optimas::builtin

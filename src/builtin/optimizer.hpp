@@ -17,7 +17,12 @@ namespace optimas::builtin {
 // The edits the rules propose for every hot kernel of `diagnostics` (the analysis JSON, hottest
 // first), in `sources` (file name -> text). Rules that change floating-point results apply only
 // with `allow_fp_changes`; otherwise they are listed as withheld.
+//
+// `alternative` k > 0 is a search's k-th other candidate (optimize.candidates): the k-th rule
+// that fires with all of them (in table order, for any kernel), alone, so a combination that
+// measured slower can be taken apart. Past the last such rule, or where only one fires: no edit,
+// and the summary says so.
 prompt::Reply propose(const nlohmann::json& diagnostics, const std::map<std::string, std::string>& sources,
-                      bool allow_fp_changes);
+                      bool allow_fp_changes, int alternative = 0);
 
 } // namespace optimas::builtin

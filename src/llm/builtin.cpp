@@ -33,7 +33,9 @@ public:
                      "the builtin optimizer works from the structured diagnostics and sources, which this request "
                      "lacks (use optimas optimize or optimas ask)"};
     auto sources = ctx["sources"].get<std::map<std::string, std::string>>();
-    prompt::Reply reply = builtin::propose(ctx["diagnostics"], sources, m_allow_fp_changes);
+    // A search's later candidates (optimize.candidates) get the rules that fire, each alone.
+    const int alternative = ctx.value("candidate", 1) - 1;
+    prompt::Reply reply = builtin::propose(ctx["diagnostics"], sources, m_allow_fp_changes, alternative);
     Response out;
     out.text = prompt::to_json(reply).dump(2);
     out.model = "builtin";

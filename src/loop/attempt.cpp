@@ -98,9 +98,10 @@ std::vector<std::string> Loop::replies_for(Variant& v, const std::vector<prompt:
   how.seed = m_settings.seed; // a campaign's repeat; only providers whose API takes a seed send it
   // A later candidate of a round samples with a seed of its own, where the provider takes one.
   if (v.candidate > 1) how.seed = m_settings.seed.value_or(0) + v.candidate - 1;
-  auto asked = ask_backend(prompts, feedback,
-                           {{"diagnostics", analysis::to_json(m_diagnostics)}, {"sources", current_sources()}},
-                           *backend, m_backend, cache ? &*cache : nullptr, how);
+  auto asked = ask_backend(
+      prompts, feedback,
+      {{"diagnostics", analysis::to_json(m_diagnostics)}, {"sources", current_sources()}, {"candidate", v.candidate}},
+      *backend, m_backend, cache ? &*cache : nullptr, how);
   json files = json::array();
   for (std::size_t i = 0; i < asked.replies.size(); ++i) {
     std::string name = fmt::format("reply-{}.txt", i + 1);

@@ -47,10 +47,10 @@ json line(const char* id, int no, const char* stall, double fraction) {
   return {{"id", id}, {"file", "/x/fir.cu"}, {"line", no}, {"stall", stall}, {"fraction", fraction}};
 }
 
-prompt::Reply ask(const json& kernels, const char* src = k_src) {
+prompt::Reply ask(const json& kernels, const char* src = k_src, int candidate = 1) {
   auto backend = llm::make_backend(llm::parse_model("builtin"));
   llm::Request r;
-  r.context = {{"diagnostics", {{"kernels", kernels}}}, {"sources", {{"fir.cu", src}}}};
+  r.context = {{"diagnostics", {{"kernels", kernels}}}, {"sources", {{"fir.cu", src}}}, {"candidate", candidate}};
   auto result = backend->complete(r);
   EXPECT_TRUE(llm::ok(result));
   auto parsed = prompt::parse_reply(std::get<llm::Response>(result).text);
@@ -147,6 +147,32 @@ TEST(Builtin, UnrollOnAConstantTripLoopThatWaits) {
   EXPECT_EQ(*e.new_text, "  #pragma unroll\n  for (int t = 0; t < TAPS; t++)");
   EXPECT_EQ(e.rule, "unroll");
   EXPECT_EQ(e.evidence, (std::vector<std::string>{"PC2"}));
+}
+
+// A search's later candidates (optimize.candidates): the rules that fire with all of them, each
+// alone, in table order; past the last, no edit and a summary that says why.
+TEST(Builtin, LaterCandidatesGetEachFiringRuleAlone) {
+  auto kernels = json::array(
+      {kernel(json::array({line("PC1", 8, "stall_long_scoreboard", 0.9), line("PC2", 7, "stall_wait", 0.6)}))});
+  std::vector<std::string> all;
+  for (const auto& e : ask(kernels).edits) all.push_back(e.rule);
+  ASSERT_EQ(all, (std::vector<std::string>{"restrict", "unroll"}));
+  for (int c = 2; c <= 3; ++c) {
+    auto r = ask(kernels, k_src, c);
+    ASSERT_EQ(r.edits.size(), 1u) << c;
+    EXPECT_EQ(r.edits[0].rule, all[c - 2]);
+    EXPECT_NE(r.summary.find("Alternative " + std::to_string(c - 1) + ": the " + all[c - 2] + " rule alone"),
+              std::string::npos)
+        << r.summary;
+  }
+  auto past = ask(kernels, k_src, 4);
+  EXPECT_TRUE(past.edits.empty());
+  EXPECT_NE(past.summary.find("2 rule(s) fire here (restrict, unroll), each offered alone already"), std::string::npos)
+      << past.summary;
+  // One firing rule: alone it is the whole answer, so there is no alternative.
+  auto one = json::array({kernel(json::array({line("PC2", 7, "stall_wait", 0.6)}))});
+  EXPECT_EQ(ask(one).edits.size(), 1u);
+  EXPECT_TRUE(ask(one, k_src, 2).edits.empty());
 }
 
 TEST(Builtin, LaunchBoundsWhenRegistersLimitOccupancy) {
