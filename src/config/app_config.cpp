@@ -27,8 +27,8 @@ namespace {
 
 constexpr const char* k_top_keys[] = {"name",    "description", "sources", "build",    "run",
                                       "configs", "optimize",    "measure", "validate", "tune"};
-constexpr const char* k_optimize_keys[] = {"backend", "options",          "diagnostics", "scope",     "iterations",
-                                           "retries", "fp_reassociation", "rounds",      "candidates"};
+constexpr const char* k_optimize_keys[] = {"backend", "options",          "diagnostics", "scope",      "iterations",
+                                           "retries", "fp_reassociation", "rounds",      "candidates", "memory"};
 constexpr const char* k_measure_keys[] = {"runs",         "warmup",      "timing",  "configs", "confidence",
                                           "significance", "min_speedup", "confirm", "verdict", "end_after_kernels"};
 constexpr const char* k_validate_keys[] = {"tolerance", "fresh_seeds", "configs", "ignore"};
@@ -217,6 +217,7 @@ void read_optimize(const Reader& rd, const YAML::Node& o, OptimizeSettings& s) {
   if (o["rounds"]) s.rounds = rd.setting(o, "optimize.rounds").get<int>();
   if (o["iterations"]) s.rounds = rd.setting(o, "optimize.iterations").get<int>();
   if (o["candidates"]) s.candidates = rd.setting(o, "optimize.candidates").get<int>();
+  if (o["memory"]) s.memory = rd.setting(o, "optimize.memory").get<std::string>();
   if (o["retries"]) s.retries = rd.setting(o, "optimize.retries").get<int>();
 }
 

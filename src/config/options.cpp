@@ -76,6 +76,9 @@ std::string timing(const json& v) {
 std::string verdict(const json& v) {
   return one_of(v, {"fixed", "sequential"});
 }
+std::string memory(const json& v) {
+  return one_of(v, {"corpus", "off"});
+}
 std::string end_after_kernels(const json& v) {
   return one_of(v, {"auto", "off"});
 }
@@ -178,6 +181,10 @@ std::vector<Option> make_table() {
      "", Kind::integer, 1, "optimize.rounds", nullptr, {1, 100}},
     {"iterations", "--iterations", "The older name of rounds (the same setting)", "", Kind::integer, 1,
      "optimize.iterations", nullptr, {1, 100}},
+    {"memory", "--memory",
+     "corpus (the prompt shows up to 3 accepted edits of earlier runs in the store whose kernels' evidence resembles "
+     "a hot kernel's, with their speedups) or off",
+     "", Kind::text, "corpus", "optimize.memory", memory, {}},
     {"budget_usd", "--budget-usd",
      "Ask no further candidate once the model's answers of this run have cost this much (US dollars)", "", Kind::real,
      nullptr, "", positive, {}},

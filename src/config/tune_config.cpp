@@ -34,7 +34,8 @@ public:
     long long v = 0;
     const std::string& text = n.Scalar();
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) fail(n, fmt::format("{} must be a whole number, not \"{}\"", what, n.Scalar()));
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+      fail(n, fmt::format("{} must be a whole number, not \"{}\"", what, n.Scalar()));
     return v;
   }
 
@@ -47,7 +48,8 @@ public:
       v = integer(n, yml);
     else if (row->kind == Kind::flag) {
       bool b = false;
-      if (!YAML::convert<bool>::decode(n, b)) fail(n, fmt::format("\"{}\" must be true or false, not \"{}\"", yml, n.Scalar()));
+      if (!YAML::convert<bool>::decode(n, b))
+        fail(n, fmt::format("\"{}\" must be true or false, not \"{}\"", yml, n.Scalar()));
       v = b;
     } else
       v = n.Scalar();
@@ -71,7 +73,8 @@ public:
       long long lo = integer(n["min"], what + ".min"), hi = integer(n["max"], what + ".max");
       if (lo > hi) fail(n["max"], fmt::format("{}: max ({}) is below min ({})", what, hi, lo));
       bool pow2 = false;
-      if (n["pow2"] && !YAML::convert<bool>::decode(n["pow2"], pow2)) fail(n["pow2"], what + ".pow2 must be true or false");
+      if (n["pow2"] && !YAML::convert<bool>::decode(n["pow2"], pow2))
+        fail(n["pow2"], what + ".pow2 must be true or false");
       if (pow2 && n["step"]) fail(n["step"], what + ": step or pow2, not both");
       if (pow2) {
         if (lo < 1) fail(n["min"], what + ": pow2 ranges start at 1 or more");
@@ -109,7 +112,8 @@ public:
 
   std::vector<std::string> flag_values(const YAML::Node& n, const std::string& name, bool allow_fp) const {
     const std::string what = "tune.flags." + name;
-    if (!n.IsSequence() || n.size() == 0) fail(n, what + " must be a list of choices, such as [\"\", \"-Xptxas -dlcm=ca\"]");
+    if (!n.IsSequence() || n.size() == 0)
+      fail(n, what + " must be a list of choices, such as [\"\", \"-Xptxas -dlcm=ca\"]");
     std::vector<std::string> out;
     for (const auto& x : n) {
       if (!x.IsScalar()) fail(x, what + ": each choice is a string of flags (\"\" for none)");
@@ -162,9 +166,10 @@ std::string tune_flag_problem(const std::string& flags, bool allow_fp_changes) {
                          "what you accept)",
                          w[i]);
     }
-    return fmt::format("\"{}\" is not a flag the tuner passes (it passes only flags that keep results bit-identical: "
-                       "-maxrregcount=N, -Xptxas -dlcm=ca|cg, --extra-device-vectorization; tune anything else as a macro)",
-                       w[i]);
+    return fmt::format(
+        "\"{}\" is not a flag the tuner passes (it passes only flags that keep results bit-identical: "
+        "-maxrregcount=N, -Xptxas -dlcm=ca|cg, --extra-device-vectorization; tune anything else as a macro)",
+        w[i]);
   }
   return {};
 }
@@ -177,7 +182,8 @@ TuneSettings read_tune(const YAML::Node& node, const std::string& path) {
   t.line = rd.line(node);
   if (node["search"]) t.search = rd.setting(node["search"], "tune.search").get<std::string>();
   if (node["budget"]) t.budget = rd.setting(node["budget"], "tune.budget").get<int>();
-  if (node["allow_fp_changes"]) t.allow_fp_changes = rd.setting(node["allow_fp_changes"], "tune.allow_fp_changes").get<bool>();
+  if (node["allow_fp_changes"])
+    t.allow_fp_changes = rd.setting(node["allow_fp_changes"], "tune.allow_fp_changes").get<bool>();
   static const std::regex k_macro_name(R"([A-Za-z_][A-Za-z0-9_]*)");
   std::set<std::string> names;
   auto declare = [&](const YAML::Node& key, const char* section) {
@@ -212,7 +218,8 @@ TuneSettings read_tune(const YAML::Node& node, const std::string& path) {
   }
   if (t.params.empty()) rd.fail(node, "tune needs macros or flags to tune");
   if (t.grid_size() > k_max_grid)
-    rd.fail(node, fmt::format("the tuning space has {} points, more than {}: narrow the domains", t.grid_size(), k_max_grid));
+    rd.fail(node,
+            fmt::format("the tuning space has {} points, more than {}: narrow the domains", t.grid_size(), k_max_grid));
   if (YAML::Node c = node["constraints"]) {
     if (!c.IsSequence()) rd.fail(c, "tune.constraints must be a list of expressions, such as [\"BX * BY <= 1024\"]");
     for (const auto& x : c) {

@@ -307,6 +307,7 @@ json Loop::candidate(int it, int c) {
 // A round: its candidates, all from the same parent (the best variant so far); the fastest one
 // accepted becomes the parent of the next round.
 bool Loop::iteration(int it) {
+  recall_memories(it);
   std::string best;
   double best_speedup = 0;
   for (int c = 1; c <= m_app.optimize.candidates; ++c) {

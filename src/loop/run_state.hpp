@@ -28,6 +28,7 @@
 #include "profile/ncu_agent.hpp"
 #include "profile/profile.hpp"
 #include "prompt/builder.hpp"
+#include "store/memory.hpp"
 #include "store/run_store.hpp"
 #include "tune/cache.hpp"
 #include "tune/space.hpp"
@@ -103,6 +104,8 @@ private:
   std::string budget_spent() const;
   // The budgets' use so far, for the progress line ("$0.12 of $1.00, 3 of 10 verdicts").
   std::string budget_use() const;
+  // The worked examples of round `it` from the store (optimize.memory), said and in run.json.
+  void recall_memories(int it);
   RunResult summary();
   config::AppConfig app_in(const path& dir) const;
   path parent_work() const;
@@ -192,8 +195,9 @@ private:
   std::vector<std::string> m_warnings; // for the run summary
   profile::Profile m_profile;          // what the current iteration's prompt is built from
   analysis::Diagnostics m_diagnostics;
-  analysis::AnalysisOptions m_analysis; // as the first iteration analyzed the profile
-  std::string m_search_stopped;         // the budget that ended the search early, if one did
+  analysis::AnalysisOptions m_analysis;  // as the first iteration analyzed the profile
+  std::vector<store::Recall> m_recalled; // the round's worked examples (optimize.memory)
+  std::string m_search_stopped;          // the budget that ended the search early, if one did
   std::chrono::steady_clock::time_point m_started = std::chrono::steady_clock::now();
   std::string m_best; // key of the best accepted variant ("" = baseline)
   std::vector<json> m_variants;

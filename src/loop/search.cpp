@@ -2,6 +2,7 @@
 // prompt is told of the earlier ones, and the search tree run.json records.
 #include "loop/run_state.hpp"
 
+#include "analysis/json.hpp"
 #include "store/journal.hpp"
 #include "util/strings.hpp"
 
@@ -16,6 +17,8 @@ using nlohmann::json;
 using store::read_json;
 
 namespace {
+
+constexpr std::size_t k_memories = 3; // worked examples shown at most
 
 // "main.cu +4 -2" per file of a unified diff.
 std::string diff_summary(const std::string& diff) {
@@ -100,6 +103,27 @@ std::string reprofile_deltas(const json& v) {
 
 } // namespace
 
+void Loop::recall_memories(int it) {
+  m_recalled.clear();
+  if (m_app.optimize.memory != "corpus" || m_settings.aa) return;
+  m_recalled = store::recall(store::collect_memories(store::RunStore(m_options.runs_root), m_id),
+                             analysis::to_json(m_diagnostics), k_memories);
+  json shown = json::array();
+  for (const auto& r : m_recalled) {
+    shown.push_back({{"run", r.memory.run_id},
+                     {"variant", r.memory.variant},
+                     {"kernel", r.memory.kernel},
+                     {"for_kernel", r.for_kernel},
+                     {"shared", r.shared},
+                     {"score", r.score},
+                     {"speedup", r.memory.speedup}});
+    say(fmt::format("round {} memory", it),
+        fmt::format("{} of run {} ({:.3f}x) for {}: {}", r.memory.kernel, r.memory.run_id.substr(0, 8),
+                    r.memory.speedup, r.for_kernel, util::join(r.shared, ", ")));
+  }
+  m_run["memory"][std::to_string(it)] = shown;
+}
+
 std::string Loop::search_notes(const Variant& v) const {
   std::vector<const json*> earlier, same_round;
   auto retried = [&](const json& x) { // a later attempt of the same candidate stands for it
@@ -114,8 +138,10 @@ std::string Loop::search_notes(const Variant& v) const {
     earlier.push_back(&x);
     if (x.value("iteration", 0) == v.iteration) same_round.push_back(&x);
   }
-  if (earlier.empty()) return "";
-  std::string out = "\n\n## What earlier attempts measured\n\n"
+  const std::string examples = store::render_recall(m_recalled);
+  if (earlier.empty()) return examples;
+  std::string out = examples +
+                    "\n\n## What earlier attempts measured\n\n"
                     "Each earlier candidate of this run, its edits, and what validation and measurement found "
                     "(speedups over its parent, with 95% intervals). Learn from them: keep what was faster, do not "
                     "repeat what failed or was slower.\n\n";

@@ -124,6 +124,7 @@ void apply_overrides(config::AppConfig& app, const Overrides& o) {
   if (o.contains("rounds")) opt.rounds = o["rounds"].get<int>();
   if (o.contains("iterations")) opt.rounds = o["iterations"].get<int>();
   if (o.contains("candidates")) opt.candidates = o["candidates"].get<int>();
+  if (o.contains("memory")) opt.memory = o["memory"].get<std::string>();
   if (o.contains("retries")) opt.retries = o["retries"].get<int>();
   analysis::parse_diagnostics(opt.diagnostics); // throws on a typo
   auto& ms = app.measure;

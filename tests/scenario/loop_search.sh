@@ -6,7 +6,8 @@
 # earlier attempts measured" with candidate 1's measured speedup; the model answers that with
 # the honest edit, which is accepted; its second candidate repeats it (a duplicate). run.json's
 # search tree holds all four with their parents, rounds and verdicts. A budget of one verdict
-# stops the search after the first.
+# stops the search after the first; that run's prompt shows the accepted edit as a worked example
+# (memory across runs).
 source "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
 
@@ -66,8 +67,13 @@ grep -qE "^      i1a1 \(round 1, candidate 1\): rejected slower 0\.[0-9]+x; [0-9
   grep -qE "^      i2c2a1 \(round 2, candidate 2\): duplicate; [0-9.]+ s$" "$WORK/show.txt" ||
   fail "runs show does not draw the tree: $(sed -n '/search:/,$p' "$WORK/show.txt")"
 
+! grep -q "Worked examples from earlier runs" "$count.request-1.txt" || fail "an empty store gave worked examples"
+first=$id
+
 # A budget of one verdict: after round 1's first candidate is measured, nothing more is asked;
-# what was measured stays, and run.json says which budget ended the search.
+# what was measured stays, and run.json says which budget ended the search. The store now holds
+# the accepted i2a1, whose kernel's evidence is this run's (the same profile): it is recalled as
+# a worked example (optimize.memory, on by default), with the reason.
 new_app budget
 loop budget "$WORK/budget" "$R/slow.json" --rounds 3 --candidates 2 --retries 0 --runs 3 --budget-verdicts 1
 [ "$rc" -eq 3 ] || fail "the budgeted run exits $rc, not 3: $(tail -20 "$log")"
@@ -75,5 +81,11 @@ loop budget "$WORK/budget" "$R/slow.json" --rounds 3 --candidates 2 --retries 0 
 json_check "$run_json" '[n["key"] for n in d["search"]["nodes"]] == ["i1a1"] and d["search"]["stopped"] == "the budget of 1 verdict(s) is spent" and d["search"]["budget"]["verdicts"] == {"limit": 1, "spent": 1}' \
   "the budget did not end the search: $(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["search"]))' "$run_json")"
 grep -q "no further candidate: the budget of 1 verdict(s) is spent" "$log" || fail "the run does not say why it stopped: $(tail "$log")"
+for text in "## Worked examples from earlier runs" "### triad_kernel in stream (run ${first:0:8}, variant i2a1): " \
+  "Shown because: memory-bound" "- triad_kernel citing PC1, RF1: "; do
+  grep -qF -- "$text" "$count.request-1.txt" || fail "the budgeted run's prompt lacks \"$text\": $(sed -n '/Worked examples/,$p' "$count.request-1.txt" | head -20)"
+done
+json_check "$run_json" 'd["memory"]["1"][0]["run"] == "'"$first"'" and d["memory"]["1"][0]["variant"] == "i2a1" and d["memory"]["1"][0]["kernel"] == "triad_kernel"' \
+  "run.json does not record the recalled example: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("memory"))' "$run_json")"
 
-pass "two rounds of two candidates: the second candidate told of the first, round 2 told what round 1 measured, duplicates not measured, the honest edit accepted; a budget stops the search"
+pass "two rounds of two candidates: the second candidate told of the first, round 2 told what round 1 measured, duplicates not measured, the honest edit accepted; a budget stops the search; the next run recalls the accepted edit"

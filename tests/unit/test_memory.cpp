@@ -1,0 +1,103 @@
+// Memory across runs: accepted edits of earlier runs recalled for kernels whose evidence resembles
+// theirs, deterministically, with the reason shown.
+#include "store/memory.hpp"
+
+#include "store/journal.hpp"
+
+#include "test_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+using namespace optimas;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+json kernel(const std::string& name, const std::string& cls, const std::string& stall, double sectors = 4) {
+  return {
+      {"kernel", name},
+      {"roofline", {{"class", cls}, {"access", {{"global_load_sectors_per_request", sectors}}}}},
+      {"stalls",
+       {{"kernel_stalls", {{stall, 900}, {"stall_selected", 100}}}, {"lines", json::array({json{{"stall", stall}}})}}}};
+}
+
+// A run in `root`: its run.json with one variant of `status` editing `edited`, and its diagnostics.
+void add_run(const fs::path& root, const std::string& id, const json& kernels, const std::string& edited,
+             const std::string& status, double speedup, bool aa = false) {
+  fs::create_directories(root / id / "iterations/1/attempt-1");
+  json variant = {
+      {"key", "i1a1"},
+      {"dir", "iterations/1/attempt-1"},
+      {"status", status},
+      {"applied_edits",
+       {{{"kernel", edited}, {"evidence", {"PC1"}}, {"rule", "restrict"}, {"rationale", "Loads wait. More."}}}},
+      {"measurement", {{"speedup", speedup}, {"ci", {speedup - 0.1, speedup + 0.1}}}}};
+  store::write_json_atomic((root / id / "run.json").string(),
+                           {{"id", id}, {"app", "app-" + id}, {"aa", aa}, {"variants", json::array({variant})}});
+  store::write_json_atomic((root / id / "diagnostics.json").string(), {{"kernels", kernels}});
+  std::ofstream(root / id / "iterations/1/attempt-1/diff.patch") << "--- a/k.cu\n+++ b/k.cu\n-old\n+new\n";
+}
+
+} // namespace
+
+TEST(Memory, FeaturesOfAKernel) {
+  EXPECT_EQ(store::kernel_features(kernel("k", "memory-bound", "stall_long_scoreboard", 16)),
+            (std::vector<std::string>{"access:uncoalesced_loads", "class:memory-bound", "line:long_scoreboard",
+                                      "stall:long_scoreboard"}));
+  EXPECT_TRUE(store::kernel_features(json::object()).empty());
+}
+
+TEST(Memory, RecallsTheResemblingAcceptedEditsWithTheirReasons) {
+  test::TempDir dir;
+  const fs::path root = dir.path() / "runs";
+  add_run(root, "aaaa0001", json::array({kernel("k1<4>", "memory-bound", "stall_long_scoreboard")}), "k1", "accepted",
+          1.5);
+  add_run(root, "aaaa0002", json::array({kernel("k2", "compute-bound", "stall_wait")}), "k2", "accepted", 2.0);
+  add_run(root, "aaaa0003", json::array({kernel("k3", "memory-bound", "stall_long_scoreboard")}), "k3", "accepted", 9.0,
+          true);
+  add_run(root, "aaaa0004", json::array({kernel("k4", "memory-bound", "stall_long_scoreboard")}), "k4", "rejected",
+          0.9);
+  add_run(root, "aaaa0005", json::array({kernel("k5", "memory-bound", "stall_long_scoreboard")}), "k5", "accepted",
+          1.2);
+  store::RunStore st(root.string());
+
+  auto memories = store::collect_memories(st, "aaaa0005"); // the current run is left out
+  ASSERT_EQ(memories.size(), 2u);                          // neither the A/A run nor the rejected one
+  EXPECT_EQ(memories[0].kernel, "k1");
+  EXPECT_EQ(memories[0].edits, std::vector<std::string>{"k1 citing PC1 (rule restrict): Loads wait"});
+  EXPECT_NE(memories[0].diff.find("+new"), std::string::npos);
+
+  // A memory-bound kernel waiting on loads resembles k1 only; a compute-bound one waiting on
+  // dependencies resembles k2 only; with both hot, both, the closer match first.
+  json here = {{"kernels", json::array({kernel("mine", "memory-bound", "stall_long_scoreboard")})}};
+  auto r = store::recall(memories, here, 3);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].memory.run_id, "aaaa0001");
+  EXPECT_EQ(r[0].for_kernel, "mine");
+  EXPECT_EQ(r[0].shared,
+            (std::vector<std::string>{"class:memory-bound", "line:long_scoreboard", "stall:long_scoreboard"}));
+  EXPECT_DOUBLE_EQ(r[0].score, 1.0);
+
+  json both = {
+      {"kernels",
+       {kernel("mine", "memory-bound", "stall_long_scoreboard", 16), kernel("other", "compute-bound", "stall_wait")}}};
+  r = store::recall(memories, both, 3);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].memory.kernel, "k2"); // all four features shared
+  EXPECT_EQ(r[1].memory.kernel, "k1"); // three of four
+  EXPECT_EQ(store::recall(memories, both, 1).size(), 1u);
+  EXPECT_TRUE(
+      store::recall(memories, {{"kernels", json::array({kernel("x", "latency-bound", "stall_barrier")})}}, 3).empty());
+
+  std::string text = store::render_recall(r);
+  EXPECT_NE(text.find("## Worked examples from earlier runs"), std::string::npos);
+  EXPECT_NE(text.find("### k1 in app-aaaa0001 (run aaaa0001, variant i1a1): 1.500x [1.400, 1.600]"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Shown because: memory-bound, long_scoreboard on a line, long_scoreboard (as mine here)."),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(store::render_recall({}), "");
+}
