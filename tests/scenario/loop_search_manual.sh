@@ -1,0 +1,60 @@
+# Rounds and candidates with the manual backend on the host stand-in (issue #28): 2 rounds x 2
+# candidates, end to end. The run stops at each question (exit 4) with the prompt in a file; this
+# test answers as a user pasting a model's reply would, choosing by what the prompt says (a
+# later candidate gets another edit, a prompt carrying earlier results gets the honest one), and
+# resumes with the hint the run printed, until the run ends. Checked: four questions, four
+# variants in the search tree with their rounds and candidates, and the prompts of round 2 and of
+# the second candidates carry what they must.
+source "$(dirname "$0")/lib.sh"
+command -v g++ >/dev/null || skip "the stand-in is built with g++"
+
+D="$OPTIMAS_TEST_DATA/h200/stream"
+cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/app"
+cd "$WORK"
+
+# answer PROMPT: the reply file beside it, by what the prompt says.
+answer() {
+  local reps=80 # round 1's first candidate: the triad repeated ten times as often (slower)
+  if grep -q "You are candidate 2 of this round" "$1"; then
+    reps=4
+  elif grep -q "## What earlier attempts measured" "$1"; then
+    reps=1
+  fi
+  cat > "${1/prompt-/reply-}" <<JSON
+{"summary": "triad repeats its work", "edits": [{"file": "main.cu", "kernel": "triad_kernel",
+ "find": "for (int r = 0; r < 8; ++r) {", "replace": "for (int r = 0; r < $reps; ++r) {",
+ "line_start": null, "line_end": null, "new_text": null, "evidence": ["PC1"],
+ "rationale": "The repetitions recompute the same value.", "expected_effect": []}], "withheld": []}
+JSON
+}
+
+rc=0
+"$OPTIMAS" run --app app --import "$D" -m manual --runs-dir runs --rounds 2 --candidates 2 --retries 0 \
+  --runs 3 --warmup 0 > run.out 2> run.log || rc=$?
+asked=0
+while [ "$rc" -eq 4 ] && [ "$asked" -lt 8 ]; do
+  hint=$(grep -o 'continue with `[^`]*`' run.log | tail -1 | sed 's/^continue with `//; s/`$//')
+  [ -n "$hint" ] || fail "the waiting run does not say how to continue: $(tail run.log)"
+  for p in optimas-manual/prompt-*.md; do
+    [ -f "${p/prompt-/reply-}" ] || { answer "$p"; asked=$((asked + 1)); }
+  done
+  rc=0
+  eval "\"\$OPTIMAS\" ${hint#optimas }" > run.out 2> run.log || rc=$?
+done
+[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "the run ends with exit $rc: $(tail -20 run.log)"
+[ "$asked" -eq 4 ] || fail "$asked questions were answered, not 4"
+
+id=$(ls runs | grep -E '^[0-9a-f-]{36}$')
+run_json="runs/$id/run.json"
+json_check "$run_json" '[(n["key"], n["round"], n["candidate"]) for n in d["search"]["nodes"]] == [("i1a1", 1, 1), ("i1c2a1", 1, 2), ("i2a1", 2, 1), ("i2c2a1", 2, 2)] and d["status"] == "finished"' \
+  "the search tree is wrong: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("search"))' "$run_json")"
+json_check "$run_json" 'all(v["status"] in ("accepted", "rejected") and "measurement" in v for v in d["variants"])' \
+  "a variant was not measured: $(python3 -c 'import json,sys; print([(v["key"], v["status"], v.get("reason")) for v in json.load(open(sys.argv[1]))["variants"]])' "$run_json")"
+for key in i1c2a1 i2c2a1; do
+  dir=$(python3 -c 'import json,sys; print([v["dir"] for v in json.load(open(sys.argv[1]))["variants"] if v["key"] == sys.argv[2]][0])' "$run_json" "$key")
+  grep -q "You are candidate 2 of this round" "runs/$id/$dir/prompt.md" || fail "$key was not told of the first candidate"
+done
+grep -q "### i1a1 (round 1, candidate 1, from baseline)" "runs/$id/iterations/2/attempt-1/prompt.md" ||
+  fail "round 2 was not told what round 1 measured: $(sed -n '/What earlier/,$p' "runs/$id/iterations/2/attempt-1/prompt.md")"
+
+pass "the manual backend runs 2 rounds x 2 candidates end to end, the prompts telling later candidates and rounds what came before"
