@@ -66,14 +66,15 @@ void list_runs(const std::string& root, const std::string& campaign, bool as_jso
 
 // The search tree of a run with several rounds or candidates: each node under its parent.
 void print_search(const json& run) {
-  const json& search = run.value("search", json::object());
-  if (search.value("rounds", 1) * search.value("candidates", 1) <= 1) return;
+  const json& search = util::member(run, "search");
+  if (!search.is_object() || search.value("rounds", 1) * search.value("candidates", 1) <= 1) return;
   std::cout << fmt::format("  search: {} round(s) x {} candidate(s), best {}\n", search.value("rounds", 1),
                            search.value("candidates", 1), text(search, "best"));
-  const json nodes = search.value("nodes", json::array());
+  const json& nodes = util::member(search, "nodes");
   std::function<void(const std::string&, int)> children = [&](const std::string& parent, int depth) {
+    if (depth > 100) return; // a parent loop in a damaged run.json
     for (const auto& n : nodes) {
-      if (n.value("parent", "") != parent) continue;
+      if (!n.is_object() || n.value("parent", "") != parent) continue;
       std::string measured =
           n.contains("speedup") ? fmt::format(" {} {:.3f}x", text(n, "verdict"), n.value("speedup", 0.0)) : "";
       std::string cost = n.contains("cost_usd") && n["cost_usd"].is_number() && n["cost_usd"].get<double>() > 0

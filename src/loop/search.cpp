@@ -4,6 +4,7 @@
 
 #include "analysis/json.hpp"
 #include "store/journal.hpp"
+#include "util/json_text.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -61,7 +62,7 @@ std::string describe(const json& v, const fs::path& run_dir) {
       fmt::format("### {} (round {}, candidate {}, from {}): {}\n\n", v.value("key", "?"), v.value("iteration", 0),
                   v.value("candidate", 1), v.value("parent", "baseline"), v.value("status", "?"));
   std::vector<std::string> cited;
-  for (const auto& e : v.value("applied_edits", json::array())) {
+  for (const auto& e : util::member(v, "applied_edits")) {
     std::string what = fmt::format("{} citing {}", e.value("kernel", "?"),
                                    util::join(e.value("evidence", std::vector<std::string>{}), ", "));
     if (e.contains("rule") && e["rule"].is_string()) what += " (rule " + e["rule"].get<std::string>() + ")";
@@ -71,14 +72,13 @@ std::string describe(const json& v, const fs::path& run_dir) {
   if (!cited.empty())
     out += fmt::format("- Edits: {}; {}.\n", util::join(cited, "; "),
                        fs::exists(diff) ? diff_summary(util::read_file(diff.string())) : "no diff recorded");
-  if (const json& val = v.value("validation", json::object()); val.value("passed", true) == false)
-    for (const auto& c : val.value("checks", json::array()))
+  if (const json& val = util::member(v, "validation"); util::member(val, "passed") == false)
+    for (const auto& c : util::member(val, "checks"))
       if (!c.value("passed", true))
         out += fmt::format("- Validation failed on {}: {}\n", c.value("label", "?"), c.value("detail", ""));
-  if (const json& m = v.value("measurement", json::object()); !m.empty()) {
+  if (const json& m = util::member(v, "measurement"); m.is_object() && !m.empty()) {
     std::vector<std::string> per;
-    const json configs = m.value("configs", json::object());
-    for (const auto& [name, c] : configs.items())
+    for (const auto& [name, c] : util::member(m, "configs").items())
       per.push_back(fmt::format("{} {} ({})", name, interval(c), c.value("verdict", "?")));
     out += fmt::format("- Measured: {} overall; {}.\n", interval(m), util::join(per, "; "));
   }
@@ -90,7 +90,7 @@ std::string describe(const json& v, const fs::path& run_dir) {
 // What the best variant's re-profile showed for the effects its edits expected.
 std::string reprofile_deltas(const json& v) {
   std::string out;
-  for (const auto& e : v.value("ear", json::object()).value("effects", json::array())) {
+  for (const auto& e : util::member(util::member(v, "ear"), "effects")) {
     if (!e["before"].is_number() || !e["after"].is_number()) continue;
     double before = e["before"], after = e["after"];
     std::string change = before != 0 ? fmt::format(" ({:+.0f}%)", (after / before - 1) * 100) : "";
@@ -211,14 +211,13 @@ json Loop::search_tree() const {
     json n = {{"key", x.value("key", "")},        {"parent", x.value("parent", "baseline")},
               {"round", x.value("iteration", 0)}, {"candidate", x.value("candidate", 1)},
               {"attempt", x.value("attempt", 1)}, {"status", x.value("status", "")}};
-    if (const json& m = x.value("measurement", json::object()); m.contains("speedup")) {
+    if (const json& m = util::member(x, "measurement"); m.contains("speedup")) {
       n["verdict"] = m.value("verdict", "");
       n["speedup"] = m["speedup"];
       n["ci"] = m.value("ci", json(nullptr));
     }
     double seconds = 0;
-    const json times = x.value("times", json::object());
-    for (const auto& [k, t] : times.items())
+    for (const auto& [k, t] : util::member(x, "times").items())
       if (t.is_number() && k != "confirm_s") seconds += t.get<double>(); // confirm_s is inside measure_s
     n["seconds"] = seconds;
     const fs::path replies = m_dir / x.value("dir", "") / "replies.json";

@@ -115,6 +115,58 @@ std::string steps_section(const RunData& d) {
   return s + "</table></section>\n";
 }
 
+// The search tree of a run with several rounds or candidates (run.json's search): each variant
+// under its parent, with its status, speedup and cost; the budgets and what ended the search.
+std::string search_node(const json& nodes, const std::string& parent, int depth) {
+  if (depth > 100) return ""; // a parent loop in a damaged run.json
+  std::string s;
+  for (const auto& n : nodes) {
+    if (member_string(n, "parent") != parent) continue;
+    const std::string key = member_string(n, "key");
+    std::string measured;
+    if (member(n, "speedup").is_number()) {
+      measured = fmt::format(" {:.3f}x", n["speedup"].get<double>());
+      const json& ci = member(n, "ci");
+      if (ci.is_array() && ci.size() == 2 && ci[0].is_number() && ci[1].is_number())
+        measured += fmt::format(" [{:.3f}, {:.3f}]", ci[0].get<double>(), ci[1].get<double>());
+    }
+    std::string cost = member(n, "cost_usd").is_number() && n["cost_usd"].get<double>() > 0
+                           ? fmt::format(", ${:.4f}", n["cost_usd"].get<double>())
+                           : "";
+    s += fmt::format("<li id=\"node-{}\"><a href=\"#variant-{}\">{}</a> {}{} <span class=\"muted\">round {}, "
+                     "candidate {}; {}{}</span>",
+                     anchor(key), anchor(key), escape(key), status_badge(member_string(n, "status")), escape(measured),
+                     escape(text_of(member(n, "round"))), escape(text_of(member(n, "candidate"))),
+                     seconds(n, "seconds"), escape(cost));
+    std::string children = search_node(nodes, key, depth + 1);
+    if (!children.empty()) s += "<ul>" + children + "</ul>";
+    s += "</li>\n";
+  }
+  return s;
+}
+
+std::string search_section(const RunData& d) {
+  const json& search = member(d.run, "search");
+  const json& nodes = member(search, "nodes");
+  if (!nodes.is_array() || nodes.empty()) return "";
+  std::string s = fmt::format("<h2 id=\"search\">Search</h2><section><p>{} round(s) x {} candidate(s); best {}</p>\n",
+                              escape(text_of(member(search, "rounds"))), escape(text_of(member(search, "candidates"))),
+                              escape(member_string(search, "best")));
+  for (const auto& [name, b] : member(search, "budget").items())
+    s += fmt::format("<p>budget {}: {} of {}</p>\n", escape(name), escape(text_of(member(b, "spent"))),
+                     escape(text_of(member(b, "limit"))));
+  if (!member_string(search, "stopped").empty())
+    s += "<p>stopped: " + escape(member_string(search, "stopped")) + "</p>\n";
+  s += "<ul class=\"tree\"><li>baseline<ul>" + search_node(nodes, "baseline", 0) + "</ul></li></ul>\n";
+  for (const auto& [round, shown] : member(d.run, "memory").items())
+    for (const auto& m : shown)
+      s += fmt::format("<p>round {}: worked example {} of run <code>{}</code> ({}x) for {}, because {}</p>\n",
+                       escape(round), escape(member_string(m, "kernel")), escape(member_string(m, "run")),
+                       escape(text_of(member(m, "speedup"))), escape(member_string(m, "for_kernel")),
+                       escape(text_of(member(m, "shared"))));
+  return s + "</section>\n";
+}
+
 // The re-profile drawn as the "after" point: the best variant's, else the first that has one.
 const VariantData* after_variant(const RunData& d) {
   std::string best = member_string(d.run, "best");
@@ -303,7 +355,7 @@ std::string variant_section(const RunData& d, const VariantData& v, const Citati
 std::string run_body(const RunData& d, const PageOptions& o) {
   Citations cites = citations_of(d);
   std::string s = fmt::format("<h1>Run <code>{}</code></h1>\n", escape(d.id));
-  s += summary_section(d) + steps_section(d) + kernels_section(d, cites);
+  s += summary_section(d) + steps_section(d) + search_section(d) + kernels_section(d, cites);
   s += "<h2 id=\"variants\">Variants</h2>\n";
   if (d.variants.empty()) s += "<section><p class=\"muted\">No variant yet.</p></section>\n";
   for (const auto& v : d.variants) s += variant_section(d, v, cites, o);

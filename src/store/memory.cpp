@@ -2,6 +2,7 @@
 
 #include "store/journal.hpp"
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/strings.hpp"
 
@@ -50,23 +51,22 @@ std::string base_name(const std::string& kernel) {
 
 std::vector<std::string> kernel_features(const json& kernel) {
   std::set<std::string> f;
-  const json& roofline = kernel.value("roofline", json::object());
+  const json& roofline = util::member(kernel, "roofline");
   if (roofline.contains("class") && roofline["class"].is_string())
     f.insert("class:" + roofline["class"].get<std::string>());
-  const json& stalls = kernel.value("stalls", json::object());
+  const json& stalls = util::member(kernel, "stalls");
   std::string top;
   double most = 0;
-  const json kernel_stalls = stalls.value("kernel_stalls", json::object());
-  for (const auto& [name, count] : kernel_stalls.items())
+  for (const auto& [name, count] : util::member(stalls, "kernel_stalls").items())
     if (count.is_number() && count.get<double>() > most) {
       most = count.get<double>();
       top = name;
     }
   if (!top.empty()) f.insert("stall:" + without_prefix(top));
-  for (const auto& line : stalls.value("lines", json::array()))
+  for (const auto& line : util::member(stalls, "lines"))
     if (line.is_object() && line.contains("stall") && line["stall"].is_string())
       f.insert("line:" + without_prefix(line["stall"].get<std::string>()));
-  const json& access = roofline.value("access", json::object());
+  const json& access = util::member(roofline, "access");
   if (number(access, "global_load_sectors_per_request") > 4) f.insert("access:uncoalesced_loads");
   if (number(access, "global_store_sectors_per_request") > 4) f.insert("access:uncoalesced_stores");
   if (number(access, "local_load_requests") > 0 || number(access, "local_store_requests") > 0)
@@ -75,54 +75,65 @@ std::vector<std::string> kernel_features(const json& kernel) {
   return {f.begin(), f.end()};
 }
 
+namespace {
+
+// The memories of one run (its accepted variants' edited kernels), appended to `out`.
+void memories_of(const RunStore& store, const std::string& id, std::vector<Memory>& out) {
+  const json run = store.load_run(id);
+  if (!run.is_object() || run.value("aa", false) || !run["variants"].is_array()) return;
+  const fs::path dir = store.run_dir(id);
+  json diagnostics;
+  for (const auto& v : run["variants"]) {
+    if (!v.is_object() || v.value("status", "") != "accepted" || !v["measurement"].is_object()) continue;
+    if (diagnostics.is_null()) {
+      const fs::path d = dir / "diagnostics.json";
+      diagnostics = fs::exists(d) ? read_json(d.string()) : json::object();
+    }
+    // The kernels its applied edits touched, each with its features where the analysis has it.
+    std::map<std::string, std::vector<std::string>> edits;
+    for (const auto& e : util::member(v, "applied_edits")) {
+      if (!e.is_object()) continue;
+      std::string what = fmt::format("{} citing {}", e.value("kernel", "?"),
+                                     util::join(e.value("evidence", std::vector<std::string>{}), ", "));
+      if (e.contains("rule") && e["rule"].is_string()) what += " (rule " + e["rule"].get<std::string>() + ")";
+      edits[base_name(e.value("kernel", ""))].push_back(what + ": " + util::first_sentence(e.value("rationale", "")));
+    }
+    const json& m = v["measurement"];
+    const fs::path diff = dir / v.value("dir", "") / "diff.patch";
+    for (const auto& [kernel, lines] : edits) {
+      Memory mem;
+      for (const auto& k : util::member(diagnostics, "kernels"))
+        if (k.is_object() && base_name(k.value("kernel", "")) == kernel) mem.features = kernel_features(k);
+      if (mem.features.empty()) continue; // nothing to compare it by
+      mem.run_id = id;
+      mem.app = run.value("app", "");
+      mem.variant = v.value("key", "");
+      mem.kernel = kernel;
+      mem.speedup = m.value("speedup", 0.0);
+      if (m.contains("ci") && m["ci"].is_array() && m["ci"].size() == 2 && m["ci"][0].is_number() &&
+          m["ci"][1].is_number()) {
+        mem.ci_low = m["ci"][0];
+        mem.ci_high = m["ci"][1];
+      }
+      mem.edits = lines;
+      if (fs::exists(diff)) mem.diff = first_lines(util::read_file(diff.string()), k_diff_lines);
+      out.push_back(std::move(mem));
+    }
+  }
+}
+
+} // namespace
+
 std::vector<Memory> collect_memories(const RunStore& store, const std::string& except) {
   std::vector<Memory> out;
   for (const auto& id : store.run_ids()) {
     if (id == except) continue;
-    json run;
+    // Memory never fails a run: a run folder that cannot be read (broken, or being written by a
+    // run of its own) is left out, and runs list names the broken ones.
     try {
-      run = store.load_run(id);
-    } catch (const Error& e) {
-      continue; // a broken run.json: runs list names it; memory goes without it
-    }
-    if (!run.is_object() || run.value("aa", false) || !run["variants"].is_array()) continue;
-    const fs::path dir = store.run_dir(id);
-    json diagnostics;
-    for (const auto& v : run.value("variants", json::array())) {
-      if (!v.is_object() || v.value("status", "") != "accepted" || !v["measurement"].is_object()) continue;
-      if (diagnostics.is_null()) {
-        const fs::path d = dir / "diagnostics.json";
-        diagnostics = fs::exists(d) ? read_json(d.string()) : json::object();
-      }
-      // The kernels its applied edits touched, each with its features where the analysis has it.
-      std::map<std::string, std::vector<std::string>> edits;
-      for (const auto& e : v.value("applied_edits", json::array())) {
-        if (!e.is_object()) continue;
-        std::string what = fmt::format("{} citing {}", e.value("kernel", "?"),
-                                       util::join(e.value("evidence", std::vector<std::string>{}), ", "));
-        if (e.contains("rule") && e["rule"].is_string()) what += " (rule " + e["rule"].get<std::string>() + ")";
-        edits[base_name(e.value("kernel", ""))].push_back(what + ": " + util::first_sentence(e.value("rationale", "")));
-      }
-      const json& m = v["measurement"];
-      const fs::path diff = dir / v.value("dir", "") / "diff.patch";
-      for (const auto& [kernel, lines] : edits) {
-        Memory mem;
-        for (const auto& k : diagnostics.value("kernels", json::array()))
-          if (k.is_object() && base_name(k.value("kernel", "")) == kernel) mem.features = kernel_features(k);
-        if (mem.features.empty()) continue; // nothing to compare it by
-        mem.run_id = id;
-        mem.app = run.value("app", "");
-        mem.variant = v.value("key", "");
-        mem.kernel = kernel;
-        mem.speedup = m.value("speedup", 0.0);
-        if (m.contains("ci") && m["ci"].is_array() && m["ci"].size() == 2 && m["ci"][0].is_number()) {
-          mem.ci_low = m["ci"][0];
-          mem.ci_high = m["ci"][1];
-        }
-        mem.edits = lines;
-        if (fs::exists(diff)) mem.diff = first_lines(util::read_file(diff.string()), k_diff_lines);
-        out.push_back(std::move(mem));
-      }
+      memories_of(store, id, out);
+    } catch (const std::exception& e) {
+      log::debug("memory: run {} left out: {}", id, e.what());
     }
   }
   return out;
@@ -132,7 +143,7 @@ std::vector<Recall> recall(const std::vector<Memory>& memories, const json& diag
   std::vector<Recall> best; // one per memory: the kernel it resembles most
   for (const auto& mem : memories) {
     std::optional<Recall> top;
-    for (const auto& k : diagnostics.value("kernels", json::array())) {
+    for (const auto& k : util::member(diagnostics, "kernels")) {
       if (!k.is_object()) continue;
       auto mine = kernel_features(k);
       std::vector<std::string> shared, all;

@@ -48,6 +48,9 @@ TEST(Memory, FeaturesOfAKernel) {
             (std::vector<std::string>{"access:uncoalesced_loads", "class:memory-bound", "line:long_scoreboard",
                                       "stall:long_scoreboard"}));
   EXPECT_TRUE(store::kernel_features(json::object()).empty());
+  // Code-only diagnostics have neither roofline nor stalls: nothing to compare, and no throw.
+  EXPECT_TRUE(store::kernel_features({{"kernel", "k"}, {"roofline", nullptr}, {"stalls", nullptr}}).empty());
+  EXPECT_TRUE(store::kernel_features({{"roofline", {{"access", nullptr}}}, {"stalls", {{"lines", {1, "x"}}}}}).empty());
 }
 
 TEST(Memory, RecallsTheResemblingAcceptedEditsWithTheirReasons) {

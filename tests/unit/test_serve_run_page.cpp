@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 
 using namespace optimas;
@@ -63,9 +64,11 @@ TEST_F(ServeRunPage, SourceLinesAreShadedByTheirShare) {
   // The snapshot holds the profiled lines, so the source is the snapshot's, lines 1-4.
   EXPECT_EQ(m_html.find("does not hold the profiled lines"), std::string::npos);
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(m_html, m, std::regex("data-share=\"0.9000\" style=\"background:rgba\\(220,38,38,([0-9.]+)\\)\"")));
+  ASSERT_TRUE(std::regex_search(
+      m_html, m, std::regex("data-share=\"0.9000\" style=\"background:rgba\\(220,38,38,([0-9.]+)\\)\"")));
   double hot = std::stod(m[1]);
-  ASSERT_TRUE(std::regex_search(m_html, m, std::regex("data-share=\"0.0500\" style=\"background:rgba\\(220,38,38,([0-9.]+)\\)\"")));
+  ASSERT_TRUE(std::regex_search(
+      m_html, m, std::regex("data-share=\"0.0500\" style=\"background:rgba\\(220,38,38,([0-9.]+)\\)\"")));
   EXPECT_GT(hot, std::stod(m[1]));
   EXPECT_NE(m_html.find("<td class=\"n\">4</td>"), std::string::npos); // context after the last stalled line
 }
@@ -108,8 +111,75 @@ TEST_F(ServeRunPage, TheReportLinksNowhereOutsideItself) {
 
 TEST(ServeSections, SideBySidePairsDeletionsWithAdditions) {
   std::string t = serve::side_by_side("--- a/x\n+++ b/x\n@@ -10,3 +10,3 @@\n keep\n-old <1>\n+new <1>\n tail\n");
-  EXPECT_NE(t.find("<td class=\"n\">11</td><td class=\"del\">old &lt;1&gt;</td><td class=\"n\">11</td><td class=\"add\">new &lt;1&gt;</td>"),
+  EXPECT_NE(t.find("<td class=\"n\">11</td><td class=\"del\">old &lt;1&gt;</td><td class=\"n\">11</td><td "
+                   "class=\"add\">new &lt;1&gt;</td>"),
             std::string::npos);
   EXPECT_NE(t.find("<td class=\"n\">12</td><td>tail</td>"), std::string::npos);
   EXPECT_NE(serve::side_by_side("").find("No diff"), std::string::npos);
+}
+
+// A search (rounds x candidates): the tree under the baseline, each node linking to its variant,
+// a child under its parent, with its status, speedup, cost; the budget and why it stopped.
+TEST(ServeRunPageSearch, TheTreeUnderItsParents) {
+  test::TempDir dir;
+  test::write_fixture_run(dir);
+  const auto path = dir.path() / test::k_run_id / "run.json";
+  auto run = nlohmann::json::parse(test::read_all(path.string()));
+  run["search"] = {{"rounds", 2},
+                   {"candidates", 2},
+                   {"best", "i1a1"},
+                   {"budget", {{"verdicts", {{"limit", 3}, {"spent", 3}}}}},
+                   {"stopped", "the budget of 3 verdict(s) is spent"},
+                   {"nodes",
+                    {{{"key", "i1a1"},
+                      {"parent", "baseline"},
+                      {"round", 1},
+                      {"candidate", 1},
+                      {"status", "accepted"},
+                      {"speedup", 1.5},
+                      {"ci", {1.4, 1.6}},
+                      {"seconds", 12.5},
+                      {"cost_usd", 0.0125}},
+                     {{"key", "i1c2a1"},
+                      {"parent", "baseline"},
+                      {"round", 1},
+                      {"candidate", 2},
+                      {"status", "duplicate"},
+                      {"seconds", 0.1}},
+                     {{"key", "i2a1"},
+                      {"parent", "i1a1"},
+                      {"round", 2},
+                      {"candidate", 1},
+                      {"status", "rejected"},
+                      {"speedup", 0.9},
+                      {"seconds", 20.0}}}}};
+  run["memory"] = {{"1",
+                    {{{"run", "aaaa0001"},
+                      {"variant", "i1a1"},
+                      {"kernel", "k1"},
+                      {"for_kernel", "triad_kernel"},
+                      {"shared", {"class:memory-bound"}},
+                      {"speedup", 1.5}}}}};
+  std::ofstream(path) << run.dump();
+  store::RunStore st(dir.path().string());
+  std::string html = serve::run_page(serve::load_run_data(st, test::k_run_id));
+  auto at = [&](const std::string& text) { return html.find(text); };
+  ASSERT_NE(at("<h2 id=\"search\">Search</h2>"), std::string::npos);
+  EXPECT_NE(at("2 round(s) x 2 candidate(s); best i1a1"), std::string::npos);
+  EXPECT_NE(at("budget verdicts: 3 of 3"), std::string::npos);
+  EXPECT_NE(at("stopped: the budget of 3 verdict(s) is spent"), std::string::npos);
+  // i2a1 in the list that opens inside i1a1's item, before i1a1's item closes; i1c2a1 beside it.
+  auto i1 = at("<li id=\"node-i1a1\">"), i2 = at("<li id=\"node-i2a1\">"), dup = at("<li id=\"node-i1c2a1\">");
+  ASSERT_NE(i1, std::string::npos);
+  ASSERT_NE(i2, std::string::npos);
+  ASSERT_NE(dup, std::string::npos);
+  EXPECT_LT(i1, i2);
+  EXPECT_LT(i2, html.find("</li>", i1 + 1) + 1);
+  EXPECT_LT(i2, dup);
+  EXPECT_NE(html.find("href=\"#variant-i1a1\">i1a1</a> <span class=\"status status-accepted\">accepted</span> 1.500x "
+                      "[1.400, 1.600]",
+                      i1),
+            std::string::npos);
+  EXPECT_NE(at("round 1, candidate 1; 12.5 s, $0.0125"), std::string::npos);
+  EXPECT_NE(at("round 1: worked example k1 of run <code>aaaa0001</code>"), std::string::npos);
 }
