@@ -28,23 +28,10 @@ DEFAULT_OUT_C=$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).
 
 # --- The replies ---------------------------------------------------------------------------
 
-TRIAD_LOOP='for (int r = 0; r < 8; ++r) {'
 COPY_LOOP='  for (long i = 0; i < n; ++i) c[i] = a[i];'
 BEFORE_DATA='  std::vector<double> a(n), b(n), c(n), partial(16);'
-# Honest: triad without its repetition, and the dot product's partial sums in one pass instead
-# of sixteen strided ones (the same sums in the same order, so the same bits). The first alone
-# saves a fifth to a third of the time, which the noise of a busy machine can hide; both together
-# more than halve it. The second is outside the hot kernels, hence --scope file with this reply.
-HONEST_DOT='  for (int p = 0; p < 16; ++p) {
-    double s = 0;
-    for (long i = p; i < n; i += 16) s += a[i] * b[i];
-    partial[p] = s;
-  }'
-HONEST_DOT_NEW='  double s[16] = {};
-  for (long i = 0; i < n; ++i) s[i % 16] += a[i] * b[i];
-  for (int p = 0; p < 16; ++p) partial[p] = s[p];'
-reply honest triad_kernel PC1,RF1 "$TRIAD_LOOP" 'for (int r = 0; r < 1; ++r) {' \
-  dot_partial_kernel RF1 "$HONEST_DOT" "$HONEST_DOT_NEW"
+# Honest: loop_lib.sh's honest edit (with --scope file).
+honest_reply honest
 reply broken triad_kernel PC1,RF1 '      t = b[i] + scalar * c[i];' '      t = b[i] + scalar * c_undeclared[i];'
 # The default input's answer, hard-coded; everything else computed.
 reply constant triad_kernel PC1,RF1 "$BEFORE_DATA" "  if (n == 1048576) {

@@ -1,4 +1,4 @@
-# Shared by the loop's scenario tests (loop_cheats, loop_make): optimas run against a local
+# Shared by the loop's scenario tests (loop_cheats, loop_make, loop_search): optimas run against a local
 # OpenAI-compatible server whose replies the test writes. The caller sets APP (the stand-in),
 # D (the recorded profile), RUNS, and optionally REPLY_FILE (the file the replies edit).
 : "${FAKE_LLM_SERVER:?ctest sets FAKE_LLM_SERVER}"
@@ -32,6 +32,23 @@ for k in range(0, len(rest), 4):
                   "expected_effect": [{"metric": "stall_long_scoreboard", "direction": "decrease"}]})
 json.dump({"summary": "triad is memory-bound", "edits": edits, "withheld": []}, open(out, "w"))
 PY
+}
+
+# The stand-in's triad loop, and honest_reply NAME: its honest edit as reply NAME (the triad
+# without its repetition, and the dot product's partial sums in one pass instead of sixteen
+# strided ones: the same sums in the same order, so the same bits). The first alone saves a fifth
+# to a third of the time, which the noise of a busy machine can hide; both together more than
+# halve it. The second is outside the hot kernels: a run given it needs --scope file.
+TRIAD_LOOP='for (int r = 0; r < 8; ++r) {'
+honest_reply() {
+  reply "$1" triad_kernel PC1,RF1 "$TRIAD_LOOP" 'for (int r = 0; r < 1; ++r) {' \
+    dot_partial_kernel RF1 '  for (int p = 0; p < 16; ++p) {
+    double s = 0;
+    for (long i = p; i < n; i += 16) s += a[i] * b[i];
+    partial[p] = s;
+  }' '  double s[16] = {};
+  for (long i = 0; i < n; ++i) s[i % 16] += a[i] * b[i];
+  for (int p = 0; p < 16; ++p) partial[p] = s[p];'
 }
 
 # serve NAME REPLY[,REPLY...]: a fresh fake server; sets port and count (its request counter).

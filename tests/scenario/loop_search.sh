@@ -16,18 +16,8 @@ APP="$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app"
 RUNS="$WORK/runs"
 source "$(dirname "$0")/loop_lib.sh"
 
-TRIAD_LOOP='for (int r = 0; r < 8; ++r) {'
-HONEST_DOT='  for (int p = 0; p < 16; ++p) {
-    double s = 0;
-    for (long i = p; i < n; i += 16) s += a[i] * b[i];
-    partial[p] = s;
-  }'
-HONEST_DOT_NEW='  double s[16] = {};
-  for (long i = 0; i < n; ++i) s[i % 16] += a[i] * b[i];
-  for (int p = 0; p < 16; ++p) partial[p] = s[p];'
 reply slow triad_kernel PC1,RF1 "$TRIAD_LOOP" 'for (int r = 0; r < 80; ++r) {'
-reply honest triad_kernel PC1,RF1 "$TRIAD_LOOP" 'for (int r = 0; r < 1; ++r) {' \
-  dot_partial_kernel RF1 "$HONEST_DOT" "$HONEST_DOT_NEW"
+honest_reply honest
 R="$WORK/replies"
 script="when:You are candidate 2 of this round. i2a1=$R/honest.json"
 script+=",when:You are candidate 2 of this round. i1a1=$R/slow.json"
