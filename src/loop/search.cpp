@@ -103,11 +103,23 @@ std::string reprofile_deltas(const json& v) {
 
 } // namespace
 
+// A resumed run shows the examples it showed before (a manual backend's reply answers the prompt
+// it was given): the round's recorded choice is read back, only its memories re-read.
 void Loop::recall_memories(int it) {
   m_recalled.clear();
   if (m_app.optimize.memory != "corpus" || m_settings.aa) return;
-  m_recalled = store::recall(store::collect_memories(store::RunStore(m_options.runs_root), m_id),
-                             analysis::to_json(m_diagnostics), k_memories);
+  const std::string round = std::to_string(it);
+  auto memories = store::collect_memories(store::RunStore(m_options.runs_root), m_id);
+  if (const json& recorded = util::member(util::member(m_run, "memory"), round); recorded.is_array()) {
+    for (const auto& r : recorded)
+      for (const auto& mem : memories)
+        if (mem.run_id == util::member_string(r, "run") && mem.variant == util::member_string(r, "variant") &&
+            mem.kernel == util::member_string(r, "kernel"))
+          m_recalled.push_back({mem, util::member_string(r, "for_kernel"),
+                                r.value("shared", std::vector<std::string>{}), r.value("score", 0.0)});
+    return;
+  }
+  m_recalled = store::recall(memories, analysis::to_json(m_diagnostics), k_memories);
   json shown = json::array();
   for (const auto& r : m_recalled) {
     shown.push_back({{"run", r.memory.run_id},
@@ -121,7 +133,8 @@ void Loop::recall_memories(int it) {
         fmt::format("{} of run {} ({:.3f}x) for {}: {}", r.memory.kernel, r.memory.run_id.substr(0, 8),
                     r.memory.speedup, r.for_kernel, util::join(r.shared, ", ")));
   }
-  m_run["memory"][std::to_string(it)] = shown;
+  m_run["memory"][round] = shown;
+  write_run("running");
 }
 
 std::string Loop::search_notes(const Variant& v) const {
