@@ -198,8 +198,9 @@ int verdicts(const std::vector<json>& variants) {
 
 std::string Loop::budget_spent() const {
   const auto& s = m_settings;
-  if (s.budget_usd && spent_usd(m_variants, m_dir) >= *s.budget_usd)
-    return fmt::format("the budget of ${:.2f} is spent (${:.4f})", *s.budget_usd, spent_usd(m_variants, m_dir));
+  if (s.budget_usd)
+    if (const double usd = spent_usd(m_variants, m_dir); usd >= *s.budget_usd)
+      return fmt::format("the budget of ${:.2f} is spent (${:.4f})", *s.budget_usd, usd);
   const double minutes = seconds_since(m_started) / 60;
   if (s.budget_minutes && minutes >= *s.budget_minutes)
     return fmt::format("the budget of {:.1f} min is spent ({:.1f} min)", *s.budget_minutes, minutes);
