@@ -6,38 +6,43 @@
 # `--verdict sequential --end-after-kernels auto`; the second imports the first's profile, and
 # neither tunes. Prints, per program and rule, the variant's validate, measure and confirm
 # seconds (run.json's times), its verdict and how many measured runs ended early; the table and
-# every run.json go to $OUT/verdict-cost.tgz, rewritten after each program.
-#   PROGRAMS "DIR:NAME[:CONFIGS] ..." (default: examples stream, rows, windows, heat on their
-#            default configuration), each DIR holding NAME/optimas.yml
+# every run.json go to $OUT/verdict-cost-$TAG.tgz, rewritten after each program.
+#   PROGRAMS "DIR:NAME[:CONFIGS[:PROFILE]] ..." (default: examples stream, rows, windows, heat on
+#            their default configuration), each DIR holding NAME/optimas.yml; PROFILE, a recorded
+#            profile (e.g. tests/data/h200/stream) both runs import instead of profiling
 #   EXTRA    more arguments for both runs (e.g. --real: ask the builtin instead of --aa)
+#   TAG      names this set's folder and archive (default aa), so two sets can share one call
 set -uo pipefail
 OUT=${OUT:-/tmp/optimas-verdict-cost-out}
-R=/tmp/optimas-verdict-cost
+TAG=${TAG:-aa}
+R=/tmp/optimas-verdict-cost-$TAG
 rm -rf "$R"; mkdir -p "$R" "$OUT"
 root=$PWD
 export PATH="$root/.device/bin:$PATH"
 cupti=$(dirname "$(find /usr/local -name 'libcupti.so.*' 2>/dev/null | head -1)" 2>/dev/null)
 export LD_LIBRARY_PATH="$root/.device/lib${cupti:+:$cupti}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-save() { tar czf "$OUT/.v.tgz" -C "$R" . && mv -f "$OUT/.v.tgz" "$OUT/verdict-cost.tgz"; }
+save() { tar czf "$OUT/.v-$TAG.tgz" -C "$R" . && mv -f "$OUT/.v-$TAG.tgz" "$OUT/verdict-cost-$TAG.tgz"; }
 echo "| program | rule | validate s | measure s | confirm s | verdict | measured runs | ended early |" > "$R/table.md"
 echo "|---|---|---|---|---|---|---|---|" >> "$R/table.md"
+extra=${EXTRA:-}
 aa=(--aa)
 [[ " ${EXTRA:-} " == *" --real "* ]] && aa=()
 for entry in ${PROGRAMS:-examples:stream:default examples:rows:default examples:windows:default examples:heat:default}; do
-  IFS=: read -r dir name configs <<<"$entry"
+  IFS=: read -r dir name configs recorded <<<"$entry"
   work="$R/$name"
   mkdir -p "$work"
   cp -r "$root/$dir/$name" "$work/$name"
   cfg=()
   [ -n "$configs" ] && cfg=(--measure-configs "$configs" --validate-configs "$configs")
   profile=()
+  [ -n "$recorded" ] && profile=(--import "$root/$recorded")
   for rule in fixed sequential; do
     ends=off
     [ "$rule" = sequential ] && ends=auto
     start=$(date +%s)
     rc=0
     (cd "$work" && optimas run --app "$name" "${aa[@]}" --no-tune --verdict "$rule" --end-after-kernels "$ends" \
-      "${cfg[@]}" "${profile[@]}" ${EXTRA//--real/} > "$work/$rule.out" 2> "$work/$rule.log") || rc=$?
+      "${cfg[@]}" "${profile[@]}" ${extra//--real/} > "$work/$rule.out" 2> "$work/$rule.log") || rc=$?
     id=$(ls -t "$work/runs" 2>/dev/null | grep -E '^[0-9a-f-]{36}$' | head -1)
     echo "[$(date +%T)] $name $rule: exit $rc in $(( $(date +%s) - start )) s (run $id)"
     [ -n "$id" ] || { tail -5 "$work/$rule.log"; continue; }
