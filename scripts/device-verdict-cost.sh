@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # On a GPU machine, from the repository root, with optimas packed by scripts/device-pack.sh: what
 # one variant's verdict costs with today's rule and with the fast one (issue #27), on programs
-# as a user runs them. For each program, two A/A runs (a second build of the unchanged baseline,
-# nothing asked): `--verdict fixed --end-after-kernels off` (whole runs, the fixed rule) and
-# `--verdict sequential --end-after-kernels auto`; the second imports the first's profile, and
-# neither tunes. Prints, per program and rule, the variant's validate, measure and confirm
+# as a user runs them. For each program, A/A runs (a second build of the unchanged baseline,
+# nothing asked), one per rule of RULES: `fixed` is `--verdict fixed --end-after-kernels off`
+# (whole runs, the rule before issue #27), `sequential` is `--verdict sequential
+# --end-after-kernels auto`, `default` is no such flag (optimas.yml's measure settings or the
+# defaults); later runs import the first's profile, and none tunes. Prints, per program and rule, the variant's validate, measure and confirm
 # seconds (run.json's times), its verdict and how many measured runs ended early; the table and
 # every run.json go to $OUT/verdict-cost-$TAG.tgz, rewritten after each program.
 #   PROGRAMS "DIR:NAME[:CONFIGS[:PROFILE]] ..." (default: examples stream, rows, windows, heat on
@@ -12,6 +13,7 @@
 #            profile (e.g. tests/data/h200/stream) both runs import instead of profiling
 #   EXTRA    more arguments for both runs (e.g. --real: ask the builtin instead of --aa)
 #   TAG      names this set's folder and archive (default aa), so two sets can share one call
+#   RULES    the rules, in order (default "fixed sequential")
 set -uo pipefail
 OUT=${OUT:-/tmp/optimas-verdict-cost-out}
 TAG=${TAG:-aa}
@@ -36,12 +38,16 @@ for entry in ${PROGRAMS:-examples:stream:default examples:rows:default examples:
   [ -n "$configs" ] && cfg=(--measure-configs "$configs" --validate-configs "$configs")
   profile=()
   [ -n "$recorded" ] && profile=(--import "$root/$recorded")
-  for rule in fixed sequential; do
-    ends=off
-    [ "$rule" = sequential ] && ends=auto
+  for rule in ${RULES:-fixed sequential}; do
+    case $rule in
+    fixed) flags=(--verdict fixed --end-after-kernels off) ;;
+    sequential) flags=(--verdict sequential --end-after-kernels auto) ;;
+    default) flags=() ;;
+    *) echo "unknown rule $rule (fixed, sequential, default)" >&2; exit 2 ;;
+    esac
     start=$(date +%s)
     rc=0
-    (cd "$work" && optimas run --app "$name" "${aa[@]}" --no-tune --verdict "$rule" --end-after-kernels "$ends" \
+    (cd "$work" && optimas run --app "$name" "${aa[@]}" --no-tune "${flags[@]}" \
       "${cfg[@]}" "${profile[@]}" ${extra//--real/} > "$work/$rule.out" 2> "$work/$rule.log") || rc=$?
     id=$(ls -t "$work/runs" 2>/dev/null | grep -E '^[0-9a-f-]{36}$' | head -1)
     echo "[$(date +%T)] $name $rule: exit $rc in $(( $(date +%s) - start )) s (run $id)"
@@ -60,9 +66,11 @@ for result in sorted(glob.glob(run + "/iterations/*/attempt-*/result.json")):
     journal = os.path.join(os.path.dirname(result), "measurements.jsonl")
     if os.path.exists(journal):
         runs = sum(1 for _ in open(journal))
+    # Rounds the sequential rule took from the validation runs (not in the journal).
+    seeded = m.get("from_validation", 0)
     print(f"| {name} | {rule} | {t.get('validate_s', 0):.1f} | {t.get('measure_s', 0):.1f} | "
           f"{t.get('confirm_s', 0):.1f} | {r.get('status', '?')}: {m.get('verdict', '?')} {m.get('speedup', 0):.4f}x | "
-          f"{runs} | {ends} |")
+          f"{runs}{f' (+{seeded} validation a side)' if seeded else ''} | {ends} |")
 PY
     save
   done

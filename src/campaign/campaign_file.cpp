@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -23,17 +24,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* k_keys[] = {"campaign",    "applications", "diagnostics", "backends",   "repeats", "iterations",
-                                  "run_options", "runs_dir",     "gpus",        "time_limit", "requeue", "launcher"};
+constexpr const char* k_keys[] = {"campaign", "applications", "diagnostics", "backends",    "repeats",
+                                  "rounds",   "iterations",   "candidates",  "run_options", "runs_dir",
+                                  "gpus",     "time_limit",   "requeue",     "launcher"};
 constexpr const char* k_app_keys[] = {"path", "configs"};
-// The bounds of the file's whole numbers (iterations is the option table's row).
+// The bounds of the file's whole numbers (rounds and candidates are the option table's rows).
 constexpr config::Range k_repeats{1, 100}, k_gpus{0, 1024}, k_requeue{0, 100};
 constexpr const char* k_backend_keys[] = {"model", "options", "name"};
 constexpr const char* k_launcher_keys[] = {"name", "options"};
 // What the campaign passes to every cell's `optimas run` itself (cells.cpp).
-constexpr const char* k_cell_flags[] = {"--app",  "-c",      "--config",          "--runs-dir",   "--diagnostics",
-                                        "-m",     "--model", "--option",          "--iterations", "--campaign",
-                                        "--cell", "--seed",  "--measure-configs", "--resume",     "--work-dir"};
+constexpr const char* k_cell_flags[] = {"--app",        "-c",         "--config", "--runs-dir",   "--diagnostics",
+                                        "-m",           "--model",    "--option", "--iterations", "--rounds",
+                                        "--candidates", "--campaign", "--cell",   "--seed",       "--measure-configs",
+                                        "--resume",     "--work-dir"};
 
 // Reads one campaign file; every failure names the node's line.
 class Reader : public config::YamlReader {
@@ -60,6 +63,19 @@ public:
     std::string t = text(n, what);
     if (std::string why = util::name_problem(t); !why.empty()) fail(n, what + " " + why);
     return t;
+  }
+
+  // An axis of the campaign: one whole number, or a list of different ones.
+  std::vector<int> axis(const YAML::Node& n, const std::string& what, config::Range r) const {
+    if (!n.IsSequence()) return {count(n, what, r)};
+    std::vector<int> out;
+    for (const auto& x : n) {
+      int v = count(x, what, r);
+      if (std::find(out.begin(), out.end(), v) != out.end()) fail(x, fmt::format("{} lists {} twice", what, v));
+      out.push_back(v);
+    }
+    if (out.empty()) fail(n, what + " lists no value");
+    return out;
   }
 
   std::vector<YAML::Node> list(const YAML::Node& n, const std::string& what) const {
@@ -247,7 +263,12 @@ CampaignFile load_campaign(const std::string& path, const launch::Registry& laun
       rd, backends, c.backends, [](const BackendEntry& b) { return b.name; }, "backends");
 
   if (root["repeats"]) c.repeats = rd.count(root["repeats"], "repeats", k_repeats);
-  if (root["iterations"]) c.iterations = rd.count(root["iterations"], "iterations", config::option("iterations").range);
+  // iterations: is the older name of rounds:, as in optimas.yml.
+  if (root["rounds"] && root["iterations"])
+    rd.fail(root["iterations"], "give rounds: or its older name iterations:, not both");
+  for (const char* key : {"rounds", "iterations"})
+    if (root[key]) c.rounds = rd.axis(root[key], key, config::option("rounds").range);
+  if (root["candidates"]) c.candidates = rd.axis(root["candidates"], "candidates", config::option("candidates").range);
   if (root["gpus"]) c.gpus = rd.count(root["gpus"], "gpus", k_gpus);
   if (root["requeue"]) c.requeue = rd.count(root["requeue"], "requeue", k_requeue);
   if (root["time_limit"])

@@ -37,7 +37,11 @@ struct CampaignFile {
   std::vector<Subset> diagnostics;
   std::vector<BackendEntry> backends;
   int repeats = 1;
-  int iterations = 1;
+  // The search's axes (optimize.rounds and optimize.candidates of each cell's run): every value
+  // of each makes cells of its own, so that the table can ask whether feedback or more
+  // candidates help.
+  std::vector<int> rounds = {1};
+  std::vector<int> candidates = {1};
   std::vector<std::string> run_options; // more `optimas run` arguments for every cell
   std::string runs_dir;                 // absolute
   int gpus = 1;

@@ -15,9 +15,14 @@ std::vector<Cell> expand_cells(const CampaignFile& f) {
   for (const auto& app : f.applications)
     for (const auto& subset : f.diagnostics)
       for (const auto& backend : f.backends)
-        for (int seed = 1; seed <= f.repeats; ++seed)
-          cells.push_back(
-              {fmt::format("{}-{}-{}-s{}", app.name, subset.id, backend.name, seed), &app, &subset, &backend, seed});
+        for (int rounds : f.rounds)
+          for (int candidates : f.candidates)
+            for (int seed = 1; seed <= f.repeats; ++seed) {
+              std::string search = f.rounds.size() > 1 ? fmt::format("-r{}", rounds) : "";
+              if (f.candidates.size() > 1) search += fmt::format("-k{}", candidates);
+              cells.push_back({fmt::format("{}-{}-{}{}-s{}", app.name, subset.id, backend.name, search, seed), &app,
+                               &subset, &backend, rounds, candidates, seed});
+            }
   return cells;
 }
 
@@ -45,8 +50,10 @@ std::vector<std::string> run_arguments(const CampaignFile& f, const Cell& c) {
                                    c.diagnostics->setting,
                                    "--model",
                                    c.backend->model,
-                                   "--iterations",
-                                   std::to_string(f.iterations)};
+                                   "--rounds",
+                                   std::to_string(c.rounds),
+                                   "--candidates",
+                                   std::to_string(c.candidates)};
   for (const auto& [key, value] : c.backend->options) {
     args.push_back("--option");
     args.push_back(key + "=" + value);

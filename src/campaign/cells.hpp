@@ -1,6 +1,7 @@
-// The cells of a campaign: applications x diagnostic subsets x backends x seeds, each one
-// `optimas run` with a stable id, `<app>-<subset>-<backend>-s<seed>` (a file name), so that a
-// resumed campaign, its logs and the table find the same cell again.
+// The cells of a campaign: applications x diagnostic subsets x backends x rounds x candidates x
+// seeds, each one `optimas run` with a stable id, `<app>-<subset>-<backend>[-r<rounds>]
+// [-k<candidates>]-s<seed>` (a file name; the search's parts only where the file lists more than
+// one value), so that a resumed campaign, its logs and the table find the same cell again.
 #pragma once
 
 #include "campaign/campaign_file.hpp"
@@ -15,10 +16,12 @@ struct Cell {
   const Application* app = nullptr;
   const Subset* diagnostics = nullptr;
   const BackendEntry* backend = nullptr;
+  int rounds = 1, candidates = 1; // optimize.rounds and optimize.candidates of its run
   int seed = 1;
 };
 
-// Every cell, application by application, then subset, backend and seed (the file's order).
+// Every cell, application by application, then subset, backend, rounds, candidates and seed (the
+// file's order).
 // The cells point into `file`, which must outlive them.
 std::vector<Cell> expand_cells(const CampaignFile& file);
 

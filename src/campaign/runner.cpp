@@ -90,6 +90,8 @@ private:
                 {"app", c.app->name},
                 {"diagnostics", c.diagnostics->label},
                 {"backend", c.backend->name},
+                {"rounds", c.rounds},
+                {"candidates", c.candidates},
                 {"seed", c.seed},
                 {"state", "pending"},
                 {"job", nullptr},
@@ -355,6 +357,8 @@ json plan_cells(const CampaignFile& file, const std::string& optimas) {
                      {"app", c.app->path},
                      {"diagnostics", c.diagnostics->label},
                      {"backend", c.backend->name},
+                     {"rounds", c.rounds},
+                     {"candidates", c.candidates},
                      {"seed", c.seed},
                      {"command", shell_line(argv)}});
   }

@@ -24,11 +24,13 @@ json ratio(double num, double den) {
   return den > 0 ? json(num / den) : json(nullptr);
 }
 
-// One (subset, backend) row while it is summed.
+// One (subset, backend, rounds, candidates) row while it is summed.
 struct Row {
   std::string diagnostics, backend;
+  int rounds = 1, candidates = 1;
   int cells = 0, runs = 0, accepted_runs = 0;
-  int aa_runs = 0; // A/A runs: the baseline against itself, counted apart from every rate
+  double seconds = 0, verdicts = 0; // the search's cost: its candidates' seconds, verdicts reached
+  int aa_runs = 0;                  // A/A runs: the baseline against itself, counted apart from every rate
   double proposed = 0, valid = 0;
   std::vector<double> log_speedups;
   std::map<std::string, std::pair<double, int>> ear; // metric -> (sum, count)
@@ -43,6 +45,11 @@ struct Row {
     const json& variants = member(run, "variants");
     for (const auto& v : variants.is_array() ? variants : json::array()) add_variant(v, best, any);
     accepted_runs += any;
+    const json& nodes = member(member(run, "search"), "nodes");
+    for (const auto& n : nodes.is_array() ? nodes : json::array()) {
+      seconds += number(member(n, "seconds")).value_or(0);
+      verdicts += member(n, "verdict").is_string();
+    }
     log_speedups.push_back(std::log(any ? best : 1.0));
   }
 
@@ -103,6 +110,8 @@ struct Row {
   json to_json() const {
     return {{"diagnostics", diagnostics},
             {"backend", backend},
+            {"rounds", rounds},
+            {"candidates", candidates},
             {"cells", cells},
             {"runs", runs},
             {"aa_runs", aa_runs},
@@ -116,7 +125,9 @@ struct Row {
             {"tokens",
              {{"prompt", static_cast<long long>(prompt_tokens)},
               {"completion", static_cast<long long>(completion_tokens)}}},
-            {"cost_usd", cost_unknown ? json(nullptr) : json(cost)}};
+            {"cost_usd", cost_unknown ? json(nullptr) : json(cost)},
+            {"seconds_per_run", ratio(seconds, runs)},
+            {"verdicts_per_run", ratio(verdicts, runs)}};
   }
 };
 
@@ -145,14 +156,20 @@ json compute_table(const std::string& campaign, const std::vector<json>& cells, 
     std::string bucket = state == "done" || state == "failed" ? state : "pending";
     counts[bucket] = counts[bucket].get<int>() + 1;
     std::string diagnostics = text(member(c, "diagnostics")), backend = text(member(c, "backend"));
+    // A campaign begun before the search's axes has one round and one candidate a cell.
+    const int rounds = static_cast<int>(number(member(c, "rounds")).value_or(1));
+    const int candidates = static_cast<int>(number(member(c, "candidates")).value_or(1));
     Row* row = nullptr;
     for (auto& r : rows)
-      if (r.diagnostics == diagnostics && r.backend == backend) row = &r;
+      if (r.diagnostics == diagnostics && r.backend == backend && r.rounds == rounds && r.candidates == candidates)
+        row = &r;
     if (!row) {
       rows.push_back({});
       row = &rows.back();
       row->diagnostics = diagnostics;
       row->backend = backend;
+      row->rounds = rounds;
+      row->candidates = candidates;
     }
     ++row->cells;
     if (state != "done" || text(member(c, "run_id")).empty()) continue;
@@ -189,6 +206,11 @@ std::string csv_number(const json& v) {
   return v.is_number() ? fmt::format("{:.6g}", v.get<double>()) : std::string();
 }
 
+// A whole number of a table row ("1" where an older table has none).
+std::string number_text(const json& v) {
+  return v.is_number_integer() ? std::to_string(v.get<long long>()) : std::string("1");
+}
+
 // "4", or "4 + 1 A/A" when A/A runs were left out of the row's figures.
 std::string runs_text(const json& row) {
   const json& aa = member(row, "aa_runs");
@@ -204,21 +226,25 @@ std::string table_markdown(const json& t) {
       fmt::format("Campaign {}: {} cell(s), {} done, {} failed, {} pending\n\n", text(member(t, "campaign")),
                   member(t["cells"], "total").dump(), member(t["cells"], "done").dump(),
                   member(t["cells"], "failed").dump(), member(t["cells"], "pending").dump());
-  out += "| diagnostics | backend | cells | runs | valid edits | accepted | speedup (geomean, 95% CI) | evidence "
-         "coverage | localisation | directional consistency | hallucinations | tokens (prompt/completion) | cost "
-         "(USD) |\n";
-  out += "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  out += "| diagnostics | backend | rounds | candidates | cells | runs | valid edits | accepted | speedup (geomean, "
+         "95% CI) | evidence coverage | localisation | directional consistency | hallucinations | tokens "
+         "(prompt/completion) | cost (USD) | search s/run | verdicts/run |\n";
+  out +=
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
+      "---: |\n";
   for (const auto& r : t["rows"]) {
     const json& s = r["speedup"];
     std::string speedup = fixed(s["geomean"], "{:.3f}x");
     if (s["ci_low"].is_number())
       speedup += fmt::format(" [{}, {}]", fixed(s["ci_low"], "{:.3f}"), fixed(s["ci_high"], "{:.3f}"));
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |\n", text(r["diagnostics"]),
-        text(r["backend"]), r["cells"].dump(), runs_text(r), percent(r["valid_edit_rate"]), percent(r["accepted_rate"]),
-        speedup, percent(r["evidence_coverage"]), percent(r["localisation"]), percent(r["directional_consistency"]),
-        r["hallucinations"].is_null() ? "-" : r["hallucinations"].dump(), r["tokens"]["prompt"].dump(),
-        r["tokens"]["completion"].dump(), fixed(r["cost_usd"], "{:.4f}"));
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} | {} |\n",
+        text(r["diagnostics"]), text(r["backend"]), number_text(member(r, "rounds")),
+        number_text(member(r, "candidates")), r["cells"].dump(), runs_text(r), percent(r["valid_edit_rate"]),
+        percent(r["accepted_rate"]), speedup, percent(r["evidence_coverage"]), percent(r["localisation"]),
+        percent(r["directional_consistency"]), r["hallucinations"].is_null() ? "-" : r["hallucinations"].dump(),
+        r["tokens"]["prompt"].dump(), r["tokens"]["completion"].dump(), fixed(r["cost_usd"], "{:.4f}"),
+        fixed(member(r, "seconds_per_run"), "{:.1f}"), fixed(member(r, "verdicts_per_run"), "{:.1f}"));
   }
   return out;
 }
@@ -226,7 +252,8 @@ std::string table_markdown(const json& t) {
 std::string table_csv(const json& t) {
   std::string out = "diagnostics,backend,cells,runs,valid_edit_rate,accepted_rate,speedup_geomean,speedup_ci_low,"
                     "speedup_ci_high,speedup_n,evidence_coverage,localisation,directional_consistency,hallucinations,"
-                    "prompt_tokens,completion_tokens,cost_usd,aa_runs\n";
+                    "prompt_tokens,completion_tokens,cost_usd,aa_runs,rounds,candidates,seconds_per_run,"
+                    "verdicts_per_run\n";
   for (const auto& r : t["rows"]) {
     const json& s = r["speedup"];
     std::vector<std::string> fields = {text(r["diagnostics"]),
@@ -246,7 +273,11 @@ std::string table_csv(const json& t) {
                                        csv_number(r["tokens"]["prompt"]),
                                        csv_number(r["tokens"]["completion"]),
                                        csv_number(r["cost_usd"]),
-                                       csv_number(member(r, "aa_runs"))};
+                                       csv_number(member(r, "aa_runs")),
+                                       number_text(member(r, "rounds")),
+                                       number_text(member(r, "candidates")),
+                                       csv_number(member(r, "seconds_per_run")),
+                                       csv_number(member(r, "verdicts_per_run"))};
     out += util::join(fields, ",") + "\n";
   }
   return out;

@@ -1,5 +1,5 @@
 // The campaign's summary table (table.json, `optimas campaign table`): one row per diagnostic
-// subset and backend, computed from the run.json of each cell's run (and the token counts its
+// subset, backend, rounds and candidates, computed from the run.json of each cell's run (and the token counts its
 // attempts' replies.json recorded). How each column is computed: docs/campaigns.md.
 #pragma once
 

@@ -162,7 +162,7 @@ void run_run(RunCommand& c) {
 // Every setting of optimas.yml and of the loop that `run` may change: rows of the option table.
 // clang-format off
 constexpr const char* k_run_overrides[] = {
-    "model", "base_url", "options", "diagnostics", "scope", "fp_reassociation", "rounds", "iterations", "candidates", "memory", "budget_usd", "budget_minutes",
+    "model", "base_url", "options", "diagnostics", "scope", "fp_reassociation", "rounds", "iterations", "candidates", "memory", "memory_file", "budget_usd", "budget_minutes",
     "budget_verdicts", "retries", "runs",
     "warmup", "timing", "min_speedup", "confirm", "verdict", "end_after_kernels", "aa", "measure_configs", "validate_configs", "fresh_seeds",
     "tolerance", "import", "ncu", "tracer", "full_profile", "execute", "template", "token_budget", "cache_dir",

@@ -185,6 +185,10 @@ std::vector<Option> make_table() {
      "corpus (the prompt shows up to 3 accepted edits of earlier runs in the store whose kernels' evidence resembles "
      "a hot kernel's, with their speedups) or off",
      "", Kind::text, "corpus", "optimize.memory", memory, {}},
+    {"memory_file", "--memory-file",
+     "An exported corpus (optimas corpus export, e.g. from another machine) whose accepted edits join the store's as "
+     "worked examples (with optimize.memory corpus)",
+     "", Kind::text, nullptr, "", nullptr, {}},
     {"budget_usd", "--budget-usd",
      "Ask no further candidate once the model's answers of this run have cost this much (US dollars)", "", Kind::real,
      nullptr, "", positive, {}},
@@ -215,7 +219,8 @@ std::vector<Option> make_table() {
      "measure.confirm", nullptr, {}},
     {"verdict", "--verdict",
      "fixed (screening, then confirming, on whole runs) or sequential (each run's time in the hot kernels from its "
-     "traced launches, judged after 3, 5, 8, ... runs until clear; needs timing trace)", "", Kind::text, "fixed",
+     "traced launches, judged after 3, 5, 8, ... runs until clear; where runs are not traced, the fixed rule)", "",
+     Kind::text, "sequential",
      "measure.verdict", verdict, {}},
     {"end_after_kernels", "--end-after-kernels",
      "auto (a measurement run ends once its hot kernels have launched as often as in the baseline's validation "

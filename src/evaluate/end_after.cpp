@@ -23,8 +23,14 @@ std::string counts(const std::set<std::uint64_t>& values) {
 
 json trace_summary(const Execution& e) {
   if (!e.hot_ms) return nullptr;
-  json t = {{"hot_launches", e.hot_launches}, {"launches", e.traced_launches}, {"symbols", e.hot_symbols}};
+  json t = {{"hot_launches", e.hot_launches},
+            {"launches", e.traced_launches},
+            {"symbols", e.hot_symbols},
+            {"hot_ms", *e.hot_ms},
+            {"wall_s", e.wall_s}};
   if (e.after_hot_s) t["after_hot_s"] = *e.after_hot_s;
+  if (e.traced_ms) t["kernel_ms"] = *e.traced_ms;
+  if (e.traced_ms_to_hot_end) t["kernel_ms_to_hot_end"] = *e.traced_ms_to_hot_end;
   return t;
 }
 

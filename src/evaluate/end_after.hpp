@@ -16,7 +16,8 @@
 namespace optimas::evaluate {
 
 // What a validation run's trace says for the early end (null when the run had no trace):
-// {hot_launches, launches, symbols, after_hot_s}.
+// {hot_launches, launches, symbols, after_hot_s}, and its times for the sequential rule's first
+// round (loop/measure.cpp): {hot_ms, wall_s, kernel_ms, kernel_ms_to_hot_end}.
 nlohmann::json trace_summary(const Execution& e);
 
 struct EndAfterPlan {

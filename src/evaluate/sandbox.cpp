@@ -215,8 +215,7 @@ std::optional<std::string> read_run_trace(const fs::path& trace_dir, const Sandb
   // The trace is the program's own record of its kernels; it is read and then removed, and a
   // run that left none (the tracer could not start, or the program bypassed it) has no time.
   std::error_code ec;
-  if (fs::is_empty(trace_dir, ec))
-    return fmt::format("the run left no kernel trace in {}", trace_dir.string());
+  if (fs::is_empty(trace_dir, ec)) return fmt::format("the run left no kernel trace in {}", trace_dir.string());
   profile::Trace trace = profile::read_trace(trace_dir.string());
   fs::remove_all(trace_dir, ec);
   e.ended_early = sandbox.end_after.launches > 0 && !trace.ended_early.empty();
@@ -231,12 +230,17 @@ std::optional<std::string> read_run_trace(const fs::path& trace_dir, const Sandb
     for (const auto& k : hot) e.hot_launches += k.size();
     std::set<std::string> symbols;
     std::uint64_t last_end = 0;
-    for (const auto& l : trace.launches)
+    double to_hot_end_ns = 0, so_far_ns = 0;
+    for (const auto& l : trace.launches) {
+      so_far_ns += l.duration_ns;
       if (profile::is_launch_of(l, sandbox.hot_kernels)) {
         symbols.insert(l.mangled);
         last_end = std::max(last_end, l.start_ns + static_cast<std::uint64_t>(l.duration_ns));
+        to_hot_end_ns = so_far_ns;
       }
+    }
     e.hot_symbols.assign(symbols.begin(), symbols.end());
+    e.traced_ms_to_hot_end = to_hot_end_ns / 1e6;
     if (trace.end_ns > 0 && last_end > 0 && trace.end_ns >= last_end) e.after_hot_s = (trace.end_ns - last_end) / 1e9;
   }
   return std::nullopt;

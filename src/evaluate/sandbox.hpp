@@ -74,6 +74,9 @@ struct Execution {
   std::uint64_t hot_launches = 0;
   std::vector<std::string> hot_symbols; // the mangled names of the hot kernels it launched
   std::optional<double> after_hot_s;    // from its last hot launch's end to its trace's end line
+  // The traced time of the launches up to its last hot launch: what a run that ended after its
+  // kernels would have measured, so that a whole run can join such runs (loop/measure.cpp).
+  std::optional<double> traced_ms_to_hot_end;
   bool ended_early = false;             // the tracer ended it (Sandbox::end_after): it has no outputs
   std::string output;               // path of the (first) output it produced (absolute)
   std::vector<std::string> outputs; // every output: `output`, then `output`.1, .2, ... (run.output's files)

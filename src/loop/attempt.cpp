@@ -347,10 +347,13 @@ json Loop::validation_check(Variant& v, const evaluate::Check& check, std::size_
   return rec;
 }
 
-// Validation runs are traced where measurement runs may end after their kernels: their traces
-// decide where that is fair (evaluate/end_after.hpp). A missing trace fails no validation.
+// Validation runs are traced where measurement runs may end after their kernels, whose traces
+// decide where that is fair (evaluate/end_after.hpp), and for the sequential rule, whose first
+// rounds they are (loop/measure.cpp). A missing trace fails no validation.
 std::optional<evaluate::Sandbox> Loop::validation_sandbox() const {
-  if (m_app.measure.end_after_kernels != "auto" || m_measure_sandbox.tracer.empty()) return std::nullopt;
+  if ((m_app.measure.end_after_kernels != "auto" && m_app.measure.verdict != "sequential") ||
+      m_measure_sandbox.tracer.empty())
+    return std::nullopt;
   evaluate::Sandbox s = m_measure_sandbox;
   s.hot_kernels = hot_kernel_names(m_diagnostics);
   if (s.hot_kernels.empty()) return std::nullopt;

@@ -50,6 +50,15 @@ public:
   // measurement.json's end_after_kernels: per configuration, the plan and the runs that ended early.
   json end_after_record() const;
 
+  // The sequential rule's first rounds of `config`, from its validation runs (validation.jsonl's
+  // records): each check of it whose variant and baseline runs were both traced in the hot
+  // kernels is a round already taken, the variant first (docs/loop.md, "What a verdict costs").
+  // Their kernel time is that up to the last hot launch where the measured runs end there.
+  // Returns how many rounds they give.
+  int seed_from_validation(const std::vector<json>& checks, const std::string& config);
+  // Forgets those rounds again (the fixed rule measures its own).
+  void unseed();
+
   const bool traced;      // timed by the kernel tracer
   const bool kernel_time; // compared by kernel time, not wall time
   const evaluate::AcceptanceRule rule;
@@ -67,11 +76,12 @@ private:
   const fs::path m_journal;
   const fs::path m_parent; // the parent's scratch copy: the baseline, or the best variant so far
   std::map<std::string, std::map<std::string, Samples>> m_taken; // config -> role -> round -> sample
+  std::map<std::string, int> m_seeded; // config -> its first rounds, from validation runs (variant first)
   // (config, round) -> role -> output hash. Only hashes are kept: no reference output exists
   // while the variant runs.
   std::map<std::pair<std::string, int>, std::map<std::string, std::string>> m_hashes;
   std::map<std::string, evaluate::EndAfterPlan> m_end_after; // config -> plan
-  std::map<std::string, evaluate::Sandbox> m_sandboxes;       // config -> its runs' sandbox, where they end early
+  std::map<std::string, evaluate::Sandbox> m_sandboxes;      // config -> its runs' sandbox, where they end early
 };
 
 Loop::Rounds::Rounds(Loop& loop, Variant& v)
@@ -122,6 +132,7 @@ json Loop::Rounds::end_after_record() const {
       int ended = 0, runs = 0;
       for (const char* role : {"baseline", "variant"})
         for (const auto& [round, s] : taken(config, role)) {
+          if (s.contains("validation")) continue;
           ++runs;
           ended += s.value("ended_early", false) ? 1 : 0;
         }
@@ -195,6 +206,63 @@ std::optional<std::string> Loop::Rounds::run_one(const config::InputConfig& c, c
   return std::nullopt;
 }
 
+int Loop::Rounds::seed_from_validation(const std::vector<json>& checks, const std::string& config) {
+  auto plan = m_end_after.find(config);
+  const bool ends = plan != m_end_after.end() && plan->second.end;
+  int round = 0;
+  for (const auto& c : checks) {
+    if (c.value("config", "") != config || !c.value("passed", false) || !c.contains("trace")) continue;
+    const json& t = c["trace"];
+    auto usable = [&](const char* role) {
+      return t.contains(role) && t[role].is_object() && t[role].value("hot_ms", 0.0) > 0 &&
+             t[role].contains("kernel_ms") &&
+             (!ends || (t[role].contains("kernel_ms_to_hot_end") &&
+                        t[role].value("hot_launches", std::uint64_t{0}) == plan->second.end->launches));
+    };
+    if (!usable("variant") || !usable("baseline")) continue;
+    for (const char* role : {"baseline", "variant"}) {
+      const json& r = t[role];
+      m_taken[config][role][round] = {{"config", config},
+                                      {"role", role},
+                                      {"round", round},
+                                      {"validation", c.value("label", "")},
+                                      {"wall_s", r.value("wall_s", 0.0)},
+                                      {"kernel_ms", r[ends ? "kernel_ms_to_hot_end" : "kernel_ms"]},
+                                      {"launches", r.value("launches", std::uint64_t{0})},
+                                      {"hot_ms", r["hot_ms"]},
+                                      {"hot_launches", r.value("hot_launches", std::uint64_t{0})}};
+    }
+    ++round;
+  }
+  if (round > 0) m_seeded[config] = round;
+  return round;
+}
+
+void Loop::Rounds::unseed() {
+  for (const auto& [config, n] : m_seeded)
+    for (auto& [role, rounds] : m_taken[config])
+      for (int round = 0; round < n; ++round)
+        if (auto it = rounds.find(round); it != rounds.end() && it->second.contains("validation")) rounds.erase(it);
+  m_seeded.clear();
+}
+
+namespace {
+
+// Whether round `round` runs the baseline first, when rounds [0, seeded) ran the variant first:
+// each round takes the order the rounds before it had less of, and the other order than the round
+// before on a tie, so that with nothing seeded the orders alternate (ABBA) from the baseline.
+bool baseline_first(int seeded, int round) {
+  int variant_first = seeded, base_first = 0;
+  bool last_base = false;
+  for (int r = seeded; r <= round; ++r) {
+    last_base = variant_first == base_first ? (r == 0 || !last_base) : variant_first > base_first;
+    ++(last_base ? base_first : variant_first);
+  }
+  return last_base;
+}
+
+} // namespace
+
 std::optional<std::string> Loop::Rounds::take(const config::InputConfig& c, int from, int to, int warmup) {
   bool missing = false;
   for (int round = from; round < to; ++round)
@@ -208,7 +276,8 @@ std::optional<std::string> Loop::Rounds::take(const config::InputConfig& c, int 
   }
   for (int round = from; round < to; ++round) {
     const char* order[2] = {"baseline", "variant"};
-    if (round % 2) std::swap(order[0], order[1]);
+    auto seeded = m_seeded.find(c.name);
+    if (!baseline_first(seeded == m_seeded.end() ? 0 : seeded->second, round)) std::swap(order[0], order[1]);
     for (const char* role : order) {
       if (taken(c.name, role).count(round)) continue;
       m_loop.say(step, fmt::format("{}: round {}/{} {}", c.name, round + 1, to, role), false);
@@ -283,16 +352,21 @@ bool Loop::measure(Variant& v, json& result) {
   // Per-launch times need the trace and the hot kernels of the profile the variant was made from.
   m_measure_sandbox.hot_kernels = sequential ? hot_kernel_names(m_diagnostics) : std::vector<std::string>{};
   Rounds rounds(*this, v);
-  rounds.plan_end_after(store::read_journal((v.dir / "validation.jsonl").string()));
-  if (sequential && !rounds.traced)
+  const auto checks = store::read_journal((v.dir / "validation.jsonl").string());
+  rounds.plan_end_after(checks);
+  // Without a trace (a program timed by wall clock or its printed times) the fixed rule measures,
+  // as measurement.json's note says, without a word on the progress line: it is the default.
+  bool quiet = false;
+  if (sequential && !rounds.traced) {
     note = "measure.verdict sequential needs the kernels' traced launches (measure.timing trace): measured by the "
            "fixed rule";
-  else if (sequential && m_measure_sandbox.hot_kernels.empty())
+    quiet = true;
+  } else if (sequential && m_measure_sandbox.hot_kernels.empty())
     note = "measure.verdict sequential needs the profile's hot kernels, and there are none here: measured by the "
            "fixed rule";
   else if (sequential)
-    if (auto done = measure_sequential(v, result, rounds, note)) return *done;
-  if (!note.empty()) say(v.key + " measure", note);
+    if (auto done = measure_sequential(v, result, rounds, checks, note)) return *done;
+  if (!note.empty() && !quiet) say(v.key + " measure", note);
   return measure_fixed(v, result, rounds, note);
 }
 
@@ -365,7 +439,8 @@ bool Loop::measure_fixed(Variant& v, json& result, Rounds& rounds, const std::st
   return true;
 }
 
-std::optional<bool> Loop::measure_sequential(Variant& v, json& result, Rounds& rounds, std::string& note) {
+std::optional<bool> Loop::measure_sequential(Variant& v, json& result, Rounds& rounds, const std::vector<json>& checks,
+                                             std::string& note) {
   const auto& ms = m_app.measure;
   const auto& rule = rounds.rule;
   const std::string step = v.key + " measure";
@@ -381,16 +456,23 @@ std::optional<bool> Loop::measure_sequential(Variant& v, json& result, Rounds& r
   plan.significance = rule.corrected_significance();
   plan.min_speedup = rule.min_speedup;
   json looks = json::array();
+  // The validation runs of the primary configuration are its first rounds; having run both
+  // programs, they are its warm-up too.
+  const int seeded = rounds.seed_from_validation(checks, primary);
+  if (seeded > 0)
+    say(step, fmt::format("{}: the {} validation run(s) a side count as the first round(s)", primary, seeded));
   evaluate::LookResult look;
   int n = 0;
   for (std::size_t k = 0; k < plan.looks.size(); ++k) {
     n = plan.looks[k];
-    if (auto f = rounds.take(*m_app.find(primary), k == 0 ? 0 : plan.looks[k - 1], n, k == 0 ? ms.warmup : 0))
+    if (auto f =
+            rounds.take(*m_app.find(primary), k == 0 ? 0 : plan.looks[k - 1], n, k == 0 && seeded == 0 ? ms.warmup : 0))
       return run_failed(v, result, *f);
     auto base = rounds.hot_runs(primary, "baseline", 0, n), variant = rounds.hot_runs(primary, "variant", 0, n);
     if (!base || !variant) {
       note = fmt::format("a measured run of {} launched none of the hot kernels ({}): measured by the fixed rule",
                          primary, fmt::join(m_measure_sandbox.hot_kernels, ", "));
+      rounds.unseed();
       return std::nullopt;
     }
     look = evaluate::judge_look(*base, *variant, plan, k, primary);
@@ -431,7 +513,8 @@ std::optional<bool> Loop::measure_sequential(Variant& v, json& result, Rounds& r
   json m = {{"timing", "trace"},
             {"verdict_rule", "sequential"},
             {"runs", n},
-            {"warmup", ms.warmup},
+            {"from_validation", seeded},
+            {"warmup", seeded > 0 ? 0 : ms.warmup},
             {"primary", primary},
             {"hot_kernels", m_measure_sandbox.hot_kernels},
             {"rule",

@@ -155,7 +155,8 @@ private:
   bool measure(Variant& v, json& result);
   bool measure_fixed(Variant& v, json& result, Rounds& rounds, const std::string& note);
   // measure.verdict sequential; nothing when a run gave no hot-kernel time (`note` says why).
-  std::optional<bool> measure_sequential(Variant& v, json& result, Rounds& rounds, std::string& note);
+  std::optional<bool> measure_sequential(Variant& v, json& result, Rounds& rounds, const std::vector<json>& checks,
+                                         std::string& note);
   bool run_failed(Variant& v, json& result, const std::string& why);
 
   // tune.cpp

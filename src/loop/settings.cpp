@@ -1,10 +1,13 @@
 #include "loop/settings.hpp"
 
 #include "analysis/diagnostics.hpp"
+#include "store/memory.hpp"
 #include "util/error.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
+
+#include <filesystem>
 
 namespace optimas::loop {
 
@@ -52,6 +55,12 @@ Settings settings_from(const config::AppConfig& app, const Overrides& o) {
   if (o.contains("budget_usd")) s.budget_usd = o["budget_usd"].get<double>();
   if (o.contains("budget_minutes")) s.budget_minutes = o["budget_minutes"].get<double>();
   if (o.contains("budget_verdicts")) s.budget_verdicts = o["budget_verdicts"].get<int>();
+  if (o.contains("memory_file")) {
+    s.memory_file = std::filesystem::absolute(o["memory_file"].get<std::string>()).lexically_normal().string();
+    if (!std::filesystem::is_regular_file(s.memory_file))
+      throw UsageError(fmt::format("--memory-file {}: no such file (optimas corpus export writes one)", s.memory_file));
+    store::corpus_memories(s.memory_file); // a broken file is named (file:line) before anything runs
+  }
   if (s.campaign.empty() != s.cell.empty())
     throw UsageError("--campaign and --cell go together (optimas campaign passes both)");
   config::check_or_throw("execute", s.execute);

@@ -53,6 +53,8 @@ struct Settings {
   // The search's budgets: no further candidate is asked once one is spent (what was measured stays).
   std::optional<double> budget_usd, budget_minutes;
   std::optional<int> budget_verdicts;
+  // An exported corpus whose accepted edits join the store's as memories (absolute; empty: none).
+  std::string memory_file;
 };
 
 Settings settings_from(const config::AppConfig& app, const Overrides& o);

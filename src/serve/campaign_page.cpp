@@ -133,7 +133,9 @@ std::string table_section(const json& rows) {
                                                    "speedup",         "evidence_coverage",
                                                    "localisation",    "directional_consistency",
                                                    "hallucinations",  "tokens",
-                                                   "cost_usd",        "aa_runs"};
+                                                   "cost_usd",        "aa_runs",
+                                                   "rounds",          "candidates",
+                                                   "seconds_per_run", "verdicts_per_run"};
   std::vector<std::string> extra;
   for (const auto& r : rows)
     if (r.is_object())
@@ -141,12 +143,13 @@ std::string table_section(const json& rows) {
         if (std::find(k_known.begin(), k_known.end(), key) == k_known.end() &&
             std::find(extra.begin(), extra.end(), key) == extra.end())
           extra.push_back(key);
-  std::string s = "<section><h2>Summary per diagnostic subset and backend</h2><div class=\"wide\">"
+  std::string s = "<section><h2>Summary per diagnostic subset, backend and search</h2><div class=\"wide\">"
                   "<table class=\"campaign-table\">\n<tr>"
-                  "<th>diagnostics</th><th>backend</th><th>cells</th><th>runs</th><th>valid-edit rate</th>"
-                  "<th>accepted rate</th><th>speedup (geomean)</th><th>95% interval</th><th>n</th>"
-                  "<th>evidence coverage</th><th>localisation</th><th>directional consistency</th>"
-                  "<th>hallucinations</th><th>prompt tokens</th><th>completion tokens</th><th>cost (USD)</th>";
+                  "<th>diagnostics</th><th>backend</th><th>rounds</th><th>candidates</th><th>cells</th><th>runs</th>"
+                  "<th>valid-edit rate</th><th>accepted rate</th><th>speedup (geomean)</th><th>95% interval</th>"
+                  "<th>n</th><th>evidence coverage</th><th>localisation</th><th>directional consistency</th>"
+                  "<th>hallucinations</th><th>prompt tokens</th><th>completion tokens</th><th>cost (USD)</th>"
+                  "<th>search s/run</th><th>verdicts/run</th>";
   for (const auto& key : extra) s += "<th>" + escape(key) + "</th>";
   s += "</tr>\n";
   for (const auto& r : rows) {
@@ -156,17 +159,25 @@ std::string table_section(const json& rows) {
     std::string ci = member(sp, "ci_low").is_number() || member(sp, "ci_high").is_number()
                          ? "[" + text_of(member(sp, "ci_low")) + ", " + text_of(member(sp, "ci_high")) + "]"
                          : text_of(nullptr);
-    s += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                     "<td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td>",
-                     escape(text_of(member(r, "diagnostics"))), escape(text_of(member(r, "backend"))),
-                     escape(text_of(member(r, "cells"))), escape(runs_text(r)),
-                     escape(percent(member(r, "valid_edit_rate"))), escape(percent(member(r, "accepted_rate"))),
-                     escape(speedup_text(member(sp, "geomean"))), escape(ci), escape(text_of(member(sp, "n"))));
+    // A table from before the search's axes: one round, one candidate.
+    auto axis = [&](const char* key) { return member(r, key).is_null() ? std::string("1") : text_of(member(r, key)); };
+    s += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+        "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}"
+        "</td><td class=\"n\">{}</td>",
+        escape(text_of(member(r, "diagnostics"))), escape(text_of(member(r, "backend"))), escape(axis("rounds")),
+        escape(axis("candidates")), escape(text_of(member(r, "cells"))), escape(runs_text(r)),
+        escape(percent(member(r, "valid_edit_rate"))), escape(percent(member(r, "accepted_rate"))),
+        escape(speedup_text(member(sp, "geomean"))), escape(ci), escape(text_of(member(sp, "n"))));
     for (const char* key : {"evidence_coverage", "localisation", "directional_consistency", "hallucinations"})
       s += "<td class=\"n\">" + escape(text_of(member(r, key))) + "</td>";
     s += fmt::format("<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
                      escape(text_of(member(tk, "prompt"))), escape(text_of(member(tk, "completion"))),
                      escape(cost(member(r, "cost_usd"))));
+    for (const char* key : {"seconds_per_run", "verdicts_per_run"}) {
+      const json& v = member(r, key);
+      s += "<td class=\"n\">" + escape(v.is_number() ? fmt::format("{:.1f}", v.get<double>()) : text_of(v)) + "</td>";
+    }
     for (const auto& key : extra) s += "<td>" + escape(text_of(member(r, key.c_str()))) + "</td>";
     s += "</tr>\n";
   }

@@ -1,5 +1,6 @@
 #include "store/corpus.hpp"
 
+#include "store/memory.hpp"
 #include "util/error.hpp"
 #include "util/json_text.hpp"
 #include "util/log.hpp"
@@ -256,7 +257,21 @@ std::size_t export_corpus(const RunStore& store, const CorpusOptions& options, s
 
   std::size_t written = 0;
   for (const auto& [id, run] : runs) {
-    for (const auto& record : corpus_records(id, run, options.all_variants)) {
+    // An accepted variant's records carry its memories (store/memory.hpp), so that the corpus can
+    // serve another machine's runs as worked examples (optimas run --memory-file).
+    std::vector<Memory> memories;
+    try {
+      memories = run_memories(store, id);
+    } catch (const std::exception& e) {
+      log::warn("run {}: its accepted edits are exported without their memory: {}", id, e.what());
+    }
+    for (auto record : corpus_records(id, run, options.all_variants)) {
+      if (record["status"] == "accepted") {
+        ordered_json mine = ordered_json::array();
+        for (const auto& m : memories)
+          if (record["variant"] == m.variant) mine.push_back(memory_to_json(m));
+        if (!mine.empty()) record["memory"] = std::move(mine);
+      }
       out << util::redact(record.dump(-1, ' ', false, ordered_json::error_handler_t::replace)) << '\n';
       ++written;
     }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -75,12 +76,13 @@ std::vector<std::string> kernel_features(const json& kernel) {
   return {f.begin(), f.end()};
 }
 
-namespace {
+namespace {} // namespace
 
-// The memories of one run (its accepted variants' edited kernels), appended to `out`.
-void memories_of(const RunStore& store, const std::string& id, std::vector<Memory>& out) {
+// The memories of one run: its accepted variants' edited kernels.
+std::vector<Memory> run_memories(const RunStore& store, const std::string& id) {
+  std::vector<Memory> out;
   const json run = store.load_run(id);
-  if (!run.is_object() || run.value("aa", false) || !run["variants"].is_array()) return;
+  if (!run.is_object() || run.value("aa", false) || !run["variants"].is_array()) return out;
   const fs::path dir = store.run_dir(id);
   json diagnostics;
   for (const auto& v : run["variants"]) {
@@ -120,9 +122,8 @@ void memories_of(const RunStore& store, const std::string& id, std::vector<Memor
       out.push_back(std::move(mem));
     }
   }
+  return out;
 }
-
-} // namespace
 
 std::vector<Memory> collect_memories(const RunStore& store, const std::string& except) {
   std::vector<Memory> out;
@@ -131,12 +132,88 @@ std::vector<Memory> collect_memories(const RunStore& store, const std::string& e
     // Memory never fails a run: a run folder that cannot be read (broken, or being written by a
     // run of its own) is left out, and runs list names the broken ones.
     try {
-      memories_of(store, id, out);
+      add_memories(out, run_memories(store, id));
     } catch (const std::exception& e) {
       log::debug("memory: run {} left out: {}", id, e.what());
     }
   }
   return out;
+}
+
+nlohmann::ordered_json memory_to_json(const Memory& m) {
+  return {{"kernel", m.kernel},          {"features", m.features}, {"speedup", m.speedup},
+          {"ci", {m.ci_low, m.ci_high}}, {"edits", m.edits},       {"diff", m.diff},
+          {"run_id", m.run_id},          {"app", m.app},           {"variant", m.variant}};
+}
+
+Memory memory_from_json(const json& j) {
+  if (!j.is_object()) throw Error("a memory is an object");
+  auto text = [&](const char* key) {
+    if (!j.contains(key) || !j[key].is_string()) throw Error(fmt::format("a memory has no \"{}\" text", key));
+    return j[key].get<std::string>();
+  };
+  auto texts = [&](const char* key) {
+    if (!j.contains(key) || !j[key].is_array()) throw Error(fmt::format("a memory has no \"{}\" list", key));
+    std::vector<std::string> out;
+    for (const auto& x : j[key]) {
+      if (!x.is_string()) throw Error(fmt::format("a memory's \"{}\" holds a value that is not text", key));
+      out.push_back(x.get<std::string>());
+    }
+    return out;
+  };
+  Memory m;
+  m.kernel = text("kernel");
+  m.run_id = text("run_id");
+  m.app = text("app");
+  m.variant = text("variant");
+  m.diff = text("diff");
+  m.features = texts("features");
+  std::sort(m.features.begin(), m.features.end());
+  m.edits = texts("edits");
+  if (!j.contains("speedup") || !j["speedup"].is_number() || !(j["speedup"].get<double>() > 0))
+    throw Error("a memory has no positive \"speedup\"");
+  m.speedup = j["speedup"];
+  const json& ci = util::member(j, "ci");
+  if (ci.is_array() && ci.size() == 2 && ci[0].is_number() && ci[1].is_number()) {
+    m.ci_low = ci[0];
+    m.ci_high = ci[1];
+  }
+  if (m.features.empty()) throw Error("a memory has no features to be recalled by");
+  return m;
+}
+
+std::vector<Memory> corpus_memories(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot read the corpus");
+  std::vector<Memory> out;
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (util::trim(line).empty()) continue;
+    json record = json::parse(line, nullptr, false);
+    if (!record.is_object()) throw Error(fmt::format("{}:{}: not a corpus record (a JSON object per line)", path, n));
+    const json& memory = util::member(record, "memory");
+    if (memory.is_null()) continue;
+    if (!memory.is_array()) throw Error(fmt::format("{}:{}: \"memory\" is not a list", path, n));
+    std::vector<Memory> mine;
+    for (const auto& m : memory) {
+      try {
+        mine.push_back(memory_from_json(m));
+      } catch (const Error& e) {
+        throw Error(fmt::format("{}:{}: {}", path, n, e.what()));
+      }
+    }
+    add_memories(out, mine);
+  }
+  return out;
+}
+
+void add_memories(std::vector<Memory>& memories, const std::vector<Memory>& more) {
+  for (const auto& m : more) {
+    bool known = std::any_of(memories.begin(), memories.end(), [&](const Memory& x) {
+      return x.run_id == m.run_id && x.variant == m.variant && x.kernel == m.kernel;
+    });
+    if (!known) memories.push_back(m);
+  }
 }
 
 std::vector<Recall> recall(const std::vector<Memory>& memories, const json& diagnostics, std::size_t n) {

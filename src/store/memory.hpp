@@ -34,6 +34,22 @@ struct Memory {
 // kernel its applied edits touched, with that kernel's features from the run's diagnostics.json.
 std::vector<Memory> collect_memories(const RunStore& store, const std::string& except = "");
 
+// The memories of one run of the store (none for an A/A run).
+std::vector<Memory> run_memories(const RunStore& store, const std::string& id);
+
+// A memory as an exported corpus carries it (the "memory" list of an accepted variant's records,
+// docs/corpus.md), and back; Error saying what is missing.
+nlohmann::ordered_json memory_to_json(const Memory& m);
+Memory memory_from_json(const nlohmann::json& j);
+
+// The memories of an exported corpus file (optimas corpus export): each accepted variant's kernel
+// once, whatever number of records (one per configuration) carries it. Error naming file:line for
+// a line that is not a JSON record or a memory that is not whole.
+std::vector<Memory> corpus_memories(const std::string& path);
+
+// `more` added to `memories`, less those already there (the same run, variant and kernel).
+void add_memories(std::vector<Memory>& memories, const std::vector<Memory>& more);
+
 struct Recall {
   Memory memory;
   std::string for_kernel;          // the current hot kernel it resembles

@@ -14,7 +14,8 @@
 #                                      edit of the stand-in (one repetition of triad instead of 8,
 #                                      citing PC1 and RF1); prints how many it answered
 #   campaign_stable_table RUNS ID      the table as JSON without what timings decide (generated,
-#                                      speedup, accepted_rate), for comparing two launchers' tables
+#                                      speedup, accepted_rate, seconds_per_run), for comparing two
+#                                      launchers' tables
 : "${OPTIMAS_TEST_DATA:?source lib.sh first}"
 
 CAMPAIGN_ID=scenario-ablation
@@ -79,5 +80,6 @@ t.pop("generated", None)
 for r in t["rows"]:
     r.pop("speedup", None)
     r.pop("accepted_rate", None)
+    r.pop("seconds_per_run", None)
 print(json.dumps(t, indent=1, sort_keys=True))'
 }

@@ -7,7 +7,7 @@
 # the honest edit, which is accepted; its second candidate repeats it (a duplicate). run.json's
 # search tree holds all four with their parents, rounds and verdicts. A budget of one verdict
 # stops the search after the first; that run's prompt shows the accepted edit as a worked example
-# (memory across runs).
+# (memory across runs), as does a run in another store given the exported corpus.
 source "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
 
@@ -78,4 +78,21 @@ done
 json_check "$run_json" 'd["memory"]["1"][0]["run"] == "'"$first"'" and d["memory"]["1"][0]["variant"] == "i2a1" and d["memory"]["1"][0]["kernel"] == "triad_kernel"' \
   "run.json does not record the recalled example: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("memory"))' "$run_json")"
 
-pass "two rounds of two candidates: the second candidate told of the first, round 2 told what round 1 measured, duplicates not measured, the honest edit accepted; a budget stops the search; the next run recalls the accepted edit"
+# Memory from an exported corpus: another store (another machine) knows nothing of i2a1, but the
+# corpus exported here carries its memory, and --memory-file shows it as the same worked example.
+"$OPTIMAS" corpus export --runs-dir "$RUNS" --out "$WORK/corpus.jsonl" 2> "$WORK/export.log" || fail "corpus export failed: $(cat "$WORK/export.log")"
+RUNS="$WORK/elsewhere-runs"
+new_app elsewhere
+loop elsewhere "$WORK/elsewhere" "$R/slow.json" --retries 0 --runs 3 --budget-verdicts 1 --memory-file "$WORK/corpus.jsonl"
+[ "$rc" -eq 3 ] || fail "the run with the exported corpus exits $rc, not 3: $(tail -20 "$log")"
+for text in "## Worked examples from earlier runs" "### triad_kernel in stream (run ${first:0:8}, variant i2a1): " \
+  "Shown because: memory-bound" "- triad_kernel citing PC1, RF1: "; do
+  grep -qF -- "$text" "$count.request-1.txt" || fail "the prompt from the exported corpus lacks \"$text\": $(sed -n '/Worked examples/,$p' "$count.request-1.txt" | head -20)"
+done
+# A corpus that is not one is named with its line before anything runs.
+printf '{"memory": [{"kernel": "k"}]}\n' > "$WORK/broken.jsonl"
+rc=0
+"$OPTIMAS" run --app "$WORK/elsewhere" --runs-dir "$RUNS" --import "$D" --memory-file "$WORK/broken.jsonl" > /dev/null 2> "$WORK/broken.log" || rc=$?
+[ "$rc" -ne 0 ] && grep -q "broken.jsonl:1: a memory has no" "$WORK/broken.log" || fail "a broken corpus was not named (exit $rc): $(cat "$WORK/broken.log")"
+
+pass "two rounds of two candidates: the second candidate told of the first, round 2 told what round 1 measured, duplicates not measured, the honest edit accepted; a budget stops the search; the next run recalls the accepted edit, from the store and from an exported corpus"

@@ -2,7 +2,8 @@
 # the kernel trace a traced CUDA program would (liboptimas-trace is only the environment variable
 # here: no GPU), with launches of the hot kernel triad_kernel and of a kernel that is not hot.
 # Each run's time in the hot kernels is journaled (hot_ms), and the looks stop as soon as the
-# decision is clear: an A/A comparison whose runs agree is "no gain" after 3 runs a side, a
+# decision is clear: an A/A comparison whose runs agree is "no gain" after 3 runs a side (two of
+# them its validation runs), a
 # variant whose hot launches take half the time is accepted after 3, and a variant whose runs
 # launch no hot kernel is measured by the fixed rule, which says why.
 source "$(dirname "$0")/lib.sh"
@@ -58,12 +59,23 @@ measure same
 [ "$rc" -eq 3 ] || fail "the A/A run exits $rc, not 3: $(tail -20 "$WORK/same.log")"
 json_check "$m" 'd["verdict_rule"] == "sequential" and d["runs"] == 3 and len(d["looks"]) == 1 and d["looks"][0]["call"] == "no gain" and d["rule"]["looks"] == [3, 5, 8, 10]' \
   "the A/A comparison did not stop with no gain at the first look: $(cat "$m")"
-[ "$(wc -l < "$j")" -eq 6 ] || fail "the journal has $(wc -l < "$j") samples, not 3 a side: $(cat "$j")"
-# Each run's hot time: the 4 launches of triad_kernel (8 ms), not the helper.
-python3 - "$j" <<'PY' || fail "the journal's hot times are wrong: $(cat "$j")"
+# The two validation checks of the default configuration (as declared, and a fresh seed), traced,
+# are its first two rounds and its warm-up: one round a side is measured, the baseline first
+# (both validation runs ran the variant first).
+json_check "$m" 'd["from_validation"] == 2 and d["warmup"] == 0 and [s.get("validation") for s in d["configs"]["default"]["base"]][:2] == ["default", d["configs"]["default"]["base"][1]["validation"]] and d["configs"]["default"]["base"][1]["validation"].startswith("default+seed") and len(d["configs"]["default"]["variant"]) == 3' \
+  "the validation runs are not the first rounds: $(cat "$m")"
+[ "$(wc -l < "$j")" -eq 2 ] || fail "the journal has $(wc -l < "$j") samples, not the one measured round a side: $(cat "$j")"
+python3 - "$j" <<'PY' || fail "the measured round is not round 2, baseline first: $(cat "$j")"
 import json, sys
-for line in open(sys.argv[1]):
-    s = json.loads(line)
+s = [json.loads(line) for line in open(sys.argv[1])]
+assert [(x["round"], x["role"]) for x in s] == [(2, "baseline"), (2, "variant")], s
+PY
+# Each run's hot time, measured or from validation: the 4 launches of triad_kernel (8 ms), not
+# the helper; and the same kernel time in both kinds of round.
+python3 - "$m" <<'PY' || fail "the hot times are wrong: $(cat "$m")"
+import json, sys
+d = json.load(open(sys.argv[1]))["configs"]["default"]
+for s in d["base"] + d["variant"]:
     assert abs(s["hot_ms"] - 8.0) < 1e-9 and s["hot_launches"] == 4 and abs(s["kernel_ms"] - 9.0) < 1e-9, s
 PY
 
@@ -78,7 +90,7 @@ json_check "$m" 'd["runs"] == 3 and d["looks"][0]["call"] == "faster" and abs(d[
 # A variant that launches no hot kernel (it renamed triad_kernel): the fixed rule, with the reason.
 app renamed 2000000 1000000 other_kernel
 measure renamed
-json_check "$m" '"verdict_rule" not in d and "launched none of the hot kernels" in d["note"] and d["runs"] == 5' \
+json_check "$m" '"verdict_rule" not in d and "launched none of the hot kernels" in d["note"] and d["runs"] == 5 and not any("validation" in s for s in d["configs"]["default"]["base"])' \
   "the renamed kernel's variant was not measured by the fixed rule: $(cat "$m")"
 grep -q "launched none of the hot kernels" "$WORK/renamed.log" || fail "the run does not say why: $(tail "$WORK/renamed.log")"
 

@@ -205,9 +205,8 @@ TEST(AppConfig, RunSettingsParsed) {
   }
   EXPECT_EQ(load_app_config(dir.file("e.yml", with("validate:\n  tolerance: exact\n"))).validate.tolerance, "exact");
   EXPECT_EQ(load_app_config(dir.file("w.yml", with("measure:\n  timing: wall\n"))).measure.timing, "wall");
-  EXPECT_EQ(load_app_config(dir.file("v.yml", with("measure:\n  verdict: sequential\n"))).measure.verdict,
-            "sequential");
-  EXPECT_EQ(load_app_config(dir.file("f.yml", with(""))).measure.verdict, "fixed");
+  EXPECT_EQ(load_app_config(dir.file("v.yml", with("measure:\n  verdict: fixed\n"))).measure.verdict, "fixed");
+  EXPECT_EQ(load_app_config(dir.file("f.yml", with(""))).measure.verdict, "sequential");
 }
 
 TEST(AppConfig, NamedSeedParameter) {

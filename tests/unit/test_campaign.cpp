@@ -46,6 +46,7 @@ diagnostics: [pc+ia, roofline, code-only]
 backends: [builtin, {model: manual, name: by-hand}]
 repeats: 2
 iterations: 3
+candidates: [1, 3]
 run_options: [--no-tune]
 runs_dir: store
 gpus: 0
@@ -72,7 +73,8 @@ TEST(CampaignFile, AGoodFileGivesItsSettings) {
   EXPECT_EQ(f.diagnostics[2].label, "code-only");
   EXPECT_EQ(f.backends[1].name, "by-hand");
   EXPECT_EQ(f.repeats, 2);
-  EXPECT_EQ(f.iterations, 3);
+  EXPECT_EQ(f.rounds, std::vector<int>{3}) << "iterations: is the older name of rounds:";
+  EXPECT_EQ(f.candidates, (std::vector<int>{1, 3}));
   EXPECT_EQ(f.run_options, std::vector<std::string>{"--no-tune"});
   EXPECT_EQ(f.runs_dir, (std::filesystem::canonical(s.dir.path()) / "store").string());
   EXPECT_EQ(f.gpus, 0);
@@ -121,6 +123,12 @@ TEST(CampaignFile, EveryMistakeNamesFileAndLine) {
       {head + "iterations: 101\n", ":3: iterations must be a whole number from 1 to 100, got \"101\""},
       {head + "iterations: 1e9\n", ":3: iterations must be a whole number from 1 to 100, got \"1e9\""},
       {head + "iterations: 2147483648\n", ":3: iterations must be a whole number from 1 to 100"},
+      // The search's axes: a number or a list of different ones, within the option table's bounds.
+      {head + "rounds: [1, 101]\n", ":3: rounds must be a whole number from 1 to 100, got \"101\""},
+      {head + "rounds: [1, 3, 1]\n", ":3: rounds lists 1 twice"},
+      {head + "rounds: []\n", ":3: rounds lists no value"},
+      {head + "candidates: [0]\n", ":3: candidates must be a whole number from 1 to 16, got \"0\""},
+      {head + "rounds: 2\niterations: 2\n", ":4: give rounds: or its older name iterations:, not both"},
       {head + "repeats: 101\n", ":3: repeats must be a whole number from 1 to 100"},
       {head + "requeue: 101\n", ":3: requeue must be a whole number from 0 to 100"},
       {head + "gpus: 99999999999999999999\n", ":3: gpus must be a whole number from 0 to 1024"},
@@ -199,7 +207,11 @@ TEST(CampaignCells, EachCellIsOneOptimasRun) {
   Apps s;
   auto f = load_campaign(s.write(k_good));
   auto cells = expand_cells(f);
-  auto args = run_arguments(f, cells.back()); // digits, code-only, manual, seed 2
+  // 2 applications x 3 subsets x 2 backends x 1 round count x 2 candidate counts x 2 seeds.
+  ASSERT_EQ(cells.size(), 48u);
+  EXPECT_EQ(cells[0].id, "shmem-pc_ia-builtin-k1-s1") << "one round count: no part for it";
+  EXPECT_EQ(cells[2].id, "shmem-pc_ia-builtin-k3-s1");
+  auto args = run_arguments(f, cells.back()); // digits, code-only, manual, 3 rounds, 3 candidates, seed 2
   auto has = [&](const std::string& flag, const std::string& value) {
     for (std::size_t i = 0; i + 1 < args.size(); ++i)
       if (args[i] == flag && args[i + 1] == value) return true;
@@ -209,11 +221,12 @@ TEST(CampaignCells, EachCellIsOneOptimasRun) {
   EXPECT_TRUE(has("--app", f.applications[1].path));
   EXPECT_TRUE(has("--runs-dir", f.runs_dir));
   EXPECT_TRUE(has("--campaign", "examples-ablation"));
-  EXPECT_TRUE(has("--cell", "digits-code-only-by-hand-s2"));
+  EXPECT_TRUE(has("--cell", "digits-code-only-by-hand-k3-s2"));
   EXPECT_TRUE(has("--seed", "2"));
   EXPECT_TRUE(has("--diagnostics", "code-only"));
   EXPECT_TRUE(has("--model", "manual"));
-  EXPECT_TRUE(has("--iterations", "3"));
+  EXPECT_TRUE(has("--rounds", "3"));
+  EXPECT_TRUE(has("--candidates", "3"));
   EXPECT_TRUE(has("--measure-configs", "default"));
   EXPECT_TRUE(has("--work-dir", manual_dir(f, cells.back())));
   EXPECT_EQ(args.back(), "--no-tune");

@@ -138,17 +138,19 @@ TEST(CampaignTable, MarkdownAndCsvShowEveryRow) {
       compute_table("c1", {cell("a", "PC+IA", "done", "r1"), cell("b", "code-only", "failed", "")}, store_reader(st));
   std::string md = table_markdown(t);
   EXPECT_NE(md.find("Campaign c1: 2 cell(s), 1 done, 1 failed, 0 pending"), std::string::npos) << md;
-  EXPECT_NE(md.find("| PC+IA | builtin | 1 | 1 | 100% | 100% | 1.500x | 100% | - | - | 0 | 10/20 | 0.0000 |"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find("| PC+IA | builtin | 1 | 1 | 1 | 1 | 100% | 100% | 1.500x | 100% | - | - | 0 | 10/20 | 0.0000 | 0.0 | "
+              "0.0 |"),
+      std::string::npos)
       << md;
-  EXPECT_NE(md.find("| code-only | builtin | 1 | 0 | - | - | - |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| code-only | builtin | 1 | 1 | 1 | 0 | - | - | - |"), std::string::npos) << md;
   std::string csv = table_csv(t);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "diagnostics,backend,cells,runs,valid_edit_rate,accepted_rate,speedup_geomean,speedup_ci_low,"
             "speedup_ci_high,speedup_n,evidence_coverage,localisation,directional_consistency,hallucinations,"
-            "prompt_tokens,completion_tokens,cost_usd,aa_runs");
-  EXPECT_NE(csv.find("\nPC+IA,builtin,1,1,1,1,1.5,,,1,1,,,0,10,20,0,0\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("\ncode-only,builtin,1,0,,,,,,0,,,,,0,0,0,0\n"), std::string::npos) << csv;
+            "prompt_tokens,completion_tokens,cost_usd,aa_runs,rounds,candidates,seconds_per_run,verdicts_per_run");
+  EXPECT_NE(csv.find("\nPC+IA,builtin,1,1,1,1,1.5,,,1,1,,,0,10,20,0,0,1,1,0,0\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\ncode-only,builtin,1,0,,,,,,0,,,,,0,0,0,0,1,1,,\n"), std::string::npos) << csv;
 }
 
 // An A/A run (run.json aa: true) measures the baseline against itself: its "no significant
@@ -171,5 +173,46 @@ TEST(CampaignTable, AARunsAreCountedApartFromTheRates) {
   EXPECT_DOUBLE_EQ(row["accepted_rate"].get<double>(), 1.0);
   EXPECT_NEAR(row["speedup"]["geomean"].get<double>(), 1.5, 1e-12);
   std::string md = table_markdown(t);
-  EXPECT_NE(md.find("| PC | builtin | 2 | 1 + 1 A/A | 100% | 100% | 1.500x"), std::string::npos) << md;
+  EXPECT_NE(md.find("| PC | builtin | 1 | 1 | 2 | 1 + 1 A/A | 100% | 100% | 1.500x"), std::string::npos) << md;
+}
+
+// The search's axes (issue 28): cells of one subset and backend but other rounds or candidates
+// are rows of their own, each with the search's cost per run (its candidates' seconds and the
+// verdicts reached, from run.json's search tree), so that the table answers "does feedback help?".
+TEST(CampaignTable, RoundsAndCandidatesAreRowsWithTheirCost) {
+  TempDir dir;
+  store::RunStore st(dir.path().string());
+  auto searched = [&](const std::string& id, double speedup, const json& nodes) {
+    put(st, id, "finished", json::array({variant("i1a1", 1, true, "accepted", speedup, json::object())}));
+    json run = st.load_run(id);
+    run["search"] = {{"nodes", nodes}};
+    store::write_json_atomic(st.run_dir(id) + "/run.json", run);
+  };
+  searched("one", 1.2, json::array({{{"key", "i1a1"}, {"seconds", 30.0}, {"verdict", "faster"}}}));
+  searched("three", 1.5,
+           json::array({{{"key", "i1a1"}, {"seconds", 30.0}, {"verdict", "faster"}},
+                        {{"key", "i2a1"}, {"seconds", 20.0}, {"status", "validation_failed"}},
+                        {{"key", "i3a1"}, {"seconds", 40.0}, {"verdict", "faster"}}}));
+  auto with = [](json c, int rounds, int candidates) {
+    c["rounds"] = rounds;
+    c["candidates"] = candidates;
+    return c;
+  };
+  json t = compute_table("c1",
+                         {with(cell("a-r1", "PC", "done", "one"), 1, 1),
+                          with(cell("a-r3", "PC", "done", "three"), 3, 1), cell("old", "PC", "pending", "")},
+                         store_reader(st));
+  ASSERT_EQ(t["rows"].size(), 2u) << "a cell without the axes (an older campaign) has 1 round and 1 candidate";
+  const json &one = t["rows"][0], &three = t["rows"][1];
+  EXPECT_EQ(one["rounds"], 1);
+  EXPECT_EQ(one["cells"], 2);
+  EXPECT_DOUBLE_EQ(one["seconds_per_run"].get<double>(), 30.0);
+  EXPECT_DOUBLE_EQ(one["verdicts_per_run"].get<double>(), 1.0);
+  EXPECT_EQ(three["rounds"], 3);
+  EXPECT_EQ(three["candidates"], 1);
+  EXPECT_DOUBLE_EQ(three["seconds_per_run"].get<double>(), 90.0);
+  EXPECT_DOUBLE_EQ(three["verdicts_per_run"].get<double>(), 2.0);
+  EXPECT_NEAR(three["speedup"]["geomean"].get<double>(), 1.5, 1e-12);
+  EXPECT_NE(table_markdown(t).find("| PC | builtin | 3 | 1 | 1 | 1 | 100% | 100% | 1.500x"), std::string::npos)
+      << table_markdown(t);
 }

@@ -2,13 +2,17 @@
 // theirs, deterministically, with the reason shown.
 #include "store/memory.hpp"
 
+#include "store/corpus.hpp"
 #include "store/journal.hpp"
+#include "util/error.hpp"
 
 #include "test_helpers.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 using namespace optimas;
 using nlohmann::json;
@@ -34,7 +38,10 @@ void add_run(const fs::path& root, const std::string& id, const json& kernels, c
       {"status", status},
       {"applied_edits",
        {{{"kernel", edited}, {"evidence", {"PC1"}}, {"rule", "restrict"}, {"rationale", "Loads wait. More."}}}},
-      {"measurement", {{"speedup", speedup}, {"ci", {speedup - 0.1, speedup + 0.1}}}}};
+      {"measurement",
+       {{"speedup", speedup},
+        {"ci", {speedup - 0.1, speedup + 0.1}},
+        {"configs", {{"small", {{"speedup", speedup}}}, {"large", {{"speedup", speedup}}}}}}}};
   store::write_json_atomic((root / id / "run.json").string(),
                            {{"id", id}, {"app", "app-" + id}, {"aa", aa}, {"variants", json::array({variant})}});
   store::write_json_atomic((root / id / "diagnostics.json").string(), {{"kernels", kernels}});
@@ -103,4 +110,74 @@ TEST(Memory, RecallsTheResemblingAcceptedEditsWithTheirReasons) {
             std::string::npos)
       << text;
   EXPECT_EQ(store::render_recall({}), "");
+}
+
+// An exported corpus carries each accepted variant's memories, so that another machine's runs can
+// recall them (optimas run --memory-file): read back, they are the store's, once per variant and
+// kernel although each measured configuration has a record of its own.
+TEST(Memory, AnExportedCorpusGivesTheStoresMemoriesBack) {
+  test::TempDir dir;
+  const fs::path root = dir.path() / "runs";
+  add_run(root, "aaaa0001", json::array({kernel("k1<4>", "memory-bound", "stall_long_scoreboard")}), "k1", "accepted",
+          1.5);
+  add_run(root, "aaaa0004", json::array({kernel("k4", "memory-bound", "stall_long_scoreboard")}), "k4", "rejected",
+          0.9);
+  store::RunStore st(root.string());
+  const std::string path = (dir.path() / "corpus.jsonl").string();
+  store::CorpusOptions all;
+  all.all_variants = true;
+  EXPECT_EQ(store::export_corpus_file(st, all, path), 4u); // two configurations a run
+  auto from_file = store::corpus_memories(path);
+  auto from_store = store::collect_memories(st);
+  ASSERT_EQ(from_file.size(), 1u);
+  ASSERT_EQ(from_store.size(), 1u);
+  const auto &f = from_file[0], &s = from_store[0];
+  EXPECT_EQ(f.run_id, "aaaa0001");
+  EXPECT_EQ(f.app, s.app);
+  EXPECT_EQ(f.variant, s.variant);
+  EXPECT_EQ(f.kernel, "k1");
+  EXPECT_EQ(f.features, s.features);
+  EXPECT_DOUBLE_EQ(f.speedup, 1.5);
+  EXPECT_DOUBLE_EQ(f.ci_low, 1.4);
+  EXPECT_EQ(f.edits, s.edits);
+  EXPECT_EQ(f.diff, s.diff);
+  // Recalled for a kernel like k1, with the same reason as from the store.
+  json here = {{"kernels", json::array({kernel("mine", "memory-bound", "stall_long_scoreboard")})}};
+  auto r = store::recall(from_file, here, 3);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(store::render_recall(r), store::render_recall(store::recall(from_store, here, 3)));
+  // Added to the store's, a memory the store has already is not shown twice.
+  store::add_memories(from_store, from_file);
+  EXPECT_EQ(from_store.size(), 1u);
+}
+
+TEST(Memory, ABrokenCorpusIsNamedWithItsLine) {
+  test::TempDir dir;
+  auto corpus = [&](const std::string& text) {
+    const std::string path = (dir.path() / "c.jsonl").string();
+    std::ofstream(path) << text;
+    return path;
+  };
+  auto error_of = [](const std::string& path) {
+    try {
+      store::corpus_memories(path);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string good =
+      R"({"memory": [{"kernel": "k", "features": ["class:memory-bound"], "speedup": 1.2, )"
+      R"("ci": [1.1, 1.3], "edits": [], "diff": "", "run_id": "r", "app": "a", "variant": "i1a1"}]})";
+  EXPECT_EQ(store::corpus_memories(corpus(good + "\n{\"App\": \"x\"}\n\n")).size(), 1u) << "a record without memory";
+  EXPECT_NE(error_of(corpus(good + "\nnot json\n")).find("c.jsonl:2: not a corpus record"), std::string::npos);
+  EXPECT_NE(error_of(corpus(R"({"memory": {}})")).find("c.jsonl:1: \"memory\" is not a list"), std::string::npos);
+  std::string featureless = good;
+  featureless.replace(featureless.find(R"(["class:memory-bound"])"), 22, "[]");
+  EXPECT_NE(error_of(corpus(featureless)).find("c.jsonl:1: a memory has no features"), std::string::npos)
+      << error_of(corpus(featureless));
+  std::string no_speedup = good;
+  no_speedup.replace(no_speedup.find("1.2"), 3, "-1");
+  EXPECT_NE(error_of(corpus(no_speedup)).find("c.jsonl:1: a memory has no positive \"speedup\""), std::string::npos);
+  EXPECT_NE(error_of((dir.path() / "none.jsonl").string()).find("cannot read the corpus"), std::string::npos);
 }

@@ -29,9 +29,7 @@ protected:
     m_store.emplace(m_dir.path().string());
   }
   void write(const std::string& name, const json& doc) { store::write_json_atomic(m_campaign + "/" + name, doc); }
-  json fixture(const std::string& name) {
-    return json::parse(util::read_file(m_campaign + "/" + name));
-  }
+  json fixture(const std::string& name) { return json::parse(util::read_file(m_campaign + "/" + name)); }
   std::string page() { return campaign_page(load_campaign(*m_store, test::k_campaign_id)); }
 
   test::TempDir m_dir;
@@ -69,36 +67,57 @@ TEST_F(CampaignPage, TheStoresCampaignsAreFoundAndRead) {
   EXPECT_EQ(all[0].table["rows"].size(), 16u);
   EXPECT_EQ(campaign_cells(all[0].state).size(), 32u);
   std::string section = campaigns_section(all);
-  EXPECT_NE(section.find("<a href=\"/campaigns/examples-ablation\">examples-ablation</a>"), std::string::npos) << section;
+  EXPECT_NE(section.find("<a href=\"/campaigns/examples-ablation\">examples-ablation</a>"), std::string::npos)
+      << section;
   // Counts from state.json: 29 done, 1 failed, 1 running, 1 pending.
-  EXPECT_NE(section.find("32 cells: 29 <span class=\"status status-done\">done</span>, 1 "), std::string::npos) << section;
+  EXPECT_NE(section.find("32 cells: 29 <span class=\"status status-done\">done</span>, 1 "), std::string::npos)
+      << section;
   // No campaigns, no section.
   EXPECT_EQ(campaigns_section({}), "");
 }
 
 TEST_F(CampaignPage, EveryColumnOfTheTableIsShownWithNullsAsADash) {
   std::string html = page();
-  for (const char* header : {"diagnostics", "backend", "cells", "runs", "valid-edit rate", "accepted rate",
-                             "speedup (geomean)", "95% interval", "<th>n</th>", "evidence coverage", "localisation",
-                             "directional consistency", "hallucinations", "prompt tokens", "completion tokens",
-                             "cost (USD)"})
+  for (const char* header : {"diagnostics",
+                             "backend",
+                             "cells",
+                             "runs",
+                             "valid-edit rate",
+                             "accepted rate",
+                             "speedup (geomean)",
+                             "95% interval",
+                             "<th>n</th>",
+                             "evidence coverage",
+                             "localisation",
+                             "directional consistency",
+                             "hallucinations",
+                             "prompt tokens",
+                             "completion tokens",
+                             "cost (USD)",
+                             "<th>rounds</th>",
+                             "<th>candidates</th>",
+                             "search s/run",
+                             "verdicts/run"})
     EXPECT_NE(html.find(header), std::string::npos) << header;
   auto row = table_row(html, "PC+IA", "builtin");
-  ASSERT_EQ(row.size(), 16u) << html;
+  ASSERT_EQ(row.size(), 20u) << html;
   json t = fixture("table.json");
   const json* want = nullptr;
   for (const auto& r : t["rows"])
     if (r["diagnostics"] == "PC+IA" && r["backend"] == "builtin") want = &r;
   ASSERT_TRUE(want);
-  EXPECT_EQ(row[2], (*want)["cells"].dump());
-  EXPECT_EQ(row[4], fmt::format("{:.0f}%", 100 * (*want)["valid_edit_rate"].get<double>()));
-  EXPECT_EQ(row[6], fmt::format("{:.3g}x", (*want)["speedup"]["geomean"].get<double>()));
-  EXPECT_EQ(row[14], (*want)["tokens"]["completion"].dump());
+  // A table from before the search's axes: one round, one candidate.
+  EXPECT_EQ(row[2], "1");
+  EXPECT_EQ(row[3], "1");
+  EXPECT_EQ(row[4], (*want)["cells"].dump());
+  EXPECT_EQ(row[6], fmt::format("{:.0f}%", 100 * (*want)["valid_edit_rate"].get<double>()));
+  EXPECT_EQ(row[8], fmt::format("{:.3g}x", (*want)["speedup"]["geomean"].get<double>()));
+  EXPECT_EQ(row[16], (*want)["tokens"]["completion"].dump());
   // The manual backend's code-only row is nearly all null: each shows as the dash.
   auto nulls = table_row(html, "code-only", "manual");
-  ASSERT_EQ(nulls.size(), 16u);
-  for (std::size_t i : {4, 5, 6, 7, 9, 10, 11, 12, 15}) EXPECT_EQ(nulls[i], "\xE2\x80\x93") << i;
-  EXPECT_EQ(nulls[13], "9600");
+  ASSERT_EQ(nulls.size(), 20u);
+  for (std::size_t i : {6, 7, 8, 9, 11, 12, 13, 14, 17, 18, 19}) EXPECT_EQ(nulls[i], "\xE2\x80\x93") << i;
+  EXPECT_EQ(nulls[15], "9600");
   // One row per row of the table.
   EXPECT_EQ(count(html, "<tr><td>"), 16u + 2u); // + the cells and table generated rows of the summary
 }
@@ -108,7 +127,8 @@ TEST_F(CampaignPage, CellsShowTheirStateAndLinkToTheirRuns) {
   EXPECT_EQ(count(html, "<tr class=\"cell\""), 32u);
   EXPECT_NE(html.find("<tr class=\"cell\" id=\"cell-shmem-pc-builtin-s1\"><td><code>shmem-pc-builtin-s1</code>"),
             std::string::npos);
-  EXPECT_NE(html.find("<a href=\"/runs/00000000-0000-4000-8000-000000000001\"><code>00000000</code></a>"), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"/runs/00000000-0000-4000-8000-000000000001\"><code>00000000</code></a>"),
+            std::string::npos);
   // The pending cell has no run yet: a dash, no link.
   std::smatch m;
   ASSERT_TRUE(std::regex_search(html, m, std::regex("id=\"cell-digits-ia_roofline-manual-s1\">(.*?)</tr>")));
@@ -220,7 +240,8 @@ TEST_F(CampaignPage, IdsThatAreNotCampaignsOrLeaveTheStoreAreRefused) {
   // A campaign folder that is a link out of the store is not listed and not read.
   test::TempDir outside;
   test::write_fixture_campaign(outside);
-  fs::create_directory_symlink(outside.path() / "campaigns" / test::k_campaign_id, m_dir.path() / "campaigns" / "elsewhere");
+  fs::create_directory_symlink(outside.path() / "campaigns" / test::k_campaign_id,
+                               m_dir.path() / "campaigns" / "elsewhere");
   EXPECT_THROW(load_campaign(*m_store, "elsewhere"), Error);
   EXPECT_EQ(list_campaigns(*m_store).size(), 1u);
   // A folder with neither file is not a campaign (yet).
