@@ -180,15 +180,18 @@ TEST(CampaignCells, ExpandInFileOrderWithStableIds) {
   Apps s;
   auto f = load_campaign(s.write(k_good));
   auto cells = expand_cells(f);
-  ASSERT_EQ(cells.size(), 2u * 3u * 2u * 2u);
+  ASSERT_EQ(cells.size(), 2u * 3u * 2u * 2u * 2u); // apps x subsets x backends x candidate counts x seeds
   std::vector<std::string> ids;
   for (const auto& c : cells) ids.push_back(c.id);
-  EXPECT_EQ(ids[0], "shmem-pc_ia-builtin-s1");
-  EXPECT_EQ(ids[1], "shmem-pc_ia-builtin-s2");
-  EXPECT_EQ(ids[2], "shmem-pc_ia-by-hand-s1");
-  EXPECT_EQ(ids[4], "shmem-roofline-builtin-s1");
-  EXPECT_EQ(ids[8], "shmem-code-only-builtin-s1");
-  EXPECT_EQ(ids.back(), "digits-code-only-by-hand-s2");
+  EXPECT_EQ(ids[0], "shmem-pc_ia-builtin-k1-s1");
+  EXPECT_EQ(ids[1], "shmem-pc_ia-builtin-k1-s2");
+  EXPECT_EQ(ids[2], "shmem-pc_ia-builtin-k3-s1");
+  EXPECT_EQ(ids[4], "shmem-pc_ia-by-hand-k1-s1");
+  EXPECT_EQ(ids[8], "shmem-roofline-builtin-k1-s1");
+  EXPECT_EQ(ids[16], "shmem-code-only-builtin-k1-s1");
+  EXPECT_EQ(ids.back(), "digits-code-only-by-hand-k3-s2");
+  EXPECT_EQ(cells[2].candidates, 3);
+  EXPECT_EQ(cells[2].rounds, 3);
   // Unique, and the same when the file is read again.
   auto sorted = ids;
   std::sort(sorted.begin(), sorted.end());
