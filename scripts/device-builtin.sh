@@ -11,7 +11,9 @@
 # python3 scripts/builtin-table.py FOLDER prints the table.
 #   EXAMPLES (default: every example folder), RUN_SECONDS (limit per example, default 420),
 #   TOTAL_SECONDS (all of it stops by then, default 570: the device's 10-minute calls),
-#   RUN_ARGS (more arguments for optimas run, e.g. --no-tune or --tune-budget 4).
+#   RUN_ARGS (more arguments for optimas run, e.g. --no-tune or --tune-budget 4),
+#   PROFILES (folders holding recorded profiles by example name, e.g. "tests/data/h200": an
+#   example with one there imports it instead of profiling live; default none).
 set -uo pipefail
 OUT=${OUT:-/tmp/optimas-builtin-out}
 DEADLINE=$(( $(date +%s) + ${TOTAL_SECONDS:-570} ))
@@ -38,8 +40,12 @@ on_gpu() {
     [ "$left" -lt "$limit" ] && limit=$left
     [ "$limit" -gt 30 ] || { echo "$ex no-time" >> "$R/exits.txt"; continue; }
     echo "[$(date +%T)] gpu $gpu: $ex (limit ${limit}s)" >> "$R/device.log"
+    local import=()
+    for p in ${PROFILES:-}; do
+      [ -f "$p/$ex/manifest.json" ] && { import=(--import "$p/$ex"); break; }
+    done
     CUDA_VISIBLE_DEVICES=$gpu timeout "$limit" \
-      optimas run --app "examples/$ex" --runs-dir "$W/runs-$gpu" --json ${RUN_ARGS:-} > "$R/$ex.json" 2> "$R/$ex.log"
+      optimas run --app "examples/$ex" --runs-dir "$W/runs-$gpu" --json "${import[@]}" ${RUN_ARGS:-} > "$R/$ex.json" 2> "$R/$ex.log"
     echo "$ex $?" >> "$R/exits.txt"
     echo "[$(date +%T)] gpu $gpu: $ex done" >> "$R/device.log"
     save
