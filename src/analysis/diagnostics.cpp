@@ -80,6 +80,7 @@ std::string pct(double rho) {
 
 std::string roofline_text(const Roofline& r) {
   std::string s = fmt::format("{} ({}).", r.summary, r.bound);
+  if (!r.sol.sentence.empty()) s += " " + r.sol.sentence + ".";
   for (const auto& t : r.memory)
     if (std::isfinite(t.achieved) || std::isfinite(t.rho))
       s += fmt::format(" {} {} ({} of peak);", t.name, si(t.achieved, "B/s"), pct(t.rho));

@@ -128,6 +128,50 @@ MemoryAccess compute_access(const std::vector<const profile::Launch*>& ls) {
   return a;
 }
 
+SpeedOfLight speed_of_light(const Roofline& r) {
+  SpeedOfLight s;
+  // The peak of the precision doing most of the work: an FP64 kernel is held to the FP64 peak.
+  const Throughput* main = nullptr;
+  for (const auto& t : r.compute)
+    if (std::isfinite(t.achieved) && t.achieved > 0 && (!main || t.achieved > main->achieved)) main = &t;
+  const bool flops = main && std::isfinite(main->peak) && main->peak > 0 && r.flops > 0;
+  auto consider = [&](double fraction, std::string limit) {
+    if (std::isfinite(fraction) && !(fraction <= s.fraction)) {
+      s.fraction = fraction;
+      s.limit = std::move(limit);
+    }
+  };
+  if (flops)
+    consider(clamp01(r.flops / main->peak), main->name + " peak");
+  else
+    consider(r.sm_throughput, "SM throughput");
+  // flops / (intensity x bandwidth) = bytes per second / bandwidth: each level's own fraction,
+  // over the kernel's whole time (L1's is of its active cycles: scaled by their share, and left
+  // out where the profile lacks it, as it would overstate a kernel that keeps few SMs busy).
+  for (const auto& m : r.memory) {
+    double fraction = m.name == "L1"                                                ? m.rho * r.l1_active_share
+                      : m.name == "L2" && std::isfinite(r.l2_sector_fraction) ? r.l2_sector_fraction
+                                                                                  : m.rho;
+    consider(fraction, m.name + " bandwidth");
+  }
+  if (!std::isfinite(s.fraction)) return s;
+  if (flops) {
+    s.attainable = r.flops / std::max(s.fraction, 1e-12);
+    double intensity = s.limit == "DRAM bandwidth" ? r.intensity_dram
+                       : s.limit == "L2 bandwidth" ? r.intensity_l2
+                       : s.limit == "L1 bandwidth" ? r.intensity_l1
+                                                   : k_nan;
+    s.sentence = std::isfinite(intensity)
+                     ? fmt::format("At {:.0f}% of its roofline: {} binds at {:.3g} FLOP/byte", 100 * s.fraction,
+                                   s.limit, intensity)
+                     : fmt::format("At {:.0f}% of its roofline: the {} binds", 100 * s.fraction, s.limit);
+  } else {
+    s.sentence = fmt::format("At {:.0f}% of its speed of light (no floating-point work): {} binds", 100 * s.fraction,
+                             s.limit);
+  }
+  return s;
+}
+
 std::string roofline_sentence(double rho_compute, double rho_memory, double tau_sat) {
   auto part = [&](const char* what, double rho) {
     if (!std::isfinite(rho)) return fmt::format("{} not measured", what);
@@ -176,6 +220,8 @@ Roofline compute_roofline(const std::string& kernel, const std::vector<const pro
   // rho_compute: the busiest FLOP pipe, or ncu's SM throughput when that is higher (integer
   // and control-heavy kernels use the SM without floating-point work).
   r.sm_throughput = clamp01(mean(ls, "sm__throughput.avg.pct_of_peak_sustained_elapsed") / 100);
+  r.l2_sector_fraction = clamp01(mean(ls, "lts__t_sectors.avg.pct_of_peak_sustained_elapsed") / 100);
+  r.l1_active_share = clamp01(ratio(mean(ls, "l1tex__cycles_active.avg"), mean(ls, "l1tex__cycles_elapsed.avg")));
   for (const auto& t : r.compute)
     if (std::isfinite(t.rho) && !(t.rho <= r.rho_compute)) {
       r.rho_compute = t.rho;
@@ -199,6 +245,7 @@ Roofline compute_roofline(const std::string& kernel, const std::vector<const pro
     r.bound = "latency-bound";
   }
   r.summary = roofline_sentence(r.rho_compute, r.rho_memory, tau_sat);
+  r.sol = speed_of_light(r);
 
   r.achieved_occupancy = mean(ls, "sm__warps_active.avg.pct_of_peak_sustained_active");
   r.theoretical_occupancy = mean(ls, "sm__maximum_warps_per_active_cycle_pct");

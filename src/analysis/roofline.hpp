@@ -42,6 +42,19 @@ inline constexpr const char* k_no_access_counters = "The profile holds no memory
 // The memory-access figures of a kernel's launches (metrics averaged over them).
 MemoryAccess compute_access(const std::vector<const profile::Launch*>& launches);
 
+// How close a kernel runs to its roofline (issue #30): its achieved FLOP/s against what the
+// roofline allows at its arithmetic intensity, min(peak compute, intensity x peak bandwidth) over
+// the memory levels, at the ceiling that binds. Since intensity x bandwidth is FLOP/s per byte/s,
+// the fraction is the largest of the FLOP/s against the peak and each level's bandwidth
+// fraction. A kernel without floating-point work has no intensity: its fraction is the largest
+// of the SM's instruction throughput and each level's bandwidth fraction.
+struct SpeedOfLight {
+  double fraction = profile::k_nan;   // [0, 1]; NaN when nothing was measured
+  std::string limit;                  // the ceiling that binds: "FP64 peak", "DRAM bandwidth", "SM throughput"
+  double attainable = profile::k_nan; // FLOP/s the roofline allows at the kernel's intensity (NaN without FLOPs)
+  std::string sentence;               // "At 61% of its roofline: DRAM bandwidth binds at 0.08 FLOP/byte"
+};
+
 struct Roofline {
   std::string id; // evidence ID, "RF1"
   std::string kernel;
@@ -55,6 +68,13 @@ struct Roofline {
   double intensity_l2 = profile::k_nan;
   double intensity_l1 = profile::k_nan;
   double sm_throughput = profile::k_nan; // ncu's SM speed-of-light, [0, 1]
+  // The share of the kernel's time its L1 units were active: the L1 figure above is of active
+  // cycles (ncu has no elapsed one), the speed of light counts all of them.
+  double l1_active_share = profile::k_nan;
+  // L2's bandwidth alone (its sectors against their peak): the L2 figure above is ncu's L2
+  // throughput, the busiest of its units, which on a two-partition L2 counts the traffic between
+  // the partitions too.
+  double l2_sector_fraction = profile::k_nan;
 
   double rho_compute = profile::k_nan;
   double rho_memory = profile::k_nan;
@@ -64,6 +84,7 @@ struct Roofline {
   bool memory_saturated = false;
   std::string bound;   // "compute-bound", "memory-bound", "latency-bound"
   std::string summary; // "Compute underutilized (62%), memory bandwidth saturated (91%)"
+  SpeedOfLight sol;
 
   double achieved_occupancy = profile::k_nan;    // % of the maximum warps
   double theoretical_occupancy = profile::k_nan; // %
@@ -80,6 +101,9 @@ struct Roofline {
 // `launches` must all be of that kernel.
 Roofline compute_roofline(const std::string& kernel, const std::vector<const profile::Launch*>& launches,
                           double tau_sat = k_default_tau_sat);
+
+// The speed of light of a roofline's figures (compute, memory, flops, intensities, sm_throughput).
+SpeedOfLight speed_of_light(const Roofline& r);
 
 // "Compute underutilized (62%), memory bandwidth saturated (91%)"
 std::string roofline_sentence(double rho_compute, double rho_memory, double tau_sat);

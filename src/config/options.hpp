@@ -4,6 +4,8 @@
 // setting has one default and one check wherever it is given (docs/options.md).
 #pragma once
 
+#include "util/option_spec.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -12,14 +14,9 @@
 
 namespace optimas::config {
 
-enum class Kind {
-  text,    // a string
-  integer, // a whole number
-  real,    // a number
-  flag,    // true when given (a flag named !--no-x sets false)
-  list,    // repeatable strings
-  names,   // comma-separated strings (also repeatable)
-};
+// A setting's kind: text, integer, real, flag, list or names (util/option_spec.hpp), shared with
+// the options backends and launchers declare.
+using Kind = util::OptionKind;
 
 // The smallest and largest value of an integer setting (docs/options.md lists them): every whole
 // number is bounded, so none wraps where it is used as an int (warmup 2147483648 ran -2147483648

@@ -27,7 +27,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const OptionSpec k_jobs = {"jobs", "tasks running at once (0: one per CPU core)", "0"};
+std::string not_negative(const std::string& v) {
+  return v.front() == '-' ? fmt::format("takes a count of at least 0, got \"{}\"", v) : "";
+}
+const OptionSpec k_jobs = {"jobs", "tasks running at once (0: one per CPU core)", "0", false, util::OptionKind::integer,
+                           not_negative};
 const OptionSpec k_gpus = {"gpus",
                            "GPU ids tasks may use, comma-separated (\"0,1\"), or auto: $CUDA_VISIBLE_DEVICES, else the "
                            "GPUs nvidia-smi lists, else one (0)",
@@ -64,13 +68,10 @@ std::vector<std::string> visible_gpus(const std::string& option) {
 class LocalLauncher : public Launcher {
 public:
   explicit LocalLauncher(const LauncherConfig& c) {
-    std::string jobs = util::option_value(c.options, k_jobs);
-    try {
-      m_slots = std::stoi(jobs);
-    } catch (const std::exception&) {
-      m_slots = -1;
-    }
-    if (m_slots < 0) throw UsageError(fmt::format("launcher local: option jobs=\"{}\" is not a count", jobs));
+    // launcher_from checked the value; a count of a few thousand at most is what a machine runs.
+    const long long jobs = std::strtoll(util::option_value(c.options, k_jobs).c_str(), nullptr, 10);
+    m_slots = static_cast<int>(std::min(jobs, 1LL << 16));
+    if (m_slots < 0) throw UsageError(fmt::format("launcher local: option jobs={} is not a count", jobs));
     if (m_slots == 0) m_slots = std::max(1u, std::thread::hardware_concurrency());
     m_free_gpus = visible_gpus(util::option_value(c.options, k_gpus));
     m_gpu_count = m_free_gpus.size();

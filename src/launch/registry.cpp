@@ -69,6 +69,10 @@ LauncherConfig launcher_from(std::string_view name, const std::map<std::string, 
       throw UsageError(fmt::format("launcher {} has no option \"{}\" (its options: {})", spec->name, key,
                                    names.empty() ? "none" : util::join(names, ", ")));
     }
+    for (const auto& o : spec->options)
+      if (o.name == key && !value.empty())
+        if (std::string why = util::option_problem(o, value); !why.empty())
+          throw UsageError(fmt::format("launcher {} option {} {}", spec->name, key, why));
   }
   return {spec->name, options};
 }

@@ -36,11 +36,12 @@ const OptionSpec k_time = {"time", "sbatch --time for every job (Slurm's format)
 const OptionSpec k_gres = {"gres",
                            "sbatch --gres for tasks that need GPUs; {gpus} is replaced by the count; none: no --gres",
                            "gpu:{gpus}"};
-const OptionSpec k_array = {"array", "true: one array job per submission instead of one job per task", "false"};
+const OptionSpec k_array = {"array", "true: one array job per submission instead of one job per task", "false", false,
+                            util::OptionKind::flag};
 const OptionSpec k_extra = {"extra", "more sbatch arguments, as a shell would split them", ""};
 const OptionSpec k_requeue = {"requeue", "true: sbatch --requeue (Slurm itself requeues a job after a node failure or "
                                          "preemption)",
-                              "true"};
+                              "true", false, util::OptionKind::flag};
 
 // Polls in a row in which Slurm knew nothing of a job before it counts as lost (a job is not
 // always in squeue at once after sbatch returns, nor in sacct at once after it leaves squeue).
@@ -112,7 +113,7 @@ public:
                                        t.id, name));
     }
     if (tasks.empty()) return;
-    if (util::option_value(m_options, k_array) == "true")
+    if (util::option_flag(m_options, k_array))
       submit_array(tasks);
     else
       for (const auto& t : tasks) submit_one(t);
@@ -161,7 +162,7 @@ private:
       for (std::size_t p; (p = gres.find("{gpus}")) != std::string::npos;) gres.replace(p, 6, std::to_string(gpus));
       a.push_back("--gres=" + gres);
     }
-    if (util::option_value(m_options, k_requeue) == "true") a.push_back("--requeue");
+    if (util::option_flag(m_options, k_requeue)) a.push_back("--requeue");
     a.insert(a.end(), m_extra.begin(), m_extra.end());
     return a;
   }

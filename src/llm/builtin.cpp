@@ -15,13 +15,12 @@ using nlohmann::json;
 namespace {
 
 const OptionSpec k_allow_fp_changes = {"allow_fp_changes", "also apply rules that can change floating-point results",
-                                       "false"};
+                                       "false", false, util::OptionKind::flag};
 
 class BuiltinBackend : public Backend {
 public:
   explicit BuiltinBackend(const BackendConfig& c) {
-    std::string allow = option_value(c, k_allow_fp_changes);
-    m_allow_fp_changes = allow == "true" || allow == "1";
+    m_allow_fp_changes = util::option_flag(c.options, k_allow_fp_changes);
   }
 
   std::string name() const override { return "builtin"; }

@@ -69,6 +69,9 @@ void set_option(BackendConfig& config, const std::string& key, const std::string
   if (!known)
     throw UsageError(fmt::format("the {} backend has no option \"{}\" (its options: {})", config.provider, key,
                                  names.empty() ? "none" : util::join(names, ", ")));
+  if (!value.empty())
+    if (std::string why = util::option_problem(*known, value); !why.empty())
+      throw UsageError(fmt::format("the {} backend's option {} {}", config.provider, key, why));
   config.options[key] = value;
   if (known->names_secret_variable) util::register_secret_variable(value);
 }

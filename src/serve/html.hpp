@@ -15,7 +15,9 @@ namespace optimas::serve {
 std::string escape(std::string_view text);
 
 // Text for a double-quoted attribute value (the same entities as escape()).
-inline std::string attr(std::string_view text) { return escape(text); }
+inline std::string attr(std::string_view text) {
+  return escape(text);
+}
 
 // A fragment id made of [A-Za-z0-9_-] only: anything else becomes '_'.
 std::string anchor(std::string_view text);

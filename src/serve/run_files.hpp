@@ -19,19 +19,19 @@ namespace optimas::serve {
 inline constexpr std::size_t k_max_file_bytes = 8u << 20;
 
 struct VariantData {
-  nlohmann::json result;              // the variant's object in run.json
-  nlohmann::json reply;               // reply.json (the edits as the backend gave them), or null
-  nlohmann::json replies;             // replies.json (model, tokens, cost), or null
-  nlohmann::json build;               // build.json (ok, result, wall_s), or null
-  std::string diff;                   // diff.patch, empty when none
+  nlohmann::json result;               // the variant's object in run.json
+  nlohmann::json reply;                // reply.json (the edits as the backend gave them), or null
+  nlohmann::json replies;              // replies.json (model, tokens, cost), or null
+  nlohmann::json build;                // build.json (ok, result, wall_s), or null
+  std::string diff;                    // diff.patch, empty when none
   std::vector<nlohmann::json> samples; // measurements.jsonl, one object per timed run
-  nlohmann::json after;               // diagnostics of the variant's re-profile, or null
+  nlohmann::json after;                // diagnostics of the variant's re-profile, or null
 };
 
 struct RunData {
   std::string id;
-  nlohmann::json run;         // run.json
-  nlohmann::json diagnostics; // diagnostics.json (the baseline's evidence), or null
+  nlohmann::json run;                         // run.json
+  nlohmann::json diagnostics;                 // diagnostics.json (the baseline's evidence), or null
   std::map<std::string, std::string> sources; // file name -> the run's snapshot of it, for profiled files
   std::vector<VariantData> variants;
   std::vector<std::string> problems; // artifacts that could not be read, each naming its file

@@ -18,7 +18,7 @@ namespace optimas::serve {
 std::vector<nlohmann::json> runs_now(const store::RunStore& store);
 
 struct RunsQuery {
-  std::string filter; // substring of id, app, status, outcome or backend (case-insensitive)
+  std::string filter;           // substring of id, app, status, outcome or backend (case-insensitive)
   std::string sort = "started"; // started, app, status, backend, speedup
   bool ascending = false;
 };
@@ -28,7 +28,8 @@ std::vector<nlohmann::json> select_runs(std::vector<nlohmann::json> runs, const 
 
 // The whole page, with `campaigns` (campaign_page.hpp's campaigns_section) above the runs. A
 // running run makes the page reload itself every few seconds (live progress without JavaScript).
-std::string runs_page(const std::vector<nlohmann::json>& runs, const RunsQuery& query, const std::string& campaigns = "");
+std::string runs_page(const std::vector<nlohmann::json>& runs, const RunsQuery& query,
+                      const std::string& campaigns = "");
 
 // One side of a comparison: a run ("ID") or one of its variants ("ID:i1a1", whose counters are
 // those of its re-profile when it has one).

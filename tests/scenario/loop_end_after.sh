@@ -53,14 +53,14 @@ SH
   grep -q 'command: ./run.sh' "$WORK/$1/optimas.yml" || fail "the run command was not changed"
 }
 
-# measure NAME [ARGS...]: an A/A run of app NAME (the fixed rule, only the default configuration
-# measured); sets m (its measurement.json), j (its journal) and v (its validation journal).
+# measure NAME [ARGS...]: an A/A run of app NAME (the fixed rule unless VERDICT names another,
+# only the default configuration measured); sets m (its measurement.json), j (its journal) and v (its validation journal).
 measure() {
   local name=$1
   shift
   rc=0
   "$OPTIMAS" run --app "$WORK/$name" --runs-dir "$WORK/runs-$name" --import "$D" --timing trace \
-    --tracer "$WORK/fake-liboptimas-trace.so" --aa --runs 5 --warmup 1 --measure-configs default "$@" \
+    --tracer "$WORK/fake-liboptimas-trace.so" --aa --runs 5 --warmup 1 --measure-configs default --verdict "${VERDICT:-fixed}" "$@" \
     > "$WORK/$name.out" 2> "$WORK/$name.log" || rc=$?
   local id
   id=$(ls "$WORK/runs-$name" | grep -E '^[0-9a-f-]{36}$') || fail "$name: no run (exit $rc): $(tail -20 "$WORK/$name.log")"
@@ -127,4 +127,22 @@ for l in open(sys.argv[1]):
     assert "ended_early" not in s and len(s["output_sha256"]) == 64 and abs(s["kernel_ms"] - 81.0) < 1e-9, s
 PY
 
-pass "measured runs end after their hot kernels where the validation traces allow it, and run whole (saying why) where not"
+# The sequential rule (the default) with runs that end early: the validation checks of default
+# (as declared and a fresh seed) are its first two rounds, whole runs whose kernel time is taken
+# up to their last hot launch (80 ms, not the 81 of the whole run), as the measured runs that
+# ended there measure it; the one measured round a side ended early.
+app seq 20000000 4 10000000
+VERDICT=sequential measure seq
+[ "$rc" -eq 3 ] || fail "the sequential A/A run exits $rc, not 3: $(tail -20 "$WORK/seq.log")"
+python3 - "$m" <<'PY' || fail "the validation rounds do not measure what the ended runs measure: $(cat "$m")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verdict_rule"] == "sequential" and d["from_validation"] == 2 and d["runs"] == 3, d
+c = d["configs"]["default"]
+for s in c["base"] + c["variant"]:
+    assert abs(s["kernel_ms"] - 80.0) < 1e-9 and abs(s["hot_ms"] - 80.0) < 1e-9, s
+    assert ("validation" in s) != bool(s.get("ended_early")), s
+assert d["end_after_kernels"]["default"]["ended_early"] == 2 == d["end_after_kernels"]["default"]["runs"], d
+PY
+
+pass "measured runs end after their hot kernels where the validation traces allow it, and run whole (saying why) where not; the sequential rule's validation rounds measure what the ended runs measure"

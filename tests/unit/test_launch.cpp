@@ -112,7 +112,19 @@ TEST(LaunchRegistry, UnknownNamesAndOptionsSayWhatIsKnown) {
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(), "launcher local has no option \"partition\" (its options: jobs, gpus)");
   }
-  EXPECT_THROW(local({{"jobs", "two"}}), UsageError);
+  auto refused = [](const char* launcher, const char* key, const char* value) {
+    try {
+      launcher_from(launcher, {{key, value}});
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // Each value is checked by its option's kind and check (util/option_spec.hpp).
+  EXPECT_EQ(refused("local", "jobs", "two"), "launcher local option jobs takes a whole number, got \"two\"");
+  EXPECT_EQ(refused("local", "jobs", "-1"), "launcher local option jobs takes a count of at least 0, got \"-1\"");
+  EXPECT_EQ(refused("slurm", "array", "yes"), "launcher slurm option array takes true or false, got \"yes\"");
+  EXPECT_EQ(refused("slurm", "requeue", "false"), "no error");
   EXPECT_THROW(local({{"gpus", "0,,1"}}), UsageError);
 }
 

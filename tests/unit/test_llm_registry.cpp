@@ -16,6 +16,7 @@
 #include <string>
 
 using namespace optimas::llm;
+namespace util = optimas::util;
 
 namespace {
 
@@ -136,14 +137,51 @@ TEST(Registry, AnUnknownOptionNamesTheBackendAndItsOptions) {
   EXPECT_NE(m.find("the ollama backend has no option \"api_key_env\" (its options: none)"), std::string::npos) << m;
 }
 
+// A value of each option's kind: text, a whole number, a number, a flag.
+std::string value_for(const OptionSpec& o) {
+  switch (o.kind) {
+  case util::OptionKind::integer:
+    return "7";
+  case util::OptionKind::real:
+    return "0.5";
+  case util::OptionKind::flag:
+    return "true";
+  default:
+    return "x-" + o.name;
+  }
+}
+
 TEST(Registry, BackendFromTakesEveryDeclaredOption) {
   for (const auto& spec : backends()) {
     std::map<std::string, std::string> options;
-    for (const auto& o : spec.options) options[o.name] = "x-" + o.name;
+    for (const auto& o : spec.options) options[o.name] = value_for(o);
     BackendConfig c = backend_from(spec.name + "/m", "", options);
     EXPECT_EQ(c.options, options) << spec.name;
-    for (const auto& o : spec.options) EXPECT_EQ(option_value(c, o), "x-" + o.name) << spec.name;
+    for (const auto& o : spec.options) EXPECT_EQ(option_value(c, o), value_for(o)) << spec.name;
   }
+}
+
+// An option's value is checked by its kind where it is given (issue 31: OptionSpec has a kind
+// and a check, the option table's).
+TEST(Registry, AValueNotOfItsOptionsKindIsRefused) {
+  std::string m = message_of([] { backend_from("builtin", "", {{"allow_fp_changes", "maybe"}}); });
+  EXPECT_NE(m.find("the builtin backend's option allow_fp_changes takes true or false, got \"maybe\""),
+            std::string::npos)
+      << m;
+  EXPECT_TRUE(util::option_flag(backend_from("builtin", "", {{"allow_fp_changes", "1"}}).options,
+                          OptionSpec{"allow_fp_changes", "", "false", false, util::OptionKind::flag}));
+  OptionSpec whole{"n", "", "", false, util::OptionKind::integer};
+  EXPECT_EQ(util::option_problem(whole, "12"), "");
+  EXPECT_EQ(util::option_problem(whole, "1.5"), "takes a whole number, got \"1.5\"");
+  EXPECT_EQ(util::option_problem(whole, "99999999999999999999"), "takes a whole number, got \"99999999999999999999\"");
+  OptionSpec real{"x", "", "", false, util::OptionKind::real};
+  EXPECT_EQ(util::option_problem(real, "1e-3"), "");
+  EXPECT_EQ(util::option_problem(real, "nan"), "takes a number, got \"nan\"");
+  OptionSpec checked{"c", "", "", false, util::OptionKind::text, [](const std::string& v) {
+                       return v == "bad" ? std::string("is bad") : std::string();
+                     }};
+  EXPECT_EQ(util::option_problem(checked, "bad"), "is bad");
+  EXPECT_EQ(util::option_problem(checked, "good"), "");
 }
 
 TEST(Registry, ModelNames) {

@@ -6,11 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <set>
 
 using namespace optimas::analysis;
 using optimas::test::data_path;
 
 namespace {
+
+// How far our speed of light may lie from ncu's (a fraction of the peak), see the test below.
+constexpr double k_sol_tolerance = 0.05;
 
 std::vector<const optimas::profile::Launch*> launches_of(const optimas::profile::Run& run, const std::string& kernel) {
   std::vector<const optimas::profile::Launch*> out;
@@ -125,4 +130,81 @@ TEST(Roofline, AccessFiguresOfARecordedProfileWithoutTheCounters) {
   EXPECT_EQ(a.summary, "Shared accesses take 6.1 M wavefronts beyond the ideal 393 K (94% of all: bank conflicts).");
   // No launch carries any of them: the sentence says so.
   EXPECT_EQ(compute_access({}).summary, k_no_access_counters);
+}
+
+// The speed of light (issue 30) of a kernel doing FP64 work: its FLOP/s against the roofline at
+// its intensity, the ceiling that binds named. dloop runs at 96% of the FP64 peak by its FP64 pipe,
+// 97% counting its few FLOPs of other precisions too against that peak.
+TEST(Roofline, SpeedOfLightOfAComputeBoundKernelIsItsShareOfThePeak) {
+  auto prof = optimas::profile::import_profile(data_path("ncu-samples"));
+  auto r = compute_roofline("dloop", launches_of(prof.runs[0], "dloop"));
+  ASSERT_TRUE(std::isfinite(r.sol.fraction));
+  EXPECT_EQ(r.sol.limit, "FP64 peak");
+  EXPECT_NEAR(r.sol.fraction, r.flops / find(r.compute, "FP64")->peak, 1e-9);
+  EXPECT_NEAR(r.sol.attainable, find(r.compute, "FP64")->peak, 1e-6 * r.sol.attainable);
+  EXPECT_EQ(r.sol.sentence.rfind("At 97% of its roofline: the FP64 peak binds", 0), 0u) << r.sol.sentence;
+}
+
+// A kernel without floating-point work is held to the SM's instruction throughput and each
+// level's bandwidth; nothing measured, no fraction.
+TEST(Roofline, SpeedOfLightWithoutFlopsAndWithoutFigures) {
+  optimas::profile::Launch l;
+  l.kernel = "k";
+  l.metrics["sm__throughput.avg.pct_of_peak_sustained_elapsed"] = {30, "%", ""};
+  l.metrics["lts__throughput.avg.pct_of_peak_sustained_elapsed"] = {45, "%", ""};
+  l.metrics["gpu__time_duration.sum"] = {1000, "ns", ""};
+  auto r = compute_roofline("k", {&l});
+  EXPECT_NEAR(r.sol.fraction, 0.45, 1e-12);
+  EXPECT_EQ(r.sol.limit, "L2 bandwidth");
+  EXPECT_TRUE(std::isnan(r.sol.attainable));
+  EXPECT_EQ(r.sol.sentence, "At 45% of its speed of light (no floating-point work): L2 bandwidth binds");
+  optimas::profile::Launch empty;
+  empty.kernel = "e";
+  auto none = compute_roofline("e", {&empty});
+  EXPECT_TRUE(std::isnan(none.sol.fraction));
+  EXPECT_EQ(none.sol.sentence, "");
+}
+
+// Checked against Nsight Compute's own speed of light on every kernel of the recorded H200
+// profiles. ncu's SOL is the larger of its compute (SM) and memory throughput percentages, each
+// the busiest unit of its side (a pipe, the L2's tags, ...); ours is the roofline's, FLOP/s
+// against the peak and bytes against the bandwidth at each level. So ncu's bounds ours from
+// above (by at most the tolerance: never more), and where DRAM binds ours is ncu's own DRAM
+// throughput, computed from the bytes and the peak. docs/analysis.md has the table.
+TEST(Roofline, SpeedOfLightAgreesWithNcuOnRecordedH200Profiles) {
+  int compared = 0, close = 0, dram = 0;
+  for (const char* app : {"accuracy", "edges", "gather", "heat", "shmem", "sobol", "spmv", "stencil", "stream",
+                          "windows"}) {
+    auto prof = optimas::profile::import_profile(data_path(std::string("h200/") + app));
+    for (const auto& run : prof.runs) {
+      std::set<std::string> kernels;
+      for (const auto& l : run.launches) kernels.insert(l.kernel);
+      for (const auto& k : kernels) {
+        auto ls = launches_of(run, k);
+        double sm = 0, mem = 0, dram_pct = 0;
+        for (const auto* l : ls) {
+          sm += l->value("sm__throughput.avg.pct_of_peak_sustained_elapsed") / 100 / ls.size();
+          mem += l->value("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed") / 100 / ls.size();
+          dram_pct += l->value("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed") / 100 / ls.size();
+        }
+        if (!std::isfinite(sm) || !std::isfinite(mem)) continue;
+        auto r = compute_roofline(k, ls);
+        ASSERT_TRUE(std::isfinite(r.sol.fraction)) << app << " " << k;
+        const double ncu = std::max(sm, mem);
+        std::printf("%-9s %-28s ours %.3f (%s), ncu %.3f (SM %.3f, memory %.3f)\n", app, k.substr(0, 28).c_str(),
+                    r.sol.fraction, r.sol.limit.c_str(), ncu, sm, mem);
+        EXPECT_LE(r.sol.fraction, ncu + k_sol_tolerance) << app << " " << k;
+        if (r.sol.limit == "DRAM bandwidth") {
+          EXPECT_NEAR(r.sol.fraction, dram_pct, 0.01) << app << " " << k;
+          ++dram;
+        }
+        close += std::fabs(r.sol.fraction - ncu) <= k_sol_tolerance;
+        ++compared;
+      }
+    }
+  }
+  std::printf("%d of %d kernels within %.2f of ncu's SOL; %d bound by DRAM\n", close, compared, k_sol_tolerance, dram);
+  EXPECT_EQ(compared, 38);
+  EXPECT_GE(close, 30);
+  EXPECT_GE(dram, 10);
 }
