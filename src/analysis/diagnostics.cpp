@@ -124,6 +124,19 @@ const profile::Run& pick_run(const profile::Profile& p, const std::string& wante
 
 } // namespace
 
+std::map<std::string, SpeedOfLight> speeds_of_light(const profile::Profile& profile, const std::string& config,
+                                                    const std::vector<std::string>& kernels, double tau_sat) {
+  std::map<std::string, SpeedOfLight> out;
+  const profile::Run& run = pick_run(profile, config);
+  for (const auto& k : kernels) {
+    std::vector<const profile::Launch*> launches;
+    for (const auto& l : run.launches)
+      if (l.kernel == k) launches.push_back(&l);
+    if (!launches.empty()) out[k] = compute_roofline(k, launches, tau_sat).sol;
+  }
+  return out;
+}
+
 Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& o) {
   if (!(o.tau_sat > 0 && o.tau_sat <= 1)) throw UsageError("tau_sat must be in (0, 1]");
   if (!(o.saliency.tau > 0 && o.saliency.tau <= 1)) throw UsageError("the stall threshold tau must be in (0, 1]");

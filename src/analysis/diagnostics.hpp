@@ -8,6 +8,7 @@
 #include "profile/hot_kernels.hpp"
 #include "profile/profile.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -70,6 +71,14 @@ struct Diagnostics {
 };
 
 Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& options);
+
+// The speed of light of each kernel of `kernels` (names as KernelTime::kernel gives them, with
+// template arguments) in the run of `config` of `profile`, e.g. a variant's re-profile, matched by
+// that name (an edit that adds const to a parameter changes the signature, not the name); kernels
+// the run did not profile are absent.
+std::map<std::string, SpeedOfLight> speeds_of_light(const profile::Profile& profile, const std::string& config,
+                                                    const std::vector<std::string>& kernels,
+                                                    double tau_sat = k_default_tau_sat);
 
 // The readable summary.
 std::string to_text(const Diagnostics& diagnostics);

@@ -73,8 +73,8 @@ std::string access_sentence(const MemoryAccess& a) {
   std::vector<std::string> parts;
   auto per_request = [&](const char* what, double v) {
     if (std::isfinite(v))
-      parts.push_back(fmt::format("global {} use {:.1f} sectors per request (ideal 4 for 4-byte words, 8 for 8-byte)",
-                                  what, v));
+      parts.push_back(
+          fmt::format("global {} use {:.1f} sectors per request (ideal 4 for 4-byte words, 8 for 8-byte)", what, v));
   };
   per_request("loads", a.global_load_sectors_per_request);
   per_request("stores", a.global_store_sectors_per_request);
@@ -84,11 +84,11 @@ std::string access_sentence(const MemoryAccess& a) {
                                 100 * a.shared_bank_conflicts / a.shared_wavefronts));
   else if (std::isfinite(a.shared_excessive_wavefronts) && std::isfinite(a.shared_ideal_wavefronts) &&
            a.shared_excessive_wavefronts + a.shared_ideal_wavefronts > 0)
-    parts.push_back(fmt::format("shared accesses take {} wavefronts beyond the ideal {} ({:.0f}% of all: bank "
-                                "conflicts)",
-                                count_text(a.shared_excessive_wavefronts), count_text(a.shared_ideal_wavefronts),
-                                100 * a.shared_excessive_wavefronts /
-                                    (a.shared_excessive_wavefronts + a.shared_ideal_wavefronts)));
+    parts.push_back(
+        fmt::format("shared accesses take {} wavefronts beyond the ideal {} ({:.0f}% of all: bank "
+                    "conflicts)",
+                    count_text(a.shared_excessive_wavefronts), count_text(a.shared_ideal_wavefronts),
+                    100 * a.shared_excessive_wavefronts / (a.shared_excessive_wavefronts + a.shared_ideal_wavefronts)));
   if (std::isfinite(a.local_load_requests) && std::isfinite(a.local_store_requests)) {
     if (a.local_load_requests + a.local_store_requests > 0)
       parts.push_back(fmt::format("local memory takes {} load and {} store requests ({} sectors)",
@@ -149,9 +149,9 @@ SpeedOfLight speed_of_light(const Roofline& r) {
   // over the kernel's whole time (L1's is of its active cycles: scaled by their share, and left
   // out where the profile lacks it, as it would overstate a kernel that keeps few SMs busy).
   for (const auto& m : r.memory) {
-    double fraction = m.name == "L1"                                                ? m.rho * r.l1_active_share
+    double fraction = m.name == "L1"                                          ? m.rho * r.l1_active_share
                       : m.name == "L2" && std::isfinite(r.l2_sector_fraction) ? r.l2_sector_fraction
-                                                                                  : m.rho;
+                                                                              : m.rho;
     consider(fraction, m.name + " bandwidth");
   }
   if (!std::isfinite(s.fraction)) return s;
@@ -166,8 +166,8 @@ SpeedOfLight speed_of_light(const Roofline& r) {
                                    s.limit, intensity)
                      : fmt::format("At {:.0f}% of its roofline: the {} binds", 100 * s.fraction, s.limit);
   } else {
-    s.sentence = fmt::format("At {:.0f}% of its speed of light (no floating-point work): {} binds", 100 * s.fraction,
-                             s.limit);
+    s.sentence =
+        fmt::format("At {:.0f}% of its speed of light (no floating-point work): {} binds", 100 * s.fraction, s.limit);
   }
   return s;
 }

@@ -22,10 +22,10 @@ struct Throughput {
 // Access to Global Memory", "Shared Memory and Memory Banks", "Local Memory"), from the l1tex
 // counters default_metrics() asks for; NaN where the profile lacks a metric.
 struct MemoryAccess {
-  double global_load_sectors_per_request = profile::k_nan;  // 4 when a warp reads 32 consecutive 4-byte words
+  double global_load_sectors_per_request = profile::k_nan; // 4 when a warp reads 32 consecutive 4-byte words
   double global_store_sectors_per_request = profile::k_nan;
-  double shared_bank_conflicts = profile::k_nan;            // l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum
-  double shared_wavefronts = profile::k_nan;                // l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
+  double shared_bank_conflicts = profile::k_nan; // l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum
+  double shared_wavefronts = profile::k_nan;     // l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
   double local_load_requests = profile::k_nan;
   double local_store_requests = profile::k_nan;
   double local_sectors = profile::k_nan; // loads and stores

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -20,6 +21,13 @@ std::optional<double> number(const json& v) {
   return v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
 }
 
+json median(std::vector<double> v) {
+  if (v.empty()) return nullptr;
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 json ratio(double num, double den) {
   return den > 0 ? json(num / den) : json(nullptr);
 }
@@ -30,6 +38,7 @@ struct Row {
   int rounds = 1, candidates = 1;
   int cells = 0, runs = 0, accepted_runs = 0;
   double seconds = 0, verdicts = 0; // the search's cost: its candidates' seconds, verdicts reached
+  std::vector<double> sol;          // per run, its hottest kernel's fraction of the roofline reached
   int aa_runs = 0;                  // A/A runs: the baseline against itself, counted apart from every rate
   double proposed = 0, valid = 0;
   std::vector<double> log_speedups;
@@ -45,12 +54,36 @@ struct Row {
     const json& variants = member(run, "variants");
     for (const auto& v : variants.is_array() ? variants : json::array()) add_variant(v, best, any);
     accepted_runs += any;
+    if (auto f = sol_reached(variants)) sol.push_back(*f);
     const json& nodes = member(member(run, "search"), "nodes");
     for (const auto& n : nodes.is_array() ? nodes : json::array()) {
       seconds += number(member(n, "seconds")).value_or(0);
       verdicts += member(n, "verdict").is_string();
     }
     log_speedups.push_back(std::log(any ? best : 1.0));
+  }
+
+  // The hottest kernel's speed of light a run reached: after its fastest accepted variant, or
+  // before any variant (the baseline's) when none was accepted; none without a re-profile.
+  static std::optional<double> sol_reached(const json& variants) {
+    if (!variants.is_array()) return std::nullopt;
+    const json* best = nullptr;
+    const json* any = nullptr;
+    for (const auto& v : variants) { // pointers into `variants` itself, not into a copy
+      if (!member(v, "speed_of_light").is_object() || member(v, "speed_of_light").empty()) continue;
+      if (!any) any = &v;
+      if (member(v, "status") == "accepted" &&
+          (!best || number(member(member(v, "measurement"), "speedup")).value_or(0) >
+                        number(member(member(*best, "measurement"), "speedup")).value_or(0)))
+        best = &v;
+    }
+    const json* from = best ? best : any;
+    if (!from) return std::nullopt;
+    const json* hottest = nullptr;
+    for (const auto& [kernel, e] : (*from)["speed_of_light"].items())
+      if (!hottest || number(member(e, "share")).value_or(0) > number(member(*hottest, "share")).value_or(0))
+        hottest = &e;
+    return number(member(*hottest, best ? "after" : "before"));
   }
 
   void add_variant(const json& v, double& best, bool& any) {
@@ -127,7 +160,8 @@ struct Row {
               {"completion", static_cast<long long>(completion_tokens)}}},
             {"cost_usd", cost_unknown ? json(nullptr) : json(cost)},
             {"seconds_per_run", ratio(seconds, runs)},
-            {"verdicts_per_run", ratio(verdicts, runs)}};
+            {"verdicts_per_run", ratio(verdicts, runs)},
+            {"sol_median", median(sol)}};
   }
 };
 
@@ -228,23 +262,24 @@ std::string table_markdown(const json& t) {
                   member(t["cells"], "failed").dump(), member(t["cells"], "pending").dump());
   out += "| diagnostics | backend | rounds | candidates | cells | runs | valid edits | accepted | speedup (geomean, "
          "95% CI) | evidence coverage | localisation | directional consistency | hallucinations | tokens "
-         "(prompt/completion) | cost (USD) | search s/run | verdicts/run |\n";
+         "(prompt/completion) | cost (USD) | search s/run | verdicts/run | speed of light (median) |\n";
   out +=
       "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
-      "---: |\n";
+      "---: | ---: |\n";
   for (const auto& r : t["rows"]) {
     const json& s = r["speedup"];
     std::string speedup = fixed(s["geomean"], "{:.3f}x");
     if (s["ci_low"].is_number())
       speedup += fmt::format(" [{}, {}]", fixed(s["ci_low"], "{:.3f}"), fixed(s["ci_high"], "{:.3f}"));
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} | {} |\n",
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} | {} | {} |\n",
         text(r["diagnostics"]), text(r["backend"]), number_text(member(r, "rounds")),
         number_text(member(r, "candidates")), r["cells"].dump(), runs_text(r), percent(r["valid_edit_rate"]),
         percent(r["accepted_rate"]), speedup, percent(r["evidence_coverage"]), percent(r["localisation"]),
         percent(r["directional_consistency"]), r["hallucinations"].is_null() ? "-" : r["hallucinations"].dump(),
         r["tokens"]["prompt"].dump(), r["tokens"]["completion"].dump(), fixed(r["cost_usd"], "{:.4f}"),
-        fixed(member(r, "seconds_per_run"), "{:.1f}"), fixed(member(r, "verdicts_per_run"), "{:.1f}"));
+        fixed(member(r, "seconds_per_run"), "{:.1f}"), fixed(member(r, "verdicts_per_run"), "{:.1f}"),
+        percent(member(r, "sol_median")));
   }
   return out;
 }
@@ -253,7 +288,7 @@ std::string table_csv(const json& t) {
   std::string out = "diagnostics,backend,cells,runs,valid_edit_rate,accepted_rate,speedup_geomean,speedup_ci_low,"
                     "speedup_ci_high,speedup_n,evidence_coverage,localisation,directional_consistency,hallucinations,"
                     "prompt_tokens,completion_tokens,cost_usd,aa_runs,rounds,candidates,seconds_per_run,"
-                    "verdicts_per_run\n";
+                    "verdicts_per_run,sol_median\n";
   for (const auto& r : t["rows"]) {
     const json& s = r["speedup"];
     std::vector<std::string> fields = {text(r["diagnostics"]),
@@ -277,7 +312,8 @@ std::string table_csv(const json& t) {
                                        number_text(member(r, "rounds")),
                                        number_text(member(r, "candidates")),
                                        csv_number(member(r, "seconds_per_run")),
-                                       csv_number(member(r, "verdicts_per_run"))};
+                                       csv_number(member(r, "verdicts_per_run")),
+                                       csv_number(member(r, "sol_median"))};
     out += util::join(fields, ",") + "\n";
   }
   return out;

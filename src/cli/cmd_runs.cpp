@@ -64,6 +64,22 @@ void list_runs(const std::string& root, const std::string& campaign, bool as_jso
   }
 }
 
+// A fraction of the roofline as a percentage, "-" when unknown.
+std::string percent_of(const json& v) {
+  return v.is_number() ? fmt::format("{:.0f}%", 100 * v.get<double>()) : "-";
+}
+
+// Each hot kernel's speed of light before and after the variant (its re-profile).
+void print_speed_of_light(const json& sol) {
+  if (!sol.is_object() || sol.empty()) return;
+  std::vector<std::string> parts;
+  for (const auto& [kernel, e] : sol.items())
+    parts.push_back(fmt::format(
+        "{} {} -> {}{}", kernel, percent_of(util::member(e, "before")), percent_of(util::member(e, "after")),
+        util::member_string(e, "limit_after").empty() ? "" : " (" + util::member_string(e, "limit_after") + ")"));
+  std::cout << "      speed of light: " << util::join(parts, "; ") << "\n";
+}
+
 // The search tree of a run with several rounds or candidates: each node under its parent.
 void print_search(const json& run) {
   const json& search = util::member(run, "search");
@@ -128,6 +144,7 @@ void show_run(const std::string& root, const std::string& id, bool as_json) {
         std::cout << fmt::format("      {:<12} {:<22} {:.3f}x [{:.3f}, {:.3f}] p={:.3g}\n", name, text(m, "verdict"),
                                  m.value("speedup", 0.0), m["ci"][0].get<double>(), m["ci"][1].get<double>(),
                                  m.value("p_value", 1.0));
+    print_speed_of_light(util::member(v, "speed_of_light"));
   }
   print_search(run);
   std::cout << fmt::format("  folder {}\n", st.run_dir(full));

@@ -17,6 +17,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace optimas::loop {
 
 namespace fs = std::filesystem;
@@ -258,6 +260,31 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
   return true;
 }
 
+// How close each hot kernel ran to its roofline before the variant (the profile the loop
+// analysed) and after (the variant's re-profile): {kernel: {before, after, limit_before,
+// limit_after, share}}, fractions in [0, 1], share the kernel's part of the GPU time before
+// (issue #30).
+json Loop::speed_of_light_record(const profile::Profile& after) const {
+  std::vector<std::string> kernels;
+  for (const auto& k : m_diagnostics.kernels)
+    if (k.roofline) kernels.push_back(k.time.kernel);
+  const auto now = analysis::speeds_of_light(after, m_diagnostics.config, kernels, m_diagnostics.options.tau_sat);
+  auto fraction = [](double f) { return std::isfinite(f) ? json(f) : json(nullptr); };
+  json out = json::object();
+  for (const auto& k : m_diagnostics.kernels) {
+    if (!k.roofline) continue;
+    json e = {{"before", fraction(k.roofline->sol.fraction)},
+              {"limit_before", k.roofline->sol.limit},
+              {"share", k.time.share}};
+    if (auto it = now.find(k.time.kernel); it != now.end()) {
+      e["after"] = fraction(it->second.fraction);
+      e["limit_after"] = it->second.limit;
+    }
+    out[k.time.kernel] = e;
+  }
+  return out;
+}
+
 // The EAR metrics of a measured variant: with its re-profile where one can be taken, the
 // directional consistency of the edits' expected effects joins.
 void Loop::record_ear(Variant& v, const Proposal& proposal, json& result) {
@@ -271,6 +298,7 @@ void Loop::record_ear(Variant& v, const Proposal& proposal, json& result) {
     in.after = &after;
     in.correct = true;
     result["ear"] = evaluate::to_json(evaluate::compute_ear(in));
+    result["speed_of_light"] = speed_of_light_record(after);
   } else {
     result["ear"]["correct"] = true;
   }

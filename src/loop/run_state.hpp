@@ -148,6 +148,7 @@ private:
   json validation_check(Variant& v, const evaluate::Check& check, std::size_t index);
   std::optional<evaluate::Sandbox> validation_sandbox() const;
   void record_ear(Variant& v, const Proposal& proposal, json& result);
+  json speed_of_light_record(const profile::Profile& after) const;
   void finish_variant(Variant& v, json result);
 
   // measure.cpp

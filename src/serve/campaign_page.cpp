@@ -135,7 +135,8 @@ std::string table_section(const json& rows) {
                                                    "hallucinations",  "tokens",
                                                    "cost_usd",        "aa_runs",
                                                    "rounds",          "candidates",
-                                                   "seconds_per_run", "verdicts_per_run"};
+                                                   "seconds_per_run", "verdicts_per_run",
+                                                   "sol_median"};
   std::vector<std::string> extra;
   for (const auto& r : rows)
     if (r.is_object())
@@ -149,7 +150,7 @@ std::string table_section(const json& rows) {
                   "<th>valid-edit rate</th><th>accepted rate</th><th>speedup (geomean)</th><th>95% interval</th>"
                   "<th>n</th><th>evidence coverage</th><th>localisation</th><th>directional consistency</th>"
                   "<th>hallucinations</th><th>prompt tokens</th><th>completion tokens</th><th>cost (USD)</th>"
-                  "<th>search s/run</th><th>verdicts/run</th>";
+                  "<th>search s/run</th><th>verdicts/run</th><th>speed of light (median)</th>";
   for (const auto& key : extra) s += "<th>" + escape(key) + "</th>";
   s += "</tr>\n";
   for (const auto& r : rows) {
@@ -178,6 +179,7 @@ std::string table_section(const json& rows) {
       const json& v = member(r, key);
       s += "<td class=\"n\">" + escape(v.is_number() ? fmt::format("{:.1f}", v.get<double>()) : text_of(v)) + "</td>";
     }
+    s += "<td class=\"n\">" + escape(percent(member(r, "sol_median"))) + "</td>";
     for (const auto& key : extra) s += "<td>" + escape(text_of(member(r, key.c_str()))) + "</td>";
     s += "</tr>\n";
   }

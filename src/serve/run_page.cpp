@@ -321,6 +321,19 @@ std::string ear_html(const json& ear) {
   return s;
 }
 
+// Each hot kernel's fraction of its roofline before the variant and after (its re-profile).
+std::string speed_of_light_html(const json& sol) {
+  if (!sol.is_object() || sol.empty()) return "";
+  auto pct = [](const json& v) { return v.is_number() ? fmt::format("{:.0f}%", 100 * v.get<double>()) : text_of(v); };
+  std::string s = "<h4>Speed of light</h4><table class=\"sol\"><tr><th>kernel</th><th>before</th><th>after</th>"
+                  "<th>binding ceiling after</th></tr>\n";
+  for (const auto& [kernel, e] : sol.items())
+    s += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n", escape(kernel),
+                     escape(pct(member(e, "before"))), escape(pct(member(e, "after"))),
+                     escape(member_string(e, "limit_after")));
+  return s + "</table>\n";
+}
+
 std::string cost_html(const json& replies) {
   if (!replies.is_object()) return "";
   return fmt::format("<p class=\"muted\">model {}: {} input / {} output tokens, cost {}</p>\n",
@@ -343,7 +356,8 @@ std::string variant_section(const RunData& d, const VariantData& v, const Citati
   if (!member(v.reply, "summary").is_null()) s += "<p><i>" + escape(text_of(member(v.reply, "summary"))) + "</i></p>\n";
   s += edits_html(v, cites);
   s += "<h4>Diff</h4>\n" + side_by_side(v.diff);
-  s += validation_html(r) + measurement_html(v) + ear_html(member(r, "ear")) + cost_html(v.replies);
+  s += validation_html(r) + measurement_html(v) + speed_of_light_html(member(r, "speed_of_light")) +
+       ear_html(member(r, "ear")) + cost_html(v.replies);
   if (!o.report && !dir.empty())
     s += "<p class=\"muted\">files: " + file_link(d, member_string(r, "prompt"), o) + " " +
          file_link(d, dir + "/build.log", o) + " " + file_link(d, dir + "/reply.json", o) + "</p>\n";

@@ -181,6 +181,8 @@ ordered_json make_record(const std::string& id, const json& run, const json* var
   r["status"] = text_or_null(variant ? member(*variant, "status") : member(run, "status"));
   const json& ear = variant ? member(*variant, "ear") : k_none;
   r["ear"] = ear.is_object() ? ordered_json(ear) : ordered_json(nullptr);
+  const json& sol = variant ? member(*variant, "speed_of_light") : k_none;
+  r["speed_of_light"] = sol.is_object() ? ordered_json(sol) : ordered_json(nullptr);
   r["sha256"] = text_or_null(member(run, "sha256"));
   return r;
 }

@@ -68,6 +68,16 @@ json_check run.json 'd["variants"][1]["parent"] == "i1a1" and d["variants"][1]["
 [ -f "$R/iterations/1/attempt-1/profile/.complete" ] || fail "variant not re-profiled"
 json_check run.json 'd["variants"][0]["ear"]["kernels_checked"] == 1 and d["variants"][0]["ear"]["directional_consistency"] is not None'
 json_check run.json 'd["variants"][0]["ear"]["effects"][0]["outcome"] in ("consistent", "inconsistent")'
+# Each hot kernel's speed of light before and after (the stand-in replays the same pages: equal).
+json_check run.json 'all(e["after"] == e["before"] and 0 < e["before"] <= 1 and e["limit_after"] == e["limit_before"] for e in d["variants"][0]["speed_of_light"].values()) and d["variants"][0]["speed_of_light"]["triad_kernel"]["limit_before"] == "DRAM bandwidth"' \
+  "the variant's speed of light before and after is not recorded"
+id=$(basename "$R")
+"$OPTIMAS" runs show "$id" --runs-dir runs > show.txt || fail "runs show failed"
+grep -qE "^      speed of light: .*triad_kernel [0-9]+% -> [0-9]+% \(DRAM bandwidth\)" show.txt ||
+  fail "runs show lacks the speed of light: $(cat show.txt)"
+"$OPTIMAS" report "$id" --runs-dir runs --output page.html > /dev/null || fail "report failed"
+grep -q "<h4>Speed of light</h4>" page.html && grep -q "<td>triad_kernel</td>" page.html ||
+  fail "the run page lacks the speed of light"
 # The second prompt was built from the first variant's code and its fresh profile.
 grep -q "r < 1; ++r" count.request-2.txt || fail "iteration 2 was not prompted with the first variant's code"
 grep -q "iteration 2 starts from it" progress.txt || fail "progress: $(cat progress.txt)"

@@ -148,9 +148,10 @@ TEST(CampaignTable, MarkdownAndCsvShowEveryRow) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "diagnostics,backend,cells,runs,valid_edit_rate,accepted_rate,speedup_geomean,speedup_ci_low,"
             "speedup_ci_high,speedup_n,evidence_coverage,localisation,directional_consistency,hallucinations,"
-            "prompt_tokens,completion_tokens,cost_usd,aa_runs,rounds,candidates,seconds_per_run,verdicts_per_run");
-  EXPECT_NE(csv.find("\nPC+IA,builtin,1,1,1,1,1.5,,,1,1,,,0,10,20,0,0,1,1,0,0\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("\ncode-only,builtin,1,0,,,,,,0,,,,,0,0,0,0,1,1,,\n"), std::string::npos) << csv;
+            "prompt_tokens,completion_tokens,cost_usd,aa_runs,rounds,candidates,seconds_per_run,verdicts_per_run,"
+            "sol_median");
+  EXPECT_NE(csv.find("\nPC+IA,builtin,1,1,1,1,1.5,,,1,1,,,0,10,20,0,0,1,1,0,0,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\ncode-only,builtin,1,0,,,,,,0,,,,,0,0,0,0,1,1,,,\n"), std::string::npos) << csv;
 }
 
 // An A/A run (run.json aa: true) measures the baseline against itself: its "no significant
@@ -215,4 +216,30 @@ TEST(CampaignTable, RoundsAndCandidatesAreRowsWithTheirCost) {
   EXPECT_NEAR(three["speedup"]["geomean"].get<double>(), 1.5, 1e-12);
   EXPECT_NE(table_markdown(t).find("| PC | builtin | 3 | 1 | 1 | 1 | 100% | 100% | 1.500x"), std::string::npos)
       << table_markdown(t);
+}
+
+// The speed of light a run reached (issue 30): its hottest kernel's fraction of the roofline after
+// its fastest accepted variant, or before any variant when none was accepted; the row's median.
+TEST(CampaignTable, TheMedianSpeedOfLightReached) {
+  TempDir dir;
+  store::RunStore st(dir.path().string());
+  auto with_sol = [&](const std::string& id, const std::string& status, double speedup, double before, double after) {
+    put(st, id, "finished", json::array({variant("i1a1", 1, true, status, speedup, json::object())}));
+    json run = st.load_run(id);
+    json sol = json::object();
+    sol["hot"] = {{"before", before}, {"after", after}, {"share", 0.7}};
+    sol["cold"] = {{"before", 0.99}, {"after", 0.99}, {"share", 0.2}};
+    run["variants"][0]["speed_of_light"] = sol;
+    store::write_json_atomic(st.run_dir(id) + "/run.json", run);
+  };
+  with_sol("a", "accepted", 1.5, 0.40, 0.80); // accepted: after, 0.80
+  with_sol("b", "rejected", 0.9, 0.30, 0.35); // none accepted: before, 0.30
+  with_sol("c", "accepted", 1.2, 0.50, 0.60); // 0.60
+  put(st, "d", "finished", json::array());    // no re-profile: not counted
+  json t = compute_table("c1",
+                         {cell("a", "PC", "done", "a"), cell("b", "PC", "done", "b"), cell("c", "PC", "done", "c"),
+                          cell("d", "PC", "done", "d")},
+                         store_reader(st));
+  EXPECT_DOUBLE_EQ(t["rows"][0]["sol_median"].get<double>(), 0.60);
+  EXPECT_NE(table_markdown(t).find("| 60% |"), std::string::npos) << table_markdown(t);
 }

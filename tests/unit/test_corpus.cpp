@@ -22,9 +22,9 @@ namespace {
 
 const std::vector<std::string> k_paper_keys = {"App",      "Prompt",  "LLM",     "HW",     "SW",      "Compile", "Exec",
                                                "Opt_Code", "Applied", "Ignored", "Errors", "Base_RT", "Opt_RT"};
-const std::vector<std::string> k_our_keys = {"run_id",  "variant",     "config",  "held_out", "backend",
-                                             "aa",      "diagnostics", "verdict", "speedup",  "ci_low",
-                                             "ci_high", "p_value",     "status",  "ear",      "sha256"};
+const std::vector<std::string> k_our_keys = {
+    "run_id",  "variant", "config",  "held_out", "backend", "aa",  "diagnostics",    "verdict",
+    "speedup", "ci_low",  "ci_high", "p_value",  "status",  "ear", "speed_of_light", "sha256"};
 
 // Two variants: the first failed to build, the second (the best) was measured on two configs.
 json improved_run() {

@@ -173,8 +173,8 @@ TEST(Roofline, SpeedOfLightWithoutFlopsAndWithoutFigures) {
 // throughput, computed from the bytes and the peak. docs/analysis.md has the table.
 TEST(Roofline, SpeedOfLightAgreesWithNcuOnRecordedH200Profiles) {
   int compared = 0, close = 0, dram = 0;
-  for (const char* app : {"accuracy", "edges", "gather", "heat", "shmem", "sobol", "spmv", "stencil", "stream",
-                          "windows"}) {
+  for (const char* app :
+       {"accuracy", "edges", "gather", "heat", "shmem", "sobol", "spmv", "stencil", "stream", "windows"}) {
     auto prof = optimas::profile::import_profile(data_path(std::string("h200/") + app));
     for (const auto& run : prof.runs) {
       std::set<std::string> kernels;

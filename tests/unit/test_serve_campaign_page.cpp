@@ -97,10 +97,11 @@ TEST_F(CampaignPage, EveryColumnOfTheTableIsShownWithNullsAsADash) {
                              "<th>rounds</th>",
                              "<th>candidates</th>",
                              "search s/run",
+                             "speed of light (median)",
                              "verdicts/run"})
     EXPECT_NE(html.find(header), std::string::npos) << header;
   auto row = table_row(html, "PC+IA", "builtin");
-  ASSERT_EQ(row.size(), 20u) << html;
+  ASSERT_EQ(row.size(), 21u) << html;
   json t = fixture("table.json");
   const json* want = nullptr;
   for (const auto& r : t["rows"])
@@ -115,8 +116,8 @@ TEST_F(CampaignPage, EveryColumnOfTheTableIsShownWithNullsAsADash) {
   EXPECT_EQ(row[16], (*want)["tokens"]["completion"].dump());
   // The manual backend's code-only row is nearly all null: each shows as the dash.
   auto nulls = table_row(html, "code-only", "manual");
-  ASSERT_EQ(nulls.size(), 20u);
-  for (std::size_t i : {6, 7, 8, 9, 11, 12, 13, 14, 17, 18, 19}) EXPECT_EQ(nulls[i], "\xE2\x80\x93") << i;
+  ASSERT_EQ(nulls.size(), 21u);
+  for (std::size_t i : {6, 7, 8, 9, 11, 12, 13, 14, 17, 18, 19, 20}) EXPECT_EQ(nulls[i], "\xE2\x80\x93") << i;
   EXPECT_EQ(nulls[15], "9600");
   // One row per row of the table.
   EXPECT_EQ(count(html, "<tr><td>"), 16u + 2u); // + the cells and table generated rows of the summary
