@@ -1,4 +1,4 @@
-# Shared by the loop's scenario tests (loop_cheats, loop_make, loop_search): optimas run against a local
+# Shared by the loop's scenario tests (loop_cheats_results, loop_make, loop_search): optimas run against a local
 # OpenAI-compatible server whose replies the test writes. The caller sets APP (the stand-in),
 # D (the recorded profile), RUNS, and optionally REPLY_FILE (the file the replies edit).
 : "${FAKE_LLM_SERVER:?ctest sets FAKE_LLM_SERVER}"

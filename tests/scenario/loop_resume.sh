@@ -47,7 +47,7 @@ exec "\$@"
 EOF
 chmod +x "$WORK/wrapper.sh"
 
-# Honest edits (see loop_cheats.sh): triad without its repetition, dot partial sums in one pass.
+# Honest edits (see loop_cheats_results.sh): triad without its repetition, dot partial sums in one pass.
 python3 - "$WORK/honest.json" <<'PY'
 import json, sys
 def edit(kernel, evidence, find, replace):

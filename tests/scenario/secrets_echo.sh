@@ -29,7 +29,7 @@ cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$APP"
 sed -i -e 's|command: g++|command: env; g++|' -e 's|command: ./stream|command: env >\&2; ./stream|' "$APP/optimas.yml"
 grep -q 'env >&2; ./stream' "$APP/optimas.yml" || fail "the run command was not changed"
 
-# The honest edit of loop_cheats (triad without its repetition), the echo in three places.
+# The honest edit of loop_cheats_results (triad without its repetition), the echo in three places.
 cat > "$WORK/reply.json" << 'JSON'
 {"summary": "triad is memory-bound (@ECHO@)", "edits": [{"file": "main.cu", "kernel": "triad_kernel",
  "find": "for (int r = 0; r < 8; ++r) {", "replace": "for (int r = 0; r < 1; ++r) { // @ECHO@",

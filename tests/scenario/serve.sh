@@ -17,7 +17,7 @@ APP="$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app"
 RUNS="$WORK/runs"
 source "$(dirname "$0")/loop_lib.sh"
 
-# The honest edit of loop_cheats.sh, its rationale and summary carrying markup.
+# The honest edit of loop_cheats_results.sh, its rationale and summary carrying markup.
 python3 - "$WORK/replies/honest.json" <<'PY'
 import json, sys
 edits = [{"file": "main.cu", "kernel": "triad_kernel", "find": "for (int r = 0; r < 8; ++r) {",

@@ -1,6 +1,7 @@
-# More cheats (loop_cheats.sh has the first ten): a variant that keeps state between its runs,
-# tells validation from measurement, writes outside its scratch copy, tampers with the clock or
-# with what is compared, reads /proc, or leaves processes behind. Each ends with a status and a
+# Cheats that reach outside the variant's own run (loop_cheats_results.sh has the first ten, on
+# what it computes): a variant that keeps state between its runs, tells validation from
+# measurement, writes outside its scratch copy, tampers with the clock or with what is compared,
+# reads /proc, or leaves processes behind. Each ends with a status and a
 # reason naming what it did, and the loop exits 3; none corrupts the baseline or the run.
 source "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
@@ -10,7 +11,7 @@ APP="$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app"
 RUNS="$WORK/runs"
 export OPENAI_API_KEY="sk-test-SECRET-$RANDOM$RANDOM$RANDOM"
 # Where the verdict needs no statistics: two rounds, no warm-up. The faked clock needs the
-# interval of the wall time it does not save narrow enough to show (as loop_cheats' faketime).
+# interval of the wall time it does not save narrow enough to show (as loop_cheats_results' faketime).
 QUICK="--runs 2 --warmup 0"
 NARROW="--runs 16"
 source "$(dirname "$0")/loop_lib.sh"
