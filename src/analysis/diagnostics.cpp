@@ -107,6 +107,17 @@ std::string counter_text(const CounterWeight& w) {
                      w.counter, w.description, w.importance, 100 * w.frequency, w.mean_weight >= 0 ? "rises" : "falls");
 }
 
+// Sets an item's estimated gain and says it, and what it assumes, at the end of its text.
+void with_gain(Evidence& e, double saved, const char* if_what) {
+  if (!std::isfinite(saved) || saved < 0) return;
+  saved = std::min(saved, 0.999);
+  e.saved = saved;
+  e.gain = 1 / (1 - saved);
+  e.text += fmt::format(" [gain if {}: at most {:.3g}x of the GPU time, {:.1f}% of it saved; assumes the time "
+                        "falls in proportion]",
+                        if_what, e.gain, 100 * saved);
+}
+
 const profile::Run& pick_run(const profile::Profile& p, const std::string& wanted) {
   if (p.runs.empty()) throw Error("the profile has no runs");
   if (!wanted.empty()) {
@@ -123,6 +134,23 @@ const profile::Run& pick_run(const profile::Profile& p, const std::string& wante
 }
 
 } // namespace
+
+double combined_gain(const std::vector<const Evidence*>& items, const std::map<std::string, double>& headroom) {
+  std::map<std::string, double> saved;
+  bool any = false;
+  for (const auto* e : items)
+    if (e && std::isfinite(e->saved)) {
+      saved[e->kernel] += e->saved;
+      any = true;
+    }
+  if (!any) return std::numeric_limits<double>::quiet_NaN();
+  double all = 0;
+  for (const auto& [kernel, s] : saved) {
+    auto cap = headroom.find(kernel);
+    all += cap == headroom.end() ? s : std::min(s, cap->second);
+  }
+  return 1 / (1 - std::min(all, 0.999));
+}
 
 std::map<std::string, SpeedOfLight> speeds_of_light(const profile::Profile& profile, const std::string& config,
                                                     const std::vector<std::string>& kernels, double tau_sat) {
@@ -163,13 +191,20 @@ Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& o) {
     std::vector<const profile::Launch*> launches;
     for (const auto& l : run.launches)
       if (l.demangled == k.demangled) launches.push_back(&l);
+    kd.headroom = k.share;
+    if (!launches.empty())
+      if (double sol = compute_roofline(k.kernel, launches, o.tau_sat).sol.fraction; std::isfinite(sol))
+        kd.headroom = k.share * (1 - sol);
     if (o.sources & k_roofline) {
       if (launches.empty()) {
         kd.notes.push_back("no profiled launch of this kernel in the heavy pass: no roofline");
       } else {
         Roofline r = compute_roofline(k.kernel, launches, o.tau_sat);
         r.id = fmt::format("RF{}", rf++);
-        d.evidence.push_back({r.id, "roofline", k.kernel, roofline_text(r)});
+        Evidence e{r.id, "roofline", k.kernel, roofline_text(r)};
+        // At its roofline the kernel would take `fraction` of its time: the rest is the most to gain.
+        if (std::isfinite(r.sol.fraction)) with_gain(e, kd.headroom, "the kernel ran at its roofline");
+        d.evidence.push_back(std::move(e));
         kd.roofline = std::move(r);
       }
     }
@@ -179,12 +214,17 @@ Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& o) {
         kd.notes.push_back("no PC samples for this kernel (was SourceCounters/WarpStateStats collected?)");
       } else {
         pc += static_cast<int>(s.lines.size());
-        for (const auto& l : s.lines)
-          d.evidence.push_back(
-              {l.id, "pc", k.kernel,
-               fmt::format("{}:{} ({:.1f}% of the kernel's samples) {}: {:.0f}% | {}",
-                           std::filesystem::path(l.file).filename().string(), l.line, 100 * l.kernel_share,
-                           profile::stall_label(l.dominant), 100 * l.dominant_fraction, l.code)});
+        for (const auto& l : s.lines) {
+          Evidence e{l.id, "pc", k.kernel,
+                     fmt::format("{}:{} ({:.1f}% of the kernel's samples) {}: {:.0f}% | {}",
+                                 std::filesystem::path(l.file).filename().string(), l.line, 100 * l.kernel_share,
+                                 profile::stall_label(l.dominant), 100 * l.dominant_fraction, l.code)};
+          // The samples stalled for this reason on this line, as a share of the kernel's, of its time.
+          const double stalled = l.samples ? static_cast<double>(l.stalled) / static_cast<double>(l.samples) : 0;
+          with_gain(e, std::min(kd.headroom, k.share * l.kernel_share * stalled * l.dominant_fraction),
+                    "this line's stall went away");
+          d.evidence.push_back(std::move(e));
+        }
         kd.stalls = std::move(s);
       }
     }

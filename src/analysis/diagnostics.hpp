@@ -8,6 +8,7 @@
 #include "profile/hot_kernels.hpp"
 #include "profile/profile.hpp"
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -50,7 +51,17 @@ struct Evidence {
   std::string kind; // "roofline", "pc", "ia"
   std::string kernel;
   std::string text; // one line a prompt can quote
+  // What removing the item's cause could gain at most (issue #30, HPCToolkit GPA's estimate):
+  // the share of the GPU time it accounts for, and the speedup of the GPU time were that share
+  // gone, 1 / (1 - saved). NaN for counter items, which name no cause.
+  double saved = std::numeric_limits<double>::quiet_NaN();
+  double gain = std::numeric_limits<double>::quiet_NaN();
 };
+
+// The estimated gain of removing the causes of several items at once: per kernel the shares they
+// save summed, at most the kernel's headroom (KernelDiagnostics::headroom, by kernel name); then
+// 1 / (1 - all of them). NaN when none has one.
+double combined_gain(const std::vector<const Evidence*>& items, const std::map<std::string, double>& headroom);
 
 struct KernelDiagnostics {
   profile::KernelTime time;
@@ -58,6 +69,9 @@ struct KernelDiagnostics {
   std::optional<StallSummary> stalls;
   std::optional<CounterSelection> counters;
   std::vector<std::string> notes; // what could not be analysed and why
+  // The most of the GPU time the kernel could save: its share times what it lacks of its
+  // roofline (it cannot run faster than that), or its whole share where that is unknown.
+  double headroom = 0;
 };
 
 struct Diagnostics {

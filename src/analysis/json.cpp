@@ -149,7 +149,12 @@ json to_json(const Diagnostics& d) {
                    {"hot", k.hot}});
   json evidence = json::array();
   for (const auto& e : d.evidence)
-    evidence.push_back({{"id", e.id}, {"kind", e.kind}, {"kernel", e.kernel}, {"text", e.text}});
+    evidence.push_back({{"id", e.id},
+                        {"kind", e.kind},
+                        {"kernel", e.kernel},
+                        {"text", e.text},
+                        {"saved", num(e.saved)},
+                        {"gain", num(e.gain)}});
   const auto& o = d.options;
   return {{"schema", "optimas.diagnostics/1"},
           {"config", d.config},

@@ -13,11 +13,13 @@
 #include "profile/importer.hpp"
 #include "store/journal.hpp"
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <set>
 
 namespace optimas::loop {
 
@@ -432,7 +434,34 @@ bool Loop::validate(Variant& v, json& result) {
   return true;
 }
 
+// What the evidence a measured variant's edits cite said could be gained at most, beside what was
+// measured (the GPA check, docs/analysis.md): {gain, evidence: {id: gain}, measured, ratio}.
+json Loop::gain_estimate(const json& result) const {
+  const json& speedup = util::member(util::member(result, "measurement"), "speedup");
+  if (!speedup.is_number()) return nullptr;
+  std::set<std::string> cited;
+  for (const auto& e : util::member(result, "applied_edits"))
+    for (const auto& id : util::member(e, "evidence"))
+      if (id.is_string()) cited.insert(id.get<std::string>());
+  std::vector<const analysis::Evidence*> items;
+  json gains = json::object();
+  for (const auto& e : m_diagnostics.evidence)
+    if (cited.count(e.id)) {
+      items.push_back(&e);
+      gains[e.id] = std::isfinite(e.gain) ? json(e.gain) : json(nullptr);
+    }
+  std::map<std::string, double> headroom;
+  for (const auto& k : m_diagnostics.kernels) headroom[k.time.kernel] = k.headroom;
+  const double gain = analysis::combined_gain(items, headroom);
+  if (!std::isfinite(gain)) return nullptr;
+  return {{"gain", gain},
+          {"evidence", gains},
+          {"measured", speedup},
+          {"ratio", speedup.get<double>() / gain}};
+}
+
 void Loop::finish_variant(Variant& v, json result) {
+  if (json estimate = gain_estimate(result); !estimate.is_null()) result["estimate"] = estimate;
   if (!v.left_behind.empty() && !result.contains("left_behind")) {
     // Each run starts from the copy as built: what one left there (a cache) was removed.
     std::vector<std::string> left(v.left_behind.begin(), v.left_behind.end());

@@ -149,6 +149,7 @@ private:
   std::optional<evaluate::Sandbox> validation_sandbox() const;
   void record_ear(Variant& v, const Proposal& proposal, json& result);
   json speed_of_light_record(const profile::Profile& after) const;
+  json gain_estimate(const json& result) const;
   void finish_variant(Variant& v, json result);
 
   // measure.cpp

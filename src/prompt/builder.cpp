@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <cmath>
 #include <set>
 
 namespace optimas::embedded {
@@ -295,6 +296,10 @@ std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::
       Unit u{ki, s, {}};
       for (const auto& e : d.evidence)
         if (e.kernel == d.kernels[ki].time.kernel && kind_bit(e.kind) == s) u.items.push_back(&e);
+      // By estimated gain, the largest first (items without one keep their order, last).
+      std::stable_sort(u.items.begin(), u.items.end(), [](const analysis::Evidence* a, const analysis::Evidence* b) {
+        return std::isfinite(a->gain) && (!std::isfinite(b->gain) || a->gain > b->gain);
+      });
       if (!u.items.empty()) units.push_back(std::move(u));
     }
 

@@ -71,6 +71,9 @@ json_check run.json 'd["variants"][0]["ear"]["effects"][0]["outcome"] in ("consi
 # Each hot kernel's speed of light before and after (the stand-in replays the same pages: equal).
 json_check run.json 'all(e["after"] == e["before"] and 0 < e["before"] <= 1 and e["limit_after"] == e["limit_before"] for e in d["variants"][0]["speed_of_light"].values()) and d["variants"][0]["speed_of_light"]["triad_kernel"]["limit_before"] == "DRAM bandwidth"' \
   "the variant's speed of light before and after is not recorded"
+# The GPA check: what the cited evidence said could be gained at most, beside what was measured.
+json_check run.json 'd["variants"][0]["estimate"]["gain"] >= 1 and set(d["variants"][0]["estimate"]["evidence"]) <= {"PC1", "RF1"} and abs(d["variants"][0]["estimate"]["ratio"] - d["variants"][0]["measurement"]["speedup"] / d["variants"][0]["estimate"]["gain"]) < 1e-9' \
+  "the accepted variant's estimated gain is not recorded: $(python3 -c 'import json; print(json.load(open("run.json"))["variants"][0].get("estimate"))')"
 id=$(basename "$R")
 "$OPTIMAS" runs show "$id" --runs-dir runs > show.txt || fail "runs show failed"
 grep -qE "^      speed of light: .*triad_kernel [0-9]+% -> [0-9]+% \(DRAM bandwidth\)" show.txt ||

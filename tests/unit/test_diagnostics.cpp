@@ -5,8 +5,11 @@
 
 #include "test_helpers.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
 #include <set>
 
 using namespace optimas::analysis;
@@ -143,4 +146,51 @@ TEST(Diagnostics, RooflineEvidenceCarriesTheAccessSentence) {
     }
   EXPECT_TRUE(found);
   EXPECT_NE(to_text(d).find(sentence), std::string::npos);
+}
+
+// Each item's estimated gain (issue 30): what removing its cause could gain at most, from its
+// share of the GPU time. A roofline item: the kernel's share times what it lacks of its roofline;
+// a PC item: the kernel's share times the line's samples stalled for its dominant reason; counter
+// items name no cause and have none. The text says it and what it assumes.
+TEST(Diagnostics, EachItemHasItsEstimatedGain) {
+  auto prof = optimas::profile::import_profile(data_path("h200/stream"));
+  auto d = analyze(prof, {});
+  int with_gain = 0;
+  for (const auto& k : d.kernels) {
+    for (const auto& e : d.evidence) {
+      if (e.kernel != k.time.kernel) continue;
+      if (e.kind == "roofline") {
+        ASSERT_TRUE(k.roofline);
+        EXPECT_NEAR(e.saved, k.time.share * (1 - k.roofline->sol.fraction), 1e-12) << e.id;
+        EXPECT_NEAR(k.headroom, e.saved, 1e-12);
+      } else if (e.kind == "pc") {
+        ASSERT_TRUE(k.stalls);
+        for (const auto& l : k.stalls->lines)
+          if (l.id == e.id)
+            EXPECT_NEAR(e.saved,
+                        std::min(k.headroom, k.time.share * l.kernel_share *
+                                                 (static_cast<double>(l.stalled) / l.samples) * l.dominant_fraction),
+                        1e-12);
+      } else {
+        EXPECT_TRUE(std::isnan(e.gain)) << e.id;
+        continue;
+      }
+      EXPECT_NEAR(e.gain, 1 / (1 - e.saved), 1e-12) << e.id;
+      EXPECT_GE(e.gain, 1.0);
+      EXPECT_NE(e.text.find(fmt::format("at most {:.3g}x of the GPU time", e.gain)), std::string::npos) << e.text;
+      ++with_gain;
+    }
+  }
+  EXPECT_GE(with_gain, 8);
+}
+
+// Several items together: per kernel their savings add up to at most the kernel's headroom.
+TEST(Diagnostics, CombinedGainIsCappedByEachKernelsShare) {
+  Evidence a{"PC1", "pc", "k", "", 0.3, 1 / 0.7}, b{"RF1", "roofline", "k", "", 0.3, 1 / 0.7},
+      c{"PC2", "pc", "j", "", 0.1, 1 / 0.9}, none{"IA1", "ia", "k", ""};
+  std::map<std::string, double> share = {{"k", 0.4}, {"j", 0.5}};
+  EXPECT_NEAR(combined_gain({&a}, share), 1 / 0.7, 1e-12);
+  EXPECT_NEAR(combined_gain({&a, &b}, share), 1 / 0.6, 1e-12) << "k saves at most its headroom, 40%";
+  EXPECT_NEAR(combined_gain({&a, &c, &none}, share), 1 / 0.6, 1e-12);
+  EXPECT_TRUE(std::isnan(combined_gain({&none}, share)));
 }

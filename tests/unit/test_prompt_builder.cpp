@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 using namespace optimas;
 using optimas::test::data_path;
 
@@ -175,4 +177,22 @@ TEST(PromptBuilder, ScopeFileShowsTheLaunchingHostFunction) {
   EXPECT_TRUE(contains(file_scope.user, "  120 |   copy_kernel<<<blocks, TPB>>>(d_a, d_c, n);"));
   EXPECT_TRUE(contains(file_scope.user, "  126 |   triad_kernel<<<blocks, TPB>>>(d_a, d_b, d_c, SCALAR, n);"));
   EXPECT_FALSE(contains(file_scope.user, "int main(")); // main launches none of them itself
+}
+
+// Each kernel's evidence of one source is listed by estimated gain, the largest first (issue 30).
+TEST(PromptBuilder, EvidenceIsListedByEstimatedGain) {
+  auto f = load("stencil");
+  auto prompts = prompt::build_prompts(f.app, f.diagnostics, {});
+  ASSERT_FALSE(prompts.empty());
+  std::map<std::string, const analysis::Evidence*> by_id;
+  for (const auto& e : f.diagnostics.evidence) by_id[e.id] = &e;
+  int ordered_pairs = 0;
+  for (const auto& p : prompts)
+    for (std::size_t i = 1; i < p.evidence_ids.size(); ++i) {
+      const auto *a = by_id.at(p.evidence_ids[i - 1]), *b = by_id.at(p.evidence_ids[i]);
+      if (a->kernel != b->kernel || a->kind != b->kind || a->kind != "pc") continue;
+      EXPECT_GE(a->gain, b->gain) << a->id << " before " << b->id;
+      ++ordered_pairs;
+    }
+  EXPECT_GE(ordered_pairs, 2);
 }
