@@ -88,10 +88,8 @@ void run_optimize(const OptimizeArgs& a) {
                            {"applied", app.applied()},
                            {"not_applied", app.not_applied()},
                            {"withheld", merged.withheld.size()}};
-  nlohmann::json rejected = nlohmann::json::array();
-  for (const auto& v : violations) rejected.push_back({{"rule", v.rule}, {"file", v.file}, {"message", v.message}});
   result["outcomes"] = loop::outcomes_json(proposal);
-  result["violations"] = rejected;
+  result["violations"] = edit::to_json(violations);
   result["accepted"] = violations.empty() && app.applied() > 0;
   result["variant"] = variant.string();
 

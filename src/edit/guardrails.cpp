@@ -144,4 +144,10 @@ std::vector<Violation> check_guardrails(const Application& app, const GuardrailO
   return out;
 }
 
+nlohmann::json to_json(const std::vector<Violation>& violations) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& v : violations) out.push_back({{"rule", v.rule}, {"file", v.file}, {"message", v.message}});
+  return out;
+}
+
 } // namespace optimas::edit

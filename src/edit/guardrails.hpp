@@ -5,6 +5,8 @@
 #include "edit/apply.hpp"
 #include "prompt/reply.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -37,6 +39,9 @@ struct Violation {
 // Checks each edit's file and evidence, and compares original and result. Signatures are compared token by token after
 // dropping the qualifiers callers cannot see (__restrict__, const on pointees, __launch_bounds__(...)).
 std::vector<Violation> check_guardrails(const Application& application, const GuardrailOptions& options);
+
+// The violations as guardrails.json and `optimas optimize --json` record them: [{rule, file, message}].
+nlohmann::json to_json(const std::vector<Violation>& violations);
 
 // The signature as compared by the guardrail.
 std::string comparable_signature(std::string_view signature);

@@ -133,10 +133,7 @@ Proposal Loop::propose(Variant& v, const std::vector<std::string>& replies,
   store::write_json_atomic((v.dir / "reply.json").string(), prompt::to_json(proposal.reply));
   store::write_json_atomic((v.dir / "outcomes.json").string(), outcomes_json(proposal));
   util::write_file((v.dir / "diff.patch").string(), proposal.diff);
-  json violations = json::array();
-  for (const auto& x : proposal.violations)
-    violations.push_back({{"rule", x.rule}, {"file", x.file}, {"message", x.message}});
-  store::write_json_atomic((v.dir / "guardrails.json").string(), violations);
+  store::write_json_atomic((v.dir / "guardrails.json").string(), edit::to_json(proposal.violations));
   record_edits(proposal, result);
   // EAR metrics from the edits alone; directional consistency joins after the re-profile.
   result["ear"] = evaluate::to_json(evaluate::compute_ear(ear_inputs(proposal, m_diagnostics)));
