@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include <sstream>
 
 namespace optimas::loop {
@@ -178,15 +180,20 @@ std::string Loop::search_notes(const Variant& v) const {
 
 namespace {
 
+// What the model's answers for one variant cost, as its replies.json records it; nothing where
+// the price is unknown or nothing was asked.
+std::optional<double> answers_cost(const json& variant, const fs::path& run_dir) {
+  const fs::path replies = run_dir / variant.value("dir", "") / "replies.json";
+  if (!fs::exists(replies)) return std::nullopt;
+  const json r = read_json(replies.string());
+  if (!r.contains("cost_usd") || !r["cost_usd"].is_number()) return std::nullopt;
+  return r["cost_usd"].get<double>();
+}
+
 // What the model's answers of the run cost so far, where the price is known.
 double spent_usd(const std::vector<json>& variants, const fs::path& run_dir) {
   double usd = 0;
-  for (const auto& x : variants) {
-    const fs::path replies = run_dir / x.value("dir", "") / "replies.json";
-    if (!fs::exists(replies)) continue;
-    const json r = read_json(replies.string());
-    if (r.contains("cost_usd") && r["cost_usd"].is_number()) usd += r["cost_usd"].get<double>();
-  }
+  for (const auto& x : variants) usd += answers_cost(x, run_dir).value_or(0);
   return usd;
 }
 
@@ -236,11 +243,7 @@ json Loop::search_tree() const {
     for (const auto& [k, t] : util::member(x, "times").items())
       if (t.is_number() && k != "confirm_s") seconds += t.get<double>(); // confirm_s is inside measure_s
     n["seconds"] = seconds;
-    const fs::path replies = m_dir / x.value("dir", "") / "replies.json";
-    if (fs::exists(replies)) {
-      const json r = read_json(replies.string());
-      if (r.contains("cost_usd")) n["cost_usd"] = r["cost_usd"];
-    }
+    if (auto usd = answers_cost(x, m_dir)) n["cost_usd"] = *usd;
     nodes.push_back(n);
   }
   json budget = json::object();
