@@ -191,15 +191,15 @@ Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& o) {
     std::vector<const profile::Launch*> launches;
     for (const auto& l : run.launches)
       if (l.demangled == k.demangled) launches.push_back(&l);
-    kd.headroom = k.share;
-    if (!launches.empty())
-      if (double sol = compute_roofline(k.kernel, launches, o.tau_sat).sol.fraction; std::isfinite(sol))
-        kd.headroom = k.share * (1 - sol);
+    // The roofline once: its speed of light caps every item's gain, shown or not.
+    std::optional<Roofline> roofline;
+    if (!launches.empty()) roofline = compute_roofline(k.kernel, launches, o.tau_sat);
+    kd.headroom = roofline && std::isfinite(roofline->sol.fraction) ? k.share * (1 - roofline->sol.fraction) : k.share;
     if (o.sources & k_roofline) {
-      if (launches.empty()) {
+      if (!roofline) {
         kd.notes.push_back("no profiled launch of this kernel in the heavy pass: no roofline");
       } else {
-        Roofline r = compute_roofline(k.kernel, launches, o.tau_sat);
+        Roofline r = std::move(*roofline);
         r.id = fmt::format("RF{}", rf++);
         Evidence e{r.id, "roofline", k.kernel, roofline_text(r)};
         // At its roofline the kernel would take `fraction` of its time: the rest is the most to gain.
