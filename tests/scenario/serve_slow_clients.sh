@@ -114,7 +114,7 @@ while time.monotonic() - start < 10:
     time.sleep(0.25)  # the client's pace, not a wait for the server
 took = time.monotonic() - start
 assert answer.startswith(b"HTTP/1.1 408"), f"after {took:.1f} s: {answer[:60]!r}"
-assert 1.9 < took < 4, f"408 after {took:.1f} s, --request-timeout 2"
+assert 1.9 < took < 6, f"408 after {took:.1f} s, --request-timeout 2"
 PY
 kill "$pid"
 wait "$pid" || fail "optimas serve exited $? on SIGTERM"
