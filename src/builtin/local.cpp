@@ -41,10 +41,11 @@ struct Replacement {
 // What one array's rewrite needs, or why it cannot be made.
 struct Plan {
   std::vector<Replacement> replacements;
-  std::set<int> lines;             // lines that use the array
-  std::vector<int> unrolled;       // loop lines given #pragma unroll
-  std::vector<std::string> bounds; // "`key & 15` in [0, 15]" for the rationale
-  int dynamic = 0;                 // statements rewritten as compare-and-select
+  std::set<int> lines;              // lines that use the array
+  std::vector<int> unrolled;        // loop lines given #pragma unroll
+  std::vector<std::string> bounds;  // "`key & 15` in [0, 15]" for the rationale
+  std::vector<std::string> guarded; // "`key` on line 9": indices checked at run time
+  int dynamic = 0;                  // statements rewritten as compare-and-select
   std::string unsafe;
 };
 
@@ -81,13 +82,18 @@ Plan plan_array(const Facts& facts, const LocalArray& a, const cuda::SourceFile&
     p.lines.insert(line);
     std::string index = tokens_text(facts, u + 2, close);
     auto range = index_interval(facts, u + 2, close, u);
-    if (!range || range->lo < 0 || range->hi > n - 1) {
+    bool inside = range && range->lo >= 0 && range->hi <= n - 1;
+    // An index known only at run time that the analysis cannot bound is checked at run time
+    // (the guard); one fixed once the loops are unrolled, or one that can never be inside, is a
+    // fault of the original that no guard should carry.
+    bool never = range && (range->hi < 0 || range->lo > n - 1);
+    if (!inside && (never || (range && !range->data))) {
       p.unsafe =
           fmt::format("the index `{}` on line {} could lie outside [0, {}){}", index, line, n,
                       range && range->bounded() ? fmt::format(" (it lies in [{}, {}])", range->lo, range->hi) : "");
       break;
     }
-    if (!range->data) {
+    if (inside && !range->data) {
       // Constant once the loops around it are unrolled.
       for (std::size_t l = 0; l < facts.loops.size(); ++l) {
         const auto& loop = facts.loops[l];
@@ -117,7 +123,8 @@ Plan plan_array(const Facts& facts, const LocalArray& a, const cuda::SourceFile&
     bool same = std::all_of(uses.begin(), uses.end(), [&](std::size_t x) {
       std::size_t c = matching_token(t, x + 1);
       auto r = index_interval(facts, x + 2, c, x);
-      return cuda::normalise(tokens_text(facts, x + 2, c)) == cuda::normalise(index) || (r && !r->data);
+      return cuda::normalise(tokens_text(facts, x + 2, c)) == cuda::normalise(index) ||
+             (r && !r->data && r->lo >= 0 && r->hi <= n - 1);
     });
     if (!same || side_effects(t, u + 2, close) > 0 || side_effects(t, sb, se) > 1) {
       p.unsafe = fmt::format("the statement on line {} that indexes `{}` by data {}", line, a.name,
@@ -156,13 +163,20 @@ Plan plan_array(const Facts& facts, const LocalArray& a, const cuda::SourceFile&
     }
     rewritten += std::string(facts.body.substr(cursor, t[se].offset + 1 - cursor));
     std::string ind = indent_of(line_text(f.text, base_line + t[sb].line));
-    std::string text =
-        fmt::format("{}{{\n{}  const int {} = ({});\n{}  #pragma unroll\n{}  for (int {} = 0; {} < {}; ++{})\n"
-                    "{}    if ({} == {}) {}\n{}}}",
-                    declared.empty() ? "" : declared + "\n" + ind, ind, idx, index, ind, ind, k, k, n, k, ind, k, idx,
-                    rewritten, ind);
+    // Guarded, the index is read as a long long (no narrowing can bring it into range) and
+    // checked before the element is chosen.
+    std::string head = inside ? fmt::format("{}  const int {} = ({});\n", ind, idx, index)
+                              : fmt::format("{}  const long long {} = (long long)({});\n{}  if ({} < 0 || {} >= {}) "
+                                            "__trap(); // outside the array: the original's access is undefined\n",
+                                            ind, idx, index, ind, idx, idx, n);
+    std::string text = fmt::format(
+        "{}{{\n{}{}  #pragma unroll\n{}  for (int {} = 0; {} < {}; ++{})\n{}    if ({} == {}) {}\n{}}}",
+        declared.empty() ? "" : declared + "\n" + ind, head, ind, ind, k, k, n, k, ind, k, idx, rewritten, ind);
     p.replacements.push_back({fn.body_begin + t[sb].offset, fn.body_begin + t[se].offset + 1, text});
-    p.bounds.push_back(fmt::format("`{}` lies in [{}, {}]", index, range->lo, range->hi));
+    if (inside)
+      p.bounds.push_back(fmt::format("`{}` lies in [{}, {}]", index, range->lo, range->hi));
+    else
+      p.guarded.push_back(fmt::format("`{}` on line {}", index, line));
     ++p.dynamic;
     statements_done.insert(sb);
     u = se;
@@ -301,7 +315,7 @@ void rule_local_to_registers(const KernelInput& in, KernelEdits& ke) {
         "{}: {}{}; `{}` ({} {}s){} lives in local memory, since registers cannot be indexed at run time. {}{}"
         "every index is then a compile-time constant and the array can stay in registers. Bit-identical: {}, so "
         "exactly one guard holds and the guarded statement performs the same operations on the same element once; "
-        "the unrolled loops run the same iterations in the same order.",
+        "the unrolled loops run the same iterations in the same order.{}",
         fn.name,
         measured ? fmt::format("local memory takes {:.0f} load and {:.0f} store requests", loads, stores)
                  : "its lines that use a local array wait on memory",
@@ -321,7 +335,18 @@ void rule_local_to_registers(const KernelInput& in, KernelEdits& ke) {
                                    "indices, guarded by `k == index`, naming the element as {}[k]: ",
                                    *a.n, a.name)
                      : "",
-        plan.bounds.empty() ? "every index lies in [0, " + std::to_string(*a.n) + ")" : util::join(plan.bounds, ", "));
+        plan.bounds.empty()
+            ? (plan.guarded.empty() ? "every index lies in [0, " : "past the guard, every index lies in [0, ") +
+                  std::to_string(*a.n) + ")"
+            : util::join(plan.bounds, ", ") + (plan.guarded.empty() ? "" : " and, past the guard, the others"),
+        plan.guarded.empty()
+            ? ""
+            : fmt::format(" Guarded: the source does not bound {}; each is checked at run time and the kernel stops "
+                          "(__trap) where it leaves [0, {}), where the original reads or writes memory that is not "
+                          "the array (undefined behaviour). Inputs that keep every index inside give the same results "
+                          "bit for bit; one that leaves them fails the run, so validation rejects the variant instead "
+                          "of its results changing silently.",
+                          util::join(plan.guarded, ", "), *a.n));
     for (auto& e : edits) {
       e.rationale = why;
       e.expected_effect.push_back({"l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "decrease"});

@@ -49,7 +49,8 @@ const std::vector<Rule>& rule_table() {
        "conflicts are measured (or its lines stall on shared memory)"},
       {"local_to_registers", rule_local_to_registers,
        "a small local array indexed by data becomes register-resident: its constant-trip loops unrolled, each "
-       "data-indexed access a compare-and-select"},
+       "data-indexed access a compare-and-select (an index the source cannot bound checked first: __trap "
+       "outside the array)"},
       {"read_only", rule_read_only,
        "never-written data loaded in hot loops goes through __ldg where a launch's aliasing withheld "
        "__restrict__"},

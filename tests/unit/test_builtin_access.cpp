@@ -8,6 +8,7 @@
 #include "util/process.hpp"
 #include "util/strings.hpp"
 
+#include "host_run.hpp"
 #include "test_helpers.hpp"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 
 using namespace optimas;
 using nlohmann::json;
+using optimas::test::run_on_host;
 
 namespace {
 
@@ -273,48 +275,6 @@ TEST(BuiltinAccess, AnOverlappingLineEditIsWithheld) {
 
 namespace {
 
-// A host stand-in for what the kernels use: blocks run one after another, a block's threads
-// are std::threads meeting at __syncthreads (a std::barrier), __shared__ is a static.
-const char* k_host_cuda = R"(#pragma once
-#include <barrier>
-#include <cmath>
-#include <cstddef>
-#include <cstdio>
-#include <cstring>
-#include <thread>
-#include <vector>
-struct dim3 { unsigned x, y, z; };
-inline thread_local dim3 threadIdx;
-inline dim3 blockIdx, blockDim, gridDim;
-inline std::barrier<>* block_barrier = nullptr;
-inline void __syncthreads() { block_barrier->arrive_and_wait(); }
-#define __global__
-#define __shared__ static
-struct alignas(16) float4 { float x, y, z, w; };
-inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
-template <class F> void launch(unsigned grid, unsigned block, F f) {
-  gridDim = {grid, 1, 1};
-  blockDim = {block, 1, 1};
-  for (unsigned b = 0; b < grid; ++b) {
-    blockIdx = {b, 0, 0};
-    std::barrier<> bar(block);
-    block_barrier = &bar;
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < block; ++t) threads.emplace_back([&, t] { threadIdx = {t, 0, 0}; f(); });
-    for (auto& th : threads) th.join();
-  }
-}
-template <class T> bool same(const char* what, const std::vector<T>& a, const std::vector<T>& b) {
-  if (a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0) return true;
-  std::printf("%s differs\n", what);
-  return false;
-}
-inline float next_value(unsigned long long& s) {
-  s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-  return (float)(s >> 40) / 16777216.0f * 4.0f - 2.0f;
-}
-)";
-
 const char* k_rows_driver = R"(#include "host_cuda.hpp"
 namespace original {
 #include "original.cu"
@@ -373,26 +333,6 @@ int main() {
   return ok ? 0 : 1;
 }
 )";
-
-// Builds the driver with the original and the edited kernel and runs it: "identical" or why not.
-std::string run_on_host(const std::string& original, const std::string& edited, const char* driver) {
-  optimas::test::TempDir dir;
-  dir.file("host_cuda.hpp", k_host_cuda);
-  dir.file("original.cu", original);
-  dir.file("edited.cu", edited);
-  auto main = dir.file("main.cpp", driver);
-  auto exe = (dir.path() / "driver").string();
-  util::ProcessSpec build;
-  build.argv = {"c++", "-std=c++20", "-O2", "-fno-strict-aliasing", "-pthread", "-w", "-o", exe, main};
-  build.timeout_s = 180;
-  auto b = util::run_process(build);
-  if (!b.ok()) return "build failed: " + b.err + "\n" + edited;
-  util::ProcessSpec run;
-  run.argv = {exe};
-  run.timeout_s = 120; // a __syncthreads that not every thread reaches hangs: the timeout says so
-  auto r = util::run_process(run);
-  return r.ok() ? std::string(util::trim(r.out)) : r.describe() + ": " + r.out;
-}
 
 std::string edited_source(const prompt::Reply& r, const std::string& file, const std::string& src) {
   auto app = edit::apply_edits({{file, src}}, r, {});

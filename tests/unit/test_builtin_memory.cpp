@@ -11,6 +11,7 @@
 #include "prompt/reply.hpp"
 #include "util/process.hpp"
 
+#include "host_run.hpp"
 #include "test_helpers.hpp"
 
 #include <gtest/gtest.h>
@@ -257,21 +258,100 @@ TEST(BuiltinMemory, LocalToRegistersSilentWithoutLocalTraffic) {
   EXPECT_EQ(edits[0]->evidence, (std::vector<std::string>{"PC1"}));
 }
 
-TEST(BuiltinMemory, LocalToRegistersWithheldWhenAnIndexCouldBeOutOfRange) {
+namespace {
+
+// k_digits with a digit the source does not bound: the shift decides whether it fits.
+std::string unbounded_digits() {
   std::string wide = k_digits;
   wide.replace(wide.find("(keys[i] >> shift) & (RADIX - 1)"), 32, "keys[i] >> shift");
-  auto r = ask(json::array({kernel("count", k_local)}), {{"c.cu", wide}});
-  EXPECT_TRUE(by_rule(r, "local_to_registers").empty());
-  const auto* w = withheld_about(r, "keep the local array cnt[RADIX] in registers");
-  ASSERT_NE(w, nullptr);
-  EXPECT_NE(w->reason.find("`digit` on line 9 could lie outside [0, 16)"), std::string::npos) << w->reason;
-  // A loop bound past the end is out of range too.
+  return wide;
+}
+
+} // namespace
+
+// An index the source cannot bound is checked at run time (the guarded form); one that is
+// fixed once loops are unrolled, or never inside, withholds the edit.
+TEST(BuiltinMemory, LocalToRegistersGuardsAnIndexItCannotBound) {
+  auto r = ask(json::array({kernel("count", k_local)}), {{"c.cu", unbounded_digits()}});
+  auto edits = by_rule(r, "local_to_registers");
+  ASSERT_EQ(edits.size(), 3u) << (r.withheld.empty() ? "" : r.withheld[0].reason);
+  EXPECT_EQ(edits[1]->line_start, 9);
+  EXPECT_EQ(*edits[1]->new_text,
+            "    {\n      const long long cnt_i = (long long)(digit);\n"
+            "      if (cnt_i < 0 || cnt_i >= 16) __trap(); // outside the array: the original's access is undefined\n"
+            "      #pragma unroll\n      for (int cnt_k = 0; cnt_k < 16; ++cnt_k)\n"
+            "        if (cnt_k == cnt_i) cnt[cnt_k]++;\n    }");
+  EXPECT_NE(edits[0]->rationale.find("Guarded: the source does not bound `digit` on line 9"), std::string::npos)
+      << edits[0]->rationale;
+  EXPECT_NE(edits[0]->rationale.find("past the guard, every index lies in [0, 16)"), std::string::npos);
+
+  // A loop bound past the end is a fault of the original, not data: withheld.
   std::string past = k_digits;
   past.replace(past.find("d < RADIX; d++) cnt[d] = 0"), 9, "d <= RADIX");
   r = ask(json::array({kernel("count", k_local)}), {{"c.cu", past}});
-  w = withheld_about(r, "cnt[RADIX]");
+  EXPECT_TRUE(by_rule(r, "local_to_registers").empty());
+  auto* w = withheld_about(r, "cnt[RADIX]");
   ASSERT_NE(w, nullptr);
   EXPECT_NE(w->reason.find("it lies in [0, 16]"), std::string::npos) << w->reason;
+  // An index that can never be inside: withheld.
+  std::string never = k_digits;
+  never.replace(never.find("cnt[digit]++"), 12, "cnt[digit + RADIX]++");
+  r = ask(json::array({kernel("count", k_local)}), {{"c.cu", never}});
+  EXPECT_TRUE(by_rule(r, "local_to_registers").empty());
+  w = withheld_about(r, "cnt[RADIX]");
+  ASSERT_NE(w, nullptr);
+  EXPECT_NE(w->reason.find("`digit + RADIX` on line 9 could lie outside [0, 16) (it lies in [16, 31])"),
+            std::string::npos)
+      << w->reason;
+}
+
+namespace {
+
+// The digit counts on the host, 2 blocks of 64 threads: with shift 16 every digit of keys below
+// 2^20 fits the 16 counters (the original and the guarded edit agree bit for bit); with shift 8
+// digits reach 4095, where the original's access is undefined and the guard stops the kernel.
+const char* k_digits_driver = R"(#include "host_cuda.hpp"
+namespace original {
+#include "original.cu"
+}
+namespace edited {
+#include "edited.cu"
+}
+int main(int argc, char**) {
+  std::vector<unsigned> keys(5000);
+  unsigned long long s = 5;
+  for (auto& k : keys) k = (unsigned)(next_value(s) * 1e6f) & 0xFFFFF;
+  const int threads = 128, shift = ARGS_SHIFT;
+  std::vector<unsigned> c0(16 * threads), c1(16 * threads);
+  if (shift == 16)
+    launch(2, 64, [&] { original::count(keys.data(), c0.data(), (int)keys.size(), shift); });
+  launch(2, 64, [&] { edited::count(keys.data(), c1.data(), (int)keys.size(), shift); });
+  bool ok = same("counts", c0, c1);
+  std::printf(ok ? "identical\n" : "DIFFERENT\n");
+  return ok ? 0 : 1;
+}
+)";
+
+std::string digits_driver(int shift) {
+  std::string d = k_digits_driver;
+  d.replace(d.find("ARGS_SHIFT"), 10, std::to_string(shift));
+  return d;
+}
+
+} // namespace
+
+TEST(BuiltinMemory, LocalToRegistersGuardKeepsResultsAndStopsOutsideTheArray) {
+  std::string src = unbounded_digits();
+  auto r = ask(json::array({kernel("count", k_local)}), {{"c.cu", src}});
+  ASSERT_EQ(by_rule(r, "local_to_registers").size(), 3u);
+  std::string edited = applied("c.cu", src, r);
+  std::string host_src = src.substr(0, src.find("int main()"));
+  std::string host_edited = edited.substr(0, edited.find("int main()"));
+  EXPECT_EQ(optimas::test::run_on_host(host_src, host_edited, digits_driver(16).c_str()), "identical");
+  // The fallback: an index outside the array stops the run.
+  std::string outside = optimas::test::run_on_host(host_src, host_edited, digits_driver(8).c_str());
+  EXPECT_NE(outside.find("trap"), std::string::npos) << outside;
+  EXPECT_NE(outside, "identical");
 }
 
 TEST(BuiltinMemory, LocalToRegistersWithheldWhenTheAddressEscapesOrTheSizeIsUnknown) {
@@ -423,6 +503,7 @@ TEST(BuiltinMemory, RuleOutputsCompileWithNvcc) {
       {"t.cu", k_transpose, json::array({kernel("transpose", k_conflicts)}), "pad_shared"},
       {"c.cu", k_digits, json::array({kernel("count", k_local)}), "local_to_registers"},
       {"l.cu", k_table, json::array({kernel("lookup", k_local)}), "local_to_registers"},
+      {"g.cu", unbounded_digits(), json::array({kernel("count", k_local)}), "local_to_registers", "count"},
       {"b.cu", k_blend, json::array({kernel("blend", json::object(), blend_lines())}), "read_only"},
       // Our examples with synthetic diagnostics: bank conflicts in shmem, local traffic in digits.
       {"main.cu", shmem, json::array({kernel("transpose_kernel", k_conflicts)}), "pad_shared"},
