@@ -212,10 +212,143 @@ int line_of(const std::string& text, std::size_t offset) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min(offset, text.size()), '\n'));
 }
 
+// One array the rule rewrites: its plan, what it cites, and why the rewrite keeps the results.
+struct Accepted {
+  Plan plan;
+  std::vector<std::string> evidence;
+  std::string stall, why;
+};
+
+std::string lines_text(const std::vector<int>& lines) {
+  std::vector<std::string> v;
+  for (int l : lines) v.push_back(std::to_string(l));
+  return util::join(v, ", ");
+}
+
+std::string explanation(const std::string& kernel, const LocalArray& a, const Plan& plan, bool measured, double loads,
+                        double stores, const std::string& stall) {
+  std::string n = std::to_string(*a.n);
+  std::string proof =
+      plan.bounds.empty()
+          ? (plan.guarded.empty() ? "every index lies in [0, " : "past the guard, every index lies in [0, ") + n + ")"
+          : util::join(plan.bounds, ", ") + (plan.guarded.empty() ? "" : " and, past the guard, the others");
+  return fmt::format(
+      "{}: {}{}; `{}` ({} {}s){} lives in local memory, since registers cannot be indexed at run time. {}{}"
+      "every index is then a compile-time constant and the array can stay in registers. Bit-identical: {}, so "
+      "exactly one guard holds and the guarded statement performs the same operations on the same element once; "
+      "the unrolled loops run the same iterations in the same order.{}",
+      kernel,
+      measured ? fmt::format("local memory takes {:.0f} load and {:.0f} store requests", loads, stores)
+               : "its lines that use a local array wait on memory",
+      stall.empty() ? "" : fmt::format(" and the lines using `{}` show {}", a.name, stall), a.name, n, a.type,
+      plan.dynamic ? " is indexed by data and" : "",
+      plan.unrolled.empty()
+          ? ""
+          : fmt::format("The loops over it (line {}) are unrolled in full; ", lines_text(plan.unrolled)),
+      plan.dynamic ? fmt::format("each statement that indexes it by data runs in an unrolled loop over its {} "
+                                 "indices, guarded by `k == index`, naming the element as {}[k]: ",
+                                 n, a.name)
+                   : "",
+      proof,
+      plan.guarded.empty()
+          ? ""
+          : fmt::format(" Guarded: the source does not bound {}; each is checked at run time and the kernel stops "
+                        "(__trap) where it leaves [0, {}), where the original reads or writes memory that is not "
+                        "the array (undefined behaviour). Inputs that keep every index inside give the same results "
+                        "bit for bit; one that leaves them fails the run, so validation rejects the variant instead "
+                        "of its results changing silently.",
+                        util::join(plan.guarded, ", "), n));
+}
+
+// Why the plan's text changes cannot join those already taken: another rule edits their lines
+// (a `#pragma unroll` it adds too is left to it), or another array's rewrite overlaps them.
+// Empty when they can; the plan then loses the changes already made.
+std::string conflict(const cuda::SourceFile& f, const std::string& file, const KernelEdits& ke,
+                     const std::vector<Accepted>& taken, Plan& plan) {
+  std::vector<Replacement> kept;
+  for (const auto& r : plan.replacements) {
+    int first = line_of(f.text, r.begin), last = line_of(f.text, r.end > r.begin ? r.end - 1 : r.begin);
+    const prompt::Edit* other = nullptr;
+    for (int l = first; l <= last && !other; ++l) other = edit_on_line(ke, file, l);
+    if (other && r.begin == r.end && other->rule == "unroll") continue; // the same pragma, already there
+    if (other) return fmt::format("line {} is already edited by rule {}", other->line_start, other->rule);
+    bool duplicate = false;
+    for (const auto& a : taken)
+      for (const auto& x : a.plan.replacements) {
+        if (x.begin == r.begin && x.end == r.end && x.text == r.text)
+          duplicate = true; // the same pragma
+        else if (r.begin < x.end + (x.begin == x.end) && x.begin < r.end + (r.begin == r.end))
+          return fmt::format("line {} is rewritten for another local array", first);
+      }
+    if (!duplicate) kept.push_back(r);
+  }
+  plan.replacements = std::move(kept);
+  return "";
+}
+
+// The accepted arrays' text changes grouped into line edits: changes on overlapping lines make
+// one edit, which cites and explains every array it rewrites.
+std::vector<prompt::Edit> line_edits(const cuda::SourceFile& f, const std::string& file, const std::string& kernel,
+                                     const std::vector<Accepted>& accepted) {
+  struct Change {
+    Replacement r;
+    std::size_t array;
+  };
+  std::vector<Change> all;
+  for (std::size_t i = 0; i < accepted.size(); ++i)
+    for (const auto& r : accepted[i].plan.replacements) all.push_back({r, i});
+  std::sort(all.begin(), all.end(), [](const Change& x, const Change& y) { return x.r.begin < y.r.begin; });
+  std::vector<std::vector<Change>> groups;
+  std::vector<std::pair<int, int>> spans;
+  for (const auto& c : all) {
+    int first = line_of(f.text, c.r.begin), last = line_of(f.text, c.r.end > c.r.begin ? c.r.end - 1 : c.r.begin);
+    if (!spans.empty() && first <= spans.back().second) {
+      spans.back().second = std::max(spans.back().second, last);
+      groups.back().push_back(c);
+    } else {
+      spans.push_back({first, last});
+      groups.push_back({c});
+    }
+  }
+  std::vector<prompt::Edit> edits;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    auto [first, last] = spans[g];
+    std::size_t b = line_offset(f.text, first), e = line_offset(f.text, last + 1);
+    e = e == std::string::npos ? f.text.size() : e - 1; // up to the last line's newline
+    std::string text = f.text.substr(b, e - b);
+    for (auto it = groups[g].rbegin(); it != groups[g].rend(); ++it)
+      text.replace(it->r.begin - b, it->r.end - it->r.begin, it->r.text);
+    prompt::Edit edit;
+    edit.rule = "local_to_registers";
+    edit.file = file;
+    edit.kernel = kernel;
+    edit.line_start = first;
+    edit.line_end = last;
+    edit.new_text = text;
+    std::set<std::size_t> arrays;
+    for (const auto& c : groups[g]) arrays.insert(c.array);
+    std::vector<std::string> whys;
+    for (std::size_t i : arrays) {
+      for (const auto& id : accepted[i].evidence)
+        if (std::find(edit.evidence.begin(), edit.evidence.end(), id) == edit.evidence.end())
+          edit.evidence.push_back(id);
+      whys.push_back(accepted[i].why);
+      if (!accepted[i].stall.empty() && std::none_of(edit.expected_effect.begin(), edit.expected_effect.end(),
+                                                     [&](const auto& x) { return x.metric == accepted[i].stall; }))
+        edit.expected_effect.push_back({accepted[i].stall, "decrease"});
+    }
+    edit.rationale = util::join(whys, " ");
+    edit.expected_effect.insert(edit.expected_effect.begin(),
+                                {"l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "decrease"});
+    edits.push_back(std::move(edit));
+  }
+  return edits;
+}
+
 } // namespace
 
-// Over 80 lines: evidence, the plan's safety verdict and the merge of its text changes into
-// line edits belong to one decision per array.
+// Evidence and the plan's safety verdict per array; the accepted arrays' changes then become
+// line edits together, so that two arrays sharing a loop are both rewritten.
 void rule_local_to_registers(const KernelInput& in, KernelEdits& ke) {
   const json& k = in.kernel;
   const cuda::SourceFile& f = in.file;
@@ -238,122 +371,43 @@ void rule_local_to_registers(const KernelInput& in, KernelEdits& ke) {
   if (measured && loads + stores <= 0) return; // no local-memory traffic: the arrays are in registers
   std::string rf = k.contains("roofline") && k["roofline"].is_object() ? k["roofline"].value("id", "") : "";
   auto stalls = stall_lines(k);
+  std::vector<Accepted> accepted;
   for (const auto& a : arrays) {
     // The lines that name the array, for the stall evidence (also when the plan fails).
     std::set<int> lines;
     for (std::size_t u = a.last + 1; u < t.size(); ++u)
       if (t[u].text == a.name) lines.insert(base_line + t[u].line);
-    std::vector<std::string> evidence;
-    std::string stall;
+    Accepted x;
     for (const auto& l : stalls)
       if (l.file == file && lines.count(l.line) &&
           (l.stall == "stall_lg_throttle" || l.stall == "stall_long_scoreboard")) {
-        evidence.push_back(l.id);
-        if (stall.empty()) stall = l.stall;
+        x.evidence.push_back(l.id);
+        if (x.stall.empty()) x.stall = l.stall;
       }
-    if (!measured && evidence.empty()) continue; // nothing says this array is in local memory
-    if (measured && !rf.empty()) evidence.insert(evidence.begin(), rf);
-    if (evidence.empty()) continue; // measured, but no roofline item to cite: the guardrails refuse an edit citing none
+    if (!measured && x.evidence.empty()) continue; // nothing says this array is in local memory
+    if (measured && !rf.empty()) x.evidence.insert(x.evidence.begin(), rf);
+    if (x.evidence.empty())
+      continue; // measured, but no roofline item to cite: the guardrails refuse an edit citing none
     std::string suggestion = fmt::format("{}: keep the local array {}[{}] in registers", fn.name, a.name, a.size_text);
     if (!a.n || *a.n < 1 || *a.n > k_max_elements) {
       ke.withheld.push_back(
           {suggestion,
            a.n ? fmt::format("it has {} elements, more than the {} this rule unrolls over", *a.n, k_max_elements)
                : fmt::format("its size `{}` is not a constant this rule can evaluate", a.size_text),
-           evidence});
+           x.evidence});
       continue;
     }
-    Plan plan = plan_array(facts, a, f, fn);
-    if (plan.unsafe.empty() && plan.dynamic == 0 && plan.unrolled.empty()) continue; // already register-friendly
-    // Group the text changes into line edits; lines another rule edits are left to it when it
-    // adds the same pragma, and make the rule withhold otherwise.
-    std::vector<Replacement> reps = plan.replacements;
-    std::sort(reps.begin(), reps.end(), [](const Replacement& x, const Replacement& y) { return x.begin < y.begin; });
-    std::vector<prompt::Edit> edits;
-    std::vector<std::vector<Replacement>> groups;
-    std::vector<std::pair<int, int>> spans;
-    for (const auto& r : reps) {
-      int first = line_of(f.text, r.begin), last = line_of(f.text, r.end > r.begin ? r.end - 1 : r.begin);
-      if (!spans.empty() && first <= spans.back().second) {
-        spans.back().second = std::max(spans.back().second, last);
-        groups.back().push_back(r);
-      } else {
-        spans.push_back({first, last});
-        groups.push_back({r});
-      }
-    }
-    for (std::size_t g = 0; g < groups.size() && plan.unsafe.empty(); ++g) {
-      auto [first, last] = spans[g];
-      bool only_pragma = groups[g].size() == 1 && groups[g][0].begin == groups[g][0].end;
-      const prompt::Edit* other = nullptr;
-      for (int l = first; l <= last && !other; ++l) other = edit_on_line(ke, file, l);
-      if (other && only_pragma && other->rule == "unroll") continue; // the same pragma, already there
-      if (other) {
-        plan.unsafe = fmt::format("line {} is already edited by rule {}", other->line_start, other->rule);
-        break;
-      }
-      std::size_t b = line_offset(f.text, first), e = line_offset(f.text, last + 1);
-      e = e == std::string::npos ? f.text.size() : e - 1; // up to the last line's newline
-      std::string text = f.text.substr(b, e - b);
-      for (auto it = groups[g].rbegin(); it != groups[g].rend(); ++it)
-        text.replace(it->begin - b, it->end - it->begin, it->text);
-      prompt::Edit edit;
-      edit.rule = "local_to_registers";
-      edit.file = file;
-      edit.kernel = fn.name;
-      edit.line_start = first;
-      edit.line_end = last;
-      edit.new_text = text;
-      edit.evidence = evidence;
-      edits.push_back(std::move(edit));
-    }
-    if (!plan.unsafe.empty()) {
-      ke.withheld.push_back({suggestion, plan.unsafe, evidence});
+    x.plan = plan_array(facts, a, f, fn);
+    if (x.plan.unsafe.empty() && x.plan.dynamic == 0 && x.plan.unrolled.empty()) continue; // register-friendly
+    std::string unsafe = x.plan.unsafe.empty() ? conflict(f, file, ke, accepted, x.plan) : x.plan.unsafe;
+    if (!unsafe.empty()) {
+      ke.withheld.push_back({suggestion, unsafe, x.evidence});
       continue;
     }
-    std::string why = fmt::format(
-        "{}: {}{}; `{}` ({} {}s){} lives in local memory, since registers cannot be indexed at run time. {}{}"
-        "every index is then a compile-time constant and the array can stay in registers. Bit-identical: {}, so "
-        "exactly one guard holds and the guarded statement performs the same operations on the same element once; "
-        "the unrolled loops run the same iterations in the same order.{}",
-        fn.name,
-        measured ? fmt::format("local memory takes {:.0f} load and {:.0f} store requests", loads, stores)
-                 : "its lines that use a local array wait on memory",
-        stall.empty() ? "" : fmt::format(" and the lines using `{}` show {}", a.name, stall), a.name, *a.n, a.type,
-        plan.dynamic ? " is indexed by data and" : "",
-        plan.unrolled.empty()
-            ? ""
-            : fmt::format("The loops over it (line {}) are unrolled in full; ", util::join(
-                                                                                    [&] {
-                                                                                      std::vector<std::string> v;
-                                                                                      for (int l : plan.unrolled)
-                                                                                        v.push_back(std::to_string(l));
-                                                                                      return v;
-                                                                                    }(),
-                                                                                    ", ")),
-        plan.dynamic ? fmt::format("each statement that indexes it by data runs in an unrolled loop over its {} "
-                                   "indices, guarded by `k == index`, naming the element as {}[k]: ",
-                                   *a.n, a.name)
-                     : "",
-        plan.bounds.empty()
-            ? (plan.guarded.empty() ? "every index lies in [0, " : "past the guard, every index lies in [0, ") +
-                  std::to_string(*a.n) + ")"
-            : util::join(plan.bounds, ", ") + (plan.guarded.empty() ? "" : " and, past the guard, the others"),
-        plan.guarded.empty()
-            ? ""
-            : fmt::format(" Guarded: the source does not bound {}; each is checked at run time and the kernel stops "
-                          "(__trap) where it leaves [0, {}), where the original reads or writes memory that is not "
-                          "the array (undefined behaviour). Inputs that keep every index inside give the same results "
-                          "bit for bit; one that leaves them fails the run, so validation rejects the variant instead "
-                          "of its results changing silently.",
-                          util::join(plan.guarded, ", "), *a.n));
-    for (auto& e : edits) {
-      e.rationale = why;
-      e.expected_effect.push_back({"l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "decrease"});
-      if (!stall.empty()) e.expected_effect.push_back({stall, "decrease"});
-      ke.others.push_back(std::move(e));
-    }
+    x.why = explanation(fn.name, a, x.plan, measured, loads, stores, x.stall);
+    accepted.push_back(std::move(x));
   }
+  for (auto& e : line_edits(f, file, fn.name, accepted)) ke.others.push_back(std::move(e));
 }
 
 } // namespace optimas::builtin

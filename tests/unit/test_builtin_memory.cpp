@@ -492,8 +492,10 @@ TEST(BuiltinMemory, RuleOutputsCompileWithNvcc) {
   optimas::test::TempDir dir;
   std::string shmem = read_all(data_path("../../examples/shmem/main.cu"));
   std::string digits = read_all(data_path("../../examples/digits/main.cu"));
+  std::string labels = read_all(data_path("../../examples/labels/main.cu"));
   ASSERT_FALSE(shmem.empty());
   ASSERT_FALSE(digits.empty());
+  ASSERT_FALSE(labels.empty());
   struct Case {
     std::string name, source;
     json kernels;
@@ -509,6 +511,8 @@ TEST(BuiltinMemory, RuleOutputsCompileWithNvcc) {
       {"main.cu", shmem, json::array({kernel("transpose_kernel", k_conflicts)}), "pad_shared"},
       {"main.cu", digits, json::array({kernel("digit_count_kernel", k_local)}), "local_to_registers",
        "digit_count_kernel"},
+      // Both of labels' arrays leave local memory under the guard (its labels are unbounded).
+      {"main.cu", labels, json::array({kernel("tally_kernel", k_local)}), "local_to_registers", "tally_kernel"},
   };
   int n = 0;
   for (auto& c : cases) {
