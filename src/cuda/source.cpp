@@ -280,21 +280,25 @@ SourceFile parse_source(std::string path, std::string text) {
 
 namespace {
 
-// Whether a launch's "<<<" follows the kernel's name at `i`: right after it, or after the template
-// arguments of an instance (name<8><<<...).
-bool launch_at(const std::vector<Token>& t, std::size_t i) {
+// Where a launch's "<<<" starts after the kernel's name at `i`: right after it, or after the
+// template arguments of an instance (name<8><<<...); 0 when this is no launch.
+std::size_t launch_chevrons(const std::vector<Token>& t, std::size_t i) {
   auto chevrons = [&](std::size_t k) {
     return k + 2 < t.size() && t[k].text == "<" && t[k + 1].text == "<" && t[k + 2].text == "<";
   };
   std::size_t j = i + 1;
-  if (chevrons(j)) return true;
-  if (j >= t.size() || t[j].text != "<") return false;
+  if (chevrons(j)) return j;
+  if (j >= t.size() || t[j].text != "<") return 0;
   for (int depth = 0; j < t.size(); ++j) {
     if (t[j].text == "<") ++depth;
-    if (t[j].text == ">" && --depth == 0) return chevrons(j + 1);
+    if (t[j].text == ">" && --depth == 0) return chevrons(j + 1) ? j + 1 : 0;
     if (t[j].text == ";" || t[j].text == "{") break;
   }
-  return false;
+  return 0;
+}
+
+bool launch_at(const std::vector<Token>& t, std::size_t i) {
+  return launch_chevrons(t, i) != 0;
 }
 
 // The function whose body opens at the '{' token `brace`, or none: the brace must follow a
@@ -357,6 +361,38 @@ std::vector<Function> launching_functions(const SourceFile& f, std::string_view 
       if (!device && !seen) out.push_back(std::move(*fn));
       break;
     }
+  }
+  return out;
+}
+
+std::vector<Launch> find_launches(std::string_view text) {
+  const auto t = lex(text);
+  std::vector<Launch> out;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier) continue;
+    std::size_t at = launch_chevrons(t, i);
+    if (at == 0) continue;
+    Launch l{std::string(t[i].text), {}, t[i].line, {}};
+    std::size_t from = at + 3;
+    int depth = 0;
+    std::size_t j = from;
+    for (; j + 2 < t.size(); ++j) {
+      std::string_view x = t[j].text;
+      if (depth == 0 && x == ">" && t[j + 1].text == ">" && t[j + 2].text == ">") break;
+      if (x == "(" || x == "[" || x == "{") ++depth;
+      if (x == ")" || x == "]" || x == "}") --depth;
+      if (x == "," && depth == 0) {
+        l.config.push_back(normalise(text.substr(t[from].offset, t[j].offset - t[from].offset)));
+        l.config_offsets.push_back({t[from].offset, t[j].offset});
+        from = j + 1;
+      }
+      if (x == ";") break; // no closing chevrons: not a launch after all
+    }
+    if (j + 2 >= t.size() || t[j].text != ">" || from >= j) continue;
+    l.config.push_back(normalise(text.substr(t[from].offset, t[j].offset - t[from].offset)));
+    l.config_offsets.push_back({t[from].offset, t[j].offset});
+    out.push_back(std::move(l));
+    i = j + 2;
   }
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace optimas::cuda {
@@ -63,6 +64,18 @@ SourceFile parse_source(std::string path, std::string text);
 // block inside a function counts as that function). Kernels and __device__ functions that launch
 // it (dynamic parallelism) are not listed: they are in `functions`. A Function with kernel false.
 std::vector<Function> launching_functions(const SourceFile& f, std::string_view kernel);
+
+// A kernel launch as written: `name<<<grid, block, shared, stream>>>(...)` or an instance's,
+// `name<8><<<...>>>(...)`.
+struct Launch {
+  std::string kernel;              // the name, without template arguments
+  std::vector<std::string> config; // the arguments between the chevrons, whitespace-normalised
+  int line = 0;                    // of the name
+  std::vector<std::pair<std::size_t, std::size_t>> config_offsets; // each argument's [begin, end) in the text
+};
+
+// Every launch in the text, in order.
+std::vector<Launch> find_launches(std::string_view text);
 
 // Identifiers used in [begin, end) of the text (for finding the device functions a kernel calls).
 std::vector<std::string> identifiers_in(std::string_view text);

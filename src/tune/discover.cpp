@@ -1,0 +1,249 @@
+// The knobs of an application without a tune: block (discover.hpp says which and when). Found on
+// cuda::lex tokens: object-like macros, launches and kernel declarations.
+#include "tune/discover.hpp"
+
+#include "cuda/source.hpp"
+#include "profile/stalls.hpp"
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+namespace optimas::tune {
+
+namespace {
+
+// "void foo<int>(float*)", "ns::foo<8>" -> "foo": what a launch names.
+std::string bare_name(std::string name) {
+  for (char stop : {'(', '<'})
+    if (auto at = name.find(stop); at != std::string::npos) name.erase(at);
+  if (auto at = name.rfind("::"); at != std::string::npos) name.erase(0, at + 2);
+  if (auto at = name.rfind(' '); at != std::string::npos) name.erase(0, at + 1);
+  return name;
+}
+
+bool limited_by(const analysis::Roofline& r, const char* resource) {
+  return r.occupancy_limiter.find(resource) != std::string::npos;
+}
+
+double limit_of(const analysis::Roofline& r, const char* resource) {
+  for (const auto& [label, blocks] : r.occupancy_limits)
+    if (label == resource) return blocks;
+  return NAN;
+}
+
+// `#define NAME 256` in a file: where, its value, and whether `#ifndef NAME` guards it.
+struct Macro {
+  std::string file, name;
+  long long value = 0;
+  std::size_t begin = 0, end = 0; // the directive's text
+  bool guarded = false;
+};
+
+std::vector<Macro> integer_macros(const std::string& file, const std::string& text) {
+  std::vector<Macro> out;
+  std::string previous; // the directive before, normalised
+  for (const auto& t : cuda::lex(text)) {
+    if (t.kind != cuda::TokenKind::preprocessor) continue;
+    std::string d = std::string(t.text);
+    for (const char* comment : {"//", "/*"})
+      if (auto c = d.find(comment); c != std::string::npos) d.erase(c);
+    std::vector<std::string> w;
+    std::istringstream words(d);
+    for (std::string x; words >> x;) w.push_back(x);
+    d = util::join(w, " ");
+    bool define = w.size() == 3 && w[0] == "#define" && w[1].find('(') == std::string::npos;
+    if (w.size() == 4 && w[0] == "#" && w[1] == "define") w.erase(w.begin()), w[0] = "#define", define = true;
+    if (define && !w[2].empty() && std::all_of(w[2].begin(), w[2].end(), ::isdigit) && w[2].size() < 6) {
+      Macro m{file, w[1], std::stoll(w[2]), t.offset, t.offset + t.text.size(), false};
+      m.guarded = previous == "#ifndef " + w[1] || previous == "#if !defined(" + w[1] + ")" ||
+                  previous == "#if !defined " + w[1];
+      out.push_back(m);
+    }
+    previous = d;
+  }
+  return out;
+}
+
+struct Hot {
+  const analysis::KernelDiagnostics* k;
+  std::string name; // bare
+};
+
+// The block sizes a macro knob tries: powers of two from 64 to 1024, and its own value.
+std::vector<std::string> block_values(long long own) {
+  std::set<long long> v = {64, 128, 256, 512, 1024};
+  v.insert(own);
+  std::vector<std::string> out;
+  for (long long x : v) out.push_back(std::to_string(x));
+  return out;
+}
+
+std::string evidence_of(const analysis::Roofline& r) {
+  std::string occupancy =
+      std::isfinite(r.achieved_occupancy) ? fmt::format(", {:.0f}% achieved occupancy", r.achieved_occupancy) : "";
+  return fmt::format("{}: {}, occupancy limited by {}{}", r.id, r.bound, r.occupancy_limiter, occupancy);
+}
+
+// The stall that dominates a kernel's samples, when there are any.
+std::string dominant_stall(const analysis::KernelDiagnostics& k) {
+  if (!k.stalls || k.stalls->kernel_stalls.empty()) return "";
+  return std::string(profile::stall_name(k.stalls->kernel_stalls.front().first));
+}
+
+void block_knobs(const std::map<std::string, std::string>& sources, const std::vector<Hot>& hot, Discovery& out,
+                 std::map<std::string, std::string>& block_macro_of) {
+  std::map<std::string, std::vector<Macro>> macros; // name -> definitions (one per file)
+  for (const auto& [file, text] : sources)
+    for (auto& m : integer_macros(file, text)) macros[m.name].push_back(m);
+  std::set<std::string> done;
+  for (const auto& [file, text] : sources)
+    for (const auto& l : cuda::find_launches(text)) {
+      auto h = std::find_if(hot.begin(), hot.end(), [&](const Hot& x) { return x.name == l.kernel; });
+      if (h == hot.end() || l.config.size() < 2 || !h->k->roofline) continue;
+      std::string block = l.config[1];
+      for (const char* wrap : {"dim3(", "dim3 ("})
+        if (block.rfind(wrap, 0) == 0 && block.back() == ')')
+          block = block.substr(std::string(wrap).size()), block.pop_back();
+      if (auto comma = block.find(','); comma != std::string::npos) {
+        std::string rest = block.substr(comma);
+        if (rest != ", 1" && rest != ", 1, 1" && rest != ",1" && rest != ",1,1") continue; // 2-D blocks: left alone
+        block.erase(comma);
+      }
+      auto found = macros.find(block);
+      if (found == macros.end()) {
+        if (!block.empty() && std::all_of(block.begin(), block.end(), ::isdigit))
+          out.passed.push_back(fmt::format("{}:{}: {} is launched with a literal block size ({}), which its grid would "
+                                           "have to follow: not tuned",
+                                           file, l.line, l.kernel, block));
+        continue;
+      }
+      const auto& r = *h->k->roofline;
+      bool occupancy = limited_by(r, "registers") || limited_by(r, "shared memory") || limited_by(r, "blocks");
+      if (!occupancy && r.bound != "latency-bound") continue;
+      block_macro_of[l.kernel] = block;
+      if (!done.insert(block).second) continue;
+      if (found->second.size() != 1) {
+        out.passed.push_back(fmt::format("{} is defined in {} files: not tuned", block, found->second.size()));
+        continue;
+      }
+      const Macro& m = found->second.front();
+      if (m.value < 32 || m.value > 1024 || m.value % 32 != 0) continue;
+      config::TuneParam p;
+      p.name = block;
+      p.values = block_values(m.value);
+      out.settings.params.push_back(p);
+      out.defaults[block] = std::to_string(m.value);
+      if (!m.guarded) {
+        std::string& t = out.edited.try_emplace(m.file, sources.at(m.file)).first->second;
+        std::size_t at = t.find(sources.at(m.file).substr(m.begin, m.end - m.begin));
+        if (at != std::string::npos) {
+          t.insert(at + (m.end - m.begin), "\n#endif");
+          t.insert(at, "#ifndef " + block + "\n");
+        }
+      }
+      out.knobs.push_back(fmt::format("{} ({}:{}, {}): the block size of {}; {}{}", block, m.file, l.line,
+                                      fmt::join(p.values, " "), l.kernel, evidence_of(r),
+                                      m.guarded ? "" : "; #ifndef added so that -D reaches it"));
+    }
+}
+
+void bounds_knobs(const std::map<std::string, std::string>& sources, const std::vector<Hot>& hot, Discovery& out,
+                  const std::map<std::string, std::string>& block_macro_of) {
+  for (const auto& h : hot) {
+    if (!h.k->roofline || !limited_by(*h.k->roofline, "registers")) continue;
+    const auto& r = *h.k->roofline;
+    for (const auto& [file, text] : sources) {
+      auto f = cuda::parse_source(file, text);
+      const cuda::Function* fn = f.kernel(h.name);
+      if (!fn) continue;
+      if (!fn->launch_bounds.empty() || fn->is_template) {
+        out.passed.push_back(fmt::format("{}: {} {}: its minimum blocks per SM not tuned", file, h.name,
+                                         fn->is_template ? "is a template" : "has __launch_bounds__ already"));
+        break;
+      }
+      auto mb = block_macro_of.find(h.name);
+      std::string max_threads = mb != block_macro_of.end() ? mb->second : std::to_string(r.block_size);
+      if (r.block_size <= 0 && mb == block_macro_of.end()) break;
+      double now = limit_of(r, "registers");
+      int current = std::isfinite(now) && now >= 1 ? static_cast<int>(now) : 1;
+      int most = r.block_size > 0 ? std::max(1, 2048 / r.block_size) : 8;
+      std::set<int> v = {0};
+      for (int x : {current + 1, 2 * current})
+        if (x <= most) v.insert(x);
+      if (v.size() == 1) break;
+      std::string name = "OPTIMAS_MIN_BLOCKS_" + h.name, bounds = "OPTIMAS_BOUNDS_" + h.name;
+      config::TuneParam p;
+      p.name = name;
+      for (int x : v) p.values.push_back(std::to_string(x));
+      out.settings.params.push_back(p);
+      out.defaults[name] = "0";
+      std::string& t = out.edited.try_emplace(file, text).first->second;
+      std::string decl = text.substr(fn->begin, fn->body_begin - fn->begin);
+      std::size_t at = t.find(decl);
+      std::size_t name_at = at == std::string::npos ? at : t.find(h.name + "(", at);
+      if (name_at == std::string::npos) name_at = t.find(h.name + " (", at);
+      if (at == std::string::npos || name_at == std::string::npos || name_at > at + decl.size()) {
+        out.settings.params.pop_back();
+        out.defaults.erase(name);
+        out.passed.push_back(fmt::format("{}: {}'s declaration could not be edited", file, h.name));
+        break;
+      }
+      t.insert(name_at, bounds + " ");
+      t.insert(at, fmt::format("#ifndef {0}\n#define {0} 0\n#endif\n#if {0} > 0\n#define {1} __launch_bounds__({2}, "
+                               "{0})\n#else\n#define {1}\n#endif\n",
+                               name, bounds, max_threads));
+      out.knobs.push_back(fmt::format("{} ({}:{}, {}): __launch_bounds__({}, N) on {} (0: none, as now; registers "
+                                      "allow {} block(s) per SM now); {}",
+                                      name, file, fn->first_line, fmt::join(p.values, " "), max_threads, h.name,
+                                      current, evidence_of(r)));
+      break;
+    }
+  }
+}
+
+void cache_knob(const std::vector<Hot>& hot, Discovery& out) {
+  for (const auto& h : hot) {
+    if (!h.k->roofline) continue;
+    const auto& r = *h.k->roofline;
+    std::string stall = dominant_stall(*h.k);
+    if ((stall != "long_scoreboard" && stall != "lg_throttle") ||
+        (r.bound != "memory-bound" && r.bound != "latency-bound"))
+      continue;
+    config::TuneParam p;
+    p.name = "dlcm";
+    p.kind = config::TuneParam::Kind::flag;
+    p.values = {"", "-Xptxas -dlcm=ca", "-Xptxas -dlcm=cg"};
+    out.settings.params.push_back(p);
+    out.defaults["dlcm"] = "";
+    out.knobs.push_back(fmt::format("dlcm (none, -Xptxas -dlcm=ca, -Xptxas -dlcm=cg): how global loads use L1; {} "
+                                    "waits on {} ({}, {})",
+                                    h.name, stall, r.id, r.bound));
+    return;
+  }
+}
+
+} // namespace
+
+Discovery discover(const std::map<std::string, std::string>& sources, const analysis::Diagnostics& d, int budget) {
+  Discovery out;
+  std::vector<Hot> hot;
+  for (const auto& k : d.kernels) hot.push_back({&k, bare_name(k.time.kernel)});
+  std::map<std::string, std::string> block_macro_of; // kernel -> its block-size macro knob
+  block_knobs(sources, hot, out, block_macro_of);
+  bounds_knobs(sources, hot, out, block_macro_of);
+  cache_knob(hot, out);
+  // Macros before flags, as read_tune orders them.
+  std::stable_partition(out.settings.params.begin(), out.settings.params.end(),
+                        [](const config::TuneParam& p) { return p.kind == config::TuneParam::Kind::macro; });
+  out.settings.budget = std::min(budget, k_discovered_budget);
+  for (auto it = out.edited.begin(); it != out.edited.end();)
+    it = it->second == sources.at(it->first) ? out.edited.erase(it) : std::next(it);
+  return out;
+}
+
+} // namespace optimas::tune

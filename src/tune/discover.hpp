@@ -1,0 +1,43 @@
+// Tuning without a tune: block (docs/tuning.md, "Knobs found in the sources"): the knobs an
+// application already has, found in its sources where the evidence of its hot kernels points to
+// them, and made tunable by an edit where needed.
+//   - A block-size macro (`#define TPB 256` passed as a launch's block size) when the kernel's
+//     occupancy is limited by registers, shared memory or its block count, or the kernel is
+//     latency-bound. A macro not yet guarded by `#ifndef` gets the guard, so -DTPB=... reaches it.
+//   - The minimum blocks per SM of `__launch_bounds__` when registers limit the kernel's
+//     occupancy and it has no bounds: a macro OPTIMAS_MIN_BLOCKS_<kernel>, 0 (no bounds, the
+//     program as it was) by default.
+//   - `-Xptxas -dlcm=ca` / `-dlcm=cg` when a hot kernel waits on global loads (long_scoreboard
+//     or lg_throttle dominant) and is memory- or latency-bound.
+// With no -D and no flag every edited source compiles to the program it was: the guards keep
+// each default. Kernels launched with a literal block size are left alone (the grid computed
+// from it would have to change with it), and so are template kernels' bounds.
+#pragma once
+
+#include "analysis/diagnostics.hpp"
+#include "config/tune_config.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace optimas::tune {
+
+// Most points measured in a space found this way (--tune-budget lowers it): it runs by default,
+// so its cost stays bounded.
+inline constexpr int k_discovered_budget = 8;
+
+struct Discovery {
+  config::TuneSettings settings;               // the knobs as a tune: block would declare them
+  std::map<std::string, std::string> edited;   // source (as the sources list names it) -> its tunable text
+  std::map<std::string, std::string> defaults; // each knob's value in the program as it is ("" for no flag)
+  std::vector<std::string> knobs;              // one line per knob: what, where and the evidence
+  std::vector<std::string> passed;             // candidates not made knobs, and why
+  bool empty() const { return settings.params.empty(); }
+};
+
+// The knobs of `sources` (name -> text) for the hot kernels of `d`; `budget` is the stage's
+// (tune.budget), capped at k_discovered_budget.
+Discovery discover(const std::map<std::string, std::string>& sources, const analysis::Diagnostics& d, int budget);
+
+} // namespace optimas::tune

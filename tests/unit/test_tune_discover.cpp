@@ -1,0 +1,148 @@
+// tune/discover: the knobs found in an application's sources where its hot kernels' evidence
+// points to them, the edits that make them tunable, and what is passed over.
+#include "tune/discover.hpp"
+
+#include "tune/space.hpp"
+#include "util/process.hpp"
+#include "util/strings.hpp"
+
+#include "test_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace optimas;
+
+namespace {
+
+const char* k_app = R"(#include <cuda_runtime.h>
+#define TPB 256 // threads per block
+#define N_ITER 4
+__global__ void scale(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i];
+}
+__global__ void other(float* y) { y[threadIdx.x] = 0; }
+int main() {
+  float *x, *y;
+  int n = 1 << 20;
+  scale<<<(n + TPB - 1) / TPB, TPB>>>(x, y, n);
+  other<<<1, 128>>>(y);
+  return 0;
+}
+)";
+
+analysis::KernelDiagnostics hot(const std::string& name, const std::string& limiter, const std::string& bound,
+                                profile::Stall stall = profile::Stall::long_scoreboard) {
+  analysis::KernelDiagnostics k;
+  k.time.kernel = name;
+  k.time.hot = true;
+  analysis::Roofline r;
+  r.id = "RF1";
+  r.kernel = name;
+  r.bound = bound;
+  r.occupancy_limiter = limiter;
+  r.occupancy_limits = {{"registers", 3}, {"warps", 8}};
+  r.block_size = 256;
+  r.achieved_occupancy = 35;
+  k.roofline = r;
+  analysis::StallSummary s;
+  s.kernel = name;
+  s.total_samples = 100;
+  s.kernel_stalls = {{stall, 70}, {profile::Stall::selected, 30}};
+  k.stalls = s;
+  return k;
+}
+
+analysis::Diagnostics diagnostics(std::vector<analysis::KernelDiagnostics> kernels) {
+  analysis::Diagnostics d;
+  d.kernels = std::move(kernels);
+  return d;
+}
+
+} // namespace
+
+TEST(TuneDiscover, BlockMacroBoundsAndCacheWhereTheEvidencePoints) {
+  auto found = tune::discover(
+      {{"main.cu", k_app}},
+      diagnostics({hot("scale", "registers", "latency-bound"), hot("other", "warps", "latency-bound")}), 32);
+  ASSERT_EQ(found.settings.params.size(), 3u) << (found.passed.empty() ? "" : found.passed[0]);
+  EXPECT_EQ(found.settings.params[0].name, "TPB");
+  EXPECT_EQ(found.settings.params[0].values, (std::vector<std::string>{"64", "128", "256", "512", "1024"}));
+  EXPECT_EQ(found.settings.params[1].name, "OPTIMAS_MIN_BLOCKS_scale");
+  EXPECT_EQ(found.settings.params[1].values, (std::vector<std::string>{"0", "4", "6"}));
+  EXPECT_EQ(found.settings.params[2].name, "dlcm");
+  EXPECT_EQ(found.settings.params[2].kind, config::TuneParam::Kind::flag);
+  EXPECT_EQ(found.settings.budget, tune::k_discovered_budget);
+  EXPECT_EQ(found.defaults.at("TPB"), "256");
+  EXPECT_EQ(found.defaults.at("OPTIMAS_MIN_BLOCKS_scale"), "0");
+  // The edit: the macro guarded, the bounds macro on the kernel, both defaulting to the program as it was.
+  const std::string& t = found.edited.at("main.cu");
+  EXPECT_NE(t.find("#ifndef TPB\n#define TPB 256 // threads per block\n#endif\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("#ifndef OPTIMAS_MIN_BLOCKS_scale\n#define OPTIMAS_MIN_BLOCKS_scale 0\n#endif\n"
+                   "#if OPTIMAS_MIN_BLOCKS_scale > 0\n#define OPTIMAS_BOUNDS_scale __launch_bounds__(TPB, "
+                   "OPTIMAS_MIN_BLOCKS_scale)\n#else\n#define OPTIMAS_BOUNDS_scale\n#endif\n"
+                   "__global__ void OPTIMAS_BOUNDS_scale scale(const float* x"),
+            std::string::npos)
+      << t;
+  // `other` is launched with a literal block size: passed over, and said so.
+  ASSERT_FALSE(found.passed.empty());
+  EXPECT_NE(found.passed[0].find("other is launched with a literal block size (128)"), std::string::npos)
+      << found.passed[0];
+  EXPECT_NE(found.knobs[0].find("RF1: latency-bound, occupancy limited by registers, 35% achieved occupancy"),
+            std::string::npos)
+      << found.knobs[0];
+  // The space these make: 5 x 3 x 3 points, the all-default one among them.
+  tune::Space space(found.settings, "main.cu");
+  EXPECT_EQ(space.allowed_points().size(), 45u);
+}
+
+TEST(TuneDiscover, NothingWithoutEvidence) {
+  // Occupancy limited by warps, compute-bound, waiting on nothing that the knobs address.
+  auto found =
+      tune::discover({{"main.cu", k_app}},
+                     diagnostics({hot("scale", "warps", "compute-bound", profile::Stall::math_pipe_throttle)}), 32);
+  EXPECT_TRUE(found.empty());
+  EXPECT_TRUE(found.edited.empty());
+}
+
+TEST(TuneDiscover, AGuardedMacroIsLeftAsItIsAndBoundsAreNotAddedTwice) {
+  std::string guarded = k_app;
+  guarded.replace(guarded.find("#define TPB 256 // threads per block"), 35, "#ifndef TPB\n#define TPB 256\n#endif");
+  guarded.replace(guarded.find("__global__ void scale"), 21, "__global__ void __launch_bounds__(256) scale");
+  auto found = tune::discover({{"main.cu", guarded}}, diagnostics({hot("scale", "registers", "compute-bound")}), 4);
+  ASSERT_EQ(found.settings.params.size(), 1u);
+  EXPECT_EQ(found.settings.params[0].name, "TPB");
+  EXPECT_TRUE(found.edited.empty()); // nothing to edit: -DTPB reaches the guarded macro
+  EXPECT_EQ(found.settings.budget, 4);
+  bool said = false;
+  for (const auto& p : found.passed) said = said || p.find("has __launch_bounds__ already") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// The edited source without -D is the program it was (the same PTX), and every knob's value
+// compiles (nvcc; skipped without it).
+TEST(TuneDiscover, EditedSourcesCompileToTheSameProgramByDefault) {
+  std::string nvcc = "/usr/local/cuda/bin/nvcc";
+  if (auto found = util::find_executable("nvcc")) nvcc = *found;
+  if (!util::find_executable(nvcc)) GTEST_SKIP() << "nvcc not found";
+  auto found = tune::discover({{"main.cu", k_app}}, diagnostics({hot("scale", "registers", "latency-bound")}), 32);
+  ASSERT_EQ(found.edited.size(), 1u);
+  test::TempDir dir;
+  auto ptx = [&](const std::string& name, const std::string& text, std::vector<std::string> flags) {
+    auto path = dir.file(name, text);
+    util::ProcessSpec spec;
+    spec.argv = {nvcc, "-arch=sm_90", "-ptx", "-o", path + ".ptx", path};
+    spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
+    spec.timeout_s = 180;
+    auto r = util::run_process(spec);
+    EXPECT_TRUE(r.ok()) << name << ": " << r.err;
+    return util::read_file(path + ".ptx");
+  };
+  std::string before = ptx("original.cu", k_app, {});
+  std::string after = ptx("edited.cu", found.edited.at("main.cu"), {});
+  ASSERT_FALSE(before.empty());
+  EXPECT_EQ(before, after);
+  std::string tuned = ptx("tuned.cu", found.edited.at("main.cu"), {"-DTPB=128", "-DOPTIMAS_MIN_BLOCKS_scale=4"});
+  EXPECT_NE(tuned.find(".maxntid 128"), std::string::npos) << tuned;
+  EXPECT_NE(tuned.find(".minnctapersm 4"), std::string::npos) << tuned;
+}
