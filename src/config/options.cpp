@@ -238,6 +238,9 @@ std::vector<Option> make_table() {
      nullptr, {}},
     // The tuning stage (tune: in optimas.yml; docs/tuning.md).
     {"tune", "!--no-tune", "Skip the tuning stage that follows the edit step", "", Kind::flag, true, "", nullptr, {}},
+    {"tune_discover", "!--no-tune-discover",
+     "Without a tune: block, skip the knobs found in the sources where the evidence points (block-size macros, "
+     "min blocks per SM, -dlcm; docs/tuning.md)", "", Kind::flag, true, "", nullptr, {}},
     {"tune_only", "--tune-only", "Only the tuning stage: baseline, then the points of tune: (no profile, no edits)",
      "", Kind::flag, false, "", nullptr, {}},
     {"tune_search", "--tune-search",

@@ -38,6 +38,7 @@ struct TuneSettings {
   bool allow_fp_changes = default_of<bool>("allow_fp_changes");
   bool enabled = default_of<bool>("tune");   // --no-tune: skip the stage
   bool only = default_of<bool>("tune_only"); // --tune-only: the stage alone, no edit step
+  bool discover = default_of<bool>("tune_discover"); // without params: tune the knobs found in the sources
   int line = 0;                              // of tune:, for messages
 
   bool empty() const { return params.empty(); }

@@ -487,7 +487,8 @@ json Loop::plan() {
          {"program_runs", measured * 2 * static_cast<std::size_t>(m_app.measure.runs + m_app.measure.warmup)},
          {"confirmation_runs", m_app.measure.confirm ? 2 * m_app.measure.runs : 0}});
   }
-  if (m_app.tune.runs()) {
+  const bool discover = m_app.tune.enabled && m_app.tune.empty() && m_app.tune.discover;
+  if (m_app.tune.runs() || (discover && !m_app.tune.only)) {
     json t = tune_plan();
     if (!execute) t["skipped"] = "not run: " + m_no_execute_reason;
     steps.push_back(t);

@@ -165,6 +165,9 @@ private:
   void tune_stage();
   json tune_point(const tune::Space& space, const tune::Point& p, int index, const tune::PointCache* cache,
                   const json& context);
+  // Without a tune: block, the knobs found in the parent's sources (tune/discover.hpp); recorded
+  // in run.json's tune.discovered. Empty settings when there are none.
+  config::TuneSettings discovered_knobs(json& rec, std::optional<tune::Point>& as_it_is);
   json tune_context() const;
   json tune_plan() const;
 
@@ -203,6 +206,7 @@ private:
   std::string m_search_stopped;          // the budget that ended the search early, if one did
   std::chrono::steady_clock::time_point m_started = std::chrono::steady_clock::now();
   std::string m_best; // key of the best accepted variant ("" = baseline)
+  std::map<std::string, std::string> m_tune_edits; // source -> its text made tunable (found knobs)
   std::vector<json> m_variants;
   std::optional<evaluate::ChildRecord> m_children; // children.json: what a resume must end if we are killed
 };

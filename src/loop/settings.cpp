@@ -157,6 +157,7 @@ void apply_overrides(config::AppConfig& app, const Overrides& o) {
   auto& tune = app.tune;
   if (o.contains("tune")) tune.enabled = o["tune"].get<bool>();
   if (o.contains("tune_only")) tune.only = o["tune_only"].get<bool>();
+  if (o.contains("tune_discover")) tune.discover = o["tune_discover"].get<bool>();
   if (o.contains("tune_search")) tune.search = o["tune_search"].get<std::string>();
   if (o.contains("tune_budget")) tune.budget = o["tune_budget"].get<int>();
   if (tune.only && tune.empty())

@@ -8,6 +8,7 @@
 #include "loop/run_state.hpp"
 
 #include "store/journal.hpp"
+#include "tune/discover.hpp"
 #include "tune/search.hpp"
 #include "util/error.hpp"
 #include "util/hash.hpp"
@@ -136,11 +137,14 @@ json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index,
                  {"dir", fs::relative(v.dir, m_dir).string()},
                  {"parent", m_best.empty() ? "baseline" : m_best},
                  {"cached", false}};
-  // The sources are the parent's, unchanged: the point differs only in what its build is told.
+  // The sources are the parent's (made tunable where knobs were found, which changes nothing
+  // without the point's -D): the point differs only in what its build is told.
   const fs::path src = v.dir / "src";
   for (const auto& s : m_app.sources) {
     fs::create_directories((src / s).parent_path());
-    util::write_file((src / s).string(), util::read_file((parent_sources() / s).string()));
+    auto edited = m_tune_edits.find(s);
+    util::write_file((src / s).string(),
+                     edited != m_tune_edits.end() ? edited->second : util::read_file((parent_sources() / s).string()));
   }
   result["built"] = false;
   if (auto outcome = build_variant(v, result, "")) {
@@ -169,13 +173,49 @@ json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index,
   return result;
 }
 
+config::TuneSettings Loop::discovered_knobs(json& rec, std::optional<tune::Point>& as_it_is) {
+  std::map<std::string, std::string> sources;
+  for (const auto& s : m_app.sources) sources[s] = util::read_file((parent_sources() / s).string());
+  tune::Discovery found = tune::discover(sources, m_diagnostics, m_app.tune.budget);
+  rec["discovered"] = {{"knobs", found.knobs}, {"passed", found.passed}, {"edited", json::array()}};
+  for (const auto& [file, text] : found.edited) rec["discovered"]["edited"].push_back(file);
+  if (found.empty()) {
+    say("tune", "no tune: block, and no knob in the sources where the evidence points" +
+                    (found.passed.empty() ? std::string() : ": " + util::join(found.passed, "; ")));
+    return {};
+  }
+  say("tune", fmt::format("no tune: block; {} knob(s) found where the evidence points (--no-tune-discover skips "
+                          "them):",
+                          found.settings.params.size()));
+  for (const auto& k : found.knobs) say("tune", "  " + k);
+  m_tune_edits = found.edited;
+  tune::Point p;
+  for (const auto& param : found.settings.params) {
+    auto v = std::find(param.values.begin(), param.values.end(), found.defaults[param.name]);
+    p.push_back(static_cast<std::size_t>(v - param.values.begin()));
+  }
+  as_it_is = p;
+  config::TuneSettings t = found.settings;
+  t.search = m_app.tune.search; // --tune-search
+  t.line = 0;
+  return t;
+}
+
 void Loop::tune_stage() {
-  const auto& t = m_app.tune;
-  if (!t.runs()) return;
+  if (!m_app.tune.enabled) return;
+  const bool discover = m_app.tune.empty() && m_app.tune.discover && !m_app.tune.only && !m_diagnostics.kernels.empty();
+  if (!m_app.tune.runs() && !discover) return;
   json& rec = m_run["tune"];
   if (!m_execute) {
     rec = {{"skipped", "not run: " + m_no_execute_reason}};
     say("tune", "skipped: every point must be run to be measured; " + m_no_execute_reason);
+    write_run("running");
+    return;
+  }
+  rec = json::object();
+  std::optional<tune::Point> as_it_is; // found knobs: the point that is the parent itself
+  const config::TuneSettings t = discover ? discovered_knobs(rec, as_it_is) : m_app.tune;
+  if (t.empty()) {
     write_run("running");
     return;
   }
@@ -188,20 +228,22 @@ void Loop::tune_stage() {
   if (!fs::exists(parent_work() / m_app.binary)) rebuild_work(parent);
   std::optional<tune::PointCache> cache;
   if (!m_settings.no_cache) cache.emplace(fs::path(m_settings.cache_dir) / "tune");
-  const json context = tune_context();
+  json context = tune_context();
+  for (const auto& [file, text] : m_tune_edits) context["tunable"][file] = util::sha256_hex(text);
   const std::size_t most = std::min(allowed.size(), static_cast<std::size_t>(t.budget));
-  rec = {{"method", tune::method_name(method)},
-         {"grid", t.grid_size()},
-         {"allowed", allowed.size()},
-         {"budget", t.budget},
-         {"parent", parent},
-         {"cache", cache ? json(cache->dir().string()) : json(nullptr)},
-         {"points", json::array()},
-         {"best", nullptr}};
+  rec.update({{"method", tune::method_name(method)},
+              {"grid", t.grid_size()},
+              {"allowed", allowed.size()},
+              {"budget", t.budget},
+              {"parent", parent},
+              {"cache", cache ? json(cache->dir().string()) : json(nullptr)},
+              {"points", json::array()},
+              {"best", nullptr}});
   say("tune", fmt::format("{} search over {} allowed point(s) of {} (at most {} measured), on {}'s sources",
                           tune::method_name(method), allowed.size(), t.grid_size(), most, parent));
   int index = 0;
   auto objective = [&](const tune::Point& p) -> std::optional<double> {
+    if (as_it_is && p == *as_it_is) return 1.0; // the parent's own values: nothing to build
     ++index;
     say("tune", fmt::format("[{}/{}] {}", index, most, space.label(p)), false);
     json r = tune_point(space, p, index, cache ? &*cache : nullptr, context);
@@ -223,9 +265,12 @@ void Loop::tune_stage() {
       best = &s;
   if (best) {
     rec["best"] = (*best)["key"];
-    say("tune", fmt::format("best: {} {} ({:.3f}x against {}); build with {}", (*best)["key"].get<std::string>(),
-                            (*best)["values"].dump(), (*best)["speedup"].get<double>(), parent,
-                            (*best)["flags"].get<std::string>()));
+    std::string key = (*best)["key"].get<std::string>();
+    say("tune", fmt::format("best: {} {} ({:.3f}x against {}); build with {}{}", key, (*best)["values"].dump(),
+                            (*best)["speedup"].get<double>(), parent, (*best)["flags"].get<std::string>(),
+                            m_tune_edits.empty() ? ""
+                                                 : fmt::format(" and the sources made tunable, in {}",
+                                                               (m_dir / "tune" / key / "src").string())));
   } else {
     say("tune", "no point was shown to be faster than " + parent);
   }
@@ -236,6 +281,12 @@ void Loop::tune_stage() {
 // NLopt starts (it picks each next point from the ones measured).
 json Loop::tune_plan() const {
   const auto& t = m_app.tune;
+  if (t.empty())
+    return {{"step", "tune"},
+            {"discover", "after the analysis, the knobs found in the sources where the hot kernels' evidence points "
+                         "(block-size macros, min blocks per SM, -dlcm)"},
+            {"budget", std::min(t.budget, tune::k_discovered_budget)},
+            {"env", "NVCC_APPEND_FLAGS, OPTIMAS_TUNE_FLAGS"}};
   tune::Space space(t, m_app.path);
   const auto& allowed = space.allowed_points();
   const auto method = tune::choose(t.search, allowed.size(), t.budget);

@@ -1,0 +1,63 @@
+# The tuning stage without a tune: block (issue #29 item 4): the knobs found in the sources where
+# the evidence points. The stand-in (tests/scenario/tune-app, built by host-nvcc) is renamed to
+# gather's hot kernel, so that the H200 profile recorded for gather (latency-bound, occupancy
+# limited by registers, long_scoreboard dominant) drives it; its CHUNK, an unguarded
+# `#define CHUNK 32`, is the block size of its launch. Checked here:
+#   - the dry run says the stage will look for knobs;
+#   - the run finds three (CHUNK, the kernel's min blocks per SM, -dlcm), says why, and records
+#     them in run.json's tune.discovered with the files it made tunable;
+#   - every point's sources carry `#ifndef CHUNK` and the bounds macro, which change nothing
+#     without -D: the points that differ from the program only in what host-nvcc ignores build
+#     the parent's binary (build_stale), and the program's own values are never built;
+#   - CHUNK 64 halves the setup work: accepted; the budget stays at 8 points;
+#   - --no-tune-discover skips the stage.
+source "$(dirname "$0")/lib.sh"
+command -v g++ >/dev/null || skip "the stand-in is built with g++"
+
+D="$OPTIMAS_TEST_DATA/h200/gather"
+APP="$OPTIMAS_SOURCE_DIR/tests/scenario/tune-app"
+RUNS="$WORK/runs"
+source "$(dirname "$0")/loop_lib.sh"
+new_app found
+sed -i '/^tune:/,$d' "$WORK/found/optimas.yml"
+python3 - "$WORK/found/main.cu" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+for old, new in [("#ifndef CHUNK\n#define CHUNK 4\n#endif", "#define CHUNK 32"),
+                 ("#define __global__\n", "#define __global__\n#define __launch_bounds__(...)\n"),
+                 ("    triad_kernel(a.data()", "    triad_kernel<<<1, CHUNK>>>(a.data()"),
+                 ("triad_kernel", "xs_lookup_kernel")]:
+    assert old in s, old
+    s = s.replace(old, new)
+open(p, "w").write(s)
+PY
+grep -q 'xs_lookup_kernel<<<1, CHUNK>>>' "$WORK/found/main.cu" || fail "the launch was not written"
+
+"$OPTIMAS" run --app "$WORK/found" --runs-dir "$RUNS" --import "$D" --dry-run > "$WORK/dry.out" || fail "dry run: exit $?"
+grep -q '^  tune .*discover=after the analysis' "$WORK/dry.out" || fail "dry run: no knob search:"$'\n'"$(cat "$WORK/dry.out")"
+
+mkdir -p "$WORK/replies"
+echo '{"summary": "nothing to change", "edits": [], "withheld": []}' > "$WORK/replies/none.json"
+loop found "$WORK/found" "$WORK/replies/none.json" --runs 8 --tune-search exhaustive --execute yes
+[ "$rc" -eq 0 ] || fail "found: exit $rc"$'\n'"$(tail -30 "$log")"
+grep -q "no tune: block; 3 knob(s) found where the evidence points" "$log" || fail "found: no knobs said:"$'\n'"$(cat "$log")"
+grep -q "CHUNK (main.cu:.*): the block size of xs_lookup_kernel; RF1: latency-bound, occupancy limited by registers" "$log" ||
+  fail "found: the block-size knob and its evidence:"$'\n'"$(grep tune "$log")"
+json_check "$run_json" '[k.split(" ")[0] for k in d["tune"]["discovered"]["knobs"]] == ["CHUNK", "OPTIMAS_MIN_BLOCKS_xs_lookup_kernel", "dlcm"] and d["tune"]["discovered"]["edited"] == ["main.cu"]' \
+  "found: tune.discovered: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tune"].get("discovered"))' "$run_json")"
+json_check "$run_json" 'd["tune"]["budget"] == 8 and d["tune"]["method"] == "exhaustive" and len(d["tune"]["points"]) == 7' \
+  "found: 8 points of budget, the program's own values not built: $(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["tune"]; print(t["budget"], t["method"], [(p["key"], p["values"], p["status"]) for p in t["points"]])' "$run_json")"
+for p in "$RUNS/$id"/tune/t*/src/main.cu; do
+  grep -q '^#ifndef CHUNK$' "$p" && grep -q 'OPTIMAS_BOUNDS_xs_lookup_kernel xs_lookup_kernel(' "$p" ||
+    fail "found: $p is not made tunable"
+done
+json_check "$run_json" 'all(p["status"] == "build_stale" for p in d["tune"]["points"] if p["values"]["CHUNK"] == 32)' \
+  "found: points that differ only in what host-nvcc ignores build the parent's binary"
+json_check "$run_json" 'any(p["accepted"] and p["values"]["CHUNK"] == 64 for p in d["tune"]["points"])' \
+  "found: CHUNK 64 should be accepted: $(python3 -c 'import json,sys; print([(p["values"], p["status"], p["speedup"]) for p in json.load(open(sys.argv[1]))["tune"]["points"]])' "$run_json")"
+grep -q "best: t.*and the sources made tunable, in " "$log" || fail "found: the best point's sources not named"
+
+loop skipped "$WORK/found" "$WORK/replies/none.json" --runs 2 --no-tune-discover --execute yes
+json_check "$run_json" '"tune" not in d' "skipped: --no-tune-discover ran the stage"
+pass "the tuning stage without tune:: knobs found where the evidence points, made tunable, measured within 8 points"
