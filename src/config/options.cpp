@@ -192,7 +192,7 @@ std::vector<Option> make_table() {
     {"budget_usd", "--budget-usd",
      "Ask no further candidate once the model's answers of this run have cost this much (US dollars)", "", Kind::real,
      nullptr, "", positive, {}},
-    {"budget_minutes", "--budget-minutes", "Ask no further candidate once the run has taken this long (minutes)", "",
+    {"budget_minutes", "--budget-minutes", "Ask no further candidate, and tune no further point, once the run has taken this long (minutes)", "",
      Kind::real, nullptr, "", positive, {}},
     {"budget_verdicts", "--budget-verdicts", "Ask no further candidate once this many variants were measured", "",
      Kind::integer, nullptr, "", nullptr, {1, 10000}},

@@ -242,8 +242,10 @@ void Loop::tune_stage() {
   say("tune", fmt::format("{} search over {} allowed point(s) of {} (at most {} measured), on {}'s sources",
                           tune::method_name(method), allowed.size(), t.grid_size(), most, parent));
   int index = 0;
+  struct Spent {}; // --budget-minutes is spent: the search stops with what it measured
   auto objective = [&](const tune::Point& p) -> std::optional<double> {
     if (as_it_is && p == *as_it_is) return 1.0; // the parent's own values: nothing to build
+    if (m_settings.budget_minutes && seconds_since(m_started) / 60 >= *m_settings.budget_minutes) throw Spent{};
     ++index;
     say("tune", fmt::format("[{}/{}] {}", index, most, space.label(p)), false);
     json r = tune_point(space, p, index, cache ? &*cache : nullptr, context);
@@ -258,7 +260,12 @@ void Loop::tune_stage() {
     if (s["speedup"].is_number()) return s["speedup"].get<double>();
     return std::nullopt;
   };
-  tune::search(space, method, t.budget, objective);
+  try {
+    tune::search(space, method, t.budget, objective);
+  } catch (const Spent&) {
+    rec["stopped"] = fmt::format("the budget of {:.1f} min is spent", *m_settings.budget_minutes);
+    say("tune", rec["stopped"].get<std::string>() + fmt::format(" after {} point(s)", index));
+  }
   const json* best = nullptr;
   for (const auto& s : rec["points"])
     if (s["accepted"].get<bool>() && (!best || s["speedup"].get<double>() > (*best)["speedup"].get<double>()))

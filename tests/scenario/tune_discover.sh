@@ -10,7 +10,7 @@
 #     without -D: the points that differ from the program only in what host-nvcc ignores build
 #     the parent's binary (build_stale), and the program's own values are never built;
 #   - CHUNK 64 halves the setup work: accepted; the budget stays at 8 points;
-#   - --no-tune-discover skips the stage.
+#   - --budget-minutes stops the stage; --no-tune-discover skips it.
 source "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
 
@@ -57,6 +57,11 @@ json_check "$run_json" 'all(p["status"] == "build_stale" for p in d["tune"]["poi
 json_check "$run_json" 'any(p["accepted"] and p["values"]["CHUNK"] == 64 for p in d["tune"]["points"])' \
   "found: CHUNK 64 should be accepted: $(python3 -c 'import json,sys; print([(p["values"], p["status"], p["speedup"]) for p in json.load(open(sys.argv[1]))["tune"]["points"]])' "$run_json")"
 grep -q "best: t.*and the sources made tunable, in " "$log" || fail "found: the best point's sources not named"
+
+# --budget-minutes ends the stage too, keeping what was measured (here: nothing, it is spent at once).
+loop spent "$WORK/found" "$WORK/replies/none.json" --runs 2 --tune-search exhaustive --execute yes --budget-minutes 0.0001
+json_check "$run_json" 'd["tune"]["stopped"].startswith("the budget of") and d["tune"]["points"] == [] and len(d["tune"]["discovered"]["knobs"]) == 3' \
+  "spent: the stage should stop at once: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tune"])' "$run_json")"
 
 loop skipped "$WORK/found" "$WORK/replies/none.json" --runs 2 --no-tune-discover --execute yes
 json_check "$run_json" '"tune" not in d' "skipped: --no-tune-discover ran the stage"
