@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# On a GPU machine, from the repository root, with optimas packed by scripts/device-pack.sh and
+# the public suites under .scratch/pub (fetched, never part of the repository): each program as a
+# new user meets it (issue #29's count). The program's folder is copied to a scratch folder beside
+# its suite's shared headers (cuda-samples' Common/, Rodinia's common/), `optimas init` writes its
+# optimas.yml (no arguments after `--` for cuda-samples, which run without any; Rodinia's programs
+# take theirs from PUBLIC_COMMAND), then `optimas run --app .` runs with every default (the builtin
+# backend, the tuning stage on the knobs found in the sources). With AA="p1 p2 p3", those
+# programs also get an A/A run (`--aa`). Per program: init's and the run's output and exit codes
+# go into $OUT/results.tgz, rewritten after each program so that a call stopped at its limit
+# keeps what finished; python3 scripts/builtin-table.py FOLDER reads the unpacked .json files.
+# With several GPUs the programs are spread over them, one at a time per GPU.
+#   PROGRAMS: paths under .scratch/pub (default: the list below), RUN_SECONDS (limit per program,
+#   default 300), TOTAL_SECONDS (default 570), RUN_ARGS (more arguments for optimas run).
+set -uo pipefail
+OUT=${OUT:-/tmp/optimas-public-out}
+DEADLINE=$(( $(date +%s) + ${TOTAL_SECONDS:-570} ))
+W=/tmp/optimas-public
+R=$W/results
+rm -rf "$W"; mkdir -p "$W" "$R" "$OUT"
+save() { tar czf "$OUT/.results.$BASHPID.tgz" -C "$R" . && mv -f "$OUT/.results.$BASHPID.tgz" "$OUT/results.tgz"; }
+export PATH="$PWD/.device/bin:$PATH"
+cupti=$(dirname "$(find /usr/local -name 'libcupti.so.*' 2>/dev/null | head -1)" 2>/dev/null)
+export LD_LIBRARY_PATH="$PWD/.device/lib${cupti:+:$cupti}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || { echo "no GPU" >&2; exit 125; }
+PUB=$PWD/.scratch/pub
+default_programs="
+cuda-samples/Samples/0_Introduction/vectorAdd cuda-samples/Samples/0_Introduction/matrixMul
+cuda-samples/Samples/0_Introduction/mergeSort cuda-samples/Samples/0_Introduction/fp16ScalarProduct
+cuda-samples/Samples/2_Concepts_and_Techniques/reduction cuda-samples/Samples/2_Concepts_and_Techniques/histogram
+cuda-samples/Samples/2_Concepts_and_Techniques/scalarProd cuda-samples/Samples/2_Concepts_and_Techniques/sortingNetworks
+cuda-samples/Samples/2_Concepts_and_Techniques/convolutionSeparable cuda-samples/Samples/2_Concepts_and_Techniques/shfl_scan
+cuda-samples/Samples/2_Concepts_and_Techniques/threadFenceReduction cuda-samples/Samples/2_Concepts_and_Techniques/eigenvalues
+cuda-samples/Samples/5_Domain_Specific/BlackScholes cuda-samples/Samples/5_Domain_Specific/fastWalshTransform
+cuda-samples/Samples/5_Domain_Specific/binomialOptions cuda-samples/Samples/5_Domain_Specific/quasirandomGenerator
+cuda-samples/Samples/5_Domain_Specific/SobolQRNG cuda-samples/Samples/5_Domain_Specific/MonteCarloMultiGPU
+cuda-samples/Samples/5_Domain_Specific/FDTD3d cuda-samples/Samples/6_Performance/transpose
+cuda-samples/Samples/6_Performance/alignedTypes rodinia/cuda/nw rodinia/cuda/pathfinder"
+# Rodinia's programs need a command line (their run scripts').
+declare -A PUBLIC_COMMAND=([nw]="./needle 2048 10" [pathfinder]="./pathfinder 100000 100 20")
+{ nvidia-smi; ncu --version; nvcc --version; optimas --version; } > "$R/environment.txt" 2>&1
+save
+
+programs=(${PROGRAMS:-$default_programs})
+# Each suite's shared folders, once, before the GPUs start.
+for suite in $(printf '%s\n' "${programs[@]}" | cut -d/ -f1 | sort -u); do
+  for shared in Common common; do
+    [ -d "$PUB/$suite/$shared" ] && mkdir -p "$W/pub/$suite" && cp -r "$PUB/$suite/$shared" "$W/pub/$suite/"
+  done
+done
+gpus=$(nvidia-smi -L | grep -c '^GPU ')
+# The programs of GPU $1: every ${gpus}th from the $1th, one at a time, so no two measurements
+# share a GPU.
+on_gpu() {
+  local gpu=$1 p name limit left dest start aa
+  export CUDA_VISIBLE_DEVICES=$gpu
+  for ((i = gpu; i < ${#programs[@]}; i += gpus)); do
+    p=${programs[$i]}
+    name=$(basename "$p")
+    limit=${RUN_SECONDS:-300} left=$(( DEADLINE - $(date +%s) - 15 ))
+    [ "$left" -lt "$limit" ] && limit=$left
+    [ "$limit" -gt 45 ] || { echo "$name no-time" >> "$R/exits.txt"; continue; }
+    echo "[$(date +%T)] $name (limit ${limit}s)" >> "$R/device.log"
+    # The program at the same depth below a copy of its suite's shared folders, so that relative
+    # includes (../../../Common) still reach them.
+    dest=$W/pub/$p
+    mkdir -p "$(dirname "$dest")"
+    rm -rf "$dest"; cp -r "$PUB/$p" "$dest"
+    rm -f "$dest/optimas.yml" # init writes it as a new user's would be
+    start=$(date +%s)
+    # shellcheck disable=SC2086
+    (cd "$dest" && timeout "$limit" optimas init -- ${PUBLIC_COMMAND[$name]:-}) \
+      > "$R/$name.init.log" 2>&1
+    echo "$name init $?" >> "$R/exits.txt"
+    [ -f "$dest/optimas.yml" ] && cp "$dest/optimas.yml" "$R/$name.optimas.yml"
+    left=$(( limit - ($(date +%s) - start) ))
+    if [ -f "$dest/optimas.yml" ] && [ "$left" -gt 30 ]; then
+      # shellcheck disable=SC2086
+      (cd "$dest" && timeout "$left" optimas run --app . --runs-dir "$W/runs-$gpu" --json ${RUN_ARGS:-}) \
+        > "$R/$name.json" 2> "$R/$name.log"
+      echo "$name run $?" >> "$R/exits.txt"
+    fi
+    for aa in ${AA:-}; do
+      [ "$aa" = "$name" ] || continue
+      left=$(( DEADLINE - $(date +%s) - 15 ))
+      [ "$left" -gt 60 ] || break
+      (cd "$dest" && timeout "$left" optimas run --app . --runs-dir "$W/runs-$gpu" --aa --json) \
+        > "$R/$name.aa.json" 2> "$R/$name.aa.log"
+      echo "$name aa $?" >> "$R/exits.txt"
+    done
+    echo "[$(date +%T)] $name done" >> "$R/device.log"
+    save
+  done
+}
+for ((g = 0; g < gpus; g++)); do on_gpu "$g" & done
+wait
+tar czf "$OUT/runs.tgz" --exclude='*.ncu-rep' --exclude='*.csv.gz' --exclude='work' --exclude='program.out' \
+  --exclude='*.bin' -C "$W" $(cd "$W" && ls -d runs-*) 2>/dev/null
+save
