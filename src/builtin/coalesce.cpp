@@ -1,16 +1,19 @@
-// coalesce_tiles: a thread that walks its own row of a row-major array (`for (j...) acc op=
-// a[row * n + j]`, row the global thread index) makes every warp load touch 32 rows, so the
-// profile shows many sectors per request and long_scoreboard on the load. The edit stages the
-// block's rows through shared memory in tiles loaded by consecutive threads at consecutive
-// addresses; each thread then runs its own loop body over its row, in the original order.
+// coalesce_tiles and warp_rows: a thread that walks its own row of a row-major array (`for (j...)
+// acc op= a[row * n + j]`, row the global thread index) makes every warp load touch 32 rows, so
+// the profile shows many sectors per request and long_scoreboard on the load. Both stage the
+// rows through shared memory in tiles loaded at consecutive addresses, and each thread then runs
+// its own loop body over its row, in the original order. warp_rows does it per warp (the lanes
+// side by side along each of the warp's 32 rows, __syncwarp between tiles); coalesce_tiles per
+// block (consecutive threads over the block's rows, __syncthreads).
 //
 // Why this stays bit-identical: the tile holds exactly the element the thread would have
 // loaded for each j (the index expression is copied with row and j substituted), the array is
 // never written by the kernel, and the body runs once per j in increasing j with the same
 // statements, so every thread performs the same floating-point operations on the same values
-// in the same order. The tiled path runs only in blocks whose every thread reaches the walk
-// (a full block of the profiled 1-D shape, with the walk at the top of the kernel or under the
-// `row < rows` guard), so __syncthreads is uniform; other blocks run the original loop.
+// in the same order. The tiled path runs only where every thread that synchronises is sure to
+// get there: for coalesce_tiles, a full block of the profiled 1-D shape; for warp_rows, a warp
+// whose 32 rows all exist, in a 1-D block of whole warps no larger than the profiled one; the
+// walk at the top of the kernel or under the `row < rows` guard. Others run the original loop.
 // Token-level matching (see access.hpp); anything else is withheld with the reason.
 #include "builtin/access.hpp"
 #include "builtin/rules.hpp"
@@ -141,102 +144,138 @@ std::string find_walk(const Tokens& t, const cuda::Function& fn, const access::F
   return "";
 }
 
-// Over 80 lines: the checks and the generated code share every name they compute.
-Outcome plan_tiles(const json& k, const cuda::SourceFile& f, const cuda::Function& fn,
-                   const std::map<std::string, std::string>& sources, const Tokens& t, const access::ForLoop& loop,
-                   double sectors) {
+// What both forms of the tiled walk compute: the walk, its names, the tile's shape, and the
+// loop's text with its loads found. Empty reason and no edit when there is nothing to do.
+struct Tiling {
+  std::string a, row, j, type, start, end, rows, elem, original, ind, index;
+  std::vector<access::Replacement> loads_at; // each a[index] of the body, to be replaced
+  std::string load_index;                    // the index with row and j as row_t and j_t
+  int block = 0, width = 0, size = 0;
+  double sectors = 0;
+};
+
+// The checks both forms share (over 80 lines: each check reads the names the one before it found).
+// A reason when the walk cannot be tiled; `ok` false with no reason when the evidence is not this array's.
+std::string analyse_tiles(const json& k, const cuda::SourceFile& f, const cuda::Function& fn,
+                          const std::map<std::string, std::string>& sources, const Tokens& t,
+                          const access::ForLoop& loop, double sectors, Tiling& out, bool& ok) {
+  ok = false;
   std::string_view body_text = std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin);
   auto uniform = access::uniform_names(f, fn, t);
   std::string j(t[loop.var].text);
   std::string type = access::text(t, loop.type_begin, loop.var);
   if (!access::is_uniform(t, loop.init_begin, loop.init_end, uniform))
-    return withhold("the walk's start is not the same for every thread (a data-dependent trip count)");
+    return ("the walk's start is not the same for every thread (a data-dependent trip count)");
   if (t[loop.cond_begin].text != j || t[loop.cond_begin + 1].text != "<" || t[loop.cond_begin + 2].text == "=" ||
       !access::is_uniform(t, loop.cond_begin + 2, loop.cond_end, uniform))
-    return withhold(fmt::format("the loop's bound is not `{} < E` with E the same for every thread (a data-dependent "
-                                "trip count)",
-                                j));
+    return (fmt::format("the loop's bound is not `{} < E` with E the same for every thread (a data-dependent "
+                        "trip count)",
+                        j));
   std::string step = access::text(t, loop.step_begin, loop.step_end);
   if (step != j + "++" && step != "++" + j && step != j + "+=1")
-    return withhold(fmt::format("the loop does not step {} by one", j));
+    return (fmt::format("the loop does not step {} by one", j));
   std::string start = access::rewrite(body_text, t, loop.init_begin, loop.init_end, {});
   std::string end = access::rewrite(body_text, t, loop.cond_begin + 2, loop.cond_end, {});
   bool nested_loop = false;
   for (std::size_t x = loop.body_begin; x < loop.body_end; ++x) {
     std::string_view w = t[x].text;
     if (w == "return" || w == "break" || w == "goto" || w == "__syncthreads" || w == "asm" || w == "__syncwarp")
-      return withhold(fmt::format("the loop body holds `{}`, which the tiled loop (with __syncthreads between tiles) "
-                                  "cannot keep",
-                                  w));
+      return (fmt::format("the loop body holds `{}`, which the tiled loop (with __syncthreads between tiles) "
+                          "cannot keep",
+                          w));
     nested_loop = nested_loop || w == "for" || w == "while" || w == "do";
-    if (w == "continue" && nested_loop) return withhold("a `continue` inside a nested loop");
+    if (w == "continue" && nested_loop) return ("a `continue` inside a nested loop");
     if (t[x].kind == cuda::TokenKind::identifier && x + 1 < t.size() && t[x + 1].text == "(" && f.function(w))
-      return withhold(fmt::format("the loop body calls {}, which could synchronise or exit", w));
+      return (fmt::format("the loop body calls {}, which could synchronise or exit", w));
   }
   if (access::assigned(t, loop.body_begin, loop.body_end, j))
-    return withhold(fmt::format("the body changes {} (a data-dependent trip count)", j));
+    return (fmt::format("the body changes {} (a data-dependent trip count)", j));
   Walk walk;
-  if (auto why = find_walk(t, fn, loop, uniform, walk); !why.empty()) return withhold(why);
+  if (auto why = find_walk(t, fn, loop, uniform, walk); !why.empty()) return (why);
   const std::string& a = walk.array;
   const std::string& row = walk.row;
   auto init = access::initialiser(t, 0, loop.at, row);
   auto depth = brace_depths(t);
   if (!init || !access::is_thread_index(t, init->first, init->second) || depth[init->first] != 1)
-    return withhold(
-        fmt::format("{} is not declared as blockIdx.x * blockDim.x + threadIdx.x at the top of the kernel", row));
+    return (fmt::format("{} is not declared as blockIdx.x * blockDim.x + threadIdx.x at the top of the kernel", row));
   if (access::assigned(t, init->second, t.size(), row))
-    return withhold(fmt::format("{} is changed after its declaration", row));
+    return (fmt::format("{} is changed after its declaration", row));
   std::string rows;
   std::size_t guard_return = 0;
-  if (auto why = placement(t, depth, loop, row, uniform, rows, guard_return); !why.empty()) return withhold(why);
+  if (auto why = placement(t, depth, loop, row, uniform, rows, guard_return); !why.empty()) return (why);
   for (std::size_t x = 0; x < t.size(); ++x) {
     if (t[x].text == "__shared__")
-      return withhold("the kernel already uses shared memory, so the tile's budget cannot be judged");
+      return ("the kernel already uses shared memory, so the tile's budget cannot be judged");
     if ((t[x].text == "return" && x < loop.last && x != guard_return) || t[x].text == "goto")
-      return withhold(fmt::format("an early `{}` before the walk would leave __syncthreads waiting", t[x].text));
+      return (fmt::format("an early `{}` before the walk would leave __syncthreads waiting", t[x].text));
   }
   if (access::written_or_escapes(t, 0, t.size(), a))
-    return withhold(fmt::format("{} is written or passed on in the kernel, so a tile could hold a stale value", a));
+    return (fmt::format("{} is written or passed on in the kernel, so a tile could hold a stale value", a));
   const cuda::Parameter* param = nullptr;
   for (const auto& p : fn.parameters)
     if (p.name == a) param = &p;
   std::string elem = access::pointee(*param);
   int size = access::element_size(elem);
-  if (size == 0) return withhold(fmt::format("{}'s element type `{}` is not one the tiles handle", a, elem));
-  if (sectors <= 2.0 * size) return {}; // ideal for 8-byte words is 8: no evidence for this array
+  if (size == 0) return (fmt::format("{}'s element type `{}` is not one the tiles handle", a, elem));
+  if (sectors <= 2.0 * size) return ""; // ideal for 8-byte words is 8: no evidence for this array
   int block = access::block_size(k, sources, fn.name);
-  if (block == 0)
-    return withhold("the block size is unknown (no profile figure, no literal block size in the launches)");
+  if (block == 0) return ("the block size is unknown (no profile figure, no literal block size in the launches)");
   int width = 128 / size; // one 128-byte line of each row per tile
   while (block * (width + 1) * size > 48 * 1024 && width > 32 / size) width /= 2;
   if (block * (width + 1) * size > 48 * 1024)
-    return withhold(fmt::format("a tile of {} rows would need {} bytes of shared memory, over 48 KiB", block,
-                                block * (width + 1) * size));
-  for (const auto& name :
-       {a + "_tile", a + "_row0", a + "_e", a + "_r", a + "_c", j + "_tile", j + "_count", j + "_t", row + "_t"})
+    return (fmt::format("a tile of {} rows would need {} bytes of shared memory, over 48 KiB", block,
+                        block * (width + 1) * size));
+  for (const auto& name : {a + "_tile", a + "_row0", a + "_e", a + "_r", a + "_c", a + "_w", a + "_lane", j + "_tile",
+                           j + "_count", j + "_t", row + "_t"})
     for (const auto& tok : t)
-      if (tok.text == name) return withhold(fmt::format("the kernel already uses the name {}", name));
+      if (tok.text == name) return (fmt::format("the kernel already uses the name {}", name));
   if (!access::whole_lines(body_text, t, loop.at, loop.last))
-    return withhold("the loop shares its first or last line with other code");
-
-  // The tiled walk. Names: a_tile (the tile), j_tile/j_count (the tile's columns).
+    return ("the loop shares its first or last line with other code");
   std::vector<access::Replacement> subs;
   for (std::size_t y = walk.index_begin; y < walk.index_end; ++y)
     if (t[y].text == row || t[y].text == j) subs.push_back({y, y + 1, std::string(t[y].text) + "_t"});
-  std::string load_index = access::rewrite(body_text, t, walk.index_begin, walk.index_end, subs);
-  std::vector<access::Replacement> loads;
-  for (auto [name, close] : walk.loads)
-    loads.push_back({name, close + 1, fmt::format("{}_tile[threadIdx.x][{} - {}_tile]", a, j, j)});
-  std::string body = access::rewrite(body_text, t, loop.body_begin, loop.body_end, loads);
-  std::string ind = access::indent_at(body_text, t[loop.at].offset);
+  out.load_index = access::rewrite(body_text, t, walk.index_begin, walk.index_end, subs);
+  for (auto [name, close] : walk.loads) out.loads_at.push_back({name, close + 1, ""});
+  out.ind = access::indent_at(body_text, t[loop.at].offset);
   std::size_t first_line = body_text.rfind('\n', t[loop.at].offset) + 1;
   std::size_t last_end = body_text.find('\n', t[loop.last].offset);
-  std::string original(body_text.substr(first_line, last_end - first_line));
-  std::string full = rows.empty()
+  out.original = std::string(body_text.substr(first_line, last_end - first_line));
+  out.a = a;
+  out.row = row;
+  out.j = j;
+  out.type = type;
+  out.start = start;
+  out.end = end;
+  out.rows = rows;
+  out.elem = elem;
+  out.index = walk.index;
+  out.block = block;
+  out.width = width;
+  out.size = size;
+  out.sectors = sectors;
+  ok = true;
+  return "";
+}
+
+enum class Form { block, warp };
+
+// The body with each load of the walk reading the tile instead.
+std::string tiled_body(const cuda::Function& fn, const cuda::SourceFile& f, const Tokens& t,
+                       const access::ForLoop& loop, const Tiling& g, const std::string& element) {
+  std::string_view body_text = std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin);
+  std::vector<access::Replacement> loads = g.loads_at;
+  for (auto& r : loads) r.with = element;
+  return access::rewrite(body_text, t, loop.body_begin, loop.body_end, loads);
+}
+
+// coalesce_tiles: the block's rows, synchronised with __syncthreads; only full blocks of the
+// profiled shape take it.
+std::string block_code(const Tiling& g, const std::string& body) {
+  std::string full = g.rows.empty()
                          ? ""
                          : fmt::format(" &&\n{}    (long long)({}) - (long long)threadIdx.x + {} <= (long long)({})",
-                                       ind, row, block, rows);
-  std::string code = fmt::format(
+                                       g.ind, g.row, g.block, g.rows);
+  return fmt::format(
       "{i}if (blockDim.x == {B} && blockDim.y == 1 && blockDim.z == 1{full}) {{\n"
       "{i}  // coalesce_tiles: the block's {B} rows, {W} columns at a time, loaded by consecutive threads at\n"
       "{i}  // consecutive addresses; each thread then reads its own row from shared memory, in order.\n"
@@ -262,24 +301,95 @@ Outcome plan_tiles(const json& k, const cuda::SourceFile& f, const cuda::Functio
       "{i}}} else {{\n"
       "{orig}\n"
       "{i}}}",
-      fmt::arg("i", ind), fmt::arg("B", block), fmt::arg("W", width), fmt::arg("full", full), fmt::arg("T", elem),
-      fmt::arg("a", a), fmt::arg("row", row), fmt::arg("ty", type), fmt::arg("j", j), fmt::arg("start", start),
-      fmt::arg("end", end), fmt::arg("idx", load_index), fmt::arg("body", access::indented(body, "    ").substr(4)),
-      fmt::arg("orig", access::indented(original, "  ")));
-  prompt::Edit e = access::loop_edit("coalesce_tiles", f, fn, t, loop, code);
-  e.rationale = fmt::format(
+      fmt::arg("i", g.ind), fmt::arg("B", g.block), fmt::arg("W", g.width), fmt::arg("full", full),
+      fmt::arg("T", g.elem), fmt::arg("a", g.a), fmt::arg("row", g.row), fmt::arg("ty", g.type), fmt::arg("j", g.j),
+      fmt::arg("start", g.start), fmt::arg("end", g.end), fmt::arg("idx", g.load_index),
+      fmt::arg("body", access::indented(body, "    ").substr(4)), fmt::arg("orig", access::indented(g.original, "  ")));
+}
+
+// warp_rows: each warp's 32 rows, synchronised with __syncwarp; a warp takes it when all 32 of
+// its rows exist, in any 1-D block of up to the profiled size that is a whole number of warps.
+std::string warp_code(const Tiling& g, const std::string& body) {
+  std::string full = g.rows.empty() ? ""
+                                    : fmt::format(" &&\n{}    (long long)({}) - (long long)(threadIdx.x % 32) + 32 <= "
+                                                  "(long long)({})",
+                                                  g.ind, g.row, g.rows);
+  return fmt::format(
+      "{i}if (blockDim.x % 32 == 0 && blockDim.x <= {B} && blockDim.y == 1 && blockDim.z == 1{full}) {{\n"
+      "{i}  // warp_rows: each warp's 32 rows, {W} columns at a time, the lanes side by side along each row;\n"
+      "{i}  // each lane then reads its own row from shared memory, in order.\n"
+      "{i}  __shared__ {T} {a}_tile[{B} / 32][32][{W} + 1]; // + 1: a row's column c and the next row's are in "
+      "other banks\n"
+      "{i}  {T} (*{a}_w)[{W} + 1] = {a}_tile[threadIdx.x / 32];\n"
+      "{i}  const int {a}_lane = threadIdx.x % 32;\n"
+      "{i}  const long long {a}_row0 = (long long)({row}) - {a}_lane;\n"
+      "{i}  for ({ty} {j}_tile = {start}; {j}_tile < ({end});) {{\n"
+      "{i}    const {ty} {j}_count = ({end}) - {j}_tile < {W} ? ({end}) - {j}_tile : {W};\n"
+      "{i}    __syncwarp(); // the previous tile is consumed\n"
+      "{i}    for (int {a}_r = 0; {a}_r < 32; ++{a}_r) {{\n"
+      "{i}      if ({a}_lane < {j}_count) {{\n"
+      "{i}        const decltype({row}) {row}_t = (decltype({row}))({a}_row0 + {a}_r);\n"
+      "{i}        const {ty} {j}_t = {j}_tile + {a}_lane;\n"
+      "{i}        {a}_w[{a}_r][{a}_lane] = {a}[{idx}];\n"
+      "{i}      }}\n"
+      "{i}    }}\n"
+      "{i}    __syncwarp();\n"
+      "{i}    for ({ty} {j} = {j}_tile; {j} < {j}_tile + {j}_count; {j}++) {{\n"
+      "{i}      {body}\n"
+      "{i}    }}\n"
+      "{i}    {j}_tile += {j}_count;\n"
+      "{i}  }}\n"
+      "{i}}} else {{\n"
+      "{orig}\n"
+      "{i}}}",
+      fmt::arg("i", g.ind), fmt::arg("B", g.block), fmt::arg("W", g.width), fmt::arg("full", full),
+      fmt::arg("T", g.elem), fmt::arg("a", g.a), fmt::arg("row", g.row), fmt::arg("ty", g.type), fmt::arg("j", g.j),
+      fmt::arg("start", g.start), fmt::arg("end", g.end), fmt::arg("idx", g.load_index),
+      fmt::arg("body", access::indented(body, "    ").substr(4)), fmt::arg("orig", access::indented(g.original, "  ")));
+}
+
+std::string rationale(const std::string& kernel, const Tiling& g, Form form) {
+  std::string how =
+      form == Form::block
+          ? fmt::format("The block now loads {W}-column tiles of its {B} rows into shared memory with consecutive "
+                        "threads at consecutive addresses",
+                        fmt::arg("W", g.width), fmt::arg("B", g.block))
+          : fmt::format("Each warp now loads {W}-column tiles of its 32 rows into shared memory, the lanes side by "
+                        "side along each row (one line per row)",
+                        fmt::arg("W", g.width));
+  std::string who =
+      form == Form::block
+          ? fmt::format("Only full blocks of {}x1x1 threads{} take the tiled path, so every thread of such a block "
+                        "reaches its __syncthreads; other blocks (the tail, another launch shape) run the original "
+                        "loop.",
+                        g.block, g.rows.empty() ? "" : fmt::format(" (all of whose rows are below {})", g.rows))
+          : fmt::format("A warp takes the tiled path only when its 32 rows all exist{} in a 1-D block of a whole "
+                        "number of warps, up to {} threads, so its 32 lanes all reach each __syncwarp; other warps "
+                        "(the tail) run the original loop.",
+                        g.rows.empty() ? "" : fmt::format(" (below {})", g.rows), g.block);
+  return fmt::format(
       "{fn}: global loads use {s:.1f} sectors per request (ideal {z} for {z}-byte words) and the walk waits on "
-      "long_scoreboard: each thread reads its own row, {a}[{idx}], so a warp's 32 loads touch 32 rows. The block now "
-      "loads {W}-column tiles of its {B} rows into shared memory with consecutive threads at consecutive addresses "
+      "long_scoreboard: each thread reads its own row, {a}[{idx}], so a warp's 32 loads touch 32 rows. {how} "
       "(padded by one element against bank conflicts), and each thread runs the same body over its row from there. "
       "Bit-identical: the tile holds exactly the element the thread would have loaded for each {j} ({a} is not "
       "written by the kernel), and the body runs once per {j} in increasing order, so every thread performs the same "
-      "operations on the same values in the same order. Only full blocks of {B}x1x1 threads{g} take the tiled path, "
-      "so every thread of such a block reaches its __syncthreads; other blocks (the tail, another launch shape) run "
-      "the original loop.",
-      fmt::arg("fn", fn.name), fmt::arg("s", sectors), fmt::arg("z", size), fmt::arg("a", a),
-      fmt::arg("idx", walk.index), fmt::arg("W", width), fmt::arg("B", block), fmt::arg("j", j),
-      fmt::arg("g", rows.empty() ? "" : fmt::format(" (all of whose rows are below {})", rows)));
+      "operations on the same values in the same order. {who}",
+      fmt::arg("fn", kernel), fmt::arg("s", g.sectors), fmt::arg("z", g.size), fmt::arg("a", g.a),
+      fmt::arg("idx", g.index), fmt::arg("how", how), fmt::arg("j", g.j), fmt::arg("who", who));
+}
+
+Outcome plan_tiles(const json& k, const cuda::SourceFile& f, const cuda::Function& fn,
+                   const std::map<std::string, std::string>& sources, const Tokens& t, const access::ForLoop& loop,
+                   double sectors, Form form) {
+  Tiling g;
+  bool ok = false;
+  if (auto why = analyse_tiles(k, f, fn, sources, t, loop, sectors, g, ok); !ok) return withhold(why);
+  std::string element = form == Form::block ? fmt::format("{}_tile[threadIdx.x][{} - {}_tile]", g.a, g.j, g.j)
+                                            : fmt::format("{}_w[{}_lane][{} - {}_tile]", g.a, g.a, g.j, g.j);
+  std::string body = tiled_body(fn, f, t, loop, g, element);
+  std::string code = form == Form::block ? block_code(g, body) : warp_code(g, body);
+  prompt::Edit e = access::loop_edit(form == Form::block ? "coalesce_tiles" : "warp_rows", f, fn, t, loop, code);
+  e.rationale = rationale(fn.name, g, form);
   e.expected_effect.push_back({"stall_long_scoreboard", "decrease"});
   e.expected_effect.push_back({"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "decrease"});
   return {std::move(e), ""};
@@ -287,7 +397,10 @@ Outcome plan_tiles(const json& k, const cuda::SourceFile& f, const cuda::Functio
 
 } // namespace
 
-void rule_coalesce_tiles(const KernelInput& in, KernelEdits& ke) {
+namespace {
+
+// Either form, on the loops whose long_scoreboard lines the evidence names.
+void tile_rule(const KernelInput& in, KernelEdits& ke, Form form) {
   const json& k = in.kernel;
   const cuda::SourceFile& f = in.file;
   const cuda::Function& fn = in.fn;
@@ -315,7 +428,7 @@ void rule_coalesce_tiles(const KernelInput& in, KernelEdits& ke) {
   std::string rf = access::roofline_id(k);
   bool tiled = false;
   for (const auto& [at, loop] : loops) {
-    auto outcome = plan_tiles(k, f, fn, sources, t, loop, *sectors);
+    auto outcome = plan_tiles(k, f, fn, sources, t, loop, *sectors, form);
     std::vector<std::string> cited = evidence[at];
     if (!rf.empty()) cited.push_back(rf);
     if (outcome.edit && tiled) // two tiles could pass the 48 KiB of static shared memory together
@@ -326,11 +439,22 @@ void rule_coalesce_tiles(const KernelInput& in, KernelEdits& ke) {
       outcome.edit->evidence = cited;
       ke.others.push_back(std::move(*outcome.edit));
     } else if (!outcome.reason.empty()) {
-      ke.withheld.push_back({fmt::format("{}: stage the loop at line {} through shared-memory tiles (coalesce_tiles)",
-                                         fn.name, base_line + t[loop.at].line),
-                             outcome.reason, cited});
+      ke.withheld.push_back(
+          {fmt::format("{}: stage the loop at line {} through shared-memory tiles ({})", fn.name,
+                       base_line + t[loop.at].line, form == Form::block ? "coalesce_tiles" : "warp_rows"),
+           outcome.reason, cited});
     }
   }
+}
+
+} // namespace
+
+void rule_coalesce_tiles(const KernelInput& in, KernelEdits& ke) {
+  tile_rule(in, ke, Form::block);
+}
+
+void rule_warp_rows(const KernelInput& in, KernelEdits& ke) {
+  tile_rule(in, ke, Form::warp);
 }
 
 } // namespace optimas::builtin

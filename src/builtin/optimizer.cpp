@@ -25,6 +25,9 @@ std::vector<StallLine> stall_lines(const json& kernel) {
 
 namespace {
 
+// How drop_overlaps begins the reason of an edit it displaced.
+const std::string k_displaced = "it overlaps the ";
+
 // Edits may not overlap (edit::apply_edits refuses the later one). A loop rewritten whole by a
 // memory-access rule (listed first) wins over a line edit inside it; another rule's edits of
 // the kernel are withheld together, since they can depend on each other (reciprocal's pair);
@@ -39,8 +42,8 @@ void drop_overlaps(KernelEdits& ke) {
         over = &k;
     if (over) {
       ke.withheld.push_back({e.rule + ": " + e.rationale,
-                             "it overlaps the " + over->rule + " edit of lines " + std::to_string(over->line_start) +
-                                 ".." + std::to_string(over->line_end) + ", which rewrites that loop",
+                             k_displaced + over->rule + " edit of lines " + std::to_string(over->line_start) + ".." +
+                                 std::to_string(over->line_end) + ", which rewrites that loop",
                              e.evidence});
       if (over->rule != e.rule) dropped.insert(e.rule);
       continue;
@@ -112,10 +115,14 @@ prompt::Reply propose(const json& diagnostics, const std::map<std::string, std::
                       int alternative) {
   prompt::Reply all = run_rules(diagnostics, sources, allow_fp_changes, "");
   if (alternative <= 0) return all;
-  // The rules that fired, in table order (a signature edit names each of its rules, "restrict+bounds").
+  // The rules that fired, in table order (a signature edit names each of its rules, "restrict+bounds"),
+  // and those whose edit another rule's rewrite of the same loop displaced (warp_rows and
+  // coalesce_tiles are two forms of one rewrite: the second is the first's alternative).
   std::set<std::string> fired;
   for (const auto& e : all.edits)
     for (auto part : util::split(e.rule, '+')) fired.insert(std::string(part));
+  for (const auto& w : all.withheld)
+    if (w.reason.rfind(k_displaced, 0) == 0) fired.insert(w.suggestion.substr(0, w.suggestion.find(':')));
   std::vector<std::string> order;
   for (const Rule& rule : rule_table())
     if (fired.count(rule.name)) order.push_back(rule.name);

@@ -19,7 +19,9 @@ void rule_pad_shared(const KernelInput& in, KernelEdits& ke);
 void rule_read_only(const KernelInput& in, KernelEdits& ke);
 void rule_local_to_registers(const KernelInput& in, KernelEdits& ke);
 // Memory-access rules (coalesce.cpp, vector.cpp): they read the roofline's "access" figures and
-// stall lines, and rewrite one loop each.
+// stall lines, and rewrite one loop each. warp_rows and coalesce_tiles are two forms of one
+// rewrite: the first that fires takes the loop, and the other is a search's alternative.
+void rule_warp_rows(const KernelInput& in, KernelEdits& ke);
 void rule_coalesce_tiles(const KernelInput& in, KernelEdits& ke);
 void rule_vector_loads(const KernelInput& in, KernelEdits& ke);
 
@@ -30,6 +32,10 @@ const std::vector<Rule>& rule_table() {
        "dominate and no launch passes one buffer twice"},
       {"bounds", rule_bounds,
        "__launch_bounds__(block, blocks) from the profiled block size when registers limit occupancy"},
+      {"warp_rows", rule_warp_rows,
+       "a thread's walk of its own row (many sectors per global load request, long_scoreboard on the load) "
+       "staged through shared memory per warp: the lanes side by side along each of the warp's 32 rows, each "
+       "thread consuming its row in the original order (__syncwarp; the warps of the tail run the original loop)"},
       {"coalesce_tiles", rule_coalesce_tiles,
        "a thread's walk of its own row (many sectors per global load request, long_scoreboard on the load) "
        "staged through shared-memory tiles loaded by consecutive threads, each thread consuming its row in the "

@@ -1,4 +1,4 @@
-// The memory-access rules of the builtin optimizer (coalesce_tiles, vector_loads): each fires
+// The memory-access rules of the builtin optimizer (warp_rows, coalesce_tiles, vector_loads): each fires
 // on its evidence, stays silent without it, is withheld when its argument does not hold, keeps
 // every result bit for bit (the edited kernels run on the host, threads meeting at
 // __syncthreads through std::barrier) and compiles with nvcc.
@@ -77,10 +77,11 @@ json sectors(double per_request) {
           {"summary", "synthetic"}};
 }
 
-prompt::Reply ask(const json& k, const std::string& file, const std::string& src) {
+// The builtin's reply; a search's candidate > 1 gets one firing rule alone.
+prompt::Reply ask(const json& k, const std::string& file, const std::string& src, int candidate = 1) {
   auto backend = llm::make_backend(llm::parse_model("builtin"));
   llm::Request r;
-  r.context = {{"diagnostics", {{"kernels", json::array({k})}}}, {"sources", {{file, src}}}};
+  r.context = {{"diagnostics", {{"kernels", json::array({k})}}}, {"sources", {{file, src}}}, {"candidate", candidate}};
   auto result = backend->complete(r);
   EXPECT_TRUE(llm::ok(result));
   auto parsed = prompt::parse_reply(std::get<llm::Response>(result).text);
@@ -119,13 +120,64 @@ json mix_kernel(double rho = 0.12) {
 
 } // namespace
 
-TEST(BuiltinAccess, CoalesceTilesOnAnUncoalescedRowWalk) {
+TEST(BuiltinAccess, WarpRowsOnAnUncoalescedRowWalk) {
   auto r = ask(rows_kernel(), "rows.cu", k_rows);
-  auto edits = by_rule(r, "coalesce_tiles");
+  auto edits = by_rule(r, "warp_rows");
   ASSERT_EQ(edits.size(), 1u);
   const auto& e = edits[0];
   EXPECT_EQ(e.evidence, (std::vector<std::string>{"PC7", "RF1"}));
   EXPECT_EQ(e.line_start, 9); // the loop, whole
+  EXPECT_EQ(e.line_end, 17);
+  ASSERT_TRUE(e.new_text);
+  const std::string& code = *e.new_text;
+  EXPECT_NE(code.find("if (blockDim.x % 32 == 0 && blockDim.x <= 256 && blockDim.y == 1 && blockDim.z == 1 &&"),
+            std::string::npos)
+      << code;
+  EXPECT_NE(code.find("(long long)(row) - (long long)(threadIdx.x % 32) + 32 <= (long long)(rows)"), std::string::npos)
+      << code;
+  EXPECT_NE(code.find("__shared__ float x_tile[256 / 32][32][32 + 1];"), std::string::npos) << code;
+  EXPECT_NE(code.find("x_w[x_r][x_lane] = x[(size_t)row_t * cols + j_t];"), std::string::npos) << code;
+  EXPECT_NE(code.find("float v = x_w[x_lane][j - j_tile];"), std::string::npos) << code;
+  EXPECT_NE(code.find("__syncwarp();"), std::string::npos) << code;
+  EXPECT_EQ(code.find("__syncthreads"), std::string::npos) << code;
+  // The original loop is the fallback, unchanged but for its indentation.
+  EXPECT_NE(code.find("} else {\n    for (int j = 0; j < cols; j++) {\n      float v = x[(size_t)row * cols + j];"),
+            std::string::npos)
+      << code;
+  EXPECT_NE(e.rationale.find("28.0 sectors per request"), std::string::npos) << e.rationale;
+  EXPECT_NE(e.rationale.find("A warp takes the tiled path only when its 32 rows all exist (below rows)"),
+            std::string::npos)
+      << e.rationale;
+  // The block form of the same rewrite is displaced, and offered as a search's alternative.
+  EXPECT_TRUE(by_rule(r, "coalesce_tiles").empty());
+  bool displaced = false;
+  for (const auto& w : r.withheld)
+    displaced = displaced || (w.suggestion.rfind("coalesce_tiles:", 0) == 0 &&
+                              w.reason.find("overlaps the warp_rows edit") != std::string::npos);
+  EXPECT_TRUE(displaced);
+}
+
+namespace {
+
+// The reply of the search candidate that offers `rule` alone (the builtin's alternatives).
+prompt::Reply alone(const json& k, const std::string& file, const std::string& src, const std::string& rule) {
+  for (int c = 2; c <= 6; ++c) {
+    auto r = ask(k, file, src, c);
+    if (r.summary.find("the " + rule + " rule alone") != std::string::npos) return r;
+  }
+  ADD_FAILURE() << "no candidate offers " << rule << " alone";
+  return {};
+}
+
+} // namespace
+
+TEST(BuiltinAccess, CoalesceTilesIsTheAlternative) {
+  auto r = alone(rows_kernel(), "rows.cu", k_rows, "coalesce_tiles");
+  auto edits = by_rule(r, "coalesce_tiles");
+  ASSERT_EQ(edits.size(), 1u);
+  const auto& e = edits[0];
+  EXPECT_EQ(e.evidence, (std::vector<std::string>{"PC7", "RF1"}));
+  EXPECT_EQ(e.line_start, 9);
   EXPECT_EQ(e.line_end, 17);
   ASSERT_TRUE(e.new_text);
   const std::string& code = *e.new_text;
@@ -134,31 +186,34 @@ TEST(BuiltinAccess, CoalesceTilesOnAnUncoalescedRowWalk) {
       << code;
   EXPECT_NE(code.find("x_tile[x_r][x_c] = x[(size_t)row_t * cols + j_t];"), std::string::npos) << code;
   EXPECT_NE(code.find("float v = x_tile[threadIdx.x][j - j_tile];"), std::string::npos) << code;
-  // The original loop is the fallback, unchanged but for its indentation.
   EXPECT_NE(code.find("} else {\n    for (int j = 0; j < cols; j++) {\n      float v = x[(size_t)row * cols + j];"),
             std::string::npos)
       << code;
-  EXPECT_NE(e.rationale.find("28.0 sectors per request"), std::string::npos) << e.rationale;
-  EXPECT_NE(e.rationale.find("Bit-identical"), std::string::npos);
+  EXPECT_NE(e.rationale.find("Only full blocks of 256x1x1 threads"), std::string::npos) << e.rationale;
+  EXPECT_TRUE(by_rule(r, "warp_rows").empty());
   EXPECT_TRUE(withheld_of(r, "coalesce_tiles").empty());
 }
 
-TEST(BuiltinAccess, CoalesceTilesSilentWithoutItsEvidence) {
+TEST(BuiltinAccess, RowTilesSilentWithoutTheirEvidence) {
   for (json access : {sectors(4.0), json(nullptr),
                       json{{"global_load_sectors_per_request", nullptr}, {"summary", "metric missing"}}}) {
     auto r = ask(rows_kernel(access), "rows.cu", k_rows);
-    EXPECT_TRUE(by_rule(r, "coalesce_tiles").empty()) << access.dump();
-    EXPECT_TRUE(withheld_of(r, "coalesce_tiles").empty()) << access.dump();
+    for (const char* rule : {"warp_rows", "coalesce_tiles"}) {
+      EXPECT_TRUE(by_rule(r, rule).empty()) << rule << " " << access.dump();
+      EXPECT_TRUE(withheld_of(r, rule).empty()) << rule << " " << access.dump();
+    }
   }
   // Many sectors, but no long_scoreboard in the loop.
   json quiet =
       kernel("row_features", json::array({stall("PC7", "rows.cu", 10, "stall_math_pipe_throttle")}), sectors(28.0));
   auto r = ask(quiet, "rows.cu", k_rows);
-  EXPECT_TRUE(by_rule(r, "coalesce_tiles").empty());
-  EXPECT_TRUE(withheld_of(r, "coalesce_tiles").empty());
+  for (const char* rule : {"warp_rows", "coalesce_tiles"}) {
+    EXPECT_TRUE(by_rule(r, rule).empty()) << rule;
+    EXPECT_TRUE(withheld_of(r, rule).empty()) << rule;
+  }
 }
 
-TEST(BuiltinAccess, CoalesceTilesWithheldWhenItsArgumentFails) {
+TEST(BuiltinAccess, RowTilesWithheldWhenTheirArgumentFails) {
   struct Case {
     std::string what, source, reason;
     int block = 256;
@@ -182,11 +237,13 @@ TEST(BuiltinAccess, CoalesceTilesWithheldWhenItsArgumentFails) {
   };
   for (const auto& c : cases) {
     auto r = ask(rows_kernel(sectors(28.0), c.block), "rows.cu", c.source);
-    EXPECT_TRUE(by_rule(r, "coalesce_tiles").empty()) << c.what;
-    auto w = withheld_of(r, "coalesce_tiles");
-    ASSERT_EQ(w.size(), 1u) << c.what;
-    EXPECT_NE(w[0].reason.find(c.reason), std::string::npos) << c.what << ": " << w[0].reason;
-    EXPECT_EQ(w[0].evidence, (std::vector<std::string>{"PC7", "RF1"})) << c.what;
+    for (const char* rule : {"warp_rows", "coalesce_tiles"}) {
+      EXPECT_TRUE(by_rule(r, rule).empty()) << rule << ": " << c.what;
+      auto w = withheld_of(r, rule);
+      ASSERT_EQ(w.size(), 1u) << rule << ": " << c.what;
+      EXPECT_NE(w[0].reason.find(c.reason), std::string::npos) << rule << ": " << c.what << ": " << w[0].reason;
+      EXPECT_EQ(w[0].evidence, (std::vector<std::string>{"PC7", "RF1"})) << c.what;
+    }
   }
 }
 
@@ -263,11 +320,12 @@ TEST(BuiltinAccess, AnOverlappingLineEditIsWithheld) {
   json k = kernel("row_features", json::array({stall("PC7", "rows.cu", 11), stall("PC8", "rows.cu", 10, "stall_wait")}),
                   sectors(28.0));
   auto r = ask(k, "rows.cu", fixed);
-  EXPECT_EQ(by_rule(r, "coalesce_tiles").size(), 1u);
+  EXPECT_EQ(by_rule(r, "warp_rows").size(), 1u);
   EXPECT_TRUE(by_rule(r, "unroll").empty());
   bool said = false;
   for (const auto& w : r.withheld)
-    said = said || w.reason.find("overlaps the coalesce_tiles edit") != std::string::npos;
+    said = said ||
+           (w.suggestion.rfind("unroll:", 0) == 0 && w.reason.find("overlaps the warp_rows edit") != std::string::npos);
   EXPECT_TRUE(said);
   auto app = edit::apply_edits({{"rows.cu", fixed}}, r, {});
   EXPECT_EQ(app.not_applied(), 0u);
@@ -342,10 +400,13 @@ std::string edited_source(const prompt::Reply& r, const std::string& file, const
 
 } // namespace
 
-TEST(BuiltinAccess, CoalescedTilesKeepEveryThreadsResultsBitForBit) {
+TEST(BuiltinAccess, RowTilesKeepEveryThreadsResultsBitForBit) {
   auto r = ask(rows_kernel(), "rows.cu", k_rows);
-  ASSERT_EQ(by_rule(r, "coalesce_tiles").size(), 1u);
+  ASSERT_EQ(by_rule(r, "warp_rows").size(), 1u);
   EXPECT_EQ(run_on_host(k_rows, edited_source(r, "rows.cu", k_rows), k_rows_driver), "identical");
+  auto block = alone(rows_kernel(), "rows.cu", k_rows, "coalesce_tiles");
+  ASSERT_EQ(by_rule(block, "coalesce_tiles").size(), 1u);
+  EXPECT_EQ(run_on_host(k_rows, edited_source(block, "rows.cu", k_rows), k_rows_driver), "identical");
 }
 
 TEST(BuiltinAccess, VectorLoadsKeepEveryElementBitForBit) {
@@ -372,8 +433,11 @@ TEST(BuiltinAccess, RuleOutputsCompileWithNvcc) {
   struct Case {
     std::string example, rule;
     json kernel;
-    int loop_line; // the hot loop's load line in the example
-  } cases[] = {{"rows", "coalesce_tiles", rows_kernel(), 0}, {"mix", "vector_loads", mix_kernel(), 0}};
+    int loop_line;      // the hot loop's load line in the example
+    bool alone = false; // the rule as a search's alternative offers it
+  } cases[] = {{"rows", "warp_rows", rows_kernel(), 0},
+               {"rows", "coalesce_tiles", rows_kernel(), 0, true},
+               {"mix", "vector_loads", mix_kernel(), 0}};
   for (auto& c : cases) {
     std::ifstream in(examples + c.example + "/main.cu");
     std::stringstream ss;
@@ -388,9 +452,9 @@ TEST(BuiltinAccess, RuleOutputsCompileWithNvcc) {
     ASSERT_GT(c.loop_line, 0) << c.example;
     c.kernel["stalls"]["lines"][0]["line"] = c.loop_line;
     c.kernel["stalls"]["lines"][0]["file"] = "/app/main.cu";
-    auto r = ask(c.kernel, "main.cu", src);
-    ASSERT_EQ(by_rule(r, c.rule).size(), 1u) << c.example;
-    auto path = dir.file(c.example + ".cu", edited_source(r, "main.cu", src));
+    auto r = c.alone ? alone(c.kernel, "main.cu", src, c.rule) : ask(c.kernel, "main.cu", src);
+    ASSERT_EQ(by_rule(r, c.rule).size(), 1u) << c.example << " " << c.rule << ": " << r.summary;
+    auto path = dir.file(c.example + "_" + c.rule + ".cu", edited_source(r, "main.cu", src));
     util::ProcessSpec spec;
     spec.argv = {nvcc, "-arch=sm_90", "-c", path, "-o", path + ".o"};
     spec.timeout_s = 180;
