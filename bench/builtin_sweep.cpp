@@ -3,8 +3,11 @@
 // uncoalesced access, bank conflicts, local memory and a register-limited occupancy), then the
 // reply applied and the guardrails run, as `optimas optimize` would. Where edits apply and pass,
 // the variant is written beside the file as FILE.sweep.cu (and its diff as FILE.sweep.diff), for
-// scripts/builtin-sweep.sh to compile. One tab-separated line per file:
-//   file  kernels  edits  applied  withheld  rules  violations
+// scripts/builtin-sweep.sh to compile. The tuning stage's knob search runs on the file too (every
+// kernel latency-bound, registers limiting it, long_scoreboard dominant): where it finds knobs,
+// the tunable file is FILE.tune.cu and FILE.tune.flags the -D of a point other than the
+// program's own, for the script to compile both ways. One tab-separated line per file:
+//   file  kernels  edits  applied  withheld  rules  violations  knobs
 // No GPU is needed: the rules rewrite text, and the text must still build.
 //
 //   builtin_sweep FILE.cu ...
@@ -13,6 +16,7 @@
 #include "edit/guardrails.hpp"
 #include "llm/backend.hpp"
 #include "prompt/reply.hpp"
+#include "tune/discover.hpp"
 #include "util/log.hpp"
 #include "util/strings.hpp"
 
@@ -66,6 +70,46 @@ json diagnostics(const cuda::SourceFile& f, const std::string& name, std::set<st
   return kernels;
 }
 
+// The knob search on one file, with evidence that lets every knob fire; writes FILE.tune.cu and
+// FILE.tune.flags where it finds knobs and returns their names.
+std::vector<std::string> knobs(const std::string& path, const std::string& name, const std::string& text,
+                               const cuda::SourceFile& f) {
+  analysis::Diagnostics d;
+  for (const auto& fn : f.functions) {
+    if (!fn.kernel) continue;
+    analysis::KernelDiagnostics k;
+    k.time.kernel = fn.name;
+    analysis::Roofline r;
+    r.id = "RF" + std::to_string(d.kernels.size() + 1);
+    r.bound = "latency-bound";
+    r.occupancy_limiter = "registers";
+    r.occupancy_limits = {{"registers", 3}};
+    r.block_size = 256;
+    k.roofline = r;
+    analysis::StallSummary st;
+    st.kernel_stalls = {{profile::Stall::long_scoreboard, 100}};
+    k.stalls = st;
+    d.kernels.push_back(std::move(k));
+  }
+  auto found = tune::discover({{name, text}}, d, tune::k_discovered_budget);
+  std::vector<std::string> names, flags;
+  for (const auto& p : found.settings.params) {
+    names.push_back(p.name);
+    if (p.kind != config::TuneParam::Kind::macro) continue;
+    for (const auto& v : p.values) // the first value that is not the program's own
+      if (v != found.defaults[p.name]) {
+        flags.push_back("-D" + p.name + "=" + v);
+        break;
+      }
+  }
+  if (!names.empty()) {
+    auto edited = found.edited.find(name);
+    std::ofstream(path + ".tune.cu", std::ios::binary) << (edited != found.edited.end() ? edited->second : text);
+    std::ofstream(path + ".tune.flags", std::ios::binary) << util::join(flags, " ");
+  }
+  return names;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -97,8 +141,9 @@ int main(int argc, char** argv) {
     std::vector<std::string> rules, violations;
     for (const auto& e : parsed.reply->edits) rules.push_back(e.rule);
     for (const auto& v : edit::check_guardrails(app, {edit::Scope::kernel, hot})) violations.push_back(v.message);
-    std::printf("%s\t%zu\t%zu\t%zu\t%zu\t%s\t%s\n", path.c_str(), hot.size(), parsed.reply->edits.size(), app.applied(),
-                parsed.reply->withheld.size(), util::join(rules, ",").c_str(), util::join(violations, " | ").c_str());
+    std::printf("%s\t%zu\t%zu\t%zu\t%zu\t%s\t%s\t%s\n", path.c_str(), hot.size(), parsed.reply->edits.size(),
+                app.applied(), parsed.reply->withheld.size(), util::join(rules, ",").c_str(),
+                util::join(violations, " | ").c_str(), util::join(knobs(path, name, text, f), ",").c_str());
     if (app.applied() > 0 && violations.empty()) {
       std::ofstream(path + ".sweep.cu", std::ios::binary) << app.result.at(name);
       std::ofstream(path + ".sweep.diff", std::ios::binary) << edit::unified_diff(text, app.result.at(name), name);

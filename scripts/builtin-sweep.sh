@@ -2,8 +2,10 @@
 # The builtin rules on a fetched CUDA suite (docs/h200-builtin.md): copies SRC to a scratch
 # folder, runs build/bench/builtin_sweep on every .cu file with a kernel (diagnostics that
 # provoke every rule on every kernel), and compiles each file it changed, original and variant,
-# with `nvcc -c` in the file's own folder. No GPU needed. Prints one line per changed file that
-# fails to build while its original builds, then the totals. SRC is never written.
+# with `nvcc -c` in the file's own folder; the knob search's tunable files (builtin_sweep's
+# FILE.tune.cu) are compiled as they are and at one other point. No GPU needed. Prints one line
+# per changed file that fails to build while its original builds, then the totals. SRC is never
+# written.
 #   bash scripts/builtin-sweep.sh ~/src/cuda-samples [-I ~/src/cuda-samples/Common ...]
 #   NVCC_FLAGS (default: -arch=sm_90 -std=c++17), JOBS (default: nproc), KEEP=1 keeps the copy.
 set -uo pipefail
@@ -30,6 +32,22 @@ build() { # FILE.sweep.cu: "ok", "original-fails" or "variant-fails LOG"
 }
 export -f build
 find "$work/src" -name '*.sweep.cu' | sort | xargs -r -P "${JOBS:-$(nproc)}" -I{} bash -c 'build "$1"' _ {} > "$work/builds.txt"
+# The knob search's tunable files: as they are (no -D: the program's own values) and at one other
+# point (FILE.tune.flags).
+tuned() { # FILE.tune.cu: "ok", "original-fails", "default-fails LOG" or "point-fails LOG"
+  local v=$1 o=${1%.tune.cu} d
+  d=$(dirname "$o")
+  # shellcheck disable=SC2086
+  timeout 300 nvcc -c $NVCC_FLAGS $INCLUDES -I"$d" -o /dev/null "$o" > "$o.torig.log" 2>&1 || { echo "original-fails $o"; return; }
+  # shellcheck disable=SC2086
+  timeout 300 nvcc -c $NVCC_FLAGS $INCLUDES -I"$d" -o /dev/null -x cu "$v" > "$o.tdefault.log" 2>&1 ||
+    { echo "default-fails $o $o.tdefault.log"; return; }
+  # shellcheck disable=SC2086
+  timeout 300 nvcc -c $NVCC_FLAGS $INCLUDES $(cat "$o.tune.flags") -I"$d" -o /dev/null -x cu "$v" > "$o.tpoint.log" 2>&1 &&
+    echo "ok $o" || echo "point-fails $o $o.tpoint.log"
+}
+export -f tuned
+find "$work/src" -name '*.tune.cu' | sort | xargs -r -P "${JOBS:-$(nproc)}" -I{} bash -c 'tuned "$1"' _ {} > "$work/tuned.txt"
 grep '^variant-fails' "$work/builds.txt" | while read -r _ o log; do
   echo "variant does not build: ${o#"$work/src/"}: $(grep -m1 'error' "$log")"
 done
@@ -37,6 +55,10 @@ awk -F'\t' '$2 > 0 {files++; kernels += $2; edits += $3; applied += $4; withheld
   END {printf "files with kernels %d, kernels %d, edits %d, applied %d, withheld %d, files with guardrail violations %d\n",
        files, kernels, edits, applied, withheld, violated}' "$work/sweep.tsv"
 cut -f6 "$work/sweep.tsv" | tr ',' '\n' | grep -v '^$' | sort | uniq -c | awk '{printf "  rule %s: %d edits\n", $2, $1}'
+grep -E '^(default|point)-fails' "$work/tuned.txt" | while read -r what o log; do
+  echo "tunable file does not build (${what%-fails}): ${o#"$work/src/"}: $(grep -m1 'error' "$log")"
+done
+echo "knobs: $(awk -F'\t' '$8 != "" {n++} END {print n + 0}' "$work/sweep.tsv") files with knobs; $(cut -f8 "$work/sweep.tsv" | tr ',' '\n' | grep -v '^$' | sed 's/^OPTIMAS_MIN_BLOCKS_.*/min_blocks/' | sort | uniq -c | awk '{printf "%s %s, ", $1, $2}')tunable files: $(grep -c '^ok' "$work/tuned.txt") build at both points, $(grep -cE '^(default|point)-fails' "$work/tuned.txt") do not"
 echo "builds: $(grep -c '^ok' "$work/builds.txt") variants build, $(grep -c '^variant-fails' "$work/builds.txt") do not, $(grep -c '^original-fails' "$work/builds.txt") originals do not build alone (skipped)"
 [ -n "${KEEP:-}" ] && echo "kept: $work"
-grep -q '^variant-fails' "$work/builds.txt" && exit 1 || exit 0
+grep -qE '^(variant|default|point)-fails' "$work/builds.txt" "$work/tuned.txt" && exit 1 || exit 0
