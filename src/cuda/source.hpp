@@ -64,6 +64,10 @@ SourceFile parse_source(std::string path, std::string text);
 // it (dynamic parallelism) are not listed: they are in `functions`. A Function with kernel false.
 std::vector<Function> launching_functions(const SourceFile& f, std::string_view kernel);
 
+// The host functions of `f` that call a function whose name begins with one of `prefixes`
+// ("cudaMemcpy" finds cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2D), as launching_functions finds them.
+std::vector<Function> calling_functions(const SourceFile& f, const std::vector<std::string>& prefixes);
+
 // Identifiers used in [begin, end) of the text (for finding the device functions a kernel calls).
 std::vector<std::string> identifiers_in(std::string_view text);
 
