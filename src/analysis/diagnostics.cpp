@@ -1,5 +1,6 @@
 #include "analysis/diagnostics.hpp"
 
+#include "analysis/application.hpp"
 #include "analysis/dictionary.hpp"
 
 #include "util/error.hpp"
@@ -107,17 +108,6 @@ std::string counter_text(const CounterWeight& w) {
                      w.counter, w.description, w.importance, 100 * w.frequency, w.mean_weight >= 0 ? "rises" : "falls");
 }
 
-// Sets an item's estimated gain and says it, and what it assumes, at the end of its text.
-void with_gain(Evidence& e, double saved, const char* if_what) {
-  if (!std::isfinite(saved) || saved < 0) return;
-  saved = std::min(saved, 0.999);
-  e.saved = saved;
-  e.gain = 1 / (1 - saved);
-  e.text += fmt::format(" [gain if {}: at most {:.3g}x of the GPU time, {:.1f}% of it saved; assumes the time "
-                        "falls in proportion]",
-                        if_what, e.gain, 100 * saved);
-}
-
 const profile::Run& pick_run(const profile::Profile& p, const std::string& wanted) {
   if (p.runs.empty()) throw Error("the profile has no runs");
   if (!wanted.empty()) {
@@ -135,7 +125,18 @@ const profile::Run& pick_run(const profile::Profile& p, const std::string& wante
 
 } // namespace
 
-double combined_gain(const std::vector<const Evidence*>& items, const std::map<std::string, double>& headroom) {
+void set_gain(Evidence& e, double saved, const std::string& if_what, const std::string& basis,
+              const std::string& assumes) {
+  if (!std::isfinite(saved) || saved < 0) return;
+  saved = std::min(saved, 0.999);
+  e.saved = saved;
+  e.gain = 1 / (1 - saved);
+  e.text += fmt::format(" [gain if {}: at most {:.3g}x of {}, {:.1f}% of it saved; assumes {}]", if_what, e.gain, basis,
+                        100 * saved, assumes);
+}
+
+double combined_gain(const std::vector<const Evidence*>& items, const std::map<std::string, double>& headroom,
+                     double gpu_of_wall) {
   std::map<std::string, double> saved;
   bool any = false;
   for (const auto* e : items)
@@ -144,12 +145,23 @@ double combined_gain(const std::vector<const Evidence*>& items, const std::map<s
       any = true;
     }
   if (!any) return std::numeric_limits<double>::quiet_NaN();
-  double all = 0;
+  double kernels = 0, application = 0;
   for (const auto& [kernel, s] : saved) {
     auto cap = headroom.find(kernel);
-    all += cap == headroom.end() ? s : std::min(s, cap->second);
+    (kernel.empty() ? application : kernels) += cap == headroom.end() ? s : std::min(s, cap->second);
   }
+  // Shares of the GPU time become shares of the wall time where application items join them.
+  double all = !saved.count("") ? kernels : application + (std::isfinite(gpu_of_wall) ? kernels * gpu_of_wall : 0);
   return 1 / (1 - std::min(all, 0.999));
+}
+
+double combined_gain(const std::vector<const Evidence*>& items, const Diagnostics& d) {
+  std::map<std::string, double> headroom;
+  for (const auto& k : d.kernels) headroom[k.time.kernel] = k.headroom;
+  headroom[""] = d.application_headroom;
+  const double gpu_of_wall = d.timeline && d.timeline->wall_ns > 0 ? d.hot.total_ns / d.timeline->wall_ns
+                                                                   : std::numeric_limits<double>::quiet_NaN();
+  return combined_gain(items, headroom, gpu_of_wall);
 }
 
 std::map<std::string, SpeedOfLight> speeds_of_light(const profile::Profile& profile, const std::string& config,
@@ -203,7 +215,7 @@ Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& o) {
         r.id = fmt::format("RF{}", rf++);
         Evidence e{r.id, "roofline", k.kernel, roofline_text(r)};
         // At its roofline the kernel would take `fraction` of its time: the rest is the most to gain.
-        if (std::isfinite(r.sol.fraction)) with_gain(e, kd.headroom, "the kernel ran at its roofline");
+        if (std::isfinite(r.sol.fraction)) set_gain(e, kd.headroom, "the kernel ran at its roofline");
         d.evidence.push_back(std::move(e));
         kd.roofline = std::move(r);
       }
@@ -221,8 +233,8 @@ Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& o) {
                                  profile::stall_label(l.dominant), 100 * l.dominant_fraction, l.code)};
           // The samples stalled for this reason on this line, as a share of the kernel's, of its time.
           const double stalled = l.samples ? static_cast<double>(l.stalled) / static_cast<double>(l.samples) : 0;
-          with_gain(e, std::min(kd.headroom, k.share * l.kernel_share * stalled * l.dominant_fraction),
-                    "this line's stall went away");
+          set_gain(e, std::min(kd.headroom, k.share * l.kernel_share * stalled * l.dominant_fraction),
+                   "this line's stall went away");
           d.evidence.push_back(std::move(e));
         }
         kd.stalls = std::move(s);
@@ -240,6 +252,13 @@ Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& o) {
       kd.counters = std::move(c);
     }
     d.kernels.push_back(std::move(kd));
+  }
+  // The application's items where the timing pass left a timeline (a format-3 trace); an
+  // imported ncu report has none.
+  if (run.timeline) {
+    d.timeline = run.timeline;
+    d.application_headroom = application_headroom(*run.timeline);
+    for (auto& e : application_evidence(*run.timeline)) d.evidence.push_back(std::move(e));
   }
   for (const auto& e : d.evidence) d.summary_bytes += e.text.size();
   return d;
@@ -282,6 +301,12 @@ std::string to_text(const Diagnostics& d) {
       for (const auto& w : c.top) out += fmt::format("[{}] {}\n", w.id, counter_text(w));
     }
     for (const auto& n : kd.notes) out += "note: " + n + "\n";
+  }
+  if (d.timeline) {
+    out += fmt::format("\n== The application (timeline of the timing pass: GPU busy {:.1f}% of {})\n",
+                       100 * d.timeline->busy_fraction(), time_text(d.timeline->wall_ns));
+    for (const auto& e : d.evidence)
+      if (e.kind == "application") out += fmt::format("[{}] {}\n", e.id, e.text);
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // The analysis stage: from a profile to citable evidence per hot kernel — roofline (RF),
-// PC-stall saliency (PC) and counter selection (IA) — with stable evidence IDs.
+// PC-stall saliency (PC) and counter selection (IA) — and about the whole application where the
+// profile has a timeline (AP, analysis/application.hpp), with stable evidence IDs.
 #pragma once
 
 #include "analysis/counters.hpp"
@@ -47,21 +48,31 @@ struct AnalysisOptions {
 };
 
 struct Evidence {
-  std::string id;   // "RF1", "PC3", "IA2"
-  std::string kind; // "roofline", "pc", "ia"
-  std::string kernel;
-  std::string text; // one line a prompt can quote
+  std::string id;     // "RF1", "PC3", "IA2", "AP1"
+  std::string kind;   // "roofline", "pc", "ia", "application"
+  std::string kernel; // empty for an application item
+  std::string text;   // one line a prompt can quote
   // What removing the item's cause could gain at most (issue #30, HPCToolkit GPA's estimate):
   // the share of the GPU time it accounts for, and the speedup of the GPU time were that share
-  // gone, 1 / (1 - saved). NaN for counter items, which name no cause.
+  // gone, 1 / (1 - saved). NaN for counter items, which name no cause. An application item's
+  // share is of the wall time, and its gain a speedup of the wall time.
   double saved = std::numeric_limits<double>::quiet_NaN();
   double gain = std::numeric_limits<double>::quiet_NaN();
 };
 
+// Sets an item's estimated gain, `saved` a share of `basis`, and says it and what it assumes at
+// the end of its text: "[gain if ...: at most 1.32x of the GPU time, 24.5% of it saved; assumes ...]".
+void set_gain(Evidence& e, double saved, const std::string& if_what, const std::string& basis = "the GPU time",
+              const std::string& assumes = "the time falls in proportion");
+
 // The estimated gain of removing the causes of several items at once: per kernel the shares they
-// save summed, at most the kernel's headroom (KernelDiagnostics::headroom, by kernel name); then
-// 1 / (1 - all of them). NaN when none has one.
-double combined_gain(const std::vector<const Evidence*>& items, const std::map<std::string, double>& headroom);
+// save summed, at most the kernel's headroom (KernelDiagnostics::headroom, by kernel name; the
+// application items' under "", Diagnostics::application_headroom); then 1 / (1 - all of them).
+// With application items among them the gain is of the wall time: the kernels' savings count
+// times `gpu_of_wall`, the GPU time as a share of the wall time (none where it is NaN). NaN when
+// no item has a gain.
+double combined_gain(const std::vector<const Evidence*>& items, const std::map<std::string, double>& headroom,
+                     double gpu_of_wall = std::numeric_limits<double>::quiet_NaN());
 
 struct KernelDiagnostics {
   profile::KernelTime time;
@@ -78,13 +89,18 @@ struct Diagnostics {
   std::string config;
   AnalysisOptions options;
   profile::HotKernels hot;
-  std::vector<KernelDiagnostics> kernels; // the hot kernels, by decreasing time
-  std::vector<Evidence> evidence;         // every item, in ID order
-  std::uint64_t raw_bytes = 0;            // profile pages read
-  std::size_t summary_bytes = 0;          // the evidence text
+  std::vector<KernelDiagnostics> kernels;    // the hot kernels, by decreasing time
+  std::vector<Evidence> evidence;            // every item, in ID order
+  std::optional<profile::Timeline> timeline; // the run's, when its trace had one (format 3)
+  double application_headroom = 0;           // analysis/application.hpp; 0 without a timeline
+  std::uint64_t raw_bytes = 0;               // profile pages read
+  std::size_t summary_bytes = 0;             // the evidence text
 };
 
 Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& options);
+
+// combined_gain with the diagnostics' headrooms and GPU share of the wall time.
+double combined_gain(const std::vector<const Evidence*>& items, const Diagnostics& diagnostics);
 
 // The speed of light of each kernel of `kernels` (names as KernelTime::kernel gives them, with
 // template arguments) in the run of `config` of `profile`, e.g. a variant's re-profile, matched by

@@ -172,6 +172,8 @@ json to_json(const Diagnostics& d) {
           {"all_kernels", all},
           {"kernels", kernels},
           {"evidence", evidence},
+          {"timeline", d.timeline ? profile::to_json(*d.timeline) : json(nullptr)},
+          {"application_headroom", d.timeline ? json(d.application_headroom) : json(nullptr)},
           {"raw_bytes", d.raw_bytes},
           {"summary_bytes", d.summary_bytes}};
 }

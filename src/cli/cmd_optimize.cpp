@@ -61,8 +61,7 @@ void run_optimize(const OptimizeArgs& a) {
   // One reply per prompt; their edits are applied together.
   auto asked = loop::ask_backend(prompts, "", structured_context(d, sources), *backend, bc, cache ? &*cache : nullptr);
   // The scope the prompt stated is the one the guardrails check.
-  auto proposal = loop::make_proposal(asked.replies, d, sources, paths,
-                                      loaded.app.optimize.scope == "file" ? edit::Scope::file : edit::Scope::kernel,
+  auto proposal = loop::make_proposal(asked.replies, d, sources, paths, edit::parse_scope(loaded.app.optimize.scope),
                                       prepared.options.code_only);
   if (!proposal.parse_errors.empty())
     throw Error(fmt::format("the reply of {} cannot be used:\n  {}", backend->name(),

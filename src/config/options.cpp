@@ -65,7 +65,7 @@ std::string one_of(const json& v, std::initializer_list<const char*> allowed) {
 }
 
 std::string scope(const json& v) {
-  return one_of(v, {"kernel", "file"});
+  return one_of(v, {"kernel", "file", "application"});
 }
 std::string fp_reassociation(const json& v) {
   return one_of(v, {"forbidden", "allowed"});
@@ -152,7 +152,8 @@ std::vector<Option> make_table() {
      existing_file, {}},
     {"token_budget", "--token-budget", "Split prompts larger than this many tokens (about 4 characters each)", "",
      Kind::integer, 32000, "", nullptr, {1, 10000000}},
-    {"scope", "--scope", "Where edits may go: kernel (the implicated kernels) or file", "", Kind::text, "kernel",
+    {"scope", "--scope", "Where edits may go: kernel (the implicated kernels), application (also the host code that launches "
+     "them or makes the copies and synchronisations the AP items are about) or file", "", Kind::text, "kernel",
      "optimize.scope", scope, {}},
     {"fp_reassociation", "--fp-reassociation",
      "allowed: the prompt lets the model reorder floating-point sums (the compared output is the program's own "

@@ -3,6 +3,7 @@
 #include "util/error.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <set>
@@ -342,7 +343,11 @@ std::optional<Function> function_at(const SourceFile& f, const std::vector<Token
 
 } // namespace
 
-std::vector<Function> launching_functions(const SourceFile& f, std::string_view kernel) {
+namespace {
+
+// The host functions of `f` around each token `at` picks, each once, in file order: the
+// outermost function body around it (a lambda or block inside a function counts as that function).
+template <typename Pick> std::vector<Function> host_functions_at(const SourceFile& f, Pick at) {
   const auto t = lex(f.text);
   const Tables x = tables(t);
   std::vector<Function> out;
@@ -350,7 +355,7 @@ std::vector<Function> launching_functions(const SourceFile& f, std::string_view 
   for (std::size_t i = 0; i < t.size(); ++i) {
     if (t[i].text == "{") open.push_back(i);
     if (t[i].text == "}" && !open.empty()) open.pop_back();
-    if (t[i].kind != TokenKind::identifier || t[i].text != kernel || !launch_at(t, i)) continue;
+    if (t[i].kind != TokenKind::identifier || !at(t, i)) continue;
     for (std::size_t b : open) {
       auto fn = function_at(f, t, x, b);
       if (!fn) continue;
@@ -362,7 +367,24 @@ std::vector<Function> launching_functions(const SourceFile& f, std::string_view 
       break;
     }
   }
+  std::sort(out.begin(), out.end(), [](const Function& a, const Function& b) { return a.begin < b.begin; });
   return out;
+}
+
+} // namespace
+
+std::vector<Function> launching_functions(const SourceFile& f, std::string_view kernel) {
+  return host_functions_at(
+      f, [&](const std::vector<Token>& t, std::size_t i) { return t[i].text == kernel && launch_at(t, i); });
+}
+
+std::vector<Function> calling_functions(const SourceFile& f, const std::vector<std::string>& prefixes) {
+  return host_functions_at(f, [&](const std::vector<Token>& t, std::size_t i) {
+    if (i + 1 >= t.size() || t[i + 1].text != "(") return false;
+    for (const auto& p : prefixes)
+      if (!p.empty() && t[i].text.substr(0, p.size()) == p) return true;
+    return false;
+  });
 }
 
 std::vector<Launch> find_launches(std::string_view text) {

@@ -77,6 +77,10 @@ struct Launch {
 // Every launch in the text, in order.
 std::vector<Launch> find_launches(std::string_view text);
 
+// The host functions of `f` that call a function whose name begins with one of `prefixes`
+// ("cudaMemcpy" finds cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2D), as launching_functions finds them.
+std::vector<Function> calling_functions(const SourceFile& f, const std::vector<std::string>& prefixes);
+
 // Identifiers used in [begin, end) of the text (for finding the device functions a kernel calls).
 std::vector<std::string> identifiers_in(std::string_view text);
 

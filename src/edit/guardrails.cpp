@@ -78,6 +78,38 @@ std::string balance_problem(const std::string& text) {
 
 } // namespace
 
+Scope parse_scope(const std::string& value) {
+  if (value == "file") return Scope::file;
+  if (value == "application") return Scope::application;
+  return Scope::kernel;
+}
+
+namespace {
+
+// Whether the applied edit `oc` falls inside code its scope allows: a hot kernel or a device
+// function of its file, or (Scope::application) a host function that launches a hot kernel or
+// calls one of o.host_calls.
+bool inside_scope(const EditOutcome& oc, const std::string& original, const GuardrailOptions& o) {
+  auto f = cuda::parse_source(oc.file, original);
+  auto within = [&](const cuda::Function& fn) {
+    return oc.first_line >= fn.first_line && oc.last_line <= fn.last_line;
+  };
+  for (const auto& fn : f.functions) {
+    bool allowed = !fn.kernel || o.hot_kernels.empty() ||
+                   std::find(o.hot_kernels.begin(), o.hot_kernels.end(), fn.name) != o.hot_kernels.end();
+    if (allowed && within(fn)) return true;
+  }
+  if (o.scope != Scope::application) return false;
+  for (const auto& k : o.hot_kernels)
+    for (const auto& fn : cuda::launching_functions(f, k))
+      if (within(fn)) return true;
+  for (const auto& fn : cuda::calling_functions(f, o.host_calls))
+    if (within(fn)) return true;
+  return false;
+}
+
+} // namespace
+
 std::vector<Violation> check_guardrails(const Application& app, const GuardrailOptions& o) {
   std::vector<Violation> out;
   for (const auto& oc : app.outcomes) {
@@ -124,21 +156,16 @@ std::vector<Violation> check_guardrails(const Application& app, const GuardrailO
       if (!kb.count(name))
         out.push_back({"kernel_added", file, fmt::format("{}: a new kernel {} was added", file, name)});
   }
-  if (o.scope == Scope::kernel) {
-    // Each applied edit must fall inside a hot kernel or a device function of the same file.
+  if (o.scope != Scope::file) {
+    // Each applied edit must fall inside the code its scope allows.
     for (const auto& oc : app.outcomes) {
-      if (!oc.applied) continue;
-      auto f = cuda::parse_source(oc.file, app.original.at(oc.file));
-      bool inside = false;
-      for (const auto& fn : f.functions) {
-        bool allowed = !fn.kernel || o.hot_kernels.empty() ||
-                       std::find(o.hot_kernels.begin(), o.hot_kernels.end(), fn.name) != o.hot_kernels.end();
-        if (allowed && oc.first_line >= fn.first_line && oc.last_line <= fn.last_line) inside = true;
-      }
-      if (!inside)
-        out.push_back({"scope", oc.file,
-                       fmt::format("{}: edit {} (lines {}-{}) is outside the implicated kernels", oc.file, oc.index + 1,
-                                   oc.first_line, oc.last_line)});
+      if (!oc.applied || inside_scope(oc, app.original.at(oc.file), o)) continue;
+      out.push_back({"scope", oc.file,
+                     fmt::format("{}: edit {} (lines {}-{}) is outside the {}", oc.file, oc.index + 1, oc.first_line,
+                                 oc.last_line,
+                                 o.scope == Scope::application
+                                     ? "implicated kernels and the host code the application items are about"
+                                     : "implicated kernels")});
     }
   }
   return out;

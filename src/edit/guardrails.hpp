@@ -17,7 +17,13 @@ namespace optimas::edit {
 enum class Scope {
   kernel, // inside the hot kernels named by the edits (signature and body) and the device functions they call
   file,   // anywhere in the application's sources
+  // as kernel, and also the host functions that launch the hot kernels or make the calls the
+  // application (AP) items are about: copies, memsets, synchronisations (optimize.scope: application)
+  application,
 };
+
+// optimize.scope's value ("kernel", "file", "application"); config validation has checked it.
+Scope parse_scope(const std::string& value);
 
 struct GuardrailOptions {
   Scope scope = Scope::kernel;
@@ -27,6 +33,9 @@ struct GuardrailOptions {
   // does without evidence, and the IDs it invents are counted by EAR (hallucinations), not refused,
   // which would turn them into invalid edits and skew the ablation's valid-edit rate.
   bool code_only = false;
+  // Scope::application: name prefixes of the runtime calls whose host functions edits may touch
+  // (analysis::application_calls).
+  std::vector<std::string> host_calls;
 };
 
 struct Violation {

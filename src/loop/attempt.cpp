@@ -127,8 +127,7 @@ Proposal Loop::propose(Variant& v, const std::vector<std::string>& replies,
                        const std::map<std::string, std::string>& sources, json& result) {
   std::map<std::string, std::string> paths;
   for (const auto& s : m_app.sources) paths[fs::path(s).filename().string()] = s;
-  Proposal proposal = make_proposal(replies, m_diagnostics, sources, paths,
-                                    m_app.optimize.scope == "file" ? edit::Scope::file : edit::Scope::kernel,
+  Proposal proposal = make_proposal(replies, m_diagnostics, sources, paths, edit::parse_scope(m_app.optimize.scope),
                                     analysis::parse_diagnostics(m_app.optimize.diagnostics).code_only);
   store::write_json_atomic((v.dir / "reply.json").string(), prompt::to_json(proposal.reply));
   store::write_json_atomic((v.dir / "outcomes.json").string(), outcomes_json(proposal));
@@ -447,14 +446,10 @@ json Loop::gain_estimate(const json& result) const {
       items.push_back(&e);
       gains[e.id] = std::isfinite(e.gain) ? json(e.gain) : json(nullptr);
     }
-  std::map<std::string, double> headroom;
-  for (const auto& k : m_diagnostics.kernels) headroom[k.time.kernel] = k.headroom;
-  const double gain = analysis::combined_gain(items, headroom);
+  // A wall-time gain where AP items are cited (analysis::combined_gain).
+  const double gain = analysis::combined_gain(items, m_diagnostics);
   if (!std::isfinite(gain)) return nullptr;
-  return {{"gain", gain},
-          {"evidence", gains},
-          {"measured", speedup},
-          {"ratio", speedup.get<double>() / gain}};
+  return {{"gain", gain}, {"evidence", gains}, {"measured", speedup}, {"ratio", speedup.get<double>() / gain}};
 }
 
 void Loop::finish_variant(Variant& v, json result) {

@@ -1,5 +1,7 @@
 #include "loop/propose.hpp"
 
+#include "analysis/application.hpp"
+
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/strings.hpp"
@@ -97,6 +99,7 @@ Proposal make_proposal(const std::vector<std::string>& replies, const analysis::
   edit::GuardrailOptions go;
   go.scope = scope;
   go.hot_kernels = hot_kernel_names(diagnostics);
+  if (diagnostics.timeline) go.host_calls = analysis::application_calls(*diagnostics.timeline);
   go.code_only = code_only;
   p.violations = edit::check_guardrails(p.application, go);
   for (const auto& [name, text] : p.application.result) {

@@ -4,6 +4,7 @@
 #include "profile/ncu_page.hpp"
 #include "profile/ncu_readers.hpp"
 #include "profile/source_match.hpp"
+#include "profile/timeline.hpp"
 #include "profile/trace.hpp"
 
 #include "util/csv.hpp"
@@ -90,6 +91,8 @@ Run read_run(const RunPages& pages) {
   }
   if (!pages.trace.empty()) {
     Trace trace = read_trace(pages.trace);
+    // A format-3 trace also has the copies and waits between the launches (issue #30).
+    run.timeline = summarize_timeline(trace);
     run.timing = std::move(trace.launches);
     // Later stages match launches by ncu's spelling of a kernel's name.
     adopt_profiled_names(run.timing, run.launches);

@@ -80,6 +80,7 @@ json to_json(const Profile& profile, const JsonOptions& o) {
   for (std::size_t ri = 0; ri < profile.runs.size(); ++ri) {
     const Run& r = profile.runs[ri];
     runs.push_back({{"config", r.config},
+                    {"timeline", r.timeline ? to_json(*r.timeline) : json(nullptr)},
                     {"repeat", r.repeat},
                     {"files", r.files},
                     {"input_bytes", r.input_bytes},

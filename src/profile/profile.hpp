@@ -3,6 +3,7 @@
 #pragma once
 
 #include "profile/stalls.hpp"
+#include "profile/timeline.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -102,6 +103,8 @@ struct Run {
   std::map<std::string, std::string> session; // session page attributes (ncu version, device, ...)
   std::vector<std::string> files;             // the pages this run was read from
   std::uint64_t input_bytes = 0;              // their total size
+  // The application's timeline, from a format-3 trace of the timing pass; none without one.
+  std::optional<Timeline> timeline;
 
   // Launches to use for time shares: the timing pass when there is one.
   const std::vector<Launch>& timed_launches() const { return timing.empty() ? launches : timing; }

@@ -9,7 +9,9 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 namespace optimas::profile {
@@ -19,11 +21,18 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view k_magic = "# optimas-trace ";
-// Version 2 added the end line's timestamp and the X line of an early end; both are read.
-constexpr int k_oldest_version = 1, k_version = 2;
+// Version 2 added the end line's timestamp and the X line of an early end; version 3 the M, S,
+// Y and R lines of the timeline and the end line's count of them. All three are read.
+constexpr int k_oldest_version = 1, k_version = 3;
 // A launch line has 16 fields: L, the name id, device, context, stream, grid x y z, block
 // x y z, static and dynamic shared memory, registers, start, end.
 constexpr std::size_t k_launch_fields = 16;
+// The words the tracer writes for CUPTI's enumerations (src/tracer/optimas_trace.cpp).
+constexpr std::string_view k_directions[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                             "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+constexpr std::string_view k_memories[] = {"unknown", "pageable", "pinned",        "device",
+                                           "array",   "managed",  "device_static", "managed_static"};
+constexpr std::string_view k_wait_types[] = {"unknown", "event", "stream_wait_event", "stream", "context"};
 
 template <typename T> T number(std::string_view s, const std::string& file, std::size_t line, const char* what) {
   T v{};
@@ -33,91 +42,190 @@ template <typename T> T number(std::string_view s, const std::string& file, std:
   return v;
 }
 
-void read_file(const std::string& path, Trace& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot read the kernel trace", path));
+// One trace file, line by line; each kind of line has its own step.
+class FileReader {
+public:
+  FileReader(const std::string& path, Trace& out) : m_path(path), m_out(out) {}
+
+  void read() {
+    std::ifstream in(m_path, std::ios::binary);
+    if (!in) throw Error(fmt::format("{}: cannot read the kernel trace", m_path));
+    std::string text;
+    while (std::getline(in, text)) {
+      ++m_line;
+      m_out.bytes += text.size() + 1;
+      if (m_line == 1) {
+        header(text);
+        continue;
+      }
+      if (text.empty()) continue;
+      if (m_ended) fail("a line after the end line");
+      line(text);
+    }
+    if (m_line == 0) throw ParseError(m_path, 1, "the kernel trace is empty (did the program use CUDA?)");
+    if (!m_ended) m_out.incomplete.push_back(m_path);
+    m_out.files.push_back(m_path);
+  }
+
+private:
   struct Name {
     std::string mangled, demangled, kernel;
   };
-  std::unordered_map<std::uint32_t, Name> names;
-  std::string text;
-  std::size_t line_no = 0;
-  std::int64_t pid = 0;
-  bool ended = false, ended_early = false;
-  std::uint64_t launches = 0;
-  while (std::getline(in, text)) {
-    ++line_no;
-    out.bytes += text.size() + 1;
-    if (line_no == 1) {
-      if (text.rfind(k_magic, 0) != 0)
-        throw ParseError(path, 1, "not a kernel trace of liboptimas-trace (no \"# optimas-trace\" line)");
-      int v = number<int>(std::string_view(text).substr(k_magic.size()), path, 1, "the format version");
-      if (v < k_oldest_version || v > k_version)
-        throw ParseError(path, 1,
-                         fmt::format("trace format {} is not one this optimas reads ({} to {})", v, k_oldest_version,
-                                     k_version));
-      continue;
-    }
-    if (text.empty()) continue;
-    if (ended) throw ParseError(path, line_no, "a line after the end line");
+
+  [[noreturn]] void fail(const std::string& what) const { throw ParseError(m_path, m_line, what); }
+  template <typename T> T num(std::string_view s, const char* what) const { return number<T>(s, m_path, m_line, what); }
+  template <std::size_t N>
+  std::string word(std::string_view s, const std::string_view (&known)[N], const char* what) const {
+    if (std::find(std::begin(known), std::end(known), s) == std::end(known))
+      fail(fmt::format("{} \"{}\" is not one the tracer writes", what, s));
+    return std::string(s);
+  }
+  // A start and an end, in order.
+  std::pair<std::uint64_t, std::uint64_t> span(std::string_view start, std::string_view end, const char* what) const {
+    auto s = num<std::uint64_t>(start, "the start time"), e = num<std::uint64_t>(end, "the end time");
+    if (e < s) fail(fmt::format("the {} ends before it starts", what));
+    return {s, e};
+  }
+
+  void header(const std::string& text) {
+    if (text.rfind(k_magic, 0) != 0) fail("not a kernel trace of liboptimas-trace (no \"# optimas-trace\" line)");
+    m_version = num<int>(std::string_view(text).substr(k_magic.size()), "the format version");
+    if (m_version < k_oldest_version || m_version > k_version)
+      fail(fmt::format("trace format {} is not one this optimas reads ({} to {})", m_version, k_oldest_version,
+                       k_version));
+    m_out.version = m_out.files.empty() ? m_version : std::min(m_out.version, m_version);
+  }
+
+  void line(const std::string& text) {
     auto f = util::split(text, '\t');
+    const bool timeline = m_version >= 3; // M, S, Y and R lines are format 3's
     if (f[0] == "P" && f.size() == 3) {
-      pid = number<std::int64_t>(f[1], path, line_no, "the process id");
+      m_pid = num<std::int64_t>(f[1], "the process id");
+      auto start = num<std::uint64_t>(f[2], "the start time");
+      m_out.start_ns = m_out.start_ns == 0 ? start : std::min(m_out.start_ns, start);
     } else if (f[0] == "K" && f.size() == 4) {
-      auto id = number<std::uint32_t>(f[1], path, line_no, "the name id");
-      Name n{std::string(f[2]), std::string(f[3]), kernel_base_name(f[3])};
-      if (!names.emplace(id, std::move(n)).second)
-        throw ParseError(path, line_no, fmt::format("name id {} is defined twice", id));
+      auto id = num<std::uint32_t>(f[1], "the name id");
+      if (!m_names.emplace(id, Name{std::string(f[2]), std::string(f[3]), kernel_base_name(f[3])}).second)
+        fail(fmt::format("name id {} is defined twice", id));
     } else if (f[0] == "L" && f.size() == k_launch_fields) {
-      auto id = number<std::uint32_t>(f[1], path, line_no, "the name id");
-      auto it = names.find(id);
-      if (it == names.end()) throw ParseError(path, line_no, fmt::format("name id {} is not defined above", id));
-      Launch l;
-      l.id = static_cast<int>(out.launches.size());
-      l.kernel = it->second.kernel;
-      l.demangled = it->second.demangled;
-      l.mangled = it->second.mangled;
-      l.pid = pid;
-      l.device = number<int>(f[2], path, line_no, "the device");
-      l.context = number<std::int64_t>(f[3], path, line_no, "the context");
-      l.stream = number<std::int64_t>(f[4], path, line_no, "the stream");
-      for (int d = 0; d < 3; ++d) {
-        l.grid[d] = number<std::int64_t>(f[5 + d], path, line_no, "a grid size");
-        l.block[d] = number<std::int64_t>(f[8 + d], path, line_no, "a block size");
-      }
-      auto metric = [&](const char* name, std::string_view v, const char* unit) {
-        l.metrics[name] = Metric{static_cast<double>(number<std::int64_t>(v, path, line_no, name)), unit, ""};
-      };
-      metric("launch__shared_mem_per_block_static", f[11], "byte");
-      metric("launch__shared_mem_per_block_dynamic", f[12], "byte");
-      metric("launch__registers_per_thread", f[13], "register/thread");
-      auto start = number<std::uint64_t>(f[14], path, line_no, "the start time");
-      auto end = number<std::uint64_t>(f[15], path, line_no, "the end time");
-      if (end < start) throw ParseError(path, line_no, "the kernel ends before it starts");
-      l.start_ns = start;
-      l.duration_ns = static_cast<double>(end - start);
-      out.launches.push_back(std::move(l));
-      ++launches;
+      launch(f);
+    } else if (timeline && f[0] == "M" && f.size() == 12) {
+      copy(f);
+    } else if (timeline && f[0] == "S" && f.size() == 10) {
+      memset(f);
+    } else if (timeline && f[0] == "Y" && f.size() == 7) {
+      HostWait w{word(f[1], k_wait_types, "the synchronisation"), num<std::int64_t>(f[2], "the context"),
+                 num<std::int64_t>(f[3], "the stream"), m_pid};
+      std::tie(w.start_ns, w.end_ns) = span(f[4], f[5], "synchronisation");
+      w.correlation = num<std::uint64_t>(f[6], "the correlation id");
+      m_out.waits.push_back(std::move(w));
+      ++m_records;
+    } else if (timeline && f[0] == "R" && f.size() == 6) {
+      if (f[1].rfind("cuda", 0) != 0 || f[1].find(' ') != std::string_view::npos)
+        fail(fmt::format("\"{}\" is not the name of a CUDA runtime call", f[1]));
+      BlockingCall c{std::string(f[1]), num<std::uint64_t>(f[2], "the thread id"), m_pid};
+      std::tie(c.start_ns, c.end_ns) = span(f[3], f[4], "call");
+      c.correlation = num<std::uint64_t>(f[5], "the correlation id");
+      m_out.calls.push_back(std::move(c));
+      ++m_records;
     } else if (f[0] == "X" && f.size() == 2) {
-      number<std::uint64_t>(f[1], path, line_no, "the counted launches");
-      ended_early = true;
-    } else if (f[0] == "E" && (f.size() == 3 || f.size() == 4)) {
-      auto count = number<std::uint64_t>(f[1], path, line_no, "the launch count");
-      if (count != launches)
-        throw ParseError(path, line_no,
-                         fmt::format("the end line counts {} launches, the file holds {}", count, launches));
-      out.dropped += number<std::uint64_t>(f[2], path, line_no, "the dropped count");
-      if (f.size() == 4) out.end_ns = std::max(out.end_ns, number<std::uint64_t>(f[3], path, line_no, "the end time"));
-      if (ended_early) out.ended_early.push_back(path);
-      ended = true;
+      num<std::uint64_t>(f[1], "the counted launches");
+      m_ended_early = true;
+    } else if (f[0] == "E" && (m_version >= 3 ? f.size() == 5 : f.size() == 3 || f.size() == 4)) {
+      end(f);
     } else {
-      throw ParseError(path, line_no, fmt::format("not a line of a kernel trace: \"{}\"", text.substr(0, 80)));
+      fail(fmt::format("not a line of a kernel trace (format {}): \"{}\"", m_version, text.substr(0, 80)));
     }
   }
-  if (line_no == 0) throw ParseError(path, 1, "the kernel trace is empty (did the program use CUDA?)");
-  if (!ended) out.incomplete.push_back(path);
-  out.files.push_back(path);
-}
+
+  void launch(const std::vector<std::string_view>& f) {
+    auto id = num<std::uint32_t>(f[1], "the name id");
+    auto it = m_names.find(id);
+    if (it == m_names.end()) fail(fmt::format("name id {} is not defined above", id));
+    Launch l;
+    l.id = static_cast<int>(m_out.launches.size());
+    l.kernel = it->second.kernel;
+    l.demangled = it->second.demangled;
+    l.mangled = it->second.mangled;
+    l.pid = m_pid;
+    l.device = num<int>(f[2], "the device");
+    l.context = num<std::int64_t>(f[3], "the context");
+    l.stream = num<std::int64_t>(f[4], "the stream");
+    for (int d = 0; d < 3; ++d) {
+      l.grid[d] = num<std::int64_t>(f[5 + d], "a grid size");
+      l.block[d] = num<std::int64_t>(f[8 + d], "a block size");
+    }
+    auto metric = [&](const char* name, std::string_view v, const char* unit) {
+      l.metrics[name] = Metric{static_cast<double>(num<std::int64_t>(v, name)), unit, ""};
+    };
+    metric("launch__shared_mem_per_block_static", f[11], "byte");
+    metric("launch__shared_mem_per_block_dynamic", f[12], "byte");
+    metric("launch__registers_per_thread", f[13], "register/thread");
+    auto [start, end] = span(f[14], f[15], "kernel");
+    l.start_ns = start;
+    l.duration_ns = static_cast<double>(end - start);
+    m_out.launches.push_back(std::move(l));
+    ++m_launches;
+  }
+
+  // M  direction  src memory  dst memory  bytes  device  context  stream  start  end  async  correlation
+  void copy(const std::vector<std::string_view>& f) {
+    Transfer t;
+    t.direction = word(f[1], k_directions, "the copy direction");
+    t.src_memory = word(f[2], k_memories, "the source memory");
+    t.dst_memory = word(f[3], k_memories, "the destination memory");
+    transfer_tail(t, f, 4, "copy");
+  }
+
+  // S  memory  bytes  device  context  stream  start  end  async  correlation
+  void memset(const std::vector<std::string_view>& f) {
+    Transfer t;
+    t.memset = true;
+    t.direction = "set";
+    t.dst_memory = word(f[1], k_memories, "the memory");
+    transfer_tail(t, f, 2, "memset");
+  }
+
+  // The fields that copies and memsets share, from f[i] on.
+  void transfer_tail(Transfer& t, const std::vector<std::string_view>& f, std::size_t i, const char* what) {
+    t.bytes = num<std::uint64_t>(f[i], "the byte count");
+    t.device = num<int>(f[i + 1], "the device");
+    t.context = num<std::int64_t>(f[i + 2], "the context");
+    t.stream = num<std::int64_t>(f[i + 3], "the stream");
+    std::tie(t.start_ns, t.end_ns) = span(f[i + 4], f[i + 5], what);
+    auto async = num<int>(f[i + 6], "the async flag");
+    if (async != 0 && async != 1) fail(fmt::format("the async flag is 0 or 1, not {}", async));
+    t.async = async == 1;
+    t.correlation = num<std::uint64_t>(f[i + 7], "the correlation id");
+    t.pid = m_pid;
+    m_out.transfers.push_back(std::move(t));
+    ++m_records;
+  }
+
+  void end(const std::vector<std::string_view>& f) {
+    auto count = num<std::uint64_t>(f[1], "the launch count");
+    if (count != m_launches) fail(fmt::format("the end line counts {} launches, the file holds {}", count, m_launches));
+    m_out.dropped += num<std::uint64_t>(f[2], "the dropped count");
+    if (f.size() >= 4) m_out.end_ns = std::max(m_out.end_ns, num<std::uint64_t>(f[3], "the end time"));
+    if (f.size() >= 5) {
+      auto records = num<std::uint64_t>(f[4], "the record count");
+      if (records != m_records)
+        fail(fmt::format("the end line counts {} copies, memsets, waits and calls, the file holds {}", records,
+                         m_records));
+    }
+    if (m_ended_early) m_out.ended_early.push_back(m_path);
+    m_ended = true;
+  }
+
+  std::string m_path;
+  Trace& m_out;
+  std::unordered_map<std::uint32_t, Name> m_names;
+  std::size_t m_line = 0;
+  int m_version = 0;
+  std::int64_t m_pid = 0;
+  bool m_ended = false, m_ended_early = false;
+  std::uint64_t m_launches = 0, m_records = 0; // L lines; M, S, Y and R lines
+};
 
 bool is_trace_file(const fs::path& p) {
   auto name = p.filename().string();
@@ -138,12 +246,16 @@ Trace read_trace(const std::string& path) {
                               "kernel, or the tracer was not loaded (see its message on the program's stderr)",
                               path));
     std::sort(files.begin(), files.end());
-    for (const auto& f : files) read_file(f.string(), out);
+    for (const auto& f : files) FileReader(f.string(), out).read();
   } else {
-    read_file(path, out);
+    FileReader(path, out).read();
   }
   std::stable_sort(out.launches.begin(), out.launches.end(),
                    [](const Launch& a, const Launch& b) { return a.start_ns < b.start_ns; });
+  auto by_start = [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; };
+  std::stable_sort(out.transfers.begin(), out.transfers.end(), by_start);
+  std::stable_sort(out.waits.begin(), out.waits.end(), by_start);
+  std::stable_sort(out.calls.begin(), out.calls.end(), by_start);
   for (std::size_t i = 0; i < out.launches.size(); ++i) out.launches[i].id = static_cast<int>(i);
   return out;
 }

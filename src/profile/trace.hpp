@@ -1,6 +1,7 @@
 // Kernel traces written by liboptimas-trace (src/tracer/; format in docs/trace-format.md):
 // every launch of a program with its GPU start and end, read into the profile model so that
-// hot kernels, launch caps and trace-based measurement come from real durations.
+// hot kernels, launch caps and trace-based measurement come from real durations. From format 3
+// on, also the copies, memsets and host waits around them: the application's timeline.
 #pragma once
 
 #include "profile/profile.hpp"
@@ -11,13 +12,51 @@
 
 namespace optimas::profile {
 
+// A memory copy (format 3's M line) or memset (S line) on the GPU.
+struct Transfer {
+  bool memset = false;
+  std::string direction;  // "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "HtoA", ...; "set" for a memset
+  std::string src_memory; // "pageable", "pinned", "device", "managed", ...; empty for a memset
+  std::string dst_memory;
+  std::uint64_t bytes = 0;
+  int device = 0;
+  std::int64_t context = 0, stream = 0, pid = 0;
+  std::uint64_t start_ns = 0, end_ns = 0;
+  bool async = false; // issued by an ...Async call; otherwise the host thread waited for it
+  std::uint64_t correlation = 0;
+};
+
+// The host waiting for the GPU (Y line): an event, stream or context synchronisation, or a
+// stream made to wait for an event.
+struct HostWait {
+  std::string type; // "event", "stream", "context", "stream_wait_event", "unknown"
+  std::int64_t context = 0, stream = 0, pid = 0;
+  std::uint64_t start_ns = 0, end_ns = 0;
+  std::uint64_t correlation = 0;
+};
+
+// A runtime API call that may block the host thread (R line): cudaMemcpy, cudaDeviceSynchronize, ...
+struct BlockingCall {
+  std::string name;
+  std::uint64_t thread = 0;
+  std::int64_t pid = 0;
+  std::uint64_t start_ns = 0, end_ns = 0;
+  std::uint64_t correlation = 0;
+};
+
 struct Trace {
   std::vector<Launch> launches; // in order of GPU start; duration_ns = end - start
+  // Format 3 on (empty before): in order of start.
+  std::vector<Transfer> transfers;
+  std::vector<HostWait> waits;
+  std::vector<BlockingCall> calls;
+  int version = 0;            // the oldest format of the files read
+  std::uint64_t start_ns = 0; // the earliest P line's timestamp (CUPTI's clock at the tracer's start)
   std::vector<std::string> files;
-  std::uint64_t dropped = 0;    // records CUPTI reported as lost
-  std::vector<std::string> incomplete; // files without their end line (the program did not exit normally)
+  std::uint64_t dropped = 0;            // records CUPTI reported as lost
+  std::vector<std::string> incomplete;  // files without their end line (the program did not exit normally)
   std::vector<std::string> ended_early; // files whose process the tracer ended (OPTIMAS_TRACE_END_AFTER)
-  std::uint64_t end_ns = 0;             // the latest end line's timestamp (format 2; 0 in format 1)
+  std::uint64_t end_ns = 0;             // the latest end line's timestamp (format 2 on; 0 in format 1)
   std::uint64_t bytes = 0;
 };
 

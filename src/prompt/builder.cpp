@@ -1,5 +1,6 @@
 #include "prompt/builder.hpp"
 
+#include "analysis/application.hpp"
 #include "cuda/source.hpp"
 #include "prompt/reply.hpp"
 
@@ -10,9 +11,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
-#include <cmath>
 #include <set>
 
 namespace optimas::embedded {
@@ -42,7 +43,8 @@ struct KernelCode {
 unsigned kind_bit(const std::string& kind) {
   if (kind == "pc") return analysis::k_pc;
   if (kind == "ia") return analysis::k_ia;
-  return analysis::k_roofline;
+  if (kind == "roofline") return analysis::k_roofline;
+  return 0; // an application item: no kernel's unit
 }
 
 // Finds the kernel in the application's sources and gathers what the model needs to see:
@@ -83,27 +85,36 @@ KernelCode kernel_code(const std::vector<cuda::SourceFile>& files, const std::st
                           kernel, files.empty() ? "none listed" : fs::path(files.front().path).filename().string()));
 }
 
-// The host functions of the application's sources that launch `kernels` (optimize.scope: file),
-// each once with the hot kernels it launches, numbered as the kernels are.
-std::string launcher_code(const std::vector<cuda::SourceFile>& files, const std::vector<std::string>& kernels) {
+// The host functions of the application's sources that launch `kernels` (optimize.scope: file
+// and application) or call one of `calls` (application: the AP items' copies and
+// synchronisations), each once with what it launches and calls, numbered as the kernels are.
+std::string host_code(const std::vector<cuda::SourceFile>& files, const std::vector<std::string>& kernels,
+                      const std::vector<std::string>& calls) {
   std::string out;
   for (const auto& f : files) {
-    std::vector<std::pair<cuda::Function, std::vector<std::string>>> found;
+    struct Found {
+      cuda::Function fn;
+      std::vector<std::string> what;
+    };
+    std::vector<Found> found;
+    auto add = [&](cuda::Function fn, const std::string& what) {
+      auto it = std::find_if(found.begin(), found.end(), [&](const Found& x) { return x.fn.begin == fn.begin; });
+      if (it == found.end())
+        it = found.insert(std::upper_bound(found.begin(), found.end(), fn.begin,
+                                           [](std::size_t b, const Found& x) { return b < x.fn.begin; }),
+                          {std::move(fn), {}});
+      if (std::find(it->what.begin(), it->what.end(), what) == it->what.end()) it->what.push_back(what);
+    };
     for (const auto& kernel : kernels) {
       std::string base = kernel.substr(0, kernel.find('<'));
-      for (auto& fn : cuda::launching_functions(f, base)) {
-        auto it = std::find_if(found.begin(), found.end(), [&](const auto& x) { return x.first.begin == fn.begin; });
-        if (it == found.end())
-          it = found.insert(std::upper_bound(found.begin(), found.end(), fn.begin,
-                                             [](std::size_t b, const auto& x) { return b < x.first.begin; }),
-                            {std::move(fn), {}});
-        if (std::find(it->second.begin(), it->second.end(), base) == it->second.end()) it->second.push_back(base);
-      }
+      for (auto& fn : cuda::launching_functions(f, base)) add(std::move(fn), "launches " + base);
     }
-    for (const auto& [fn, launched] : found)
-      out += fmt::format("{} lines {}-{} (host function {}, launches {}):\n```cuda\n{}```\n",
+    for (const auto& call : calls)
+      for (auto& fn : cuda::calling_functions(f, {call})) add(std::move(fn), "calls " + call);
+    for (const auto& [fn, what] : found)
+      out += fmt::format("{} lines {}-{} (host function {}, {}):\n```cuda\n{}```\n",
                          fs::path(f.path).filename().string(), fn.first_line, fn.last_line, fn.name,
-                         util::join(launched, ", "), f.numbered(fn.first_line, fn.last_line));
+                         util::join(what, ", "), f.numbered(fn.first_line, fn.last_line));
   }
   return out;
 }
@@ -112,6 +123,14 @@ std::string launcher_code(const std::vector<cuda::SourceFile>& files, const std:
 std::string scope_rule(const config::AppConfig& app) {
   const std::string implicated = "Change only the code the evidence implicates: the lines a PC item cites (and the "
                                  "lines right around them), or the kernel an RF or IA item is about";
+  if (app.optimize.scope == "application")
+    return implicated + ", and the host code shown: the functions that launch these kernels or make the copies, "
+                        "memsets and synchronisations an AP item is about. There you may change transfers (fewer, "
+                        "larger, asynchronous, from pinned memory, kept on the device), synchronisation (fewer, or "
+                        "on an event or stream instead of the device) and the order of launches and copies "
+                        "(overlapping them on streams), as long as every result the program prints or writes is "
+                        "the same and every kernel still gets what its code assumes of it. Leave other host code "
+                        "alone.";
   if (app.optimize.scope != "file") return implicated + ". Leave host code alone.";
   return implicated + ", and the host code shown that launches these kernels: its launch configuration (grid and "
                       "block sizes, dynamic shared memory, streams) may change, as long as every kernel still gets "
@@ -210,6 +229,7 @@ struct Renderer {
   std::vector<cuda::SourceFile> files;
   std::vector<KernelCode> kernels;
   std::string system_tmpl, user_tmpl;
+  std::vector<std::string> calls; // the AP items' runtime calls (analysis::application_calls)
 
   // The diagnostics section: each unit's evidence with its ID (recorded in `p`).
   std::string diagnostics(const std::vector<const Unit*>& us, Prompt& p) const {
@@ -232,9 +252,24 @@ struct Renderer {
           diag += "(Caveat: " + d.kernels[u->kernel].counters->caveat + ")\n";
         diag += "\n";
       }
+      if (application()) diag += application_diagnostics(p);
       if (diag.empty()) diag = "No evidence of the selected kinds was found for these kernels.\n";
     }
     return diag;
+  }
+
+  // The AP items are shown where edits may act on them: optimize.scope: application.
+  bool application() const { return app.optimize.scope == "application" && !o.code_only && d.timeline; }
+
+  std::string application_diagnostics(Prompt& p) const {
+    std::string out = "The application — its timeline (GPU idle time, host gaps, copies; gains are of the wall "
+                      "time):\n";
+    for (const auto& e : d.evidence)
+      if (e.kind == "application") {
+        out += fmt::format("[{}] {}\n", e.id, e.text);
+        p.evidence_ids.push_back(e.id);
+      }
+    return out + "\n";
   }
 
   Prompt render(const std::string& label, const std::vector<std::size_t>& ks,
@@ -250,9 +285,14 @@ struct Renderer {
       p.kernels.push_back(kd.time.kernel);
     }
     if (app.optimize.scope == "file")
-      if (std::string host = launcher_code(files, p.kernels); !host.empty())
+      if (std::string host = host_code(files, p.kernels, {}); !host.empty())
         kernel_text += "### Host code that launches them (optimize.scope: file: its launch configuration may "
                        "change)\n" +
+                       host + "\n";
+    if (application())
+      if (std::string host = host_code(files, p.kernels, calls); !host.empty())
+        kernel_text += "### Host code that launches them or makes the copies and synchronisations of the AP items "
+                       "(optimize.scope: application)\n" +
                        host + "\n";
     std::string diag = diagnostics(us, p);
     std::map<std::string, std::string> values = {
@@ -284,7 +324,8 @@ std::vector<Prompt> build_prompts(const config::AppConfig& app, const analysis::
   std::string system_tmpl = std::string(util::trim(tmpl.substr(0, split))) + "\n";
   std::string user_tmpl = std::string(util::trim(tmpl.substr(split + k_split.size()))) + "\n";
 
-  Renderer r{app, d, o, {}, {}, system_tmpl, user_tmpl};
+  Renderer r{app, d, o, {}, {}, system_tmpl, user_tmpl, {}};
+  if (d.timeline) r.calls = analysis::application_calls(*d.timeline);
   for (const auto& s : app.sources) r.files.push_back(cuda::load_source((fs::path(app.dir) / s).string()));
   for (const auto& k : d.kernels) r.kernels.push_back(kernel_code(r.files, k.time.kernel));
 

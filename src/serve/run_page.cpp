@@ -236,6 +236,19 @@ std::string kernels_section(const RunData& d, const Citations& cites) {
   return s;
 }
 
+// The run's timeline and its application (AP) items, where its profile's trace had one.
+std::string application_section(const RunData& d, const Citations& cites) {
+  const json& t = member(d.diagnostics, "timeline");
+  if (!t.is_object()) return {};
+  auto ms = [&](const char* key) { return member(t, key).is_number() ? member(t, key).get<double>() / 1e6 : 0.0; };
+  const json& busy = member(t, "busy_fraction");
+  return fmt::format("<h2 id=\"application\">The application</h2>\n<section><p>GPU busy {:.1f}% of {:.3f} ms "
+                     "(kernels {:.3f} ms, copies {:.3f} ms); {:.3f} ms idle between GPU work.</p>\n",
+                     busy.is_number() ? 100 * busy.get<double>() : 0.0, ms("wall_ns"), ms("kernel_ns"),
+                     ms("transfer_ns"), ms("gap_ns")) +
+         evidence_list(d.diagnostics, "", cites) + "</section>\n";
+}
+
 std::string edits_html(const VariantData& v, const Citations& cites) {
   const json& edits = edits_of(v);
   std::string key = member_string(v.result, "key"), s;
@@ -369,7 +382,8 @@ std::string variant_section(const RunData& d, const VariantData& v, const Citati
 std::string run_body(const RunData& d, const PageOptions& o) {
   Citations cites = citations_of(d);
   std::string s = fmt::format("<h1>Run <code>{}</code></h1>\n", escape(d.id));
-  s += summary_section(d) + steps_section(d) + search_section(d) + kernels_section(d, cites);
+  s += summary_section(d) + steps_section(d) + search_section(d) + kernels_section(d, cites) +
+       application_section(d, cites);
   s += "<h2 id=\"variants\">Variants</h2>\n";
   if (d.variants.empty()) s += "<section><p class=\"muted\">No variant yet.</p></section>\n";
   for (const auto& v : d.variants) s += variant_section(d, v, cites, o);

@@ -5,6 +5,12 @@
 // main or exit()) it flushes what is left and writes the end line that marks the file whole.
 // The format is docs/trace-format.md; profile/trace.cpp reads it.
 //
+// Beside the kernels it records the application's timeline (format 3): CUPTI's MEMCPY, MEMSET
+// and SYNCHRONIZATION activities, and RUNTIME records of only the runtime calls that may block
+// the host (k_blocking_calls; cuptiActivityEnableRuntimeApi enables them one by one, so the
+// launches and other calls of the program are not recorded). Where CUPTI refuses one of them,
+// the file is a format-2 kernel trace and says so on stderr.
+//
 // A measurement run may end after its kernels (measure.end_after_kernels): with
 // OPTIMAS_TRACE_END_AFTER=N and OPTIMAS_TRACE_END_KERNELS (mangled names, space-separated), a
 // thread of its own asks CUPTI for completed records every few milliseconds, and once N launches
@@ -20,6 +26,7 @@
 // bench/trace_overhead_split.sh, which builds this file with the knobs below changed
 // (docs/profiling-cost.md has the figures).
 #include <cupti.h>
+#include <cupti_runtime_cbid.h>
 
 #include <cxxabi.h>
 #include <time.h>
@@ -64,6 +71,10 @@
 #ifndef OPTIMAS_TRACE_SERIAL
 #define OPTIMAS_TRACE_SERIAL 0
 #endif
+// 0: kernels only (a format-2 trace), for measuring what the timeline's records cost.
+#ifndef OPTIMAS_TRACE_TIMELINE
+#define OPTIMAS_TRACE_TIMELINE 1
+#endif
 // For splitting the cost only: 0 injects and does nothing, 1 also loads CUPTI and registers
 // the buffer callbacks, 2 also enables kernel records but writes none, 3 is the tracer.
 #ifndef OPTIMAS_TRACE_STAGE
@@ -74,17 +85,21 @@ namespace {
 
 constexpr std::size_t k_buffer_bytes = std::size_t{OPTIMAS_TRACE_BUFFER_KB} << 10;
 constexpr std::size_t k_buffer_align = 8;
-constexpr int k_format_version = 2;
+// Format 3 has the timeline's lines; a trace without them (OPTIMAS_TRACE_TIMELINE 0, or CUPTI
+// refused one of their activities) is written as format 2.
+constexpr int k_format_timeline = 3, k_format_kernels = 2;
 // How often the early-end thread asks CUPTI for completed records.
 constexpr int k_end_poll_ms = 5;
 
 std::mutex g_mutex; // the file and the name tables; CUPTI may complete buffers on any thread
 std::FILE* g_file = nullptr;
 std::string g_path;
-std::unordered_map<std::string, std::uint32_t> g_names;       // mangled name -> id
-std::unordered_map<const char*, std::uint32_t> g_name_ptrs;   // CUPTI shares one string per kernel
+std::unordered_map<std::string, std::uint32_t> g_names;     // mangled name -> id
+std::unordered_map<const char*, std::uint32_t> g_name_ptrs; // CUPTI shares one string per kernel
 std::uint64_t g_launches = 0;
+std::uint64_t g_records = 0; // the timeline's M, S, Y and R lines
 std::uint64_t g_dropped = 0;
+bool g_timeline = false;
 std::atomic<bool> g_enabled{false};
 std::atomic<bool> g_finished{false};
 
@@ -107,7 +122,9 @@ std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(t.tv_sec) * 1000000000u + static_cast<std::uint64_t>(t.tv_nsec);
 }
 
-void say(const char* what) { std::fprintf(stderr, "optimas-trace: %s\n", what); }
+void say(const char* what) {
+  std::fprintf(stderr, "optimas-trace: %s\n", what);
+}
 
 // No trace rather than a partial one: the file goes, and the message says why.
 void fail(const char* call, CUptiResult r) {
@@ -145,11 +162,11 @@ std::uint32_t name_id(const char* mangled) {
   return it->second;
 }
 
-// One L line, formatted by hand: a trace holds one per launch, and printf's parsing of the
+// One line, formatted by hand: a trace holds one per launch, and printf's parsing of the
 // format costs more than the record's handling otherwise.
 class Line {
 public:
-  Line() { buf_[0] = 'L'; }
+  explicit Line(char kind) { buf_[0] = kind; }
   Line& tab(std::uint64_t v) {
     *p_++ = '\t';
     p_ = std::to_chars(p_, end_, v).ptr;
@@ -160,6 +177,12 @@ public:
     p_ = std::to_chars(p_, end_, v).ptr;
     return *this;
   }
+  // A word of the tracer's own (an enumeration's name), never the program's data.
+  Line& tab(const char* word) {
+    *p_++ = '\t';
+    for (; *word && p_ < end_; ++word) *p_++ = *word;
+    return *this;
+  }
   void write(std::FILE* f) {
     *p_++ = '\n';
     fwrite_unlocked(buf_, 1, static_cast<std::size_t>(p_ - buf_), f);
@@ -167,13 +190,13 @@ public:
 
 private:
   char buf_[16 * 24];
-  char* p_ = buf_ + 1; // after the 'L'
+  char* p_ = buf_ + 1; // after the kind
   char* end_ = buf_ + sizeof buf_ - 1;
 };
 
 void write_kernel(const CUpti_ActivityKernel10& k) {
   std::uint32_t id = name_id(k.name);
-  Line line;
+  Line line('L');
   line.tab(id).tab(k.deviceId).tab(k.contextId).tab(k.streamId);
   line.tab_signed(k.gridX).tab_signed(k.gridY).tab_signed(k.gridZ);
   line.tab_signed(k.blockX).tab_signed(k.blockY).tab_signed(k.blockZ);
@@ -184,6 +207,127 @@ void write_kernel(const CUpti_ActivityKernel10& k) {
   auto [it, inserted] = g_counted_ptrs.emplace(k.name, false);
   if (inserted) it->second = k.name && g_end_kernels.count(k.name);
   if (it->second && ++g_end_seen >= g_end_after) g_end_reached = true;
+}
+
+// The words of CUPTI's enumerations, as profile/trace.cpp reads them; "unknown" for a value
+// this tracer does not know (a newer CUPTI's).
+const char* copy_direction(std::uint8_t kind) {
+  static const char* const k_names[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                        "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+  return kind < sizeof k_names / sizeof *k_names ? k_names[kind] : "unknown";
+}
+
+const char* memory_kind(unsigned kind) {
+  static const char* const k_names[] = {"unknown", "pageable", "pinned",        "device",
+                                        "array",   "managed",  "device_static", "managed_static"};
+  return kind < sizeof k_names / sizeof *k_names ? k_names[kind] : "unknown";
+}
+
+const char* wait_type(CUpti_ActivitySynchronizationType t) {
+  switch (t) {
+  case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+    return "event";
+  case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+    return "stream_wait_event";
+  case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+    return "stream";
+  case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+    return "context";
+  default:
+    return "unknown";
+  }
+}
+
+// The runtime calls that may block the host thread, recorded as R lines: copies and memsets to
+// or from pageable memory, the synchronisations, and allocations that synchronise the device
+// (cudaFree, cudaMallocHost, cudaFreeHost) or are costly in a loop (cudaMalloc). The per-thread
+// default stream's variants (_ptds, _ptsz) carry the call's usual name.
+struct BlockingCall {
+  CUpti_CallbackId cbid;
+  const char* name;
+};
+constexpr BlockingCall k_blocking_calls[] = {
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000, "cudaMemcpy"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020, "cudaMemcpy2D"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_ptds_v7000, "cudaMemcpy2D"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3D_v3020, "cudaMemcpy3D"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3D_ptds_v7000, "cudaMemcpy3D"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_v3020, "cudaMemcpyToSymbol"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_ptds_v7000, "cudaMemcpyToSymbol"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_v3020, "cudaMemcpyFromSymbol"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_ptds_v7000, "cudaMemcpyFromSymbol"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeer_v4000, "cudaMemcpyPeer"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, "cudaMemset"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000, "cudaMemset"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020, "cudaThreadSynchronize"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000, "cudaStreamSynchronize"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020, "cudaEventSynchronize"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020, "cudaMallocHost"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020, "cudaFreeHost"},
+};
+
+const char* call_name(CUpti_CallbackId cbid) {
+  for (const auto& c : k_blocking_calls)
+    if (c.cbid == cbid) return c.name;
+  return nullptr; // a call this tracer did not ask for: not written
+}
+
+// M  direction  src memory  dst memory  bytes  device  context  stream  start  end  async  correlation
+void write_copy(const CUpti_ActivityMemcpy6& c) {
+  Line line('M');
+  line.tab(copy_direction(c.copyKind)).tab(memory_kind(c.srcKind)).tab(memory_kind(c.dstKind));
+  line.tab(c.bytes).tab(c.deviceId).tab(c.contextId).tab(c.streamId).tab(c.start).tab(c.end);
+  line.tab((c.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0).tab(c.correlationId).write(g_file);
+  ++g_records;
+}
+
+// S  memory  bytes  device  context  stream  start  end  async  correlation
+void write_memset(const CUpti_ActivityMemset4& m) {
+  Line line('S');
+  line.tab(memory_kind(m.memoryKind)).tab(m.bytes).tab(m.deviceId).tab(m.contextId).tab(m.streamId);
+  line.tab(m.start).tab(m.end).tab((m.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1 : 0).tab(m.correlationId);
+  line.write(g_file);
+  ++g_records;
+}
+
+// Y  type  context  stream  start  end  correlation
+void write_wait(const CUpti_ActivitySynchronization2& y) {
+  Line line('Y');
+  line.tab(wait_type(y.type)).tab(y.contextId).tab(y.streamId).tab(y.start).tab(y.end).tab(y.correlationId);
+  line.write(g_file);
+  ++g_records;
+}
+
+// R  call  thread  start  end  correlation
+void write_call(const CUpti_ActivityAPI& a) {
+  const char* name = call_name(a.cbid);
+  if (!name) return;
+  Line line('R');
+  line.tab(name).tab(a.threadId).tab(a.start).tab(a.end).tab(a.correlationId).write(g_file);
+  ++g_records;
+}
+
+void write_record(const CUpti_Activity* record) {
+  switch (record->kind) {
+  case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+  case CUPTI_ACTIVITY_KIND_KERNEL:
+    return write_kernel(*reinterpret_cast<const CUpti_ActivityKernel10*>(record));
+  case CUPTI_ACTIVITY_KIND_MEMCPY:
+    return write_copy(*reinterpret_cast<const CUpti_ActivityMemcpy6*>(record));
+  case CUPTI_ACTIVITY_KIND_MEMSET:
+    return write_memset(*reinterpret_cast<const CUpti_ActivityMemset4*>(record));
+  case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+    return write_wait(*reinterpret_cast<const CUpti_ActivitySynchronization2*>(record));
+  case CUPTI_ACTIVITY_KIND_RUNTIME:
+    return write_call(*reinterpret_cast<const CUpti_ActivityAPI*>(record));
+  default:
+    return;
+  }
 }
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -200,10 +344,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     std::uint64_t t0 = g_stats ? now_ns() : 0;
     if (g_file && OPTIMAS_TRACE_STAGE >= 3) {
       CUpti_Activity* record = nullptr;
-      while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
-        if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL)
-          write_kernel(*reinterpret_cast<const CUpti_ActivityKernel10*>(record));
-      }
+      while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) write_record(record);
       size_t dropped = 0;
       if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) g_dropped += dropped;
     }
@@ -221,8 +362,11 @@ void close_trace(bool early) {
   std::uint64_t now = 0;
   cuptiGetTimestamp(&now);
   if (early) std::fprintf(g_file, "X\t%llu\n", static_cast<unsigned long long>(g_end_seen));
-  std::fprintf(g_file, "E\t%llu\t%llu\t%llu\n", static_cast<unsigned long long>(g_launches),
+  std::fprintf(g_file, "E\t%llu\t%llu\t%llu", static_cast<unsigned long long>(g_launches),
                static_cast<unsigned long long>(g_dropped), static_cast<unsigned long long>(now));
+  // Format 3 counts its timeline's lines too, so that the reader sees a line lost.
+  if (g_timeline) std::fprintf(g_file, "\t%llu", static_cast<unsigned long long>(g_records));
+  std::fputc('\n', g_file);
   if (std::fclose(g_file) != 0)
     std::fprintf(stderr, "optimas-trace: closing the trace failed: %s\n", std::strerror(errno));
   g_file = nullptr;
@@ -284,11 +428,39 @@ bool open_trace() {
   }
   // Records arrive in buffers of thousands; a large stdio buffer keeps the writes few.
   std::setvbuf(g_file, nullptr, _IOFBF, 1u << 20);
+  return true;
+}
+
+// The first lines, once the activities are enabled: the format says whether the timeline is in.
+void write_header() {
   std::uint64_t now = 0;
   cuptiGetTimestamp(&now);
-  std::fprintf(g_file, "# optimas-trace %d\nP\t%ld\t%llu\n", k_format_version, static_cast<long>(getpid()),
-               static_cast<unsigned long long>(now));
-  return true;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_file) return;
+  std::fprintf(g_file, "# optimas-trace %d\nP\t%ld\t%llu\n", g_timeline ? k_format_timeline : k_format_kernels,
+               static_cast<long>(getpid()), static_cast<unsigned long long>(now));
+}
+
+// The timeline's activities; false (and none of them left on) where CUPTI refuses one, and the
+// trace is then one of kernels only.
+bool enable_timeline() {
+  const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+                                      CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+  const char* refused = nullptr;
+  CUptiResult r = CUPTI_SUCCESS;
+  for (auto k : kinds)
+    if (!refused && (r = cuptiActivityEnable(k)) != CUPTI_SUCCESS) refused = "cuptiActivityEnable";
+  for (const auto& c : k_blocking_calls)
+    if (!refused && (r = cuptiActivityEnableRuntimeApi(c.cbid, 1)) != CUPTI_SUCCESS)
+      refused = "cuptiActivityEnableRuntimeApi";
+  if (!refused) return true;
+  for (auto k : kinds) cuptiActivityDisable(k);
+  for (const auto& c : k_blocking_calls) cuptiActivityEnableRuntimeApi(c.cbid, 0);
+  const char* text = nullptr;
+  cuptiGetResultString(r, &text);
+  std::fprintf(stderr, "optimas-trace: %s failed (%s); the trace has kernels only, no timeline\n", refused,
+               text ? text : "?");
+  return false;
 }
 
 void start() {
@@ -322,9 +494,12 @@ void start() {
     return fail("cuptiActivityRegisterCallbacks", r);
   if (OPTIMAS_TRACE_FLUSH_MS > 0) cuptiActivityFlushPeriod(OPTIMAS_TRACE_FLUSH_MS);
   if (OPTIMAS_TRACE_STAGE >= 2)
-    if (auto r = cuptiActivityEnable(OPTIMAS_TRACE_SERIAL ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (auto r = cuptiActivityEnable(OPTIMAS_TRACE_SERIAL ? CUPTI_ACTIVITY_KIND_KERNEL
+                                                          : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
         r != CUPTI_SUCCESS)
       return fail("cuptiActivityEnable", r);
+  g_timeline = OPTIMAS_TRACE_TIMELINE && OPTIMAS_TRACE_STAGE >= 2 && enable_timeline();
+  write_header();
   std::atexit(finish);
   if (const char* n = std::getenv("OPTIMAS_TRACE_END_AFTER"); n && *n) {
     g_end_after = std::strtoull(n, nullptr, 10);

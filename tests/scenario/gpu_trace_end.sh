@@ -63,14 +63,16 @@ import glob, sys
 files = glob.glob(sys.argv[1] + "/trace-*.tsv")
 assert len(files) == 1, files
 lines = [l.rstrip("\n").split("\t") for l in open(files[0])]
-assert lines[0] == ["# optimas-trace 2"], lines[0]
+assert lines[0] == ["# optimas-trace 3"], lines[0]  # with the timeline's M, S, Y and R lines
 names = {f[1]: f[2] for f in lines if f[0] == "K"}
 launches = [f for f in lines if f[0] == "L"]
 hot = sum(1 for f in launches if names[f[1]] == sys.argv[2])
 assert hot == int(sys.argv[3]), (hot, sys.argv[3])
 x = [f for f in lines if f[0] == "X"]
 assert x and int(x[0][1]) == hot, x
-assert lines[-1][0] == "E" and int(lines[-1][1]) == len(launches) and len(lines[-1]) == 4, lines[-1]
+records = sum(1 for f in lines if f[0] in ("M", "S", "Y", "R"))
+assert lines[-1][0] == "E" and int(lines[-1][1]) == len(launches) and len(lines[-1]) == 5, lines[-1]
+assert int(lines[-1][4]) == records, (lines[-1], records)
 PY
 [ "$early_ms" -lt "$whole_ms" ] || fail "the ended run took ${early_ms} ms, the whole run ${whole_ms} ms"
 

@@ -251,6 +251,9 @@ TEST(AppConfig, RunSettingsErrorsNameTheLine) {
   EXPECT_EQ(line_of("measure:\n  runs: 5\n  confidence: 1.5\n"), 18u);
   EXPECT_EQ(line_of("measure:\n  significance: 0\n"), 17u);
   EXPECT_EQ(line_of("optimize:\n  scope: program\n"), 17u);
+  EXPECT_NE(error_reason(dir.file("y.yml", with("optimize:\n  scope: program\n"))).find("kernel, file, application"),
+            std::string::npos);
+  EXPECT_EQ(line_of("optimize:\n  scope: application\n"), 0u) << "issue #30's scope";
   EXPECT_EQ(line_of("optimize:\n  iterations: 0\n"), 17u);
   EXPECT_EQ(line_of("optimize:\n  retries: -1\n"), 17u);
   EXPECT_EQ(line_of("optimize:\n  options: [a, b]\n"), 17u);

@@ -155,3 +155,37 @@ void Runner2::go(float* a) { k <<<1, 1>>>(a); }
   EXPECT_TRUE(launching_functions(f, "less").empty());
   EXPECT_TRUE(launching_functions(f, "parent").empty());
 }
+
+// The host functions that make the runtime calls an AP item is about (optimize.scope:
+// application), found by the name's beginning: cudaMemcpy finds cudaMemcpyAsync too.
+TEST(CudaSource, CallingFunctionsByNamePrefix) {
+  const char* code = R"(__global__ void k(float* a) { a[0] = 1; }
+__device__ void d(float* a) { cudaDeviceSynchronize(); }
+static float flag(const float* d_flag) {
+  float f;
+  cudaMemcpy(&f, d_flag, sizeof f, cudaMemcpyDeviceToHost);
+  return f;
+}
+void upload(float* d_a, const float* a, cudaStream_t s) {
+  cudaMemcpyAsync(d_a, a, 4, cudaMemcpyHostToDevice, s);
+}
+void wait() { cudaDeviceSynchronize(); }
+int main() {
+  auto kind = cudaMemcpyDeviceToHost; // a name, not a call
+  return kind;
+}
+)";
+  auto f = parse_source("h.cu", code);
+  auto copies = calling_functions(f, {"cudaMemcpy"});
+  ASSERT_EQ(copies.size(), 2u);
+  EXPECT_EQ(copies[0].name, "flag");
+  EXPECT_EQ(copies[0].first_line, 3);
+  EXPECT_EQ(copies[0].last_line, 7);
+  EXPECT_EQ(copies[1].name, "upload");
+  auto syncs = calling_functions(f, {"cudaDeviceSynchronize"});
+  ASSERT_EQ(syncs.size(), 1u) << "the __device__ function is not host code";
+  EXPECT_EQ(syncs[0].name, "wait");
+  EXPECT_EQ(calling_functions(f, {"cudaMemcpy", "cudaDeviceSynchronize"}).size(), 3u);
+  EXPECT_TRUE(calling_functions(f, {}).empty());
+  EXPECT_TRUE(calling_functions(f, {""}).empty());
+}

@@ -87,6 +87,46 @@ TEST(Guardrails, TheLaunchingHostFunctionOnlyWithScopeFile) {
   EXPECT_TRUE(edit::check_guardrails(app, {edit::Scope::file, {"hot"}}).empty());
 }
 
+// optimize.scope: application: the host functions that launch a hot kernel or make the calls the
+// AP items are about (copies, synchronisations) may change; other host code may not, and the
+// default scope allows none of it.
+TEST(Guardrails, TheApplicationScopeReachesTheHostCodeOfTheApItems) {
+  const std::string src = k_src + "void step(float* a, const float* b, int n, float* flag) {\n"
+                                  "  hot<<<(n + 255) / 256, 256>>>(a, b, n);\n"
+                                  "}\n"
+                                  "float read_flag(const float* d_flag) {\n"
+                                  "  float f;\n"
+                                  "  cudaMemcpy(&f, d_flag, sizeof f, cudaMemcpyDeviceToHost);\n"
+                                  "  return f;\n"
+                                  "}\n"
+                                  "int parse(int argc) {\n"
+                                  "  return argc > 1 ? 1 : 0;\n"
+                                  "}\n";
+  auto check_edit = [&](const std::string& find, const std::string& with, edit::Scope scope) {
+    prompt::Reply r;
+    r.edits = {replace(find, with)};
+    auto app = edit::apply_edits({{"k.cu", src}}, r, {"PC1", "AP1"});
+    EXPECT_EQ(app.applied(), 1u) << app.outcomes[0].reason;
+    edit::GuardrailOptions o{scope, {"hot"}};
+    o.host_calls = {"cudaMemcpy", "cudaDeviceSynchronize"};
+    return edit::check_guardrails(app, o);
+  };
+  const std::string copy = "cudaMemcpy(&f, d_flag, sizeof f, cudaMemcpyDeviceToHost);";
+  const std::string async = "cudaMemcpyAsync(&f, d_flag, sizeof f, cudaMemcpyDeviceToHost, 0);";
+  EXPECT_TRUE(check_edit(copy, async, edit::Scope::application).empty());
+  EXPECT_TRUE(has(check_edit(copy, async, edit::Scope::kernel), "scope"));
+  EXPECT_TRUE(
+      check_edit("hot<<<(n + 255) / 256, 256>>>", "hot<<<(n + 127) / 128, 128>>>", edit::Scope::application).empty());
+  auto other = check_edit("return argc > 1 ? 1 : 0;", "return argc > 2 ? 1 : 0;", edit::Scope::application);
+  ASSERT_TRUE(has(other, "scope"));
+  EXPECT_NE(other[0].message.find("host code the application items are about"), std::string::npos);
+  EXPECT_TRUE(has(check_edit("a[threadIdx.x] = 0;", "a[threadIdx.x] = 1;", edit::Scope::application), "scope"))
+      << "a cold kernel stays out of reach";
+  EXPECT_EQ(edit::parse_scope("application"), edit::Scope::application);
+  EXPECT_EQ(edit::parse_scope("file"), edit::Scope::file);
+  EXPECT_EQ(edit::parse_scope("kernel"), edit::Scope::kernel);
+}
+
 TEST(Guardrails, UnbalancedResultIsRejected) {
   auto v = check(replace("if (i < n) a[i] = twice(b[i]);", "if (i < n) { a[i] = twice(b[i]);"));
   EXPECT_TRUE(has(v, "balance"));

@@ -405,3 +405,21 @@ TEST(ImporterMatching, NamesWithCommasParenthesesAndQuotes) {
   EXPECT_EQ(run.launches[2].demangled, quoted);
   EXPECT_EQ(run.sources[2].demangled, quoted);
 }
+
+// A timing pass traced in format 3 leaves the run its timeline (issue #30), which the profile's
+// JSON carries; a format-1 trace (tests/data/h200) leaves none.
+TEST(Importer, AFormat3TraceGivesTheRunItsTimeline) {
+  optimas::profile::RunPages pages;
+  pages.trace = optimas::test::data_path("trace-v3/sync-copy");
+  auto run = optimas::profile::read_run(pages);
+  ASSERT_TRUE(run.timeline);
+  EXPECT_EQ(run.timing.size(), 50u);
+  EXPECT_DOUBLE_EQ(run.timeline->wall_ns, 24250e3);
+  optimas::profile::Profile p;
+  p.runs.push_back(run);
+  EXPECT_EQ(optimas::profile::to_json(p)["runs"][0]["timeline"]["gap_groups"][0]["count"], 49);
+
+  auto old = optimas::profile::import_profile(optimas::test::data_path("h200/heat"));
+  EXPECT_FALSE(old.runs.at(0).timeline);
+  EXPECT_TRUE(optimas::profile::to_json(old)["runs"][0]["timeline"].is_null());
+}

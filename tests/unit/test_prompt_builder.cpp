@@ -1,6 +1,8 @@
+#include "analysis/application.hpp"
 #include "analysis/diagnostics.hpp"
 #include "config/app_config.hpp"
 #include "profile/importer.hpp"
+#include "profile/trace.hpp"
 #include "prompt/builder.hpp"
 #include "util/error.hpp"
 
@@ -8,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 using namespace optimas;
@@ -177,6 +180,38 @@ TEST(PromptBuilder, ScopeFileShowsTheLaunchingHostFunction) {
   EXPECT_TRUE(contains(file_scope.user, "  120 |   copy_kernel<<<blocks, TPB>>>(d_a, d_c, n);"));
   EXPECT_TRUE(contains(file_scope.user, "  126 |   triad_kernel<<<blocks, TPB>>>(d_a, d_b, d_c, SCALAR, n);"));
   EXPECT_FALSE(contains(file_scope.user, "int main(")); // main launches none of them itself
+}
+
+// With optimize.scope: application the prompt shows the AP items (issue #30) and the host code
+// they are about: the functions that launch the hot kernels or make the copies and
+// synchronisations. With the default scope neither is shown. The timeline is the synthetic
+// sync-copy trace's (tests/data/trace-v3), put beside stream's recorded profile.
+TEST(PromptBuilder, ScopeApplicationShowsTheApItemsAndTheirHostCode) {
+  auto f = load("stream");
+  auto trace = profile::read_trace(data_path("trace-v3/sync-copy"));
+  f.diagnostics.timeline = profile::summarize_timeline(trace);
+  ASSERT_TRUE(f.diagnostics.timeline);
+  for (auto& e : analysis::application_evidence(*f.diagnostics.timeline)) f.diagnostics.evidence.push_back(e);
+
+  auto kernel_scope = prompt::build_prompts(f.app, f.diagnostics, {})[0];
+  EXPECT_FALSE(contains(kernel_scope.user, "[AP1]"));
+  EXPECT_FALSE(contains(kernel_scope.user, "calls cudaMemcpy"));
+
+  f.app.optimize.scope = "application";
+  auto p = prompt::build_prompts(f.app, f.diagnostics, {})[0];
+  EXPECT_TRUE(contains(p.system, "the functions that launch these kernels or make the copies, memsets and "
+                                 "synchronisations an AP item is about"));
+  EXPECT_TRUE(contains(p.user, "The application — its timeline"));
+  EXPECT_TRUE(contains(p.user, "[AP2] GPU idle 61% of the run in 49 host gaps"));
+  EXPECT_NE(std::find(p.evidence_ids.begin(), p.evidence_ids.end(), "AP2"), p.evidence_ids.end());
+  EXPECT_TRUE(contains(p.user, "(host function run_rep, launches "));
+  EXPECT_TRUE(contains(p.user, "(host function main, calls cudaMemcpy, calls cudaDeviceSynchronize)"));
+  EXPECT_TRUE(contains(p.user, "  175 |   CHECK(cudaMemcpy(d_a, a0.data(), bytes, cudaMemcpyHostToDevice));"));
+
+  // The code-only baseline shows no evidence, AP items neither.
+  prompt::PromptOptions code_only;
+  code_only.code_only = true;
+  EXPECT_FALSE(contains(prompt::build_prompts(f.app, f.diagnostics, code_only)[0].user, "[AP1]"));
 }
 
 // Each kernel's evidence of one source is listed by estimated gain, the largest first (issue 30).

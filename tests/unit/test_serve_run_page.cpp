@@ -183,3 +183,29 @@ TEST(ServeRunPageSearch, TheTreeUnderItsParents) {
   EXPECT_NE(at("round 1, candidate 1; 12.5 s, $0.0125"), std::string::npos);
   EXPECT_NE(at("round 1: worked example k1 of run <code>aaaa0001</code>"), std::string::npos);
 }
+
+// A run whose profile had a timeline (issue #30): the application's section with its AP items;
+// without one, no such section.
+TEST(ServeRunPageApplication, TheTimelineAndItsApItems) {
+  test::TempDir dir;
+  test::write_fixture_run(dir);
+  store::RunStore st(dir.path().string());
+  EXPECT_EQ(serve::run_page(serve::load_run_data(st, test::k_run_id)).find("id=\"application\""), std::string::npos);
+
+  auto d = test::fixture_diagnostics();
+  d["timeline"] = {{"wall_ns", 24.25e6}, {"busy_ns", 5.95e6},    {"busy_fraction", 5.95 / 24.25},
+                   {"kernel_ns", 5e6},   {"transfer_ns", 0.9e6}, {"gap_ns", 15.3e6}};
+  d["evidence"].push_back(
+      {{"id", "AP1"}, {"kind", "application"}, {"kernel", ""}, {"text", "GPU idle 75% <of> the run"}});
+  store::write_json_atomic((dir.path() / test::k_run_id / "diagnostics.json").string(), d);
+  std::string html = serve::run_page(serve::load_run_data(st, test::k_run_id));
+  auto at = html.find("id=\"application\"");
+  ASSERT_NE(at, std::string::npos);
+  std::string section = html.substr(at, html.find("id=\"variants\"") - at);
+  EXPECT_NE(section.find("GPU busy 24.5% of 24.250 ms (kernels 5.000 ms, copies 0.900 ms); 15.300 ms idle"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("id=\"ev-AP1\""), std::string::npos);
+  EXPECT_NE(section.find("GPU idle 75% &lt;of&gt; the run"), std::string::npos);
+  EXPECT_EQ(section.find("ev-PC1"), std::string::npos) << "the kernels' items stay in their sections";
+}

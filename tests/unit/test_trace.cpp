@@ -52,7 +52,9 @@ TEST(Trace, ReadsLaunchesWithTheirDurationsAndShapes) {
 TEST(Trace, AFolderHoldsOneFilePerProcessInGpuOrder) {
   test::TempDir dir;
   dir.file("trace-1.tsv", with(k_trace, "P\t4242", "P\t1"));
-  dir.file("trace-2.tsv", "# optimas-trace 1\nP\t2\t0\nK\t0\t_Z1kv\tk()\nL\t0\t0\t1\t7\t1\t1\t1\t1\t1\t1\t0\t0\t8\t500\t600\nE\t1\t4\n");
+  dir.file(
+      "trace-2.tsv",
+      "# optimas-trace 1\nP\t2\t0\nK\t0\t_Z1kv\tk()\nL\t0\t0\t1\t7\t1\t1\t1\t1\t1\t1\t0\t0\t8\t500\t600\nE\t1\t4\n");
   dir.file("unrelated.txt", "not a trace");
   Trace t = read_trace(dir.path().string());
   ASSERT_EQ(t.launches.size(), 4u);
@@ -83,15 +85,15 @@ TEST(Trace, BadInputIsAnErrorAtItsLine) {
     return 0;
   };
   EXPECT_EQ(line_of("hello\n"), 1u);
-  EXPECT_EQ(line_of("# optimas-trace 3\n"), 1u); // a version this reader does not know
+  EXPECT_EQ(line_of("# optimas-trace 4\n"), 1u); // a version this reader does not know
   EXPECT_EQ(line_of("# optimas-trace 0\n"), 1u);
   EXPECT_EQ(line_of(""), 1u);
-  EXPECT_EQ(line_of(with(k_trace, "\t2000\t5000", "\t5000\t2000")), 4u);  // ends before it starts
-  EXPECT_EQ(line_of(with(k_trace, "L\t1\t0", "L\t9\t0")), 6u);            // undefined name
-  EXPECT_EQ(line_of(with(k_trace, "\t1024\t1\t1", "\t10x4\t1\t1")), 6u);  // not a number
-  EXPECT_EQ(line_of(with(k_trace, "E\t3\t0", "E\t4\t0")), 8u);            // count disagrees
-  EXPECT_EQ(line_of(with(k_trace, "K\t1\t", "K\t0\t")), 5u);              // id defined twice
-  EXPECT_EQ(line_of(std::string(k_trace) + "L\t0\n"), 9u);                // after the end
+  EXPECT_EQ(line_of(with(k_trace, "\t2000\t5000", "\t5000\t2000")), 4u); // ends before it starts
+  EXPECT_EQ(line_of(with(k_trace, "L\t1\t0", "L\t9\t0")), 6u);           // undefined name
+  EXPECT_EQ(line_of(with(k_trace, "\t1024\t1\t1", "\t10x4\t1\t1")), 6u); // not a number
+  EXPECT_EQ(line_of(with(k_trace, "E\t3\t0", "E\t4\t0")), 8u);           // count disagrees
+  EXPECT_EQ(line_of(with(k_trace, "K\t1\t", "K\t0\t")), 5u);             // id defined twice
+  EXPECT_EQ(line_of(std::string(k_trace) + "L\t0\n"), 9u);               // after the end
   EXPECT_THROW(read_trace(dir.path().string() + "/none"), Error);
   test::TempDir empty;
   EXPECT_THROW(read_trace(empty.path().string()), Error);
@@ -130,6 +132,93 @@ TEST(Trace, Format2HasTheEndTimeAndMarksAnEarlyEnd) {
   EXPECT_EQ(line_of(with(v2, "\t15000\n", "\t15000\t1\n")), 8u); // one field too many
 }
 
+// Format 3: copies, memsets, host waits and blocking calls beside the launches, and the end
+// line's count of them.
+namespace {
+const char* k_v3 = "# optimas-trace 3\n"
+                   "P\t77\t1000\n"
+                   "M\tHtoD\tpageable\tdevice\t4096\t0\t1\t7\t1500\t1800\t0\t1\n"
+                   "R\tcudaMemcpy\t5\t1400\t1850\t1\n"
+                   "S\tdevice\t4096\t0\t1\t7\t1900\t1950\t1\t2\n"
+                   "K\t0\t_Z1kv\tk()\n"
+                   "L\t0\t0\t1\t7\t1\t1\t1\t32\t1\t1\t0\t0\t8\t2000\t3000\n"
+                   "M\tDtoH\tdevice\tpinned\t4\t0\t1\t7\t3100\t3110\t1\t3\n"
+                   "Y\tstream\t1\t7\t3000\t3120\t4\n"
+                   "E\t1\t0\t4000\t5\n";
+} // namespace
+
+TEST(Trace, Format3HasCopiesMemsetsWaitsAndCalls) {
+  test::TempDir dir;
+  Trace t = read_trace(dir.file("trace-77.tsv", k_v3));
+  EXPECT_EQ(t.version, 3);
+  EXPECT_EQ(t.start_ns, 1000u);
+  EXPECT_EQ(t.end_ns, 4000u);
+  ASSERT_EQ(t.launches.size(), 1u);
+  ASSERT_EQ(t.transfers.size(), 3u);
+  const Transfer& up = t.transfers[0];
+  EXPECT_EQ(up.direction, "HtoD");
+  EXPECT_EQ(up.src_memory, "pageable");
+  EXPECT_EQ(up.dst_memory, "device");
+  EXPECT_EQ(up.bytes, 4096u);
+  EXPECT_EQ(up.stream, 7);
+  EXPECT_EQ(up.start_ns, 1500u);
+  EXPECT_EQ(up.end_ns, 1800u);
+  EXPECT_FALSE(up.async);
+  EXPECT_EQ(up.pid, 77);
+  EXPECT_TRUE(t.transfers[1].memset);
+  EXPECT_EQ(t.transfers[1].direction, "set");
+  EXPECT_TRUE(t.transfers[1].async);
+  EXPECT_EQ(t.transfers[2].direction, "DtoH");
+  EXPECT_EQ(t.transfers[2].correlation, 3u);
+  ASSERT_EQ(t.waits.size(), 1u);
+  EXPECT_EQ(t.waits[0].type, "stream");
+  EXPECT_EQ(t.waits[0].end_ns, 3120u);
+  ASSERT_EQ(t.calls.size(), 1u);
+  EXPECT_EQ(t.calls[0].name, "cudaMemcpy");
+  EXPECT_EQ(t.calls[0].thread, 5u);
+
+  // A folder of an older and a newer file is as old as its oldest.
+  test::TempDir mixed;
+  mixed.file("trace-1.tsv", k_trace);
+  mixed.file("trace-2.tsv", k_v3);
+  EXPECT_EQ(read_trace(mixed.path().string()).version, 1);
+}
+
+TEST(Trace, Format3BadLinesAreErrorsAtTheirLine) {
+  auto line_of = [](const std::string& text) -> std::size_t {
+    test::TempDir d;
+    try {
+      read_trace(d.file("trace-1.tsv", text));
+    } catch (const ParseError& e) {
+      EXPECT_NE(e.file().find("trace-1.tsv"), std::string::npos);
+      return e.line();
+    }
+    return 0;
+  };
+  EXPECT_EQ(line_of(k_v3), 0u);
+  EXPECT_EQ(line_of(with(k_v3, "HtoD\tpageable", "Sideways\tpageable")), 3u);  // unknown direction
+  EXPECT_EQ(line_of(with(k_v3, "\tpageable\tdevice", "\tpaged\tdevice")), 3u); // unknown memory
+  EXPECT_EQ(line_of(with(k_v3, "\t1500\t1800", "\t1800\t1500")), 3u);          // ends before it starts
+  EXPECT_EQ(line_of(with(k_v3, "\t1800\t0\t1\n", "\t1800\t2\t1\n")), 3u);      // async is 0 or 1
+  EXPECT_EQ(line_of(with(k_v3, "\t1800\t0\t1\n", "\t1800\t0\n")), 3u);         // a field short
+  EXPECT_EQ(line_of(with(k_v3, "R\tcudaMemcpy", "R\tmemcpy")), 4u);            // not a runtime call
+  EXPECT_EQ(line_of(with(k_v3, "S\tdevice\t4096", "S\tdevice\t4k")), 5u);      // not a byte count
+  EXPECT_EQ(line_of(with(k_v3, "Y\tstream", "Y\tlater")), 9u);                 // unknown wait
+  EXPECT_EQ(line_of(with(k_v3, "E\t1\t0\t4000\t5", "E\t1\t0\t4000\t6")), 10u); // count disagrees
+  EXPECT_EQ(line_of(with(k_v3, "E\t1\t0\t4000\t5", "E\t1\t0\t4000")), 10u);    // the count is missing
+  // The timeline's lines are format 3's: a format-2 file holding one is wrong.
+  EXPECT_EQ(line_of(with(with(k_v3, "trace 3", "trace 2"), "\t4000\t5\n", "\t4000\n")), 3u);
+}
+
+// The recorded data of formats 1 and 2 stays readable, with no timeline.
+TEST(TraceRecorded, OlderFormatsStayReadable) {
+  Trace t = read_trace(std::string(OPTIMAS_TEST_DATA) + "/h200/windows/default/trace");
+  EXPECT_EQ(t.version, 1);
+  EXPECT_EQ(t.launches.size(), 60u);
+  EXPECT_TRUE(t.transfers.empty());
+  EXPECT_GT(t.start_ns, 0u);
+}
+
 TEST(Trace, LaunchDurationsPerFunction) {
   test::TempDir dir;
   Trace t = read_trace(dir.file("trace-4242.tsv", k_trace));
@@ -150,7 +239,8 @@ TEST(Trace, KernelKeysMatchTheTracersAndNcusSpelling) {
   EXPECT_EQ(kernel_signature_key("void scan<256u, float>(float const*, float*)"),
             kernel_signature_key("void scan<(unsigned int)256, float>(const float *, float *)"));
   EXPECT_EQ(kernel_signature_key("void ns::k<-3l>(int)"), kernel_signature_key("void ns::k<(long)-3>(int)"));
-  EXPECT_NE(kernel_signature_key("void reduce<64>(int const*, int*, bool)"), kernel_signature_key("void reduce<32>(int const*, int*, bool)"));
+  EXPECT_NE(kernel_signature_key("void reduce<64>(int const*, int*, bool)"),
+            kernel_signature_key("void reduce<32>(int const*, int*, bool)"));
   EXPECT_NE(kernel_signature_key("k(int)"), kernel_signature_key("k(long)"));
 }
 
@@ -219,7 +309,7 @@ TEST(TraceRecorded, HeatSmallHasEveryLaunchAndTheCapsNcuUsed) {
   ASSERT_EQ(hk.kernels.size(), 3u);
   for (const auto& k : hk.kernels) EXPECT_EQ(k.launches, 500) << k.kernel;
   EXPECT_EQ(t.launches[0].kernel, "stencil_step");
-  EXPECT_EQ(t.launches[0].grid, (std::array<std::int64_t, 3>{8, 32, 1}));  // 256 x 256 in 32 x 8 blocks
+  EXPECT_EQ(t.launches[0].grid, (std::array<std::int64_t, 3>{8, 32, 1})); // 256 x 256 in 32 x 8 blocks
   EXPECT_EQ(t.launches[0].block, (std::array<std::int64_t, 3>{32, 8, 1}));
   // The picks ncu was given (manifest.json's launch_picks): first, middle, last of each.
   auto picks = pick_launches(t.launches, hk.hot_demangled(), 3);
