@@ -28,7 +28,7 @@ void run_analyze(AnalyzeArgs a) {
   a.options.sources = analysis::parse_diagnostics(a.diagnostics).sources;
   profile::ImportOptions io;
   io.ncu = a.ncu;
-  auto prof = profile::import_profile(profile_dir(a.profile), io);
+  auto prof = profile::import_profile(propose::profile_dir(a.profile), io);
   auto d = analysis::analyze(prof, a.options);
   if (a.json)
     std::cout << util::json_text(analysis::to_json(d)) << "\n";

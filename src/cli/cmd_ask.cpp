@@ -1,5 +1,5 @@
 // optimas ask: prompt -> backend -> parsed, validated edits, through the engine's ask path
-// (loop::ask_backend: cache, retries, prices and totals as `optimize` and `run` have them).
+// (propose::ask_backend: cache, retries, prices and totals as `optimize` and `run` have them).
 // This file parses options and prints.
 #include "cli/commands.hpp"
 
@@ -8,7 +8,7 @@
 #include "llm/backend.hpp"
 #include "llm/cache.hpp"
 #include "llm/pricing.hpp"
-#include "loop/propose.hpp"
+#include "propose/propose.hpp"
 #include "prompt/builder.hpp"
 #include "prompt/reply.hpp"
 #include "util/secrets.hpp"
@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The defaults are the loop's own, so that `ask` asks as `run` does.
-const loop::AskSettings k_loop_asks;
+const propose::AskSettings k_loop_asks;
 
 struct AskArgs {
   ProfileInput input;
@@ -112,7 +112,7 @@ void write_answer(const std::string& dir, std::size_t i, const prompt::Prompt& p
 }
 
 void run_ask(const AskArgs& a) {
-  auto prepared = prepare_prompts(a.input, a.prompt);
+  auto prepared = propose::prepare_prompts(a.input, a.prompt);
   const auto& prompts = prepared.prompts;
   const std::string kind = prompt::prompt_kind(prepared.options);
   llm::BackendConfig bc = backend_config(a.backend);
@@ -121,8 +121,8 @@ void run_ask(const AskArgs& a) {
   if (cached(a.backend, bc)) cache.emplace(a.backend.cache_dir);
   llm::PriceTable prices = a.prices.empty() ? llm::PriceTable::builtin() : llm::PriceTable::with_overrides(a.prices);
 
-  // The engine's ask path (loop/propose.hpp), as `optimize` and `run` take it.
-  loop::AskSettings settings;
+  // The engine's ask path (propose/propose.hpp), as `optimize` and `run` take it.
+  propose::AskSettings settings;
   settings.temperature = a.temperature;
   settings.max_tokens = a.max_tokens;
   if (a.seed >= 0) settings.seed = a.seed;
@@ -134,8 +134,8 @@ void run_ask(const AskArgs& a) {
     log::info("[{}/{}] {}: asking {} ({}, ~{} tokens)", i + 1, prompts.size(), p.label, backend->name(), kind,
               p.tokens());
   };
-  const auto context = structured_context(prepared.diagnostics, read_sources(prepared.loaded.app));
-  auto asked = loop::ask_backend(prompts, "", context, *backend, bc, cache ? &*cache : nullptr, settings);
+  const auto context = propose::structured_context(prepared.diagnostics, propose::read_sources(prepared.loaded.app));
+  auto asked = propose::ask_backend(prompts, "", context, *backend, bc, cache ? &*cache : nullptr, settings);
 
   nlohmann::json results = nlohmann::json::array();
   bool all_ok = true;
@@ -145,7 +145,7 @@ void run_ask(const AskArgs& a) {
     std::vector<std::string> unknown;
     if (response) {
       parsed = prompt::parse_reply(response->text);
-      if (parsed->reply) unknown = loop::unknown_evidence(*parsed->reply, prepared.diagnostics);
+      if (parsed->reply) unknown = propose::unknown_evidence(*parsed->reply, prepared.diagnostics);
     }
     auto entry = answer_json(prompts[i], kind, backend->name(), asked.results[i], parsed ? &*parsed : nullptr, unknown);
     all_ok = all_ok && parsed && parsed->ok();

@@ -1,6 +1,6 @@
 // optimas optimize: from a profile and a backend (builtin by default) to a variant source and
 // its diff, checked by the guardrails — without running anything. --compile builds the variant
-// in its own copy of the application, through the sandbox (evaluate/variant.hpp).
+// in its own copy of the application, through the sandbox (propose/variant.hpp).
 #include "cli/commands.hpp"
 
 #include "analysis/diagnostics.hpp"
@@ -9,11 +9,11 @@
 #include "cli/options.hpp"
 #include "edit/apply.hpp"
 #include "edit/guardrails.hpp"
-#include "evaluate/variant.hpp"
+#include "propose/variant.hpp"
 #include "llm/backend.hpp"
 #include "llm/cache.hpp"
 #include "llm/retry.hpp"
-#include "loop/propose.hpp"
+#include "propose/propose.hpp"
 #include "prompt/builder.hpp"
 #include "prompt/reply.hpp"
 
@@ -44,12 +44,12 @@ struct OptimizeArgs {
 };
 
 void run_optimize(const OptimizeArgs& a) {
-  auto prepared = prepare_prompts(a.input, a.prompt);
+  auto prepared = propose::prepare_prompts(a.input, a.prompt);
   const auto& loaded = prepared.loaded;
   const auto& d = prepared.diagnostics;
   const auto& prompts = prepared.prompts;
   if (d.kernels.empty()) throw Error("the profile has no hot kernel to optimize");
-  const auto sources = read_sources(loaded.app);
+  const auto sources = propose::read_sources(loaded.app);
   std::map<std::string, std::string> paths;
   for (const auto& f : loaded.app.sources) paths[fs::path(f).filename().string()] = f;
 
@@ -59,9 +59,9 @@ void run_optimize(const OptimizeArgs& a) {
   if (cached(a.backend, bc)) cache.emplace(a.backend.cache_dir);
 
   // One reply per prompt; their edits are applied together.
-  auto asked = loop::ask_backend(prompts, "", structured_context(d, sources), *backend, bc, cache ? &*cache : nullptr);
+  auto asked = propose::ask_backend(prompts, "", propose::structured_context(d, sources), *backend, bc, cache ? &*cache : nullptr);
   // The scope the prompt stated is the one the guardrails check.
-  auto proposal = loop::make_proposal(asked.replies, d, sources, paths, edit::parse_scope(loaded.app.optimize.scope),
+  auto proposal = propose::make_proposal(asked.replies, d, sources, paths, edit::parse_scope(loaded.app.optimize.scope),
                                       prepared.options.code_only);
   if (!proposal.parse_errors.empty())
     throw Error(fmt::format("the reply of {} cannot be used:\n  {}", backend->name(),
@@ -78,7 +78,7 @@ void run_optimize(const OptimizeArgs& a) {
   fs::create_directories(out);
   std::map<std::string, std::string> edited;
   for (const auto& s : loaded.app.sources) edited[s] = app.result.at(fs::path(s).filename().string());
-  evaluate::write_variant(loaded.app, edited, variant.string());
+  propose::write_variant(loaded.app, edited, variant.string());
   util::write_file((out / "diff.patch").string(), diff);
   util::write_file((out / "reply.json").string(), util::json_text(prompt::to_json(merged)) + "\n");
 
@@ -87,13 +87,13 @@ void run_optimize(const OptimizeArgs& a) {
                            {"applied", app.applied()},
                            {"not_applied", app.not_applied()},
                            {"withheld", merged.withheld.size()}};
-  result["outcomes"] = loop::outcomes_json(proposal);
+  result["outcomes"] = propose::to_json(proposal);
   result["violations"] = edit::to_json(violations);
   result["accepted"] = violations.empty() && app.applied() > 0;
   result["variant"] = variant.string();
 
   if (a.compile && violations.empty()) {
-    auto b = evaluate::build_variant(loaded.app, variant.string(), (out / "build.log").string());
+    auto b = propose::build_variant(loaded.app, variant.string(), (out / "build.log").string());
     result["compiled"] = b.ok;
     result["build"] = {{"command", loaded.app.build_command}, {"result", b.result}, {"log", b.log}};
   }

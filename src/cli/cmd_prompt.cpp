@@ -29,7 +29,7 @@ struct PromptArgs {
 };
 
 void run_prompt(const PromptArgs& a) {
-  auto prepared = prepare_prompts(a.input, a.prompt);
+  auto prepared = propose::prepare_prompts(a.input, a.prompt);
   const auto& o = prepared.options;
   const auto& prompts = prepared.prompts;
   if (!a.out.empty()) {

@@ -1,22 +1,9 @@
 #include "cli/common.hpp"
 
-#include "analysis/json.hpp"
 #include "cli/options.hpp"
 #include "loop/settings.hpp"
-#include "profile/importer.hpp"
-#include "util/error.hpp"
-#include "util/log.hpp"
-#include "util/strings.hpp"
-
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <filesystem>
-#include <vector>
 
 namespace optimas::cli {
-
-namespace fs = std::filesystem;
 
 void add_profile_input_options(CLI::App* cmd, ProfileInput& in) {
   cmd->add_option("profile", in.profile, "A profile directory, a folder of ncu CSV pages, or a .ncu-rep")
@@ -26,56 +13,6 @@ void add_profile_input_options(CLI::App* cmd, ProfileInput& in) {
   add_deprecated_alias(cmd, "--config", "input", in.config);
   add_option(cmd, "ncu", in.ncu);
   add_option(cmd, "alpha", in.alpha);
-}
-
-std::string profile_dir(const std::string& path, const std::string& app) {
-  std::error_code ec;
-  if (!fs::is_directory(path, ec) || fs::exists(fs::path(path) / "manifest.json", ec)) return path;
-  std::vector<std::string> profiles;
-  for (const auto& e : fs::directory_iterator(path, ec)) {
-    std::string ext = e.path().extension().string();
-    if (ext == ".csv" || ext == ".gz" || ext == ".ncu-rep") return path; // a folder of pages or reports
-    if (e.is_directory(ec) && fs::exists(e.path() / "manifest.json", ec)) profiles.push_back(e.path().string());
-  }
-  if (profiles.empty()) return path; // the importer says what is missing
-  std::sort(profiles.begin(), profiles.end());
-  if (!app.empty()) {
-    if (fs::exists(fs::path(path) / app / "manifest.json", ec)) return (fs::path(path) / app).string();
-    throw UsageError(fmt::format("{} holds no profile of {} (it holds {}); profile it, or name the profile folder",
-                                 path, app, fmt::join(profiles, ", ")));
-  }
-  if (profiles.size() == 1) return profiles[0];
-  throw UsageError(fmt::format("{} holds the profiles of {} applications; name one: {}", path, profiles.size(),
-                               fmt::join(profiles, ", ")));
-}
-
-Loaded load_profile_and_app(const ProfileInput& in) {
-  Loaded l;
-  profile::ImportOptions io;
-  io.ncu = in.ncu;
-  std::string app = in.app;
-  std::string name; // the application's, to find its profile under optimas-profile/
-  if (!app.empty()) {
-    fs::path p(app);
-    if (fs::is_directory(p)) p /= "optimas.yml";
-    l.app = config::load_app_config(p.string());
-    name = l.app.name;
-  }
-  l.profile = profile::import_profile(profile_dir(in.profile, name), io);
-  if (app.empty()) {
-    // The profile directory remembers where the application was; it may have moved since.
-    std::string recorded = l.profile.manifest.value("app", nlohmann::json::object()).value("config_file", "");
-    if (recorded.empty() || !fs::exists(recorded))
-      throw UsageError(
-          fmt::format("{}: which application is this? Pass --app with its optimas.yml or folder{}", in.profile,
-                      recorded.empty() ? "" : fmt::format(" (the profile names {}, which is not here)", recorded)));
-    fs::path p(recorded);
-    if (fs::is_directory(p)) p /= "optimas.yml";
-    l.app = config::load_app_config(p.string());
-  }
-  l.analysis.config = in.config;
-  l.analysis.alpha = in.alpha;
-  return l;
 }
 
 void add_model_options(CLI::App* cmd, BackendChoice& b) {
@@ -95,37 +32,11 @@ llm::BackendConfig backend_config(const BackendChoice& b) {
   return loop::make_backend_config(b.model, b.base_url, b.work_dir, {}, b.options);
 }
 
-std::map<std::string, std::string> read_sources(const config::AppConfig& app) {
-  std::map<std::string, std::string> sources;
-  for (const auto& s : app.sources)
-    sources[fs::path(s).filename().string()] = util::read_file((fs::path(app.dir) / s).string());
-  return sources;
-}
-
-nlohmann::json structured_context(const analysis::Diagnostics& d, const std::map<std::string, std::string>& sources) {
-  return {{"diagnostics", analysis::to_json(d)}, {"sources", sources}};
-}
-
 void add_prompt_options(CLI::App* cmd, PromptChoice& c) {
   add_option(cmd, "diagnostics", c.diagnostics);
   cmd->add_flag("--code-only", c.code_only, "The baseline: the kernels without diagnostics");
   add_option(cmd, "template", c.template_path);
   add_option(cmd, "token_budget", c.token_budget);
-}
-
-Prepared prepare_prompts(const ProfileInput& input, const PromptChoice& c) {
-  Prepared p;
-  p.loaded = load_profile_and_app(input);
-  if (!c.scope.empty()) p.loaded.app.optimize.scope = c.scope;
-  if (std::string w = config::fp_reassociation_caveat(p.loaded.app); !w.empty()) log::warn("{}", w);
-  const auto diagnostics = analysis::parse_diagnostics(c.diagnostics);
-  p.options.code_only = c.code_only || diagnostics.code_only;
-  p.options.sources = diagnostics.code_only ? analysis::k_all_sources : diagnostics.sources;
-  p.options.token_budget = c.token_budget;
-  if (!c.template_path.empty()) p.options.template_text = util::read_file(c.template_path);
-  p.diagnostics = analysis::analyze(p.loaded.profile, p.loaded.analysis);
-  p.prompts = prompt::build_prompts(p.loaded.app, p.diagnostics, p.options);
-  return p;
 }
 
 bool cached(const BackendChoice& b, const llm::BackendConfig& c) {

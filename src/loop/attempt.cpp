@@ -130,7 +130,7 @@ Proposal Loop::propose(Variant& v, const std::vector<std::string>& replies,
   Proposal proposal = make_proposal(replies, m_diagnostics, sources, paths, edit::parse_scope(m_app.optimize.scope),
                                     analysis::parse_diagnostics(m_app.optimize.diagnostics).code_only);
   store::write_json_atomic((v.dir / "reply.json").string(), prompt::to_json(proposal.reply));
-  store::write_json_atomic((v.dir / "outcomes.json").string(), outcomes_json(proposal));
+  store::write_json_atomic((v.dir / "outcomes.json").string(), optimas::propose::to_json(proposal));
   util::write_file((v.dir / "diff.patch").string(), proposal.diff);
   store::write_json_atomic((v.dir / "guardrails.json").string(), edit::to_json(proposal.violations));
   record_edits(proposal, result);

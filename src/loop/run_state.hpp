@@ -22,12 +22,12 @@
 #include "evaluate/validate.hpp"
 #include "evaluate/verdict.hpp"
 #include "llm/backend.hpp"
-#include "loop/propose.hpp"
 #include "loop/run_loop.hpp"
 #include "loop/settings.hpp"
 #include "profile/ncu_agent.hpp"
 #include "profile/profile.hpp"
 #include "prompt/builder.hpp"
+#include "propose/propose.hpp"
 #include "store/memory.hpp"
 #include "store/run_store.hpp"
 #include "tune/cache.hpp"
@@ -46,6 +46,14 @@
 #include <vector>
 
 namespace optimas::loop {
+
+// The proposal step (propose/propose.hpp), as the loop's steps name it.
+using optimas::propose::ask_backend;
+using optimas::propose::AskSettings;
+using optimas::propose::hot_kernel_names;
+using optimas::propose::make_proposal;
+using optimas::propose::Proposal;
+using optimas::propose::with_feedback;
 
 // Seconds since `start`, to the millisecond: the steps' times in run.json ("times") and in each
 // variant's result ("times"), which the dashboard's Steps table shows.
@@ -205,7 +213,7 @@ private:
   std::vector<store::Recall> m_recalled; // the round's worked examples (optimize.memory)
   std::string m_search_stopped;          // the budget that ended the search early, if one did
   std::chrono::steady_clock::time_point m_started = std::chrono::steady_clock::now();
-  std::string m_best; // key of the best accepted variant ("" = baseline)
+  std::string m_best;                              // key of the best accepted variant ("" = baseline)
   std::map<std::string, std::string> m_tune_edits; // source -> its text made tunable (found knobs)
   std::vector<json> m_variants;
   std::optional<evaluate::ChildRecord> m_children; // children.json: what a resume must end if we are killed

@@ -1,5 +1,5 @@
 // A backend's reply as `optimas optimize` takes it: parsed, its edits applied to a copy of the
-// sources, the guardrails checked and the unified diff written (loop/propose.cpp's order).
+// sources, the guardrails checked and the unified diff written (propose/propose.cpp's order).
 // Input: the reply; or, with a NUL byte, the source of main.cu before it and the reply after;
 // either part may hold repeated segments (fuzz::amplify), up to 64 KiB each (a megabyte in ctest).
 #include "fuzz_common.hpp"

@@ -1,7 +1,7 @@
-// Tests of loop/propose's asking (ask_backend, the one ask path of `ask`, `optimize` and `run`):
+// Tests of propose/propose's asking (ask_backend, the one ask path of `ask`, `optimize` and `run`):
 // every answer priced by the price table, totals added up as pricing.hpp adds them (a replay
 // costs nothing and is counted apart), failures as values or errors; and unknown_evidence.
-#include "loop/propose.hpp"
+#include "propose/propose.hpp"
 
 #include "llm/pricing.hpp"
 #include "util/error.hpp"
@@ -66,7 +66,7 @@ llm::UsageTotals expected_totals(int n, const std::string& provider, const std::
 
 TEST(AskBackend, EveryAnswerIsPricedAndTheTotalIsPricingsTotal) {
   CountingBackend backend;
-  auto asked = loop::ask_backend(prompts({"a", "b"}), "", {}, backend, backend_config("openai", "gpt-5"), nullptr);
+  auto asked = propose::ask_backend(prompts({"a", "b"}), "", {}, backend, backend_config("openai", "gpt-5"), nullptr);
   auto want = expected_totals(2, "openai", "gpt-5");
   ASSERT_TRUE(want.cost_known) << "the built-in table prices openai/gpt-5";
   EXPECT_GT(want.cost_usd, 0);
@@ -88,8 +88,8 @@ TEST(AskBackend, AReplayedAnswerIsCountedApartAndCostsNothing) {
   llm::ResponseCache cache(dir.path() / "cache");
   CountingBackend backend;
   auto cfg = backend_config("openai", "gpt-5");
-  auto first = loop::ask_backend(prompts({"a", "b"}), "", {}, backend, cfg, &cache);
-  auto again = loop::ask_backend(prompts({"a", "b"}), "", {}, backend, cfg, &cache);
+  auto first = propose::ask_backend(prompts({"a", "b"}), "", {}, backend, cfg, &cache);
+  auto again = propose::ask_backend(prompts({"a", "b"}), "", {}, backend, cfg, &cache);
   EXPECT_EQ(backend.requests.size(), 2u) << "the second ask is replayed";
   EXPECT_EQ(again.replies, first.replies);
   EXPECT_EQ(again.usage.calls, 0);
@@ -102,17 +102,17 @@ TEST(AskBackend, AReplayedAnswerIsCountedApartAndCostsNothing) {
 
 TEST(AskBackend, AnUnpricedModelHasAnUnknownTotalAndTheBuiltinCostsNothing) {
   CountingBackend backend;
-  auto unknown = loop::ask_backend(prompts({"a"}), "", {}, backend, backend_config("openai", "gpt-unlisted"), nullptr);
+  auto unknown = propose::ask_backend(prompts({"a"}), "", {}, backend, backend_config("openai", "gpt-unlisted"), nullptr);
   EXPECT_FALSE(unknown.usage.cost_known);
   EXPECT_EQ(unknown.usage.cost_usd, 0);
-  auto builtin = loop::ask_backend(prompts({"a"}), "", {}, backend, backend_config("builtin", ""), nullptr);
+  auto builtin = propose::ask_backend(prompts({"a"}), "", {}, backend, backend_config("builtin", ""), nullptr);
   EXPECT_TRUE(builtin.usage.cost_known);
   EXPECT_EQ(builtin.usage.cost_usd, 0);
 }
 
 TEST(AskBackend, TheSettingsAndTheFeedbackReachTheRequest) {
   CountingBackend backend;
-  loop::AskSettings s;
+  propose::AskSettings s;
   s.temperature = 0.7;
   s.max_tokens = 123;
   s.seed = 42;
@@ -123,7 +123,7 @@ TEST(AskBackend, TheSettingsAndTheFeedbackReachTheRequest) {
     EXPECT_EQ(p.label, i == 0 ? "a" : "b");
   };
   nlohmann::json context = {{"sources", {{"main.cu", "x"}}}};
-  loop::ask_backend(prompts({"a", "b"}), "edit 1 was not applied", context, backend, backend_config("openai", "gpt-5"),
+  propose::ask_backend(prompts({"a", "b"}), "edit 1 was not applied", context, backend, backend_config("openai", "gpt-5"),
                     nullptr, s);
   ASSERT_EQ(backend.requests.size(), 2u);
   const auto& r = backend.requests[1];
@@ -132,13 +132,13 @@ TEST(AskBackend, TheSettingsAndTheFeedbackReachTheRequest) {
   EXPECT_EQ(r.seed.value_or(-1), 42);
   EXPECT_EQ(r.timeout_s, 9);
   EXPECT_EQ(r.system, "You are a tuner.");
-  EXPECT_EQ(r.prompt, loop::with_feedback("b", "edit 1 was not applied"));
+  EXPECT_EQ(r.prompt, propose::with_feedback("b", "edit 1 was not applied"));
   EXPECT_EQ(r.response_schema, prompt::reply_schema());
   EXPECT_EQ(r.context, context);
   EXPECT_EQ(progress, (std::vector<std::size_t>{0, 1}));
   // The loop's defaults when nothing is set.
-  loop::ask_backend(prompts({"c"}), "", {}, backend, backend_config("openai", "gpt-5"), nullptr);
-  EXPECT_EQ(backend.requests.back().temperature, loop::AskSettings{}.temperature);
+  propose::ask_backend(prompts({"c"}), "", {}, backend, backend_config("openai", "gpt-5"), nullptr);
+  EXPECT_EQ(backend.requests.back().temperature, propose::AskSettings{}.temperature);
   EXPECT_FALSE(backend.requests.back().seed.has_value());
   EXPECT_EQ(backend.requests.back().prompt, "c");
 }
@@ -146,7 +146,7 @@ TEST(AskBackend, TheSettingsAndTheFeedbackReachTheRequest) {
 TEST(AskBackend, AFailureStopsTheLoopButIsRecordedForAsk) {
   CountingBackend backend;
   try {
-    loop::ask_backend(prompts({"a", "FAIL", "c"}), "", {}, backend, backend_config("openai", "gpt-5"), nullptr);
+    propose::ask_backend(prompts({"a", "FAIL", "c"}), "", {}, backend, backend_config("openai", "gpt-5"), nullptr);
     ADD_FAILURE() << "a failure must throw without keep_going";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("openai/gpt-5 failed (bad_request): HTTP 400"), std::string::npos)
@@ -155,9 +155,9 @@ TEST(AskBackend, AFailureStopsTheLoopButIsRecordedForAsk) {
   EXPECT_EQ(backend.requests.size(), 2u) << "nothing is asked after the failure";
 
   CountingBackend again;
-  loop::AskSettings s;
+  propose::AskSettings s;
   s.keep_going = true;
-  auto asked = loop::ask_backend(prompts({"a", "FAIL", "c"}), "", {}, again, backend_config("openai", "gpt-5"), nullptr, s);
+  auto asked = propose::ask_backend(prompts({"a", "FAIL", "c"}), "", {}, again, backend_config("openai", "gpt-5"), nullptr, s);
   EXPECT_EQ(again.requests.size(), 3u);
   ASSERT_EQ(asked.results.size(), 3u);
   ASSERT_TRUE(std::holds_alternative<llm::Failure>(asked.results[1]));
@@ -170,11 +170,11 @@ TEST(AskBackend, AFailureStopsTheLoopButIsRecordedForAsk) {
 
 TEST(AskBackend, AMissingManualReplyIsPendingEvenWithKeepGoing) {
   for (bool keep_going : {false, true}) {
-    loop::AskSettings s;
+    propose::AskSettings s;
     s.keep_going = keep_going;
     CountingBackend backend;
     EXPECT_THROW(
-        loop::ask_backend(prompts({"FAIL awaiting", "b"}), "", {}, backend, backend_config("manual", ""), nullptr, s),
+        propose::ask_backend(prompts({"FAIL awaiting", "b"}), "", {}, backend, backend_config("manual", ""), nullptr, s),
         PendingError)
         << keep_going;
     EXPECT_EQ(backend.requests.size(), 1u) << "the next prompt waits too";
@@ -191,8 +191,8 @@ TEST(UnknownEvidence, NamesTheCitedIdsTheDiagnosticsLack) {
   prompt::Edit b;
   b.evidence = {"RF1", "IA4"};
   reply.edits = {a, b};
-  EXPECT_EQ(loop::unknown_evidence(reply, d), (std::vector<std::string>{"PC9", "IA4"}));
+  EXPECT_EQ(propose::unknown_evidence(reply, d), (std::vector<std::string>{"PC9", "IA4"}));
   reply.edits = {b};
   reply.edits[0].evidence = {"RF1"};
-  EXPECT_TRUE(loop::unknown_evidence(reply, d).empty());
+  EXPECT_TRUE(propose::unknown_evidence(reply, d).empty());
 }

@@ -1,5 +1,5 @@
-// evaluate/variant.cpp: optimize's variant, copied without build outputs and built in the sandbox.
-#include "evaluate/variant.hpp"
+// propose/variant.cpp: optimize's variant, copied without build outputs and built in the sandbox.
+#include "propose/variant.hpp"
 
 #include "config/app_config.hpp"
 #include "test_helpers.hpp"
@@ -34,7 +34,7 @@ TEST(Variant, TheCopyHoldsTheEditsAndNoBuildOutputs) {
   TempDir app_dir, out;
   auto app = app_in(app_dir, "true");
   std::string dir = (out.path() / "variant").string();
-  evaluate::write_variant(app, {{"src/main.cu", "int main() { return 1; }\n"}}, dir);
+  propose::write_variant(app, {{"src/main.cu", "int main() { return 1; }\n"}}, dir);
   EXPECT_EQ(util::read_file(dir + "/src/main.cu"), "int main() { return 1; }\n");
   EXPECT_TRUE(fs::exists(dir + "/optimas.yml"));
   EXPECT_FALSE(fs::exists(dir + "/main.o")); // an old object file would make make skip the compile
@@ -42,10 +42,10 @@ TEST(Variant, TheCopyHoldsTheEditsAndNoBuildOutputs) {
 
   // Written again, the folder is replaced, not merged.
   util::write_file(dir + "/stale.txt", "left over");
-  evaluate::write_variant(app, {}, dir);
+  propose::write_variant(app, {}, dir);
   EXPECT_FALSE(fs::exists(dir + "/stale.txt"));
   EXPECT_EQ(util::read_file(dir + "/src/main.cu"), "int main() { return 0; }\n");
-  EXPECT_THROW(evaluate::write_variant(app, {{"../outside.cu", "x"}}, dir), Error);
+  EXPECT_THROW(propose::write_variant(app, {{"../outside.cu", "x"}}, dir), Error);
   EXPECT_FALSE(fs::exists(out.path() / "outside.cu"));
 }
 
@@ -53,8 +53,8 @@ TEST(Variant, AFolderInsideTheApplicationDoesNotCopyItself) {
   TempDir app_dir;
   auto app = app_in(app_dir, "true");
   std::string dir = (app_dir.path() / "out" / "variant").string();
-  evaluate::write_variant(app, {{"src/main.cu", "edited\n"}}, dir);
-  evaluate::write_variant(app, {{"src/main.cu", "edited again\n"}}, dir);
+  propose::write_variant(app, {{"src/main.cu", "edited\n"}}, dir);
+  propose::write_variant(app, {{"src/main.cu", "edited again\n"}}, dir);
   EXPECT_EQ(util::read_file(dir + "/src/main.cu"), "edited again\n");
   EXPECT_FALSE(fs::exists(dir + "/out/variant"));
   EXPECT_EQ(util::read_file((app_dir.path() / "src/main.cu").string()), "int main() { return 0; }\n");
@@ -66,8 +66,8 @@ TEST(Variant, TheBuildSeesNoApiKey) {
   TempDir app_dir, out;
   auto app = app_in(app_dir, "env > build-env.txt");
   std::string dir = (out.path() / "variant").string();
-  evaluate::write_variant(app, {}, dir);
-  auto b = evaluate::build_variant(app, dir, (out.path() / "build.log").string());
+  propose::write_variant(app, {}, dir);
+  auto b = propose::build_variant(app, dir, (out.path() / "build.log").string());
   ASSERT_TRUE(b.ok) << b.result;
   std::string env = util::read_file(dir + "/build-env.txt");
   EXPECT_NE(env.find("OPTIMAS_TEST_PLAIN_VARIABLE=visible"), std::string::npos) << env;
@@ -79,8 +79,8 @@ TEST(Variant, AFailedBuildSaysSo) {
   TempDir app_dir, out;
   auto app = app_in(app_dir, "echo broken; exit 3");
   std::string dir = (out.path() / "variant").string();
-  evaluate::write_variant(app, {}, dir);
-  auto b = evaluate::build_variant(app, dir, (out.path() / "build.log").string());
+  propose::write_variant(app, {}, dir);
+  auto b = propose::build_variant(app, dir, (out.path() / "build.log").string());
   EXPECT_FALSE(b.ok);
   EXPECT_NE(b.result.find("3"), std::string::npos) << b.result;
   EXPECT_NE(util::read_file(b.log).find("broken"), std::string::npos);

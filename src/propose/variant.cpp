@@ -1,4 +1,4 @@
-#include "evaluate/variant.hpp"
+#include "propose/variant.hpp"
 #include "evaluate/snapshot.hpp"
 
 #include "util/error.hpp"
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-namespace optimas::evaluate {
+namespace optimas::propose {
 
 namespace fs = std::filesystem;
 
@@ -30,12 +30,12 @@ void write_variant(const config::AppConfig& app, const std::map<std::string, std
     // A copy into a folder of the application would copy itself: copy through a folder outside.
     std::string tmpl = (fs::temp_directory_path() / "optimas-variant-XXXXXX").string();
     if (!::mkdtemp(tmpl.data())) throw Error(fmt::format("{}: cannot make a temporary folder", tmpl));
-    ScratchFolder scratch(tmpl);
+    evaluate::ScratchFolder scratch(tmpl);
     std::string copy = (fs::path(tmpl) / "variant").string();
-    snapshot_application(app, copy);
-    copy_tree(copy, dir);
+    evaluate::snapshot_application(app, copy);
+    evaluate::copy_tree(copy, dir);
   } else {
-    snapshot_application(app, dir);
+    evaluate::snapshot_application(app, dir);
   }
   for (const auto& [path, text] : edited) {
     fs::path p = fs::path(path).lexically_normal();
@@ -46,8 +46,8 @@ void write_variant(const config::AppConfig& app, const std::map<std::string, std
   }
 }
 
-BuildResult build_variant(const config::AppConfig& app, const std::string& dir, const std::string& log_path) {
-  return build_in(app, dir, log_path, sandbox_for(app));
+evaluate::BuildResult build_variant(const config::AppConfig& app, const std::string& dir, const std::string& log_path) {
+  return evaluate::build_in(app, dir, log_path, evaluate::sandbox_for(app));
 }
 
-} // namespace optimas::evaluate
+} // namespace optimas::propose

@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-namespace optimas::evaluate {
+namespace optimas::propose {
 
 // Copies the application into `dir` (replaced) as a run's snapshot does (without build outputs,
 // version control or Optimas' own folders) and writes `edited` over it: source path relative to
@@ -19,6 +19,6 @@ void write_variant(const config::AppConfig& app, const std::map<std::string, std
 
 // Builds the variant in `dir` with build.clean and build.command (build_in), in the sandbox of
 // sandbox_for(app), logging to `log_path`.
-BuildResult build_variant(const config::AppConfig& app, const std::string& dir, const std::string& log_path);
+evaluate::BuildResult build_variant(const config::AppConfig& app, const std::string& dir, const std::string& log_path);
 
-} // namespace optimas::evaluate
+} // namespace optimas::propose

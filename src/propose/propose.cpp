@@ -1,4 +1,4 @@
-#include "loop/propose.hpp"
+#include "propose/propose.hpp"
 
 #include "analysis/application.hpp"
 
@@ -10,7 +10,7 @@
 
 #include <set>
 
-namespace optimas::loop {
+namespace optimas::propose {
 
 std::string with_feedback(const std::string& user, const std::string& feedback) {
   if (feedback.empty()) return user;
@@ -120,7 +120,7 @@ std::string Proposal::feedback() const {
   return util::join(lines, "\n");
 }
 
-nlohmann::json outcomes_json(const Proposal& p) {
+nlohmann::json to_json(const Proposal& p) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& o : p.application.outcomes) {
     const auto& e = p.reply.edits[o.index];
@@ -138,4 +138,4 @@ nlohmann::json outcomes_json(const Proposal& p) {
   return out;
 }
 
-} // namespace optimas::loop
+} // namespace optimas::propose

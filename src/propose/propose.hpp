@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace optimas::loop {
+namespace optimas::propose {
 
 // How to ask. The defaults are the loop's; `optimas ask` sets them from its options.
 struct AskSettings {
@@ -79,6 +79,6 @@ Proposal make_proposal(const std::vector<std::string>& replies, const analysis::
 std::vector<std::string> hot_kernel_names(const analysis::Diagnostics& diagnostics);
 
 // The edit outcomes as JSON (for result files and reports).
-nlohmann::json outcomes_json(const Proposal& proposal);
+nlohmann::json to_json(const Proposal& proposal);
 
-} // namespace optimas::loop
+} // namespace optimas::propose
