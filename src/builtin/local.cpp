@@ -58,7 +58,97 @@ std::string fresh_name(const std::vector<cuda::Token>& t, const std::string& wan
   return name;
 }
 
-// Over 80 lines: each use of the array is classified and, if indexed by data, rewritten in one pass.
+// Rewrites the statement [sb, se) around the use at `u` (its index in [u + 2, close)) as a
+// compare-and-select over the array's indices, guarded where the index is not known `inside`.
+// False, with p.unsafe saying why, when the statement cannot be split that way.
+bool rewrite_statement(const Facts& facts, const LocalArray& a, const cuda::SourceFile& f, const cuda::Function& fn,
+                       std::size_t sb, std::size_t se, std::size_t u, std::size_t close, const std::string& index,
+                       bool inside, int line, Plan& p) {
+  const auto& t = *facts.t;
+  const int base_line = fn.body_first_line - 1;
+  const long long n = *a.n;
+  // One assignment at most (the statement's own), the same index everywhere in it, and an
+  // index without side effects.
+  std::vector<std::size_t> uses;
+  for (std::size_t x = sb; x < se; ++x)
+    if (t[x].text == a.name && x + 1 < se && t[x + 1].text == "[") uses.push_back(x);
+  bool same = std::all_of(uses.begin(), uses.end(), [&](std::size_t x) {
+    std::size_t c = matching_token(t, x + 1);
+    auto r = index_interval(facts, x + 2, c, x);
+    return cuda::normalise(tokens_text(facts, x + 2, c)) == cuda::normalise(index) ||
+           (r && !r->data && r->lo >= 0 && r->hi <= n - 1);
+  });
+  if (!same || side_effects(t, u + 2, close) > 0 || side_effects(t, sb, se) > 1) {
+    p.unsafe = fmt::format("the statement on line {} that indexes `{}` by data {}", line, a.name,
+                           same ? "has side effects besides its own assignment" : "uses two different indices");
+    return false;
+  }
+  // A declaration `T v = ...a[i]...;` keeps its scope: `T v;` then the guarded assignment.
+  std::size_t eq = sb;
+  while (eq < se && !is_assignment_op(t, eq)) ++eq;
+  bool declaration = eq < se && eq >= sb + 2 && std::all_of(t.begin() + sb, t.begin() + eq, [](const cuda::Token& x) {
+                       return x.kind == cuda::TokenKind::identifier;
+                     });
+  std::string declared;
+  if (declaration) {
+    std::vector<std::string> words;
+    for (std::size_t x = sb; x + 1 < eq; ++x) words.push_back(std::string(t[x].text));
+    std::string type = bare_type(words);
+    if (!k_scalar_types.count(type)) {
+      p.unsafe =
+          fmt::format("line {} declares `{}` of type {}, which this rule does not split", line, t[eq - 1].text, type);
+      return false;
+    }
+    declared = type + " " + std::string(t[eq - 1].text) + ";";
+  }
+  std::string idx = fresh_name(t, a.name + "_i"), k = fresh_name(t, a.name + "_k");
+  // The statement with every data-indexed a[index] naming a[k]; the original spacing kept.
+  std::size_t from = declaration ? eq - 1 : sb;
+  std::string rewritten;
+  std::size_t cursor = t[from].offset;
+  for (std::size_t x : uses) {
+    std::size_t c = matching_token(t, x + 1);
+    auto r = index_interval(facts, x + 2, c, x);
+    if (r && !r->data) continue;
+    rewritten += std::string(facts.body.substr(cursor, t[x].offset - cursor)) + a.name + "[" + k + "]";
+    cursor = t[c].offset + 1;
+  }
+  rewritten += std::string(facts.body.substr(cursor, t[se].offset + 1 - cursor));
+  std::string ind = indent_of(line_text(f.text, base_line + t[sb].line));
+  // Guarded, the index is read as a long long (no narrowing can bring it into range) and
+  // checked before the element is chosen.
+  std::string head = inside ? fmt::format("{}  const int {} = ({});\n", ind, idx, index)
+                            : fmt::format("{}  const long long {} = (long long)({});\n{}  if ({} < 0 || {} >= {}) "
+                                          "__trap(); // outside the array: the original's access is undefined\n",
+                                          ind, idx, index, ind, idx, idx, n);
+  std::string text = fmt::format(
+      "{}{{\n{}{}  #pragma unroll\n{}  for (int {} = 0; {} < {}; ++{})\n{}    if ({} == {}) {}\n{}}}",
+      declared.empty() ? "" : declared + "\n" + ind, head, ind, ind, k, k, n, k, ind, k, idx, rewritten, ind);
+  p.replacements.push_back({fn.body_begin + t[sb].offset, fn.body_begin + t[se].offset + 1, text});
+  return true;
+}
+
+// The constant-trip loops whose variable indexes the array, given `#pragma unroll` (once).
+void unroll_loops(const Facts& facts, const std::set<std::size_t>& loops, const cuda::SourceFile& f,
+                  const cuda::Function& fn, Plan& p) {
+  const auto& t = *facts.t;
+  for (std::size_t l : loops) {
+    const auto& loop = facts.loops[l];
+    if (loop.hi - loop.lo + 1 > k_max_trip) {
+      p.unsafe = fmt::format("the loop on line {} runs {} times, too many to unroll in full", loop.line,
+                             loop.hi - loop.lo + 1);
+      return;
+    }
+    if (line_text(f.text, loop.line - 1).find("#pragma unroll") != std::string::npos) continue;
+    std::size_t b = f.text.rfind('\n', fn.body_begin + t[loop.for_tok].offset);
+    b = b == std::string::npos ? 0 : b + 1;
+    p.replacements.push_back({b, b, indent_of(line_text(f.text, loop.line)) + "#pragma unroll\n"});
+    p.unrolled.push_back(loop.line);
+  }
+}
+
+// Each use of the array classified: a constant index (its loops unrolled) or a statement
+// rewritten by data.
 Plan plan_array(const Facts& facts, const LocalArray& a, const cuda::SourceFile& f, const cuda::Function& fn) {
   const auto& t = *facts.t;
   int base_line = fn.body_first_line - 1;
@@ -115,64 +205,7 @@ Plan plan_array(const Facts& facts, const LocalArray& a, const cuda::SourceFile&
       break;
     }
     auto [sb, se] = *stmt;
-    // One assignment at most (the statement's own), the same index everywhere in it, and an
-    // index without side effects.
-    std::vector<std::size_t> uses;
-    for (std::size_t x = sb; x < se; ++x)
-      if (t[x].text == a.name && x + 1 < se && t[x + 1].text == "[") uses.push_back(x);
-    bool same = std::all_of(uses.begin(), uses.end(), [&](std::size_t x) {
-      std::size_t c = matching_token(t, x + 1);
-      auto r = index_interval(facts, x + 2, c, x);
-      return cuda::normalise(tokens_text(facts, x + 2, c)) == cuda::normalise(index) ||
-             (r && !r->data && r->lo >= 0 && r->hi <= n - 1);
-    });
-    if (!same || side_effects(t, u + 2, close) > 0 || side_effects(t, sb, se) > 1) {
-      p.unsafe = fmt::format("the statement on line {} that indexes `{}` by data {}", line, a.name,
-                             same ? "has side effects besides its own assignment" : "uses two different indices");
-      break;
-    }
-    // A declaration `T v = ...a[i]...;` keeps its scope: `T v;` then the guarded assignment.
-    std::size_t eq = sb;
-    while (eq < se && !is_assignment_op(t, eq)) ++eq;
-    bool declaration = eq < se && eq >= sb + 2 && std::all_of(t.begin() + sb, t.begin() + eq, [](const cuda::Token& x) {
-                         return x.kind == cuda::TokenKind::identifier;
-                       });
-    std::string declared;
-    if (declaration) {
-      std::vector<std::string> words;
-      for (std::size_t x = sb; x + 1 < eq; ++x) words.push_back(std::string(t[x].text));
-      std::string type = bare_type(words);
-      if (!k_scalar_types.count(type)) {
-        p.unsafe =
-            fmt::format("line {} declares `{}` of type {}, which this rule does not split", line, t[eq - 1].text, type);
-        break;
-      }
-      declared = type + " " + std::string(t[eq - 1].text) + ";";
-    }
-    std::string idx = fresh_name(t, a.name + "_i"), k = fresh_name(t, a.name + "_k");
-    // The statement with every data-indexed a[index] naming a[k]; the original spacing kept.
-    std::size_t from = declaration ? eq - 1 : sb;
-    std::string rewritten;
-    std::size_t cursor = t[from].offset;
-    for (std::size_t x : uses) {
-      std::size_t c = matching_token(t, x + 1);
-      auto r = index_interval(facts, x + 2, c, x);
-      if (r && !r->data) continue;
-      rewritten += std::string(facts.body.substr(cursor, t[x].offset - cursor)) + a.name + "[" + k + "]";
-      cursor = t[c].offset + 1;
-    }
-    rewritten += std::string(facts.body.substr(cursor, t[se].offset + 1 - cursor));
-    std::string ind = indent_of(line_text(f.text, base_line + t[sb].line));
-    // Guarded, the index is read as a long long (no narrowing can bring it into range) and
-    // checked before the element is chosen.
-    std::string head = inside ? fmt::format("{}  const int {} = ({});\n", ind, idx, index)
-                              : fmt::format("{}  const long long {} = (long long)({});\n{}  if ({} < 0 || {} >= {}) "
-                                            "__trap(); // outside the array: the original's access is undefined\n",
-                                            ind, idx, index, ind, idx, idx, n);
-    std::string text = fmt::format(
-        "{}{{\n{}{}  #pragma unroll\n{}  for (int {} = 0; {} < {}; ++{})\n{}    if ({} == {}) {}\n{}}}",
-        declared.empty() ? "" : declared + "\n" + ind, head, ind, ind, k, k, n, k, ind, k, idx, rewritten, ind);
-    p.replacements.push_back({fn.body_begin + t[sb].offset, fn.body_begin + t[se].offset + 1, text});
+    if (!rewrite_statement(facts, a, f, fn, sb, se, u, close, index, inside, line, p)) break;
     if (inside)
       p.bounds.push_back(fmt::format("`{}` lies in [{}, {}]", index, range->lo, range->hi));
     else
@@ -181,19 +214,7 @@ Plan plan_array(const Facts& facts, const LocalArray& a, const cuda::SourceFile&
     statements_done.insert(sb);
     u = se;
   }
-  for (std::size_t l : loops_to_unroll) {
-    const auto& loop = facts.loops[l];
-    if (loop.hi - loop.lo + 1 > k_max_trip) {
-      p.unsafe = fmt::format("the loop on line {} runs {} times, too many to unroll in full", loop.line,
-                             loop.hi - loop.lo + 1);
-      break;
-    }
-    if (line_text(f.text, loop.line - 1).find("#pragma unroll") != std::string::npos) continue;
-    std::size_t b = f.text.rfind('\n', fn.body_begin + t[loop.for_tok].offset);
-    b = b == std::string::npos ? 0 : b + 1;
-    p.replacements.push_back({b, b, indent_of(line_text(f.text, loop.line)) + "#pragma unroll\n"});
-    p.unrolled.push_back(loop.line);
-  }
+  if (p.unsafe.empty()) unroll_loops(facts, loops_to_unroll, f, fn, p);
   return p;
 }
 
