@@ -111,24 +111,22 @@ void rule_unroll(const KernelInput& in, KernelEdits& ke) {
   }
 }
 
-// Over 80 lines: the condition's parse and the loop's safety check read the same tokens.
-void rule_hoist(const KernelInput& in, KernelEdits& ke) {
-  const json& k = in.kernel;
-  const cuda::SourceFile& f = in.file;
-  const cuda::Function& fn = in.fn;
-  std::string file = fs::path(f.path).filename().string();
-  std::string_view text(f.text);
-  auto t = cuda::lex(text.substr(fn.body_begin, fn.end - fn.body_begin));
-  int base_line = fn.body_first_line - 1;
-  std::size_t base = fn.body_begin;
+namespace {
+
+// The kernel's names by what a write through them could reach.
+struct HoistNames {
   std::set<std::string> const_params, other_pointers, local_arrays;
+};
+
+HoistNames hoist_names(const cuda::Function& fn, const std::vector<cuda::Token>& t) {
+  HoistNames n;
   for (const auto& p : fn.parameters)
-    if (p.pointer) (p.const_pointee ? const_params : other_pointers).insert(p.name);
+    if (p.pointer) (p.const_pointee ? n.const_params : n.other_pointers).insert(p.name);
   // Local arrays (`T name[N];`) live in registers or local memory: writes to them are safe.
   for (std::size_t i = 1; i + 1 < t.size(); ++i)
     if (t[i].kind == cuda::TokenKind::identifier && t[i + 1].text == "[" &&
         t[i - 1].kind == cuda::TokenKind::identifier && t[i - 1].text != "return")
-      local_arrays.insert(std::string(t[i].text));
+      n.local_arrays.insert(std::string(t[i].text));
   // Local pointer declarations (`T* p =`, at the start of a statement): writes through them
   // could reach anything, so a loop using one is not touched.
   for (std::size_t i = 2; i + 1 < t.size(); ++i) {
@@ -137,65 +135,133 @@ void rule_hoist(const KernelInput& in, KernelEdits& ke) {
     if (t[i].kind == cuda::TokenKind::identifier && t[i - 1].text == "*" &&
         t[i - 2].kind == cuda::TokenKind::identifier && statement_start &&
         (t[i + 1].text == "=" || t[i + 1].text == ";" || t[i + 1].text == ","))
-      other_pointers.insert(std::string(t[i].text));
+      n.other_pointers.insert(std::string(t[i].text));
   }
-  auto lines = stall_lines(k);
+  return n;
+}
+
+// A loop condition `v OP E` whose E is worth computing once: expensive, and reading neither v
+// nor memory the kernel may write.
+struct Condition {
+  std::string v;
+  std::size_t e0 = 0, e1 = 0; // E is tokens [e0, e1); e1 is the header's second ';'
+  std::set<std::string> used; // the names E reads
+};
+
+std::optional<Condition> hoistable_condition(const std::vector<cuda::Token>& t, std::size_t at, std::size_t close,
+                                             const HoistNames& names) {
+  std::size_t semi1 = 0, semi2 = 0;
+  int depth = 0;
+  for (std::size_t x = at + 1; x < close; ++x) {
+    if (t[x].text == "(") ++depth;
+    if (t[x].text == ")") --depth;
+    if (t[x].text == ";" && depth == 1) (semi1 ? semi2 : semi1) = x;
+  }
+  if (!semi1 || !semi2) return std::nullopt;
+  // cond: v OP E
+  std::size_t c0 = semi1 + 1;
+  if (c0 + 2 >= semi2 || t[c0].kind != cuda::TokenKind::identifier) return std::nullopt;
+  Condition c;
+  c.v = std::string(t[c0].text);
+  std::size_t e0 = c0 + 1;
+  std::string op(t[e0].text);
+  if (op == "<" || op == ">" || op == "!") {
+    if (t[e0 + 1].text == "=") ++e0;
+  } else {
+    return std::nullopt;
+  }
+  if (op == "!" && t[e0].text != "=") return std::nullopt;
+  c.e0 = e0 + 1;
+  c.e1 = semi2;
+  bool expensive = false, invariant = true;
+  for (std::size_t x = c.e0; x < c.e1; ++x) {
+    std::string_view w = t[x].text;
+    if (w == "/" || w == "%" || w == "[") expensive = true;
+    if (t[x].kind != cuda::TokenKind::identifier) continue;
+    if (x + 1 < c.e1 && t[x + 1].text == "(") {
+      expensive = true; // a call: __ffs, sqrt, ...
+      continue;
+    }
+    if (w == c.v) invariant = false;
+    c.used.insert(std::string(w));
+    if (x + 1 < c.e1 && t[x + 1].text == "[" && !names.const_params.count(std::string(w))) invariant = false;
+  }
+  if (!expensive || !invariant) return std::nullopt;
+  return c;
+}
+
+// The loop's increment and body (up to `body_end`) must not change what E reads, nor write memory.
+bool loop_keeps_condition(const std::vector<cuda::Token>& t, const Condition& c, std::size_t body_end,
+                          const HoistNames& names) {
+  for (std::size_t x = c.e1 + 1; x < body_end && x < t.size(); ++x) {
+    std::string w(t[x].text);
+    if (t[x].kind != cuda::TokenKind::identifier) continue;
+    std::string_view next = x + 1 < t.size() ? t[x + 1].text : "";
+    std::string_view after = x + 2 < t.size() ? t[x + 2].text : "";
+    bool assigned = (next == "=" && after != "=") ||
+                    ((next == "+" || next == "-" || next == "*" || next == "/") && (after == "=" || after == next)) ||
+                    (x > 0 && (t[x - 1].text == "&" || (t[x - 1].text == "+" && x > 1 && t[x - 2].text == "+")));
+    if (c.used.count(w) && assigned) return false;
+    // Memory writes or escapes through anything but a local array.
+    if (names.other_pointers.count(w)) return false;
+    if (next == "[" && !names.local_arrays.count(w) && !names.const_params.count(w)) return false;
+  }
+  return true;
+}
+
+// The loop's line with E computed once before it; nothing when E's text is not on that line
+// exactly once.
+std::optional<prompt::Edit> hoist_edit(const KernelInput& in, const std::vector<cuda::Token>& t, std::size_t at,
+                                       const Condition& c, const std::vector<std::string>& evidence,
+                                       const std::string& stall) {
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
+  std::string_view text(f.text);
+  std::size_t base = fn.body_begin;
+  int line = fn.body_first_line - 1 + t[at].line;
+  std::size_t e_begin = base + t[c.e0].offset, e_end = base + t[c.e1 - 1].offset + t[c.e1 - 1].text.size();
+  std::string expr(text.substr(e_begin, e_end - e_begin));
+  std::size_t line_begin = text.rfind('\n', base + t[at].offset);
+  line_begin = line_begin == std::string_view::npos ? 0 : line_begin + 1;
+  std::size_t line_end = text.find('\n', line_begin);
+  std::string src(text.substr(line_begin, line_end - line_begin));
+  if (src.find(expr) == std::string::npos || src.find(expr) != src.rfind(expr)) return std::nullopt;
+  std::string bound = c.v + "_bound";
+  std::string indent = src.substr(0, src.find_first_not_of(" \t"));
+  std::string new_line = src;
+  new_line.replace(new_line.find(expr), expr.size(), bound);
+  prompt::Edit e;
+  e.rule = "hoist";
+  e.file = fs::path(f.path).filename().string();
+  e.kernel = fn.name;
+  e.line_start = line;
+  e.line_end = line;
+  e.new_text = fmt::format("{}const auto {} = {};\n{}", indent, bound, expr, new_line);
+  e.evidence = evidence;
+  e.rationale =
+      fmt::format("{}: the loop condition at line {} evaluates `{}` on every iteration and the line shows {}; "
+                  "nothing in the loop changes it or writes memory it reads, so it is computed once before "
+                  "the loop. Same value, same comparison: results stay bit-identical.",
+                  fn.name, line, expr, stall);
+  e.expected_effect.push_back({stall, "decrease"});
+  return e;
+}
+
+} // namespace
+
+void rule_hoist(const KernelInput& in, KernelEdits& ke) {
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
+  std::string file = fs::path(f.path).filename().string();
+  auto t = cuda::lex(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
+  int base_line = fn.body_first_line - 1;
+  HoistNames names = hoist_names(fn, t);
+  auto lines = stall_lines(in.kernel);
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
     if (t[i].text != "for" || t[i + 1].text != "(") continue;
     auto [close, body_end] = loop_extent(t, i);
-    std::size_t semi1 = 0, semi2 = 0;
-    int depth = 0;
-    for (std::size_t x = i + 1; x < close; ++x) {
-      if (t[x].text == "(") ++depth;
-      if (t[x].text == ")") --depth;
-      if (t[x].text == ";" && depth == 1) (semi1 ? semi2 : semi1) = x;
-    }
-    if (!semi1 || !semi2) continue;
-    // cond: v OP E
-    std::size_t c0 = semi1 + 1;
-    if (c0 + 2 >= semi2 || t[c0].kind != cuda::TokenKind::identifier) continue;
-    std::string v(t[c0].text);
-    std::size_t e0 = c0 + 1;
-    std::string op(t[e0].text);
-    if (op == "<" || op == ">" || op == "!") {
-      if (t[e0 + 1].text == "=") ++e0;
-    } else {
-      continue;
-    }
-    if (op == "!" && t[e0].text != "=") continue;
-    ++e0;
-    std::size_t e1 = semi2; // E = tokens [e0, e1)
-    bool expensive = false, invariant = true;
-    std::set<std::string> used;
-    for (std::size_t x = e0; x < e1; ++x) {
-      std::string_view w = t[x].text;
-      if (w == "/" || w == "%" || w == "[") expensive = true;
-      if (t[x].kind != cuda::TokenKind::identifier) continue;
-      if (x + 1 < e1 && t[x + 1].text == "(") {
-        expensive = true; // a call: __ffs, sqrt, ...
-        continue;
-      }
-      if (w == v) invariant = false;
-      used.insert(std::string(w));
-      if (x + 1 < e1 && t[x + 1].text == "[" && !const_params.count(std::string(w))) invariant = false;
-    }
-    if (!expensive || !invariant) continue;
-    // The loop: its increment and body must not change what E reads, nor write memory.
-    bool safe = true;
-    for (std::size_t x = semi2 + 1; x < body_end && x < t.size() && safe; ++x) {
-      std::string w(t[x].text);
-      if (t[x].kind != cuda::TokenKind::identifier) continue;
-      std::string_view next = x + 1 < t.size() ? t[x + 1].text : "";
-      std::string_view after = x + 2 < t.size() ? t[x + 2].text : "";
-      bool assigned = (next == "=" && after != "=") ||
-                      ((next == "+" || next == "-" || next == "*" || next == "/") && (after == "=" || after == next)) ||
-                      (x > 0 && (t[x - 1].text == "&" || (t[x - 1].text == "+" && x > 1 && t[x - 2].text == "+")));
-      if (used.count(w) && assigned) safe = false;
-      // Memory writes or escapes through anything but a local array.
-      if (other_pointers.count(w)) safe = false;
-      if (next == "[" && !local_arrays.count(w) && !const_params.count(w)) safe = false;
-    }
-    if (!safe) continue;
+    auto c = hoistable_condition(t, i, close, names);
+    if (!c || !loop_keeps_condition(t, *c, body_end, names)) continue;
     int line = base_line + t[i].line;
     std::vector<std::string> evidence;
     std::string stall;
@@ -205,32 +271,9 @@ void rule_hoist(const KernelInput& in, KernelEdits& ke) {
         stall = l.stall;
       }
     if (evidence.empty()) continue;
-    std::size_t e_begin = base + t[e0].offset, e_end = base + t[e1 - 1].offset + t[e1 - 1].text.size();
-    std::string expr(text.substr(e_begin, e_end - e_begin));
-    std::size_t line_begin = text.rfind('\n', base + t[i].offset);
-    line_begin = line_begin == std::string_view::npos ? 0 : line_begin + 1;
-    std::size_t line_end = text.find('\n', line_begin);
-    std::string src(text.substr(line_begin, line_end - line_begin));
-    if (src.find(expr) == std::string::npos || src.find(expr) != src.rfind(expr)) continue;
-    std::string bound = v + "_bound";
-    std::string indent = src.substr(0, src.find_first_not_of(" \t"));
-    std::string new_line = src;
-    new_line.replace(new_line.find(expr), expr.size(), bound);
-    prompt::Edit e;
-    e.rule = "hoist";
-    e.file = file;
-    e.kernel = fn.name;
-    e.line_start = line;
-    e.line_end = line;
-    e.new_text = fmt::format("{}const auto {} = {};\n{}", indent, bound, expr, new_line);
-    e.evidence = evidence;
-    e.rationale =
-        fmt::format("{}: the loop condition at line {} evaluates `{}` on every iteration and the line shows {}; "
-                    "nothing in the loop changes it or writes memory it reads, so it is computed once before "
-                    "the loop. Same value, same comparison: results stay bit-identical.",
-                    fn.name, line, expr, stall);
-    e.expected_effect.push_back({stall, "decrease"});
-    ke.others.push_back(std::move(e));
+    auto e = hoist_edit(in, t, i, *c, evidence, stall);
+    if (!e) continue;
+    ke.others.push_back(std::move(*e));
     i = close;
   }
 }

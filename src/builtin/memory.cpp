@@ -347,153 +347,229 @@ namespace {
 constexpr long long k_static_shared_limit = 48 * 1024; // bytes of static __shared__ per block
 constexpr double k_min_conflict_fraction = 0.2;        // of shared wavefronts
 
-} // namespace
+// What the rule knows of the kernel before it looks at any one of its shared arrays.
+struct PadContext {
+  std::string file;      // the source's file name, as stall lines name it
+  std::string_view body; // the kernel's body, which `t` tokenises
+  std::vector<cuda::Token> t;
+  int base_line = 0; // the line before the body's first
+  std::map<std::string, std::string> macros;
+  std::set<std::string> derived;                              // identifiers that depend on threadIdx.x
+  double fraction = std::numeric_limits<double>::quiet_NaN(); // of shared traffic that is conflicts, if measured
+  std::string measured;                                       // that measurement in words
+  std::string rf;                                             // the roofline item to cite
+  long long static_bytes = 0;                                 // of the arrays that have a size
+  bool sized = true, dynamic = false;                         // every static array sized; any dynamic one
+};
 
-// Over 80 lines: the evidence, the array's uses and the size check are one decision per array.
-void rule_pad_shared(const KernelInput& in, KernelEdits& ke) {
-  const json& k = in.kernel;
-  const cuda::SourceFile& f = in.file;
-  const cuda::Function& fn = in.fn;
-  std::string file = fs::path(f.path).filename().string();
-  std::string_view body(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
-  auto t = cuda::lex(body);
-  int base_line = fn.body_first_line - 1;
-  auto macros = object_macros(f);
-  auto arrays = shared_arrays(t, body, macros);
-  if (arrays.empty()) return;
-  // How much of the shared traffic is conflicts: ncu's counters, else SourceCounters' excess.
+// How much of the shared traffic is conflicts: ncu's counters, else SourceCounters' excess.
+void measure_conflicts(const json& k, PadContext& cx) {
   double conflicts = access_figure(k, "shared_bank_conflicts"), wavefronts = access_figure(k, "shared_wavefronts");
-  double fraction = std::numeric_limits<double>::quiet_NaN();
-  std::string measured;
   if (std::isfinite(conflicts) && std::isfinite(wavefronts) && wavefronts > 0) {
-    fraction = conflicts / wavefronts;
-    measured = fmt::format("{:.0f} bank conflicts over {:.0f} shared wavefronts ({:.0f}%)", conflicts, wavefronts,
-                           100 * fraction);
+    cx.fraction = conflicts / wavefronts;
+    cx.measured = fmt::format("{:.0f} bank conflicts over {:.0f} shared wavefronts ({:.0f}%)", conflicts, wavefronts,
+                              100 * cx.fraction);
   } else {
     double excess = access_figure(k, "shared_excessive_wavefronts"),
            ideal = access_figure(k, "shared_ideal_wavefronts");
     if (std::isfinite(excess) && std::isfinite(ideal) && excess + ideal > 0) {
-      fraction = excess / (excess + ideal);
-      measured = fmt::format("{:.0f} of its {:.0f} shared wavefronts are beyond the ideal ({:.0f}%: bank conflicts)",
-                             excess, excess + ideal, 100 * fraction);
+      cx.fraction = excess / (excess + ideal);
+      cx.measured = fmt::format("{:.0f} of its {:.0f} shared wavefronts are beyond the ideal ({:.0f}%: bank conflicts)",
+                                excess, excess + ideal, 100 * cx.fraction);
     }
   }
-  if (std::isfinite(fraction) && fraction < k_min_conflict_fraction) return; // measured: few conflicts
-  std::string rf = k.contains("roofline") && k["roofline"].is_object() ? k["roofline"].value("id", "") : "";
-  auto derived = depends_on_thread_x(t);
-  long long static_bytes = 0;
-  bool sized = true, dynamic = false;
+}
+
+// A two-dimensional array whose column walks meet in the same banks.
+struct Grid {
+  int elem = 0; // bytes per element
+  long long rows = 0, cols = 0, ways = 0;
+  std::string col_text; // the column extent as written
+};
+
+// The array as a grid of constant extents whose column walks share banks; nothing when it is not one.
+std::optional<Grid> bank_grid(const PadContext& cx, const SharedArray& a) {
+  const auto& t = cx.t;
+  Grid g;
+  g.elem = scalar_bytes(a.type);
+  if (a.dims.size() != 2 || a.dynamic || g.elem == 0 || a.dims[0].first >= a.dims[0].second ||
+      a.dims[1].first >= a.dims[1].second)
+    return std::nullopt;
+  auto extent = [&](std::pair<std::size_t, std::size_t> d) {
+    std::size_t b = t[d.first].offset, e = t[d.second - 1].offset + t[d.second - 1].text.size();
+    return std::string(cx.body.substr(b, e - b));
+  };
+  g.col_text = extent(a.dims[1]);
+  auto cols_value = constant_value(g.col_text, cx.macros), rows_value = constant_value(extent(a.dims[0]), cx.macros);
+  if (!cols_value || !rows_value || *cols_value <= 0 || *rows_value <= 0) return std::nullopt;
+  g.cols = *cols_value;
+  g.rows = *rows_value;
+  // Threads walking a column are `cols` elements apart: with 4-byte words (a 64-bit access is
+  // served half a warp at a time, 16 threads x 2 banks) they share gcd(cols, 32 or 16) banks.
+  g.ways = g.elem == 4 ? std::gcd(g.cols, 32LL) : g.elem == 8 ? std::gcd(g.cols, 16LL) : 1;
+  if (g.ways < 2) return std::nullopt;
+  return g;
+}
+
+// The array's uses: the lines that name it, the first that walks a column, or why padding could
+// be reached.
+struct Uses {
+  std::string unsafe;
+  std::set<int> lines;
+  int walk_line = 0;
+};
+
+// Every use must be a[i][j]; a column walk varies threadIdx.x in the first subscript only.
+Uses array_uses(const PadContext& cx, const SharedArray& a) {
+  const auto& t = cx.t;
+  Uses out;
+  for (std::size_t u = 0; u < t.size(); ++u) {
+    if (t[u].text != a.name || (u >= a.first && u <= a.last)) continue;
+    int line = cx.base_line + t[u].line;
+    bool twice = u + 1 < t.size() && t[u + 1].text == "[";
+    std::size_t m1 = twice ? matching_token(t, u + 1) : t.size();
+    twice = twice && m1 + 1 < t.size() && t[m1 + 1].text == "[";
+    std::size_t m2 = twice ? matching_token(t, m1 + 1) : t.size();
+    bool plain = twice && m2 < t.size() && !(m2 + 1 < t.size() && t[m2 + 1].text == "[") &&
+                 !(u > 0 && (t[u - 1].text == "&" || t[u - 1].text == "sizeof" || t[u - 1].text == "*"));
+    if (!plain) {
+      out.unsafe = fmt::format("line {} uses `{}` other than as {}[i][j] (a pointer, a flat index, an address, a cast "
+                               "or a call), which could reach the padding",
+                               line, a.name, a.name);
+      break;
+    }
+    out.lines.insert(line);
+    if (!out.walk_line && mentions_thread_x(t, u + 2, m1, cx.derived) && !mentions_thread_x(t, m1 + 2, m2, cx.derived))
+      out.walk_line = line;
+    u = m2;
+  }
+  return out;
+}
+
+// Why padding the array could change a result or fail to build, given the rest of the kernel;
+// empty when it cannot.
+std::string padding_risk(const PadContext& cx, const KernelEdits& ke, const SharedArray& a, long long padded) {
+  int decl_line = cx.base_line + cx.t[a.first].line;
+  if (cx.dynamic)
+    return "the kernel also uses dynamic shared memory, whose size is set at launch, so the padded total cannot "
+           "be checked against the limit";
+  if (!cx.sized)
+    return "a shared array of the kernel (this one, or one declared with it) has a size this rule cannot compute";
+  if (padded > k_static_shared_limit)
+    return fmt::format("the padded arrays would take {} bytes of static shared memory, over the {} allowed", padded,
+                       k_static_shared_limit);
+  if (cx.base_line + cx.t[a.dims[1].second - 1].line != decl_line) return "the declaration spans several lines";
+  if (const auto* other = edit_on_line(ke, cx.file, decl_line))
+    return fmt::format("line {} is already edited by rule {}", decl_line, other->rule);
+  return "";
+}
+
+// The stalls on the array's lines that shared-memory conflicts cause: their ids, and the first's kind.
+struct Cited {
+  std::vector<std::string> evidence;
+  std::string stall;
+};
+
+Cited conflict_stalls(const json& k, const std::string& file, const std::set<int>& lines) {
+  Cited out;
+  for (const auto& l : stall_lines(k))
+    if (l.file == file && lines.count(l.line) &&
+        (l.stall == "stall_short_scoreboard" || l.stall == "stall_mio_throttle")) {
+      out.evidence.push_back(l.id);
+      if (out.stall.empty()) out.stall = l.stall;
+    }
+  return out;
+}
+
+// The declaration's line with the column extent one larger, and why that keeps every result.
+prompt::Edit pad_edit(const KernelInput& in, const PadContext& cx, const SharedArray& a, const Grid& g,
+                      const Uses& uses, const Cited& cited) {
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
+  const auto& t = cx.t;
+  auto [cb, ce] = a.dims[1];
+  int decl_line = cx.base_line + t[a.first].line;
+  long long padded = cx.static_bytes + g.rows * g.elem;
+  std::string src = line_text(f.text, decl_line);
+  std::size_t line_begin = f.text.rfind('\n', fn.body_begin + t[a.first].offset);
+  line_begin = line_begin == std::string::npos ? 0 : line_begin + 1;
+  std::size_t at = fn.body_begin + t[cb].offset - line_begin;
+  std::string padded_extent = ce - cb == 1 ? g.col_text + " + 1" : "(" + g.col_text + ") + 1";
+  prompt::Edit e;
+  e.rule = "pad_shared";
+  e.file = cx.file;
+  e.kernel = fn.name;
+  e.line_start = decl_line;
+  e.line_end = decl_line;
+  e.new_text = src.substr(0, at) + padded_extent + src.substr(at + g.col_text.size());
+  e.evidence = cited.evidence;
+  e.rationale = fmt::format(
+      "{}: {}{}; `{}` is {}x{} {}s, so threads walking one of its columns (line {}) are {} words apart and "
+      "meet in the same bank {}-way. Padding each row by one element, [{}], puts consecutive rows one {} apart, "
+      "so those threads reach different banks. Bit-identical: every use names its element as {}[i][j], the array "
+      "is never used through a pointer, a flat index, a cast or a call, and the padding column is never read or "
+      "written, so each element holds the same value and every thread performs the same operations in the same "
+      "order; only addresses change. Static shared memory grows from {} to {} bytes (limit {}).",
+      fn.name, cx.measured.empty() ? "shared-memory stalls on the lines that use the array" : cx.measured,
+      cited.stall.empty() ? "" : fmt::format(" and its lines show {}", cited.stall), a.name, g.rows, g.cols, a.type,
+      uses.walk_line, g.cols * g.elem / 4, g.ways, padded_extent,
+      g.elem == 8 ? "8-byte element (2 banks; a 64-bit access is served 16 threads at a time)" : "bank", a.name,
+      cx.static_bytes, padded, k_static_shared_limit);
+  e.expected_effect.push_back({"l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "decrease"});
+  if (!cited.stall.empty()) e.expected_effect.push_back({cited.stall, "decrease"});
+  return e;
+}
+
+// One array: padded when the evidence points at it and nothing can reach the padding, withheld
+// with the reason when something could, silent when padding would not help.
+void pad_array(const KernelInput& in, const PadContext& cx, const SharedArray& a, KernelEdits& ke) {
+  auto g = bank_grid(cx, a);
+  if (!g) return;
+  Uses uses = array_uses(cx, a);
+  if (!uses.walk_line && uses.unsafe.empty()) return; // padding would not change any access's banks
+  Cited cited = conflict_stalls(in.kernel, cx.file, uses.lines);
+  bool measured_high = std::isfinite(cx.fraction);
+  if (!measured_high && cited.evidence.empty()) return; // no evidence of conflicts
+  if (measured_high && !cx.rf.empty()) cited.evidence.insert(cited.evidence.begin(), cx.rf);
+  if (cited.evidence.empty())
+    return; // measured, but no roofline item to cite: the guardrails refuse an edit citing none
+  long long padded = cx.static_bytes + g->rows * g->elem;
+  std::string unsafe = uses.unsafe.empty() ? padding_risk(cx, ke, a, padded) : uses.unsafe;
+  if (!unsafe.empty()) {
+    ke.withheld.push_back({fmt::format("{}: pad __shared__ {} {}[{}][{}] to [{}][{} + 1]", in.fn.name, a.type, a.name,
+                                       g->rows, g->col_text, g->rows, g->col_text),
+                           unsafe, cited.evidence});
+    return;
+  }
+  ke.others.push_back(pad_edit(in, cx, a, *g, uses, cited));
+}
+
+} // namespace
+
+void rule_pad_shared(const KernelInput& in, KernelEdits& ke) {
+  const json& k = in.kernel;
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
+  PadContext cx;
+  cx.file = fs::path(f.path).filename().string();
+  cx.body = std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin);
+  cx.t = cuda::lex(cx.body);
+  cx.base_line = fn.body_first_line - 1;
+  cx.macros = object_macros(f);
+  auto arrays = shared_arrays(cx.t, cx.body, cx.macros);
+  if (arrays.empty()) return;
+  measure_conflicts(k, cx);
+  if (std::isfinite(cx.fraction) && cx.fraction < k_min_conflict_fraction) return; // measured: few conflicts
+  cx.rf = k.contains("roofline") && k["roofline"].is_object() ? k["roofline"].value("id", "") : "";
+  cx.derived = depends_on_thread_x(cx.t);
   for (const auto& a : arrays) {
-    dynamic = dynamic || a.dynamic;
+    cx.dynamic = cx.dynamic || a.dynamic;
     if (a.bytes)
-      static_bytes += *a.bytes;
+      cx.static_bytes += *a.bytes;
     else if (!a.dynamic)
-      sized = false;
+      cx.sized = false;
   }
-  for (const auto& a : arrays) {
-    int elem = scalar_bytes(a.type);
-    if (a.dims.size() != 2 || a.dynamic || elem == 0 || a.dims[0].first >= a.dims[0].second ||
-        a.dims[1].first >= a.dims[1].second)
-      continue;
-    auto extent = [&](std::pair<std::size_t, std::size_t> d) {
-      std::size_t b = t[d.first].offset, e = t[d.second - 1].offset + t[d.second - 1].text.size();
-      return std::string(body.substr(b, e - b));
-    };
-    auto [cb, ce] = a.dims[1];
-    std::size_t col_begin = t[cb].offset;
-    std::string col_text = extent(a.dims[1]);
-    auto cols_value = constant_value(col_text, macros), rows_value = constant_value(extent(a.dims[0]), macros);
-    if (!cols_value || !rows_value || *cols_value <= 0 || *rows_value <= 0) continue;
-    long long cols = *cols_value, rows = *rows_value;
-    // Threads walking a column are `cols` elements apart: with 4-byte words (a 64-bit access is
-    // served half a warp at a time, 16 threads x 2 banks) they share gcd(cols, 32 or 16) banks.
-    long long ways = elem == 4 ? std::gcd(cols, 32LL) : elem == 8 ? std::gcd(cols, 16LL) : 1;
-    if (ways < 2) continue;
-    // Every use must be a[i][j]; a column walk varies threadIdx.x in the first subscript only.
-    std::string unsafe;
-    std::set<int> lines;
-    int walk_line = 0;
-    for (std::size_t u = 0; u < t.size() && unsafe.empty(); ++u) {
-      if (t[u].text != a.name || (u >= a.first && u <= a.last)) continue;
-      int line = base_line + t[u].line;
-      bool twice = u + 1 < t.size() && t[u + 1].text == "[";
-      std::size_t m1 = twice ? matching_token(t, u + 1) : t.size();
-      twice = twice && m1 + 1 < t.size() && t[m1 + 1].text == "[";
-      std::size_t m2 = twice ? matching_token(t, m1 + 1) : t.size();
-      bool plain = twice && m2 < t.size() && !(m2 + 1 < t.size() && t[m2 + 1].text == "[") &&
-                   !(u > 0 && (t[u - 1].text == "&" || t[u - 1].text == "sizeof" || t[u - 1].text == "*"));
-      if (!plain) {
-        unsafe = fmt::format("line {} uses `{}` other than as {}[i][j] (a pointer, a flat index, an address, a cast "
-                             "or a call), which could reach the padding",
-                             line, a.name, a.name);
-        break;
-      }
-      lines.insert(line);
-      if (!walk_line && mentions_thread_x(t, u + 2, m1, derived) && !mentions_thread_x(t, m1 + 2, m2, derived))
-        walk_line = line;
-      u = m2;
-    }
-    if (!walk_line && unsafe.empty()) continue; // padding would not change any access's banks
-    std::vector<std::string> evidence;
-    std::string stall;
-    for (const auto& l : stall_lines(k))
-      if (l.file == file && lines.count(l.line) &&
-          (l.stall == "stall_short_scoreboard" || l.stall == "stall_mio_throttle")) {
-        evidence.push_back(l.id);
-        if (stall.empty()) stall = l.stall;
-      }
-    bool measured_high = std::isfinite(fraction);
-    if (!measured_high && evidence.empty()) continue; // no evidence of conflicts
-    if (measured_high && !rf.empty()) evidence.insert(evidence.begin(), rf);
-    if (evidence.empty()) continue; // measured, but no roofline item to cite: the guardrails refuse an edit citing none
-    std::string suggestion = fmt::format("{}: pad __shared__ {} {}[{}][{}] to [{}][{} + 1]", fn.name, a.type, a.name,
-                                         rows, col_text, rows, col_text);
-    long long padded = static_bytes + rows * elem;
-    int decl_line = base_line + t[a.first].line;
-    if (unsafe.empty() && dynamic)
-      unsafe = "the kernel also uses dynamic shared memory, whose size is set at launch, so the padded total cannot "
-               "be checked against the limit";
-    if (unsafe.empty() && !sized)
-      unsafe = "a shared array of the kernel (this one, or one declared with it) has a size this rule cannot compute";
-    if (unsafe.empty() && padded > k_static_shared_limit)
-      unsafe = fmt::format("the padded arrays would take {} bytes of static shared memory, over the {} allowed", padded,
-                           k_static_shared_limit);
-    if (unsafe.empty() && base_line + t[ce - 1].line != decl_line) unsafe = "the declaration spans several lines";
-    if (const auto* other = edit_on_line(ke, file, decl_line); unsafe.empty() && other)
-      unsafe = fmt::format("line {} is already edited by rule {}", decl_line, other->rule);
-    if (!unsafe.empty()) {
-      ke.withheld.push_back({suggestion, unsafe, evidence});
-      continue;
-    }
-    std::string src = line_text(f.text, decl_line);
-    std::size_t line_begin = f.text.rfind('\n', fn.body_begin + t[a.first].offset);
-    line_begin = line_begin == std::string::npos ? 0 : line_begin + 1;
-    std::size_t at = fn.body_begin + col_begin - line_begin;
-    std::string padded_extent = ce - cb == 1 ? col_text + " + 1" : "(" + col_text + ") + 1";
-    prompt::Edit e;
-    e.rule = "pad_shared";
-    e.file = file;
-    e.kernel = fn.name;
-    e.line_start = decl_line;
-    e.line_end = decl_line;
-    e.new_text = src.substr(0, at) + padded_extent + src.substr(at + col_text.size());
-    e.evidence = evidence;
-    e.rationale = fmt::format(
-        "{}: {}{}; `{}` is {}x{} {}s, so threads walking one of its columns (line {}) are {} words apart and "
-        "meet in the same bank {}-way. Padding each row by one element, [{}], puts consecutive rows one {} apart, "
-        "so those threads reach different banks. Bit-identical: every use names its element as {}[i][j], the array "
-        "is never used through a pointer, a flat index, a cast or a call, and the padding column is never read or "
-        "written, so each element holds the same value and every thread performs the same operations in the same "
-        "order; only addresses change. Static shared memory grows from {} to {} bytes (limit {}).",
-        fn.name, measured.empty() ? "shared-memory stalls on the lines that use the array" : measured,
-        stall.empty() ? "" : fmt::format(" and its lines show {}", stall), a.name, rows, cols, a.type, walk_line,
-        cols * elem / 4, ways, padded_extent,
-        elem == 8 ? "8-byte element (2 banks; a 64-bit access is served 16 threads at a time)" : "bank", a.name,
-        static_bytes, padded, k_static_shared_limit);
-    e.expected_effect.push_back({"l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "decrease"});
-    if (!stall.empty()) e.expected_effect.push_back({stall, "decrease"});
-    ke.others.push_back(std::move(e));
-  }
+  for (const auto& a : arrays) pad_array(in, cx, a, ke);
 }
 
 } // namespace optimas::builtin

@@ -75,32 +75,30 @@ std::string untraced_write(const std::vector<cuda::Token>& t, const cuda::Functi
   return {};
 }
 
-} // namespace
+// Lines inside loops whose loads wait for memory: the first such stall cited on each.
+struct HotLines {
+  std::map<int, std::string> id;    // line -> evidence id
+  std::map<int, std::string> stall; // line -> the stall's kind
+};
 
-// Over 80 lines: the aliasing argument is made per pointer and per launch before any line is edited.
-void rule_read_only(const KernelInput& in, KernelEdits& ke) {
-  const json& k = in.kernel;
-  const cuda::SourceFile& f = in.file;
-  const cuda::Function& fn = in.fn;
-  const std::map<std::string, std::string>& sources = in.sources;
-  std::string file = fs::path(f.path).filename().string();
-  std::string_view body(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
-  auto t = cuda::lex(body);
-  int base_line = fn.body_first_line - 1;
+HotLines hot_loop_lines(const json& k, const std::string& file, const std::vector<cuda::Token>& t, int base_line) {
   std::set<int> loop_lines;
   for (std::size_t i = 0; i + 1 < t.size(); ++i)
     if (t[i].text == "for" || t[i].text == "while")
       for (int l = t[i].line; l <= t[loop_extent(t, i).body_end].line; ++l) loop_lines.insert(base_line + l);
-  std::map<int, std::string> hot; // line -> evidence id
-  std::map<int, std::string> stall_of;
+  HotLines hot;
   for (const auto& l : stall_lines(k))
     if (l.file == file && loop_lines.count(l.line) &&
-        (l.stall == "stall_long_scoreboard" || l.stall == "stall_lg_throttle") && !hot.count(l.line)) {
-      hot[l.line] = l.id;
-      stall_of[l.line] = l.stall;
+        (l.stall == "stall_long_scoreboard" || l.stall == "stall_lg_throttle") && !hot.id.count(l.line)) {
+      hot.id[l.line] = l.id;
+      hot.stall[l.line] = l.stall;
     }
-  if (hot.empty()) return;
-  // Read-only pointers loaded on the hot lines.
+  return hot;
+}
+
+// Read-only pointers loaded on the hot lines, as indices of the kernel's parameters.
+std::vector<std::size_t> ldg_candidates(const cuda::Function& fn, const std::vector<cuda::Token>& t, int base_line,
+                                        const HotLines& hot) {
   std::vector<std::size_t> candidates;
   for (std::size_t i = 0; i < fn.parameters.size(); ++i) {
     const auto& p = fn.parameters[i];
@@ -115,14 +113,19 @@ void rule_read_only(const KernelInput& in, KernelEdits& ke) {
     if (!ldg_type(bare_type(words))) continue;
     bool loaded = false;
     for (std::size_t u = 0; u + 1 < t.size() && !loaded; ++u)
-      loaded = t[u].text == p.name && t[u + 1].text == "[" && hot.count(base_line + t[u].line);
+      loaded = t[u].text == p.name && t[u + 1].text == "[" && hot.id.count(base_line + t[u].line);
     if (loaded) candidates.push_back(i);
   }
-  if (candidates.empty()) return;
-  auto launches = launch_arguments(sources, fn.name);
-  std::vector<std::size_t> pointers;
-  for (std::size_t i = 0; i < fn.parameters.size(); ++i)
-    if (fn.parameters[i].pointer) pointers.push_back(i);
+  return candidates;
+}
+
+// Whether the kernel's launches leave this rule anything to do. With no aliasing launch,
+// __restrict__ and const apply (rule restrict) and give the compiler the read-only path itself.
+// A launch that passes a written buffer twice runs the kernel in place: the restrict rule's
+// withheld reason covers it, and this rule is for kernels refused __restrict__ only because two
+// pointers they read share a buffer.
+bool ldg_applies(const cuda::Function& fn, const std::vector<cuda::Token>& t,
+                 const std::vector<std::vector<std::string>>& launches, const std::vector<std::size_t>& pointers) {
   bool aliasing = false, in_place = false;
   for (const auto& args : launches)
     for (std::size_t x = 0; x < pointers.size(); ++x)
@@ -132,83 +135,114 @@ void rule_read_only(const KernelInput& in, KernelEdits& ke) {
           in_place = in_place || access::written_or_escapes(t, 0, t.size(), fn.parameters[pointers[x]].name) ||
                      access::written_or_escapes(t, 0, t.size(), fn.parameters[pointers[y]].name);
         }
-  // With no aliasing launch, __restrict__ and const apply (rule restrict) and give the compiler
-  // the read-only path itself. A launch that passes a written buffer twice runs the kernel in
-  // place: the restrict rule's withheld reason covers it, and this rule is for kernels refused
-  // __restrict__ only because two pointers they read share a buffer.
-  if ((!launches.empty() && !aliasing) || in_place) return;
+  return !in_place && (launches.empty() || aliasing);
+}
+
+// Why parameter `c` might be written while the kernel runs (empty: it cannot be): no launch to
+// check, a write the rule cannot follow, or a launch that passes its buffer to a written pointer.
+std::string unproven_read_only(const cuda::Function& fn, const std::vector<cuda::Token>& t, std::size_t c,
+                               const std::vector<std::vector<std::string>>& launches,
+                               const std::vector<std::size_t>& pointers, const std::string& untraced) {
+  const std::string& name = fn.parameters[c].name;
+  if (launches.empty()) return "no launch of the kernel was found in the sources, so what else it writes is unknown";
+  if (!untraced.empty())
+    return fmt::format("the kernel writes through `{}`, which this rule cannot follow to a launch argument", untraced);
+  for (const auto& args : launches) {
+    std::string mine = c < args.size() ? argument_buffer(args[c]) : "";
+    if (mine.empty())
+      return fmt::format("a launch passes `{}` for {}, and which buffer that is cannot be told",
+                         c < args.size() ? args[c] : "", name);
+    for (std::size_t q : pointers) {
+      if (q == c || q >= args.size() || !access::written_or_escapes(t, 0, t.size(), fn.parameters[q].name)) continue;
+      std::string theirs = argument_buffer(args[q]);
+      if (theirs.empty() || theirs == mine)
+        return fmt::format("a launch passes the buffer of {} (`{}`) to {} too, which the kernel writes", name, args[c],
+                           fn.parameters[q].name);
+    }
+  }
+  return "";
+}
+
+// Hot line `line` with each load of a safe pointer wrapped in __ldg(&...); nothing when the
+// line loads none of them.
+std::optional<prompt::Edit> ldg_edit(const KernelInput& in, const std::vector<cuda::Token>& t, int line,
+                                     const HotLines& hot, const std::vector<std::string>& safe) {
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
+  int base_line = fn.body_first_line - 1;
+  std::string src = line_text(f.text, line);
+  std::size_t line_begin = 0;
+  for (int n = 1; n < line; ++n) line_begin = f.text.find('\n', line_begin) + 1;
+  std::vector<std::pair<std::size_t, std::size_t>> loads; // offsets in src
+  for (std::size_t u = 0; u + 1 < t.size(); ++u) {
+    if (base_line + t[u].line != line || t[u + 1].text != "[" ||
+        std::find(safe.begin(), safe.end(), std::string(t[u].text)) == safe.end())
+      continue;
+    std::size_t m = matching_token(t, u + 1);
+    if (m >= t.size() || base_line + t[m].line != line) continue;
+    loads.push_back({fn.body_begin + t[u].offset - line_begin, fn.body_begin + t[m].offset + 1 - line_begin});
+    u = m;
+  }
+  if (loads.empty()) return std::nullopt;
+  std::string out = src;
+  for (auto it = loads.rbegin(); it != loads.rend(); ++it)
+    out = out.substr(0, it->first) + "__ldg(&" + out.substr(it->first, it->second - it->first) + ")" +
+          out.substr(it->second);
+  const std::string& stall = hot.stall.at(line);
+  prompt::Edit e;
+  e.rule = "read_only";
+  e.file = fs::path(f.path).filename().string();
+  e.kernel = fn.name;
+  e.line_start = line;
+  e.line_end = line;
+  e.new_text = out;
+  e.evidence = {hot.id.at(line)};
+  e.rationale = fmt::format(
+      "{}: line {} waits on its loads ({}) in a loop; {} {} never written by the kernel, but a launch passes one "
+      "buffer to two pointer parameters, so __restrict__ was withheld and the compiler cannot use the read-only "
+      "path by itself. __ldg loads through the read-only data cache. Bit-identical: no launch passes these "
+      "buffers to a pointer the kernel writes, and the kernel writes through nothing else, so the data stays "
+      "constant while the kernel runs and every load returns the same value as before.",
+      fn.name, line, stall, util::join(safe, ", "), safe.size() == 1 ? "is" : "are");
+  e.expected_effect.push_back({stall, "decrease"});
+  return e;
+}
+
+} // namespace
+
+void rule_read_only(const KernelInput& in, KernelEdits& ke) {
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
+  std::string file = fs::path(f.path).filename().string();
+  std::string_view body(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
+  auto t = cuda::lex(body);
+  int base_line = fn.body_first_line - 1;
+  HotLines hot = hot_loop_lines(in.kernel, file, t, base_line);
+  if (hot.id.empty()) return;
+  std::vector<std::size_t> candidates = ldg_candidates(fn, t, base_line, hot);
+  if (candidates.empty()) return;
+  auto launches = launch_arguments(in.sources, fn.name);
+  std::vector<std::size_t> pointers;
+  for (std::size_t i = 0; i < fn.parameters.size(); ++i)
+    if (fn.parameters[i].pointer) pointers.push_back(i);
+  if (!ldg_applies(fn, t, launches, pointers)) return;
   std::vector<std::string> evidence;
-  for (const auto& [line, id] : hot) evidence.push_back(id);
+  for (const auto& [line, id] : hot.id) evidence.push_back(id);
   std::string untraced = untraced_write(t, fn);
   std::vector<std::string> safe;
   for (std::size_t c : candidates) {
     const std::string& name = fn.parameters[c].name;
-    std::string suggestion = fmt::format("{}: load {} through the read-only data cache (__ldg)", fn.name, name);
-    std::string why;
-    if (launches.empty()) why = "no launch of the kernel was found in the sources, so what else it writes is unknown";
-    if (why.empty() && !untraced.empty())
-      why = fmt::format("the kernel writes through `{}`, which this rule cannot follow to a launch argument", untraced);
-    for (const auto& args : launches) {
-      if (!why.empty()) break;
-      std::string mine = c < args.size() ? argument_buffer(args[c]) : "";
-      if (mine.empty()) {
-        why = fmt::format("a launch passes `{}` for {}, and which buffer that is cannot be told",
-                          c < args.size() ? args[c] : "", name);
-        break;
-      }
-      for (std::size_t q : pointers) {
-        if (q == c || q >= args.size() || !access::written_or_escapes(t, 0, t.size(), fn.parameters[q].name)) continue;
-        std::string theirs = argument_buffer(args[q]);
-        if (theirs.empty() || theirs == mine) {
-          why = fmt::format("a launch passes the buffer of {} (`{}`) to {} too, which the kernel writes", name, args[c],
-                            fn.parameters[q].name);
-          break;
-        }
-      }
-    }
+    std::string why = unproven_read_only(fn, t, c, launches, pointers, untraced);
     if (why.empty())
       safe.push_back(name);
     else
-      ke.withheld.push_back({suggestion, why, evidence});
+      ke.withheld.push_back(
+          {fmt::format("{}: load {} through the read-only data cache (__ldg)", fn.name, name), why, evidence});
   }
   if (safe.empty()) return;
-  for (const auto& [line, id] : hot) {
+  for (const auto& [line, id] : hot.id) {
     if (edit_on_line(ke, file, line)) continue; // another rule rewrote this line; leave it to that one
-    std::string src = line_text(f.text, line);
-    std::size_t line_begin = 0;
-    for (int n = 1; n < line; ++n) line_begin = f.text.find('\n', line_begin) + 1;
-    std::vector<std::pair<std::size_t, std::size_t>> loads; // offsets in src
-    for (std::size_t u = 0; u + 1 < t.size(); ++u) {
-      if (base_line + t[u].line != line || t[u + 1].text != "[" ||
-          std::find(safe.begin(), safe.end(), std::string(t[u].text)) == safe.end())
-        continue;
-      std::size_t m = matching_token(t, u + 1);
-      if (m >= t.size() || base_line + t[m].line != line) continue;
-      loads.push_back({fn.body_begin + t[u].offset - line_begin, fn.body_begin + t[m].offset + 1 - line_begin});
-      u = m;
-    }
-    if (loads.empty()) continue;
-    std::string out = src;
-    for (auto it = loads.rbegin(); it != loads.rend(); ++it)
-      out = out.substr(0, it->first) + "__ldg(&" + out.substr(it->first, it->second - it->first) + ")" +
-            out.substr(it->second);
-    prompt::Edit e;
-    e.rule = "read_only";
-    e.file = file;
-    e.kernel = fn.name;
-    e.line_start = line;
-    e.line_end = line;
-    e.new_text = out;
-    e.evidence = {id};
-    e.rationale = fmt::format(
-        "{}: line {} waits on its loads ({}) in a loop; {} {} never written by the kernel, but a launch passes one "
-        "buffer to two pointer parameters, so __restrict__ was withheld and the compiler cannot use the read-only "
-        "path by itself. __ldg loads through the read-only data cache. Bit-identical: no launch passes these "
-        "buffers to a pointer the kernel writes, and the kernel writes through nothing else, so the data stays "
-        "constant while the kernel runs and every load returns the same value as before.",
-        fn.name, line, stall_of[line], util::join(safe, ", "), safe.size() == 1 ? "is" : "are");
-    e.expected_effect.push_back({stall_of[line], "decrease"});
-    ke.others.push_back(std::move(e));
+    if (auto e = ldg_edit(in, t, line, hot, safe)) ke.others.push_back(std::move(*e));
   }
 }
 

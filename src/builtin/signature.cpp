@@ -160,74 +160,71 @@ void start_signature(const cuda::SourceFile& f, const cuda::Function& fn, Kernel
   ke.signature_changed = true;
 }
 
-} // namespace
-
-// Over 80 lines: the aliasing check and the parameter list's rewrite are one decision.
-void rule_restrict(const KernelInput& in, KernelEdits& ke) {
-  const json& k = in.kernel;
-  const cuda::SourceFile& f = in.file;
-  const cuda::Function& fn = in.fn;
-  const std::map<std::string, std::string>& sources = in.sources;
+// The memory-dependency stalls of the kernel's hot lines, and the largest one.
+struct MemoryStalls {
   std::vector<std::string> evidence;
   std::string top_stall;
   double top_fraction = 0;
+};
+
+MemoryStalls memory_stalls(const json& k) {
+  MemoryStalls out;
   for (const auto& l : stall_lines(k))
     if (is_memory_dependency(l.stall)) {
-      evidence.push_back(l.id);
-      if (l.fraction > top_fraction) {
-        top_fraction = l.fraction;
-        top_stall = l.stall;
+      out.evidence.push_back(l.id);
+      if (l.fraction > out.top_fraction) {
+        out.top_fraction = l.fraction;
+        out.top_stall = l.stall;
       }
     }
-  if (evidence.empty()) return;
-  std::vector<const cuda::Parameter*> pointers;
-  for (const auto& p : fn.parameters)
-    if (p.pointer && !p.restrict_) pointers.push_back(&p);
-  if (pointers.empty()) return;
-  // Aliasing: every launch in the sources must pass distinct buffers to the pointer parameters.
+  return out;
+}
+
+// Why the pointer parameters might alias (empty when they cannot): every launch in the sources
+// must pass distinct buffers to them.
+std::string aliasing_reason(const std::map<std::string, std::string>& sources, const cuda::Function& fn) {
   auto launches = launch_arguments(sources, fn.name);
+  if (launches.empty()) return "no launch of the kernel was found in the sources, so aliasing cannot be ruled out";
   std::vector<std::size_t> index;
   for (std::size_t i = 0; i < fn.parameters.size(); ++i)
     if (fn.parameters[i].pointer) index.push_back(i);
-  bool aliasing = launches.empty();
   for (const auto& args : launches)
-    for (std::size_t x = 0; x < index.size() && !aliasing; ++x)
-      for (std::size_t y = x + 1; y < index.size() && !aliasing; ++y)
-        if (index[y] < args.size() && args[index[x]] == args[index[y]]) aliasing = true;
-  if (aliasing) {
-    ke.withheld.push_back({fmt::format("__restrict__ on the pointer parameters of {}", fn.name),
-                           launches.empty()
-                               ? "no launch of the kernel was found in the sources, so aliasing cannot be ruled out"
-                               : "a launch passes the same buffer to two pointer parameters",
-                           evidence});
-    return;
-  }
-  // Body tokens, for telling read-only pointers.
-  auto body = cuda::lex(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
-  start_signature(f, fn, ke);
-  std::string& decl = *ke.signature.replace;
-  std::vector<std::string> restricted, constified, unconstified;
-  const auto declared = kernel_declarations(sources, fn.name);
-  // Rewrite the parameter list from the back so that earlier offsets stay valid.
-  auto params_open = decl.find('(', decl.find(fn.name));
-  std::string head = decl.substr(0, params_open + 1);
-  std::string list = decl.substr(params_open + 1, decl.size() - params_open - 2);
+    for (std::size_t x = 0; x < index.size(); ++x)
+      for (std::size_t y = x + 1; y < index.size(); ++y)
+        if (index[y] < args.size() && args[index[x]] == args[index[y]])
+          return "a launch passes the same buffer to two pointer parameters";
+  return "";
+}
+
+// A parameter list's text split at its top-level commas, each part as written.
+std::vector<std::string> split_parameters(const std::string& list) {
   std::vector<std::string> parts;
-  {
-    int depth = 0;
-    std::string cur;
-    for (char c : list) {
-      if (c == '(' || c == '<' || c == '[') ++depth;
-      if (c == ')' || c == '>' || c == ']') --depth;
-      if (c == ',' && depth == 0) {
-        parts.push_back(cur);
-        cur.clear();
-        continue;
-      }
-      cur += c;
+  int depth = 0;
+  std::string cur;
+  for (char c : list) {
+    if (c == '(' || c == '<' || c == '[') ++depth;
+    if (c == ')' || c == '>' || c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      parts.push_back(cur);
+      cur.clear();
+      continue;
     }
-    parts.push_back(cur);
+    cur += c;
   }
+  parts.push_back(cur);
+  return parts;
+}
+
+// The parameters the rewrite touched, by what it did to them.
+struct Restricted {
+  std::vector<std::string> restricted, constified, unconstified;
+};
+
+// Adds __restrict__ to each pointer part of `parts`, and const where the kernel only reads
+// through it and no other declaration of the kernel would then disagree.
+Restricted restrict_parameters(const cuda::Function& fn, const std::vector<cuda::Token>& body,
+                               const std::vector<std::string>& declared, std::vector<std::string>& parts) {
+  Restricted out;
   for (std::size_t i = 0; i < parts.size() && i < fn.parameters.size(); ++i) {
     const auto& p = fn.parameters[i];
     if (!p.pointer || p.restrict_) continue;
@@ -238,35 +235,68 @@ void rule_restrict(const KernelInput& in, KernelEdits& ke) {
     bool name_follows =
         star + 1 < part.size() && (std::isalnum(static_cast<unsigned char>(part[star + 1])) || part[star + 1] == '_');
     part.insert(star + 1, name_follows ? " __restrict__ " : " __restrict__");
-    restricted.push_back(p.name);
+    out.restricted.push_back(p.name);
     bool only_read = !p.const_pointee && !access::written_or_escapes(body, 0, body.size(), p.name) &&
                      (passes_by_value(access::pointee(p)) || !element_passed_on(body, p.name));
     if (only_read && !declared.empty()) {
-      unconstified.push_back(p.name);
+      out.unconstified.push_back(p.name);
     } else if (only_read) {
       // const goes before the pointee type, after any leading whitespace.
       std::size_t lead = part.find_first_not_of(" \t\n");
       part.insert(lead == std::string::npos ? 0 : lead, "const ");
-      constified.push_back(p.name);
+      out.constified.push_back(p.name);
     }
   }
-  decl = head + util::join(parts, ",") + ")";
-  for (const auto& e : evidence) add_unique(ke.signature.evidence, e);
-  ke.rules.push_back("restrict");
-  ke.why.push_back(fmt::format(
+  return out;
+}
+
+// What the rule tells the user: the stalls that point at aliasing, and what each parameter got.
+std::string restrict_why(const cuda::Function& fn, const MemoryStalls& s, const Restricted& r,
+                         const std::vector<std::string>& declared) {
+  return fmt::format(
       "{}: {} dominate the hot lines ({} {:.0f}%); pointer parameters {} may alias as far as the compiler knows, so "
       "it must keep loads and stores in order. No launch passes one buffer twice, so __restrict__ is safe{}.",
-      fn.name, top_stall == "stall_membar" ? "memory barriers" : "memory-dependency stalls", top_stall,
-      100 * top_fraction, util::join(restricted, ", "),
-      (constified.empty()
+      fn.name, s.top_stall == "stall_membar" ? "memory barriers" : "memory-dependency stalls", s.top_stall,
+      100 * s.top_fraction, util::join(r.restricted, ", "),
+      (r.constified.empty()
            ? std::string()
-           : fmt::format("; {} only read, so they are also const (read-only loads)", util::join(constified, ", "))) +
-          (unconstified.empty()
+           : fmt::format("; {} only read, so they are also const (read-only loads)", util::join(r.constified, ", "))) +
+          (r.unconstified.empty()
                ? std::string()
                : fmt::format("; {} only read but not made const: the kernel is also declared at {}, which would "
                              "then declare another function",
-                             util::join(unconstified, ", "), util::join(declared, ", ")))));
-  ke.signature.expected_effect.push_back({top_stall, "decrease"});
+                             util::join(r.unconstified, ", "), util::join(declared, ", "))));
+}
+
+} // namespace
+
+void rule_restrict(const KernelInput& in, KernelEdits& ke) {
+  const cuda::SourceFile& f = in.file;
+  const cuda::Function& fn = in.fn;
+  MemoryStalls stalls = memory_stalls(in.kernel);
+  if (stalls.evidence.empty()) return;
+  bool any = false;
+  for (const auto& p : fn.parameters) any = any || (p.pointer && !p.restrict_);
+  if (!any) return;
+  if (auto why = aliasing_reason(in.sources, fn); !why.empty()) {
+    ke.withheld.push_back({fmt::format("__restrict__ on the pointer parameters of {}", fn.name), why, stalls.evidence});
+    return;
+  }
+  // Body tokens, for telling read-only pointers.
+  auto body = cuda::lex(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
+  start_signature(f, fn, ke);
+  std::string& decl = *ke.signature.replace;
+  const auto declared = kernel_declarations(in.sources, fn.name);
+  // Rewrite the parameter list from the back so that earlier offsets stay valid.
+  auto params_open = decl.find('(', decl.find(fn.name));
+  std::string head = decl.substr(0, params_open + 1);
+  std::vector<std::string> parts = split_parameters(decl.substr(params_open + 1, decl.size() - params_open - 2));
+  Restricted r = restrict_parameters(fn, body, declared, parts);
+  decl = head + util::join(parts, ",") + ")";
+  for (const auto& e : stalls.evidence) add_unique(ke.signature.evidence, e);
+  ke.rules.push_back("restrict");
+  ke.why.push_back(restrict_why(fn, stalls, r, declared));
+  ke.signature.expected_effect.push_back({stalls.top_stall, "decrease"});
 }
 
 void rule_bounds(const KernelInput& in, KernelEdits& ke) {

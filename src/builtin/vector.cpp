@@ -84,43 +84,37 @@ struct Array {
   std::vector<std::pair<std::size_t, std::size_t>> at_i; // [name, ']'] of each name[i]
 };
 
-// Over 80 lines: the body's checks and the generated code share the arrays they find.
-Outcome plan_vector(const cuda::SourceFile& f, const cuda::Function& fn, const Tokens& t, const access::ForLoop& loop) {
-  std::string_view body_text = std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin);
-  // As written (parenthesised: they are pasted into other expressions).
-  std::string start = "(" + access::rewrite(body_text, t, loop.init_begin, loop.init_end, {}) + ")";
-  std::string step = "(" + access::rewrite(body_text, t, loop.step_begin + 3, loop.step_end, {}) + ")";
-  auto uniform = access::uniform_names(f, fn, t);
-  std::string i(t[loop.var].text);
-  std::string type = access::text(t, loop.type_begin, loop.var);
-  if (t[loop.cond_begin].text != i || t[loop.cond_begin + 1].text != "<" || t[loop.cond_begin + 2].text == "=" ||
-      !access::is_uniform(t, loop.cond_begin + 2, loop.cond_end, uniform))
-    return withhold(fmt::format("the loop's bound is not `{} < n` with n the same for every thread", i));
-  std::string end = access::rewrite(body_text, t, loop.cond_begin + 2, loop.cond_end, {});
-  if (access::assigned(t, loop.body_begin, loop.body_end, i)) return withhold(fmt::format("the body changes {}", i));
+// What the loop body does with each pointer parameter, and the names it declares.
+struct BodyScan {
   std::map<std::string, Array> arrays;
   std::set<std::string> declared;
   bool has_continue = false, nested = false;
+};
+
+// Fills `s` from the body of the loop over `i`, or returns why the body cannot run per element
+// (empty when it can).
+std::string scan_body(const cuda::Function& fn, const Tokens& t, const access::ForLoop& loop, const std::string& i,
+                      BodyScan& s) {
   int depth = 0;
   for (std::size_t x = loop.body_begin; x < loop.body_end; ++x) {
     std::string_view w = t[x].text;
     if (w == "{") ++depth;
     if (w == "}") --depth;
     if (w == "return" || w == "break" || w == "goto" || w == "__syncthreads" || w == "asm" || w == "__syncwarp")
-      return withhold(fmt::format("the loop body holds `{}`", w));
-    nested = nested || w == "for" || w == "while" || w == "do";
-    has_continue = has_continue || w == "continue";
+      return fmt::format("the loop body holds `{}`", w);
+    s.nested = s.nested || w == "for" || w == "while" || w == "do";
+    s.has_continue = s.has_continue || w == "continue";
     if (t[x].kind != cuda::TokenKind::identifier) continue;
     if (x + 1 < loop.body_end && t[x + 1].text == "(" && !pure_math(w) && !access::arithmetic_type_word(w))
-      return withhold(fmt::format("the loop body calls {}, which could write memory", w));
+      return fmt::format("the loop body calls {}, which could write memory", w);
     if (x > loop.body_begin && t[x - 1].kind == cuda::TokenKind::identifier && !keyword(t[x - 1].text) &&
         x + 1 < loop.body_end && (t[x + 1].text == "=" || t[x + 1].text == ";" || t[x + 1].text == "["))
-      declared.insert(std::string(w));
+      s.declared.insert(std::string(w));
     const cuda::Parameter* p = nullptr;
     for (const auto& q : fn.parameters)
       if (q.pointer && q.name == w) p = &q;
     if (!p) continue;
-    Array& a = arrays[p->name];
+    Array& a = s.arrays[p->name];
     a.name = p->name;
     a.elem = access::pointee(*p);
     bool written = access::written_or_escapes(t, x, x + 1, w);
@@ -130,67 +124,92 @@ Outcome plan_vector(const cuda::SourceFile& f, const cuda::Function& fn, const T
                    (x == loop.body_begin || t[x - 1].text == ";" || t[x - 1].text == "{" || t[x - 1].text == "}");
       a.plain_stores_only = a.plain_stores_only && plain;
     } else if (written) {
-      return withhold(fmt::format("{} is written at an index other than [{}] (or passed on)", a.name, i));
+      return fmt::format("{} is written at an index other than [{}] (or passed on)", a.name, i);
     } else {
       std::size_t close = x + 1 < loop.body_end ? access::matching(t, x + 1) : t.size();
-      return withhold(fmt::format("{} is read at [{}], not at [{}]: the index pattern is not unit-stride", a.name,
-                                  close < t.size() ? access::text(t, x + 2, close) : "?", i));
+      return fmt::format("{} is read at [{}], not at [{}]: the index pattern is not unit-stride", a.name,
+                         close < t.size() ? access::text(t, x + 2, close) : "?", i);
     }
     (written ? a.written : a.read) = true;
   }
-  if (nested && has_continue) return withhold("a `continue` inside a nested loop");
-  // Loop-carried state: a variable from outside the loop that the body assigns.
+  if (s.nested && s.has_continue) return "a `continue` inside a nested loop";
+  return "";
+}
+
+// Loop-carried state: a variable from outside the loop that the body assigns. Returns why the
+// order of elements matters, or empty.
+std::string carried_state(const Tokens& t, const access::ForLoop& loop, const BodyScan& s) {
   for (std::size_t x = loop.body_begin; x < loop.body_end; ++x)
-    if (t[x].kind == cuda::TokenKind::identifier && !declared.count(std::string(t[x].text)) &&
-        !arrays.count(std::string(t[x].text)) &&
+    if (t[x].kind == cuda::TokenKind::identifier && !s.declared.count(std::string(t[x].text)) &&
+        !s.arrays.count(std::string(t[x].text)) &&
         (access::assigned(t, x, x + 1, t[x].text) ||
          (x + 1 < loop.body_end && t[x + 1].text == "[" && access::written_or_escapes(t, x, x + 1, t[x].text))))
-      return withhold(fmt::format("the body accumulates into {} across iterations: a different order of elements "
-                                  "per thread would change its result",
-                                  t[x].text));
-  int size = 0;
-  std::vector<const Array*> vectorised;
-  for (const auto& [name, a] : arrays) {
-    if (a.at_i.empty()) continue;
-    int s = access::element_size(a.elem);
-    if (s == 0) return withhold(fmt::format("{}'s element type `{}` has no vector type here", name, a.elem));
-    if (size && s != size) return withhold("the arrays' elements differ in size, so one step cannot cover them all");
-    size = s;
-    vectorised.push_back(&a);
-  }
-  if (vectorised.empty()) return withhold(fmt::format("no array is read or written at [{}]", i));
-  int width = 16 / size;
-  for (const auto& name : {i + "_v", i + "_k"})
-    for (const auto& tok : t)
-      if (tok.text == name) return withhold(fmt::format("the kernel already uses the name {}", name));
-  if (!access::whole_lines(body_text, t, loop.at, loop.last))
-    return withhold("the loop shares its first or last line with other code");
+      return fmt::format("the body accumulates into {} across iterations: a different order of elements "
+                         "per thread would change its result",
+                         t[x].text);
+  return "";
+}
 
+// The generated code's ingredients.
+struct Plan {
+  std::string i, type, start, step, end; // the loop's variable, its type and its bounds as written
+  std::vector<const Array*> arrays;      // those indexed at [i], in name order
+  int width = 0;                         // elements per 16 bytes
+  bool has_continue = false;
+};
+
+// Puts the arrays indexed at [i] into `plan` with the width of their common element size, or
+// returns why one step cannot cover them.
+std::string choose_arrays(const BodyScan& s, Plan& plan) {
+  int size = 0;
+  for (const auto& [name, a] : s.arrays) {
+    if (a.at_i.empty()) continue;
+    int e = access::element_size(a.elem);
+    if (e == 0) return fmt::format("{}'s element type `{}` has no vector type here", name, a.elem);
+    if (size && e != size) return "the arrays' elements differ in size, so one step cannot cover them all";
+    size = e;
+    plan.arrays.push_back(&a);
+  }
+  if (plan.arrays.empty()) return fmt::format("no array is read or written at [{}]", plan.i);
+  plan.width = 16 / size;
+  return "";
+}
+
+// Appends one array's vector load (or its uninitialised elements) to `loads` and, when written,
+// its vector store to `stores`.
+void array_lines(const Array& a, const Plan& plan, const std::string& ind, std::string& loads, std::string& stores) {
+  Vector v = vector_of(a.elem);
+  bool load = a.read || !a.plain_stores_only || plan.has_continue; // a skipped store must keep the old value
+  if (load) {
+    std::vector<std::string> parts;
+    for (const auto& c : v.parts) parts.push_back(fmt::format("{}_q.{}", a.name, c));
+    loads += fmt::format("{i}    const {V} {a}_q = reinterpret_cast<const {V}*>({a})[{n}_v];\n"
+                         "{i}    {T} {a}_e[{W}] = {{{p}}};\n",
+                         fmt::arg("i", ind), fmt::arg("V", v.type), fmt::arg("a", a.name), fmt::arg("n", plan.i),
+                         fmt::arg("T", a.elem), fmt::arg("W", plan.width), fmt::arg("p", util::join(parts, ", ")));
+  } else {
+    loads += fmt::format("{}    {} {}_e[{}];\n", ind, a.elem, a.name, plan.width);
+  }
+  if (a.written) {
+    std::vector<std::string> parts;
+    for (int c = 0; c < plan.width; ++c) parts.push_back(fmt::format("{}_e[{}]", a.name, c));
+    stores += fmt::format("{i}    reinterpret_cast<{V}*>({a})[{n}_v] = {m}({p});\n", fmt::arg("i", ind),
+                          fmt::arg("V", v.type), fmt::arg("a", a.name), fmt::arg("n", plan.i), fmt::arg("m", v.make),
+                          fmt::arg("p", util::join(parts, ", ")));
+  }
+}
+
+// The loop's replacement: the vector path under the alignment check, then the tail, with the
+// original loop as the fallback.
+std::string vector_code(std::string_view body_text, const Tokens& t, const access::ForLoop& loop, const Plan& plan) {
+  const std::string& i = plan.i;
   std::string ind = access::indent_at(body_text, t[loop.at].offset);
   std::vector<std::string> aligned;
   std::string loads, stores;
   std::vector<access::Replacement> subs;
-  for (const Array* a : vectorised) {
-    Vector v = vector_of(a->elem);
+  for (const Array* a : plan.arrays) {
     aligned.push_back(fmt::format("(reinterpret_cast<size_t>({}) & 15) == 0", a->name));
-    bool load = a->read || !a->plain_stores_only || has_continue; // a skipped store must keep the old value
-    if (load) {
-      std::vector<std::string> parts;
-      for (const auto& c : v.parts) parts.push_back(fmt::format("{}_q.{}", a->name, c));
-      loads += fmt::format("{i}    const {V} {a}_q = reinterpret_cast<const {V}*>({a})[{n}_v];\n"
-                           "{i}    {T} {a}_e[{W}] = {{{p}}};\n",
-                           fmt::arg("i", ind), fmt::arg("V", v.type), fmt::arg("a", a->name), fmt::arg("n", i),
-                           fmt::arg("T", a->elem), fmt::arg("W", width), fmt::arg("p", util::join(parts, ", ")));
-    } else {
-      loads += fmt::format("{}    {} {}_e[{}];\n", ind, a->elem, a->name, width);
-    }
-    if (a->written) {
-      std::vector<std::string> parts;
-      for (int c = 0; c < width; ++c) parts.push_back(fmt::format("{}_e[{}]", a->name, c));
-      stores += fmt::format("{i}    reinterpret_cast<{V}*>({a})[{n}_v] = {m}({p});\n", fmt::arg("i", ind),
-                            fmt::arg("V", v.type), fmt::arg("a", a->name), fmt::arg("n", i), fmt::arg("m", v.make),
-                            fmt::arg("p", util::join(parts, ", ")));
-    }
+    array_lines(*a, plan, ind, loads, stores);
     for (auto [b, close] : a->at_i) subs.push_back({b, close + 1, fmt::format("{}_e[{}_k]", a->name, i)});
   }
   std::string body = access::rewrite(body_text, t, loop.body_begin, loop.body_end, subs);
@@ -198,7 +217,7 @@ Outcome plan_vector(const cuda::SourceFile& f, const cuda::Function& fn, const T
   std::size_t first_line = body_text.rfind('\n', t[loop.at].offset) + 1;
   std::size_t last_end = body_text.find('\n', t[loop.last].offset);
   std::string original(body_text.substr(first_line, last_end - first_line));
-  std::string code = fmt::format(
+  return fmt::format(
       "{ind}if ({aligned}) {{\n"
       "{ind}  // vector_loads: {W} consecutive elements per thread and step, one 16-byte access per array; each\n"
       "{ind}  // element is computed by the original body. The tail and unaligned arrays take the original loop.\n"
@@ -217,13 +236,43 @@ Outcome plan_vector(const cuda::SourceFile& f, const cuda::Function& fn, const T
       "{ind}}} else {{\n"
       "{orig}\n"
       "{ind}}}",
-      fmt::arg("ind", ind), fmt::arg("aligned", util::join(aligned, " && ")), fmt::arg("W", width),
-      fmt::arg("ty", type), fmt::arg("i", i), fmt::arg("start", start), fmt::arg("end", end), fmt::arg("step", step),
-      fmt::arg("loads", loads), fmt::arg("stores", stores), fmt::arg("body", access::indented(body, "    ").substr(4)),
+      fmt::arg("ind", ind), fmt::arg("aligned", util::join(aligned, " && ")), fmt::arg("W", plan.width),
+      fmt::arg("ty", plan.type), fmt::arg("i", i), fmt::arg("start", plan.start), fmt::arg("end", plan.end),
+      fmt::arg("step", plan.step), fmt::arg("loads", loads), fmt::arg("stores", stores),
+      fmt::arg("body", access::indented(body, "    ").substr(4)),
       fmt::arg("plain", access::indented(plain_body, "  ").substr(2)),
       fmt::arg("orig", access::indented(original, "  ")));
+}
+
+Outcome plan_vector(const cuda::SourceFile& f, const cuda::Function& fn, const Tokens& t, const access::ForLoop& loop) {
+  std::string_view body_text = std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin);
+  Plan plan;
+  // As written (parenthesised: they are pasted into other expressions).
+  plan.start = "(" + access::rewrite(body_text, t, loop.init_begin, loop.init_end, {}) + ")";
+  plan.step = "(" + access::rewrite(body_text, t, loop.step_begin + 3, loop.step_end, {}) + ")";
+  auto uniform = access::uniform_names(f, fn, t);
+  plan.i = std::string(t[loop.var].text);
+  const std::string& i = plan.i;
+  plan.type = access::text(t, loop.type_begin, loop.var);
+  if (t[loop.cond_begin].text != i || t[loop.cond_begin + 1].text != "<" || t[loop.cond_begin + 2].text == "=" ||
+      !access::is_uniform(t, loop.cond_begin + 2, loop.cond_end, uniform))
+    return withhold(fmt::format("the loop's bound is not `{} < n` with n the same for every thread", i));
+  plan.end = access::rewrite(body_text, t, loop.cond_begin + 2, loop.cond_end, {});
+  if (access::assigned(t, loop.body_begin, loop.body_end, i)) return withhold(fmt::format("the body changes {}", i));
+  BodyScan scan;
+  if (auto why = scan_body(fn, t, loop, i, scan); !why.empty()) return withhold(why);
+  if (auto why = carried_state(t, loop, scan); !why.empty()) return withhold(why);
+  plan.has_continue = scan.has_continue;
+  if (auto why = choose_arrays(scan, plan); !why.empty()) return withhold(why);
+  for (const auto& name : {i + "_v", i + "_k"})
+    for (const auto& tok : t)
+      if (tok.text == name) return withhold(fmt::format("the kernel already uses the name {}", name));
+  if (!access::whole_lines(body_text, t, loop.at, loop.last))
+    return withhold("the loop shares its first or last line with other code");
+
+  std::string code = vector_code(body_text, t, loop, plan);
   std::vector<std::string> names;
-  for (const Array* a : vectorised) names.push_back(a->name);
+  for (const Array* a : plan.arrays) names.push_back(a->name);
   prompt::Edit e = access::loop_edit("vector_loads", f, fn, t, loop, code);
   e.rationale = fmt::format(
       "{fn}: the grid-stride loop's loads wait on long_scoreboard while memory throughput stays low, so too few "
@@ -232,8 +281,8 @@ Outcome plan_vector(const cuda::SourceFile& f, const cuda::Function& fn, const T
       "Bit-identical: each element {i} is computed by the original body, unchanged, from the same values; the body "
       "carries no state between iterations and touches only element {i} of the arrays it writes, so the order in "
       "which elements are processed cannot change any result.",
-      fmt::arg("fn", fn.name), fmt::arg("arrays", util::join(names, ", ")), fmt::arg("W", width),
-      fmt::arg("V", vector_of(vectorised[0]->elem).type), fmt::arg("i", i));
+      fmt::arg("fn", fn.name), fmt::arg("arrays", util::join(names, ", ")), fmt::arg("W", plan.width),
+      fmt::arg("V", vector_of(plan.arrays[0]->elem).type), fmt::arg("i", i));
   e.expected_effect.push_back({"stall_long_scoreboard", "decrease"});
   e.expected_effect.push_back({"dram__throughput.avg.pct_of_peak_sustained_elapsed", "increase"});
   return {std::move(e), ""};

@@ -113,9 +113,11 @@ struct SalientSpot {
   int line = 0;
 };
 
-} // namespace
+struct KernelTally {
+  std::size_t consistent = 0, measured = 0;
+};
 
-EarMetrics compute_ear(const EarInputs& in, const EarOptions& o) {
+void check_inputs(const EarInputs& in, const EarOptions& o) {
   if (!in.diagnostics || !in.reply || !in.application)
     throw Error(fmt::format("EAR needs the diagnostics the prompt was built from, the reply and the outcome of "
                             "applying it; missing: {}{}{}",
@@ -123,7 +125,112 @@ EarMetrics compute_ear(const EarInputs& in, const EarOptions& o) {
                             in.application ? "" : " application"));
   if (o.k_lines < 0) throw UsageError(fmt::format("the localisation window must be >= 0 lines (got {})", o.k_lines));
   if (!(o.dead_band >= 0)) throw UsageError(fmt::format("the dead band must be >= 0 (got {})", o.dead_band));
-  const auto& diagnostics = *in.diagnostics;
+}
+
+// What every applied edit is measured against.
+struct EarContext {
+  const analysis::Diagnostics& diagnostics;
+  const EarOptions& o;
+  std::set<std::string> source_names; // the application's source files, by file name
+  std::vector<const profile::Run*> before_runs, after_runs;
+
+  // An ncu path whose file name is not the edit's still means the edit's file when the
+  // application has only that one (the binary was built from a copy under another name).
+  bool same_file(const std::string& ncu_path, const std::string& edit_file) const {
+    return base_name(ncu_path) == base_name(edit_file) || source_names.size() == 1;
+  }
+};
+
+std::set<std::string> source_names(const prompt::Reply& reply, const edit::Application& application) {
+  std::set<std::string> names;
+  for (const auto& [file, text] : application.original) names.insert(base_name(file));
+  if (names.empty())
+    for (const auto& e : reply.edits) names.insert(base_name(e.file));
+  return names;
+}
+
+// The first outcome recorded for each edit; an edit with none was never applied.
+std::vector<const edit::EditOutcome*> first_outcomes(const prompt::Reply& reply, const edit::Application& application) {
+  std::vector<const edit::EditOutcome*> outcome(reply.edits.size(), nullptr);
+  for (const auto& oc : application.outcomes)
+    if (oc.index < outcome.size() && !outcome[oc.index]) outcome[oc.index] = &oc;
+  return outcome;
+}
+
+// Counts the edit as covered when it cites evidence the prompt had, and each id it cites that
+// the prompt never had.
+void count_citations(const prompt::Edit& e, const std::set<std::string>& known, EarMetrics& m) {
+  std::set<std::string> unknown;
+  bool covered = false;
+  for (const auto& id : e.evidence) {
+    if (known.count(id))
+      covered = true;
+    else
+      unknown.insert(id);
+  }
+  if (covered) ++m.covered;
+  m.unknown_citations += unknown.size();
+}
+
+// Counts the applied edit as localizable when its kernel has salient PC lines, and as localized
+// when it lies within k lines of one.
+void localize(const EarContext& cx, const prompt::Edit& e, const edit::EditOutcome& oc, const std::string& key,
+              EarMetrics& m) {
+  std::vector<SalientSpot> spots;
+  if (!key.empty())
+    for (const auto& kd : cx.diagnostics.kernels) {
+      if (!kd.stalls || kernel_key(kd.time.kernel) != key) continue;
+      for (const auto& l : kd.stalls->lines)
+        if (l.line > 0) spots.push_back({l.file, l.line});
+    }
+  if (spots.empty()) return;
+  ++m.localizable;
+  const std::string& file = oc.file.empty() ? e.file : oc.file;
+  const int k = cx.o.k_lines;
+  for (const auto& s : spots)
+    if (cx.same_file(s.file, file) && s.line >= oc.first_line - k && s.line <= oc.last_line + k) {
+      ++m.localized;
+      break;
+    }
+}
+
+// Judges each effect edit `i` promised against the two profiles, tallied per kernel.
+void check_effects(const EarContext& cx, const prompt::Edit& e, std::size_t i, const std::string& key,
+                   std::map<std::string, KernelTally>& tallies, EarMetrics& m) {
+  for (const auto& effect : e.expected_effect) {
+    EffectCheck c;
+    c.kernel = key;
+    c.metric = effect.metric;
+    c.direction = effect.direction;
+    c.edit = i;
+    c.before = measure(cx.before_runs, key, effect.metric);
+    c.after = measure(cx.after_runs, key, effect.metric);
+    c.outcome = judge(c.before, c.after, effect.direction, cx.o.dead_band);
+    if (c.outcome != k_unmeasured) {
+      auto& t = tallies[key];
+      ++t.measured;
+      if (c.outcome == k_consistent) ++t.consistent;
+    }
+    m.effects.push_back(std::move(c));
+  }
+}
+
+// The ratios, from the counts.
+void summarise(const std::map<std::string, KernelTally>& tallies, EarMetrics& m) {
+  for (const auto& [kernel, t] : tallies) {
+    ++m.kernels_checked;
+    if (2 * t.consistent > t.measured) ++m.kernels_consistent;
+  }
+  if (m.edits) m.evidence_coverage = static_cast<double>(m.covered) / static_cast<double>(m.edits);
+  if (m.localizable) m.localization_agreement = static_cast<double>(m.localized) / static_cast<double>(m.localizable);
+  if (m.kernels_checked)
+    m.directional_consistency = static_cast<double>(m.kernels_consistent) / static_cast<double>(m.kernels_checked);
+}
+
+} // namespace
+
+EarMetrics compute_ear(const EarInputs& in, const EarOptions& o) {
+  check_inputs(in, o);
   const auto& reply = *in.reply;
   const auto& application = *in.application;
 
@@ -133,43 +240,15 @@ EarMetrics compute_ear(const EarInputs& in, const EarOptions& o) {
   m.correct = in.correct;
 
   std::set<std::string> known;
-  for (const auto& e : diagnostics.evidence) known.insert(e.id);
-
-  // The first outcome recorded for each edit; an edit with none was never applied.
-  std::vector<const edit::EditOutcome*> outcome(reply.edits.size(), nullptr);
-  for (const auto& oc : application.outcomes)
-    if (oc.index < outcome.size() && !outcome[oc.index]) outcome[oc.index] = &oc;
-
-  // An ncu path whose file name is not the edit's still means the edit's file when the
-  // application has only that one (the binary was built from a copy under another name).
-  std::set<std::string> source_names;
-  for (const auto& [file, text] : application.original) source_names.insert(base_name(file));
-  if (source_names.empty())
-    for (const auto& e : reply.edits) source_names.insert(base_name(e.file));
-  auto same_file = [&](const std::string& ncu_path, const std::string& edit_file) {
-    return base_name(ncu_path) == base_name(edit_file) || source_names.size() == 1;
-  };
-
-  const auto before_runs = pick_runs(in.before, in.config);
-  const auto after_runs = pick_runs(in.after, in.config);
-  struct KernelTally {
-    std::size_t consistent = 0, measured = 0;
-  };
+  for (const auto& e : in.diagnostics->evidence) known.insert(e.id);
+  const auto outcome = first_outcomes(reply, application);
+  const EarContext cx{*in.diagnostics, o, source_names(reply, application), pick_runs(in.before, in.config),
+                      pick_runs(in.after, in.config)};
   std::map<std::string, KernelTally> tallies;
 
   for (std::size_t i = 0; i < reply.edits.size(); ++i) {
     const auto& e = reply.edits[i];
-    std::set<std::string> unknown;
-    bool covered = false;
-    for (const auto& id : e.evidence) {
-      if (known.count(id))
-        covered = true;
-      else
-        unknown.insert(id);
-    }
-    if (covered) ++m.covered;
-    m.unknown_citations += unknown.size();
-
+    count_citations(e, known, m);
     const edit::EditOutcome* oc = outcome[i];
     if (!oc || !oc->applied) {
       ++m.hallucinated_edits;
@@ -177,50 +256,10 @@ EarMetrics compute_ear(const EarInputs& in, const EarOptions& o) {
     }
     ++m.implemented;
     const std::string key = kernel_key(e.kernel);
-
-    std::vector<SalientSpot> spots;
-    if (!key.empty())
-      for (const auto& kd : diagnostics.kernels) {
-        if (!kd.stalls || kernel_key(kd.time.kernel) != key) continue;
-        for (const auto& l : kd.stalls->lines)
-          if (l.line > 0) spots.push_back({l.file, l.line});
-      }
-    if (!spots.empty()) {
-      ++m.localizable;
-      const std::string& file = oc->file.empty() ? e.file : oc->file;
-      for (const auto& s : spots)
-        if (same_file(s.file, file) && s.line >= oc->first_line - o.k_lines && s.line <= oc->last_line + o.k_lines) {
-          ++m.localized;
-          break;
-        }
-    }
-
-    for (const auto& effect : e.expected_effect) {
-      EffectCheck c;
-      c.kernel = key;
-      c.metric = effect.metric;
-      c.direction = effect.direction;
-      c.edit = i;
-      c.before = measure(before_runs, key, effect.metric);
-      c.after = measure(after_runs, key, effect.metric);
-      c.outcome = judge(c.before, c.after, effect.direction, o.dead_band);
-      if (c.outcome != k_unmeasured) {
-        auto& t = tallies[key];
-        ++t.measured;
-        if (c.outcome == k_consistent) ++t.consistent;
-      }
-      m.effects.push_back(std::move(c));
-    }
+    localize(cx, e, *oc, key, m);
+    check_effects(cx, e, i, key, tallies, m);
   }
-
-  for (const auto& [kernel, t] : tallies) {
-    ++m.kernels_checked;
-    if (2 * t.consistent > t.measured) ++m.kernels_consistent;
-  }
-  if (m.edits) m.evidence_coverage = static_cast<double>(m.covered) / static_cast<double>(m.edits);
-  if (m.localizable) m.localization_agreement = static_cast<double>(m.localized) / static_cast<double>(m.localizable);
-  if (m.kernels_checked)
-    m.directional_consistency = static_cast<double>(m.kernels_consistent) / static_cast<double>(m.kernels_checked);
+  summarise(tallies, m);
   return m;
 }
 

@@ -78,73 +78,40 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-} // namespace
-
-CheckReport check_backend(const BackendConfig& config, const PriceTable& prices, const CheckOptions& options) {
-  CheckReport report;
-  const BackendSpec* spec = find_backend(config.provider);
-  auto backend = make_backend(config);
-  report.backend = backend->name();
-  if (!spec || !spec->schema_dialect) {
-    report.passed = true;
-    report.key = "not needed";
-    report.schema = "not used";
-    report.advice = fmt::format("the {} backend calls no model API, so there is nothing to check; name a model with "
-                                "-m provider/model (see optimas backends)",
-                                config.provider);
-    return report;
+// An answer came back, so the key and the schema were taken; whether the answer follows the
+// schema says whether the model can serve runs.
+void read_response(const Response& response, const BackendConfig& config, const PriceTable& prices,
+                   const std::string& key_ok, CheckReport& report) {
+  report.passed = true;
+  report.key = key_ok;
+  report.schema = "accepted";
+  if (response.latency_s > 0) report.latency_s = response.latency_s;
+  Usage usage = response.usage;
+  price(usage, config.provider, config.model, prices);
+  report.usage = usage;
+  prompt::ParsedReply parsed = prompt::parse_reply(response.text);
+  if (parsed.ok() && !parsed.reply->full_source) {
+    report.answer = "follows the reply schema";
+  } else {
+    report.answer = "does not follow the reply schema: " +
+                    (parsed.errors.empty() ? "format " + parsed.format : parsed.errors.front());
+    report.advice = fmt::format("the API took the key and the schema, but the model's answer does not follow the "
+                                "schema{}; runs check every reply and ask again, but a model with structured "
+                                "output support wastes fewer calls",
+                                report.strict ? "" : " (strict mode was off)");
   }
+}
 
-  const SchemaDialect& dialect = spec->schema_dialect(config.model);
-  SanitisedSchema sent = sanitise_schema(prompt::reply_schema(), dialect);
-  report.dialect = dialect.name;
-  report.strict = dialect.strict_mode && sent.strict;
-  report.stripped = sent.stripped;
-  report.key_variables = key_source(config, *spec);
-  if (report.key_variables.empty() && !key_option(*spec)) report.key = "not needed";
-
-  Request request;
-  request.system = k_system;
-  request.prompt = k_prompt;
-  request.response_schema = prompt::reply_schema();
-  request.max_tokens = options.max_tokens;
-  request.timeout_s = options.timeout_s;
-  auto t0 = std::chrono::steady_clock::now();
-  Result result = backend->complete(request);
-  report.latency_s = seconds_since(t0);
-  // Providers check the key before anything else, so any answer past authentication proves it.
-  const std::string key_ok = report.key_variables.empty() ? "not needed" : "ok";
-
-  if (auto* response = std::get_if<Response>(&result)) {
-    report.passed = true;
-    report.key = key_ok;
-    report.schema = "accepted";
-    if (response->latency_s > 0) report.latency_s = response->latency_s;
-    Usage usage = response->usage;
-    price(usage, config.provider, config.model, prices);
-    report.usage = usage;
-    prompt::ParsedReply parsed = prompt::parse_reply(response->text);
-    if (parsed.ok() && !parsed.reply->full_source) {
-      report.answer = "follows the reply schema";
-    } else {
-      report.answer = "does not follow the reply schema: " +
-                      (parsed.errors.empty() ? "format " + parsed.format : parsed.errors.front());
-      report.advice = fmt::format("the API took the key and the schema, but the model's answer does not follow the "
-                                  "schema{}; runs check every reply and ask again, but a model with structured "
-                                  "output support wastes fewer calls",
-                                  report.strict ? "" : " (strict mode was off)");
-    }
-    return report;
-  }
-
-  Failure failure = std::get<Failure>(result);
+// A refusal: what its kind tells of the key and the schema, and what to do about it.
+void read_failure(Failure failure, const BackendConfig& config, const BackendSpec& spec, const SchemaDialect& dialect,
+                  const CheckOptions& options, const std::string& key_ok, CheckReport& report) {
   failure.message = util::redact(failure.message);
   report.failure = failure;
   switch (failure.kind) {
   case FailureKind::auth:
     report.key = failure.http_status == 0 ? "missing" : "rejected";
     if (failure.http_status == 0) report.latency_s = 0; // nothing was sent
-    report.advice = key_advice(report, config, *spec, failure);
+    report.advice = key_advice(report, config, spec, failure);
     break;
   case FailureKind::bad_request:
     report.key = key_ok;
@@ -188,6 +155,48 @@ CheckReport check_backend(const BackendConfig& config, const PriceTable& prices,
     report.advice = "the provider had an internal error or is overloaded: retry later";
     break;
   }
+}
+
+} // namespace
+
+CheckReport check_backend(const BackendConfig& config, const PriceTable& prices, const CheckOptions& options) {
+  CheckReport report;
+  const BackendSpec* spec = find_backend(config.provider);
+  auto backend = make_backend(config);
+  report.backend = backend->name();
+  if (!spec || !spec->schema_dialect) {
+    report.passed = true;
+    report.key = "not needed";
+    report.schema = "not used";
+    report.advice = fmt::format("the {} backend calls no model API, so there is nothing to check; name a model with "
+                                "-m provider/model (see optimas backends)",
+                                config.provider);
+    return report;
+  }
+
+  const SchemaDialect& dialect = spec->schema_dialect(config.model);
+  SanitisedSchema sent = sanitise_schema(prompt::reply_schema(), dialect);
+  report.dialect = dialect.name;
+  report.strict = dialect.strict_mode && sent.strict;
+  report.stripped = sent.stripped;
+  report.key_variables = key_source(config, *spec);
+  if (report.key_variables.empty() && !key_option(*spec)) report.key = "not needed";
+
+  Request request;
+  request.system = k_system;
+  request.prompt = k_prompt;
+  request.response_schema = prompt::reply_schema();
+  request.max_tokens = options.max_tokens;
+  request.timeout_s = options.timeout_s;
+  auto t0 = std::chrono::steady_clock::now();
+  Result result = backend->complete(request);
+  report.latency_s = seconds_since(t0);
+  // Providers check the key before anything else, so any answer past authentication proves it.
+  const std::string key_ok = report.key_variables.empty() ? "not needed" : "ok";
+  if (auto* response = std::get_if<Response>(&result))
+    read_response(*response, config, prices, key_ok, report);
+  else
+    read_failure(std::get<Failure>(result), config, *spec, dialect, options, key_ok, report);
   return report;
 }
 

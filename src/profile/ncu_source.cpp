@@ -131,110 +131,148 @@ void undo_doubling(std::vector<KernelSource>& blocks, int expected, const std::s
   blocks = std::move(kept);
 }
 
+// The source page read record by record: the current block, its header, and the CUDA line the
+// SASS rows that follow belong to.
+class SourcePage {
+public:
+  SourcePage(const std::string& path, const std::function<void(KernelSource&&)>& on_block)
+      : m_r(path), m_on_block(on_block) {}
+
+  void read() {
+    while (m_r.next()) {
+      if (m_r.size() == 0 || is_ncu_chatter(m_r)) continue;
+      if (read_record(m_r[0])) continue;
+      check_row(m_r[0]);
+      std::string_view line_field =
+          m_cols.line_no >= 0 ? m_r[static_cast<std::size_t>(m_cols.line_no)] : std::string_view();
+      std::string_view addr_field =
+          m_cols.address >= 0 ? m_r[static_cast<std::size_t>(m_cols.address)] : std::string_view();
+      if (addr_field == "..." || line_field == "...") continue; // separator between listings
+      if (!line_field.empty())
+        read_line(line_field);
+      else
+        read_instruction(addr_field);
+    }
+    finish_block();
+  }
+
+  const std::set<std::string>& unknown_stalls() const { return m_unknown_stalls; }
+
+private:
+  void finish_block() {
+    if (!m_have_block) return;
+    m_k.page_bytes = m_r.bytes_consumed() - m_block_start;
+    m_on_block(std::move(m_k));
+    m_k = KernelSource();
+    m_have_block = false;
+  }
+
+  void start_block(std::string_view demangled) {
+    finish_block();
+    m_block_start = m_r.bytes_consumed();
+    m_have_block = true;
+    m_k.page_line = m_r.line();
+    m_k.demangled = std::string(demangled);
+    m_k.kernel = kernel_base_name(m_k.demangled);
+    m_files_in_block.clear();
+    m_addresses_seen.clear();
+    m_have_header = false;
+    m_line_number = 0;
+  }
+
+  // A record that is no row of the table (a file, a kernel, a header) is taken in; false for a row.
+  bool read_record(std::string_view first) {
+    if (first == "File Path" && m_r.size() >= 2) {
+      m_file = std::string(m_r[1]);
+      return true;
+    }
+    if (first == "Function Name" && m_r.size() >= 2) {
+      // A kernel whose code spans several files repeats its block once per file: same
+      // function, a file not yet seen in this result.
+      bool continues =
+          m_have_block && m_k.demangled == m_r[1] && !m_files_in_block.empty() && m_files_in_block.count(m_file) == 0;
+      if (!continues) start_block(m_r[1]);
+      m_files_in_block.insert(m_file);
+      m_have_header = false;
+      m_line_number = 0;
+      return true;
+    }
+    if (first == "Kernel Name" && m_r.size() >= 2) {
+      start_block(m_r[1]);
+      return true;
+    }
+    if (first == "Line No" || first == "Address") {
+      if (!m_have_block) m_r.fail("source page header before any \"Function Name\" or \"Kernel Name\" record");
+      m_cols = parse_header(m_r, m_unknown_stalls);
+      m_have_header = true;
+      return true;
+    }
+    return false;
+  }
+
+  // A row must follow a header and have exactly its fields.
+  void check_row(std::string_view first) const {
+    if (!m_have_header)
+      m_r.fail(fmt::format("unexpected record \"{}\" before a source page header (not a source page?)", first));
+    if (m_r.size() < m_cols.width)
+      m_r.fail(fmt::format("row has {} fields but the header has {} (truncated file?)", m_r.size(), m_cols.width));
+    if (m_r.size() > m_cols.width) // no page of ours has one: the columns would be read shifted
+      m_r.fail(fmt::format("row has {} fields but the header has {} (a quote in the source text that Nsight Compute "
+                           "did not double, followed by a comma and a quote?)",
+                           m_r.size(), m_cols.width));
+  }
+
+  void read_line(std::string_view line_field) {
+    int line_no = 0;
+    auto [p, ec] = std::from_chars(line_field.data(), line_field.data() + line_field.size(), line_no);
+    if (ec != std::errc() || p != line_field.data() + line_field.size() || line_no <= 0)
+      m_r.fail(fmt::format("\"Line No\" is \"{}\", not a line number", line_field));
+    SourceLine& l = m_k.lines.emplace_back();
+    l.file = m_file;
+    l.line = line_no;
+    if (m_cols.code >= 0) l.code = std::string(m_r[static_cast<std::size_t>(m_cols.code)]);
+    l.samples = read_samples(m_r, m_cols);
+    m_line_file = l.file;
+    m_line_number = l.line;
+  }
+
+  void read_instruction(std::string_view addr_field) {
+    std::uint64_t address = 0;
+    if (!parse_address(addr_field, address))
+      m_r.fail(fmt::format("\"Address\" is \"{}\", not a hex address", addr_field));
+    // The cuda,sass view lists an instruction again after a "..." row: keep the first.
+    if (!m_addresses_seen.insert(address).second) return;
+    SassInstruction& ins = m_k.instructions.emplace_back();
+    ins.address = address;
+    if (m_cols.sass >= 0) ins.sass = std::string(util::trim(m_r[static_cast<std::size_t>(m_cols.sass)]));
+    if (m_line_number > 0) {
+      ins.file = m_line_file;
+      ins.line = m_line_number;
+    }
+    ins.samples = read_samples(m_r, m_cols);
+  }
+
+  util::CsvReader m_r;
+  const std::function<void(KernelSource&&)>& m_on_block;
+  std::set<std::string> m_unknown_stalls;
+  std::string m_file;                     // current "File Path"
+  std::set<std::string> m_files_in_block; // files seen in the current result (cuda,sass layout)
+  std::unordered_set<std::uint64_t> m_addresses_seen;
+  SourceColumns m_cols;
+  bool m_have_header = false;
+  bool m_have_block = false;
+  KernelSource m_k;
+  std::string m_line_file; // the CUDA line the following SASS rows belong to
+  int m_line_number = 0;
+  std::uint64_t m_block_start = 0;
+};
+
 } // namespace
 
 void for_each_source_block(const std::string& path, const std::function<void(KernelSource&&)>& on_block) {
-  util::CsvReader r(path);
-  std::set<std::string> unknown_stalls;
-  std::string file;                     // current "File Path"
-  std::set<std::string> files_in_block; // files seen in the current result (cuda,sass layout)
-  std::unordered_set<std::uint64_t> addresses_seen;
-  SourceColumns cols;
-  bool have_header = false;
-  bool have_block = false;
-  KernelSource k;
-  std::string line_file; // the CUDA line the following SASS rows belong to
-  int line_number = 0;
-  std::uint64_t block_start = 0;
-
-  auto finish_block = [&] {
-    if (!have_block) return;
-    k.page_bytes = r.bytes_consumed() - block_start;
-    on_block(std::move(k));
-    k = KernelSource();
-    have_block = false;
-  };
-  auto start_block = [&](std::string_view demangled) {
-    finish_block();
-    block_start = r.bytes_consumed();
-    have_block = true;
-    k.page_line = r.line();
-    k.demangled = std::string(demangled);
-    k.kernel = kernel_base_name(k.demangled);
-    files_in_block.clear();
-    addresses_seen.clear();
-    have_header = false;
-    line_number = 0;
-  };
-
-  while (r.next()) {
-    if (r.size() == 0 || is_ncu_chatter(r)) continue;
-    std::string_view first = r[0];
-    if (first == "File Path" && r.size() >= 2) {
-      file = std::string(r[1]);
-      continue;
-    }
-    if (first == "Function Name" && r.size() >= 2) {
-      // A kernel whose code spans several files repeats its block once per file: same
-      // function, a file not yet seen in this result.
-      bool continues = have_block && k.demangled == r[1] && !files_in_block.empty() && files_in_block.count(file) == 0;
-      if (!continues) start_block(r[1]);
-      files_in_block.insert(file);
-      have_header = false;
-      line_number = 0;
-      continue;
-    }
-    if (first == "Kernel Name" && r.size() >= 2) {
-      start_block(r[1]);
-      continue;
-    }
-    if (first == "Line No" || first == "Address") {
-      if (!have_block) r.fail("source page header before any \"Function Name\" or \"Kernel Name\" record");
-      cols = parse_header(r, unknown_stalls);
-      have_header = true;
-      continue;
-    }
-    if (!have_header)
-      r.fail(fmt::format("unexpected record \"{}\" before a source page header (not a source page?)", first));
-    if (r.size() < cols.width)
-      r.fail(fmt::format("row has {} fields but the header has {} (truncated file?)", r.size(), cols.width));
-    if (r.size() > cols.width) // no page of ours has one: the columns would be read shifted
-      r.fail(fmt::format("row has {} fields but the header has {} (a quote in the source text that Nsight Compute "
-                         "did not double, followed by a comma and a quote?)",
-                         r.size(), cols.width));
-    std::string_view line_field = cols.line_no >= 0 ? r[static_cast<std::size_t>(cols.line_no)] : std::string_view();
-    std::string_view addr_field = cols.address >= 0 ? r[static_cast<std::size_t>(cols.address)] : std::string_view();
-    if (addr_field == "..." || line_field == "...") continue; // separator between listings
-    if (!line_field.empty()) {
-      int line_no = 0;
-      auto [p, ec] = std::from_chars(line_field.data(), line_field.data() + line_field.size(), line_no);
-      if (ec != std::errc() || p != line_field.data() + line_field.size() || line_no <= 0)
-        r.fail(fmt::format("\"Line No\" is \"{}\", not a line number", line_field));
-      SourceLine& l = k.lines.emplace_back();
-      l.file = file;
-      l.line = line_no;
-      if (cols.code >= 0) l.code = std::string(r[static_cast<std::size_t>(cols.code)]);
-      l.samples = read_samples(r, cols);
-      line_file = l.file;
-      line_number = l.line;
-      continue;
-    }
-    std::uint64_t address = 0;
-    if (!parse_address(addr_field, address))
-      r.fail(fmt::format("\"Address\" is \"{}\", not a hex address", addr_field));
-    // The cuda,sass view lists an instruction again after a "..." row: keep the first.
-    if (!addresses_seen.insert(address).second) continue;
-    SassInstruction& ins = k.instructions.emplace_back();
-    ins.address = address;
-    if (cols.sass >= 0) ins.sass = std::string(util::trim(r[static_cast<std::size_t>(cols.sass)]));
-    if (line_number > 0) {
-      ins.file = line_file;
-      ins.line = line_number;
-    }
-    ins.samples = read_samples(r, cols);
-  }
-  finish_block();
-  for (const auto& s : unknown_stalls) log::warn("{}: unknown stall column \"{}\" ignored", path, s);
+  SourcePage page(path, on_block);
+  page.read();
+  for (const auto& s : page.unknown_stalls()) log::warn("{}: unknown stall column \"{}\" ignored", path, s);
 }
 
 std::vector<KernelSource> read_source_page(const std::string& path, int expected_results) {
