@@ -439,6 +439,32 @@ bool Loop::measure_fixed(Variant& v, json& result, Rounds& rounds, const std::st
   return true;
 }
 
+namespace {
+
+// One look of the sequential rule, as measurement.json's looks hold it.
+json look_record(const evaluate::LookResult& look, int runs) {
+  const auto& c = look.comparison;
+  return {{"runs", runs},
+          {"call", evaluate::call_name(look.call)},
+          {"speedup", c.speedup},
+          {"ci", {c.ci_low, c.ci_high}},
+          {"p_value", c.p_value},
+          {"significance", look.significance},
+          {"futility_high", look.futility_high}};
+}
+
+// The sequential rule's settings, as measurement.json's rule holds them.
+json rule_record(const evaluate::AcceptanceRule& rule, const evaluate::SequentialPlan& plan) {
+  return {{"significance", rule.corrected_significance()},
+          {"comparisons", rule.comparisons},
+          {"min_speedup", rule.min_speedup},
+          {"target_speedup", plan.target_speedup},
+          {"futility", plan.futility},
+          {"looks", plan.looks}};
+}
+
+} // namespace
+
 std::optional<bool> Loop::measure_sequential(Variant& v, json& result, Rounds& rounds, const std::vector<json>& checks,
                                              std::string& note) {
   const auto& ms = m_app.measure;
@@ -476,14 +502,7 @@ std::optional<bool> Loop::measure_sequential(Variant& v, json& result, Rounds& r
       return std::nullopt;
     }
     look = evaluate::judge_look(*base, *variant, plan, k, primary);
-    const auto& c = look.comparison;
-    looks.push_back({{"runs", n},
-                     {"call", evaluate::call_name(look.call)},
-                     {"speedup", c.speedup},
-                     {"ci", {c.ci_low, c.ci_high}},
-                     {"p_value", c.p_value},
-                     {"significance", look.significance},
-                     {"futility_high", look.futility_high}});
+    looks.push_back(look_record(look, n));
     say(step, fmt::format("{}: look {}/{}: {}", primary, k + 1, plan.looks.size(), look.reason),
         look.call != evaluate::Call::more);
     if (look.call != evaluate::Call::more) break;
@@ -517,13 +536,7 @@ std::optional<bool> Loop::measure_sequential(Variant& v, json& result, Rounds& r
             {"warmup", seeded > 0 ? 0 : ms.warmup},
             {"primary", primary},
             {"hot_kernels", m_measure_sandbox.hot_kernels},
-            {"rule",
-             {{"significance", rule.corrected_significance()},
-              {"comparisons", rule.comparisons},
-              {"min_speedup", rule.min_speedup},
-              {"target_speedup", plan.target_speedup},
-              {"futility", plan.futility},
-              {"looks", plan.looks}}},
+            {"rule", rule_record(rule, plan)},
             {"looks", looks},
             {"configs", per_config},
             {"verdict", evaluate::verdict_name(c.verdict)},

@@ -488,7 +488,7 @@ json Loop::plan() {
          {"confirmation_runs", m_app.measure.confirm ? 2 * m_app.measure.runs : 0}});
   }
   const bool discover = m_app.tune.enabled && m_app.tune.empty() && m_app.tune.discover;
-  if (m_app.tune.runs() || (discover && !m_app.tune.only)) {
+  if (!m_settings.aa && (m_app.tune.runs() || (discover && !m_app.tune.only))) {
     json t = tune_plan();
     if (!execute) t["skipped"] = "not run: " + m_no_execute_reason;
     steps.push_back(t);

@@ -202,7 +202,8 @@ config::TuneSettings Loop::discovered_knobs(json& rec, std::optional<tune::Point
 }
 
 void Loop::tune_stage() {
-  if (!m_app.tune.enabled) return;
+  // An A/A run calibrates the measurement of one unchanged program: nothing is tuned.
+  if (!m_app.tune.enabled || m_settings.aa) return;
   const bool discover = m_app.tune.empty() && m_app.tune.discover && !m_app.tune.only && !m_diagnostics.kernels.empty();
   if (!m_app.tune.runs() && !discover) return;
   json& rec = m_run["tune"];

@@ -57,6 +57,20 @@ util::ProcessResult run_round(const RoundContext& c, int k, const std::vector<st
   return r;
 }
 
+// The first round profiles one launch of each hot kernel: without it there is no profile, and
+// the error says why, with the command and its log.
+[[noreturn]] void first_round_failed(const RoundContext& c, const std::string& run_name, const util::ProcessResult& r,
+                                     const std::string& failure, bool budget_binds, const nlohmann::json& round) {
+  std::string hint = !r.timed_out ? ""
+                     : budget_binds
+                         ? fmt::format("; the budget ended before one launch of each hot kernel was profiled (the "
+                                       "round had run {:.0f} s): raise --budget or profile fewer configurations (-i)",
+                                       r.wall_s)
+                         : "; one launch of each hot kernel takes longer than --timeout: raise --timeout";
+  throw Error(fmt::format("{}: profiling failed ({}){}\n{}\n{}", run_name, failure, hint,
+                          round["ncu_command"].get<std::string>(), log_tail((c.run_dir / "ncu.r1.log").string())));
+}
+
 } // namespace
 
 void heavy_pass(RoundContext& c, nlohmann::json& run, const std::vector<std::string>& hot,
@@ -133,18 +147,7 @@ void heavy_pass(RoundContext& c, nlohmann::json& run, const std::vector<std::str
       failure = e.what();
     }
     if (!failure.empty()) {
-      if (k == 1) {
-        std::string hint =
-            !r.timed_out ? ""
-            : budget_binds
-                ? fmt::format("; the budget ended before one launch of each hot kernel was profiled (the round "
-                              "had run {:.0f} s): raise --budget or profile fewer configurations (-i)",
-                              r.wall_s)
-                : "; one launch of each hot kernel takes longer than --timeout: raise --timeout";
-        throw Error(fmt::format("{}: profiling failed ({}){}\n{}\n{}", run_name, failure, hint,
-                                round["ncu_command"].get<std::string>(),
-                                log_tail((c.run_dir / fmt::format("ncu.r{}.log", k)).string())));
-      }
+      if (k == 1) first_round_failed(c, run_name, r, failure, budget_binds, round);
       std::string why = r.timed_out ? (budget_binds ? k_budget_ended : "timeout") : "ncu failed";
       log::warn("{}: round {} of the heavy pass did not finish ({}); see {}", run_name, k, failure,
                 round.value("log", std::string()));

@@ -326,17 +326,10 @@ RunPages export_pages(const std::string& ncu, const std::string& report, const s
   return pages;
 }
 
-Profile profile_app(const config::AppConfig& app, const NcuOptions& options, const std::string& out_dir,
-                    const std::function<void(const std::string&)>& progress) {
-  auto ncu = util::find_executable(options.ncu);
-  if (!ncu)
-    throw Error(fmt::format("Nsight Compute's ncu was not found (looked for \"{}\" on PATH); install it or "
-                            "pass --ncu PATH, or import existing reports with --import",
-                            options.ncu));
-  NcuOptions o = options;
-  o.ncu = *ncu;
-  if (o.repeats < 1) throw UsageError("--repeats must be at least 1");
+namespace {
 
+// The configurations to profile: those named, or every one that is not held out.
+std::vector<const config::InputConfig*> profiled_configs(const config::AppConfig& app, const NcuOptions& o) {
   std::vector<const config::InputConfig*> configs;
   if (o.configs.empty()) {
     for (const auto& c : app.configs)
@@ -348,6 +341,85 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
       configs.push_back(c);
     }
   }
+  return configs;
+}
+
+// manifest.json's head: how the profile was taken, of what, on which GPU.
+nlohmann::json new_manifest(const config::AppConfig& app, const NcuOptions& o, const std::string& tracer) {
+  nlohmann::json manifest;
+  manifest["schema"] = "optimas.profile-dir/1";
+  manifest["created"] = util::utc_now_iso8601();
+  manifest["mode"] = o.mode == ProfileMode::full ? "full" : "two-pass";
+  manifest["alpha"] = o.alpha;
+  manifest["clock_control"] = o.clock_control;
+  manifest["app"] = {{"name", app.name}, {"config_file", app.path}, {"dir", app.dir}};
+  manifest["ncu"] = {{"path", o.ncu}, {"version", ncu_version(o.ncu)}};
+  manifest["timing"] = o.mode == ProfileMode::full ? "none" : tracer.empty() ? "ncu" : "trace";
+  manifest["launch_cap"] = o.launch_cap;
+  manifest["gpu"] = gpu_info();
+  return manifest;
+}
+
+// Builds the application in its folder, logging to build.log; its record for the manifest.
+nlohmann::json build_app(const config::AppConfig& app, const std::string& out_abs) {
+  util::ProcessSpec spec = util::shell(app.build_command);
+  spec.cwd = app.dir;
+  spec.timeout_s = app.timeout_s;
+  spec.stdout_path = (fs::path(out_abs) / "build.log").string();
+  spec.stderr_to_stdout = true;
+  auto r = util::run_process(spec);
+  if (!r.ok())
+    throw Error(fmt::format("building {} failed ({}): {}\n{}", app.name, r.describe(), app.build_command,
+                            log_tail(spec.stdout_path)));
+  return {{"command", app.build_command}, {"exit", r.exit_code}, {"log", "build.log"}, {"wall_s", r.wall_s}};
+}
+
+// What went in: the configuration, the sources and the binary, with their hashes.
+nlohmann::json profile_inputs(const config::AppConfig& app) {
+  nlohmann::json inputs = nlohmann::json::array();
+  inputs.push_back({{"path", app.path}, {"sha256", util::sha256_file(app.path)}});
+  for (const auto& s : app.sources) {
+    auto p = (fs::path(app.dir) / s).string();
+    inputs.push_back({{"path", s}, {"sha256", util::sha256_file(p)}});
+  }
+  if (!app.binary.empty()) {
+    auto p = (fs::path(app.dir) / app.binary).string();
+    if (fs::exists(p)) inputs.push_back({{"path", app.binary}, {"sha256", util::sha256_file(p)}});
+  }
+  return inputs;
+}
+
+// The timing pass's choice in the run's record: the hot kernels and the launches the heavy
+// pass profiles of each.
+void record_hot(nlohmann::json& run, const std::vector<std::string>& hot, const std::vector<LaunchPick>& picks) {
+  run["hot_kernels"] = hot;
+  nlohmann::json cap = nlohmann::json::array();
+  for (const auto& p : picks)
+    cap.push_back({{"function", p.function}, {"invocations", p.invocations}, {"launches", p.traced}});
+  run["launch_picks"] = cap;
+}
+
+// manifest.json written whole or not at all.
+void save_manifest(const nlohmann::json& manifest, const std::string& out_abs) {
+  std::string tmp = (fs::path(out_abs) / "manifest.json.tmp").string();
+  util::write_file(tmp, util::json_text(manifest) + "\n");
+  fs::rename(tmp, fs::path(out_abs) / "manifest.json");
+}
+
+} // namespace
+
+Profile profile_app(const config::AppConfig& app, const NcuOptions& options, const std::string& out_dir,
+                    const std::function<void(const std::string&)>& progress) {
+  auto ncu = util::find_executable(options.ncu);
+  if (!ncu)
+    throw Error(fmt::format("Nsight Compute's ncu was not found (looked for \"{}\" on PATH); install it or "
+                            "pass --ncu PATH, or import existing reports with --import",
+                            options.ncu));
+  NcuOptions o = options;
+  o.ncu = *ncu;
+  if (o.repeats < 1) throw UsageError("--repeats must be at least 1");
+
+  const std::vector<const config::InputConfig*> configs = profiled_configs(app, o);
 
   fs::create_directories(out_dir);
   std::string out_abs = fs::absolute(out_dir).lexically_normal().string();
@@ -377,53 +449,14 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
     progress(tracer.empty() ? std::string("timing pass: ncu (no kernel tracer; build it with CUPTI for a faster one)")
                             : "timing pass: kernel tracer " + tracer);
 
-  nlohmann::json manifest;
-  manifest["schema"] = "optimas.profile-dir/1";
-  manifest["created"] = util::utc_now_iso8601();
-  manifest["mode"] = o.mode == ProfileMode::full ? "full" : "two-pass";
-  manifest["alpha"] = o.alpha;
-  manifest["clock_control"] = o.clock_control;
-  manifest["app"] = {{"name", app.name}, {"config_file", app.path}, {"dir", app.dir}};
-  manifest["ncu"] = {{"path", o.ncu}, {"version", ncu_version(o.ncu)}};
-  manifest["timing"] = o.mode == ProfileMode::full ? "none" : tracer.empty() ? "ncu" : "trace";
-  manifest["launch_cap"] = o.launch_cap;
-  manifest["gpu"] = gpu_info();
+  nlohmann::json manifest = new_manifest(app, o, tracer);
 
   if (o.build) {
     say("build: " + app.build_command);
-    util::ProcessSpec spec = util::shell(app.build_command);
-    spec.cwd = app.dir;
-    spec.timeout_s = app.timeout_s;
-    spec.stdout_path = (fs::path(out_abs) / "build.log").string();
-    spec.stderr_to_stdout = true;
-    auto r = util::run_process(spec);
-    manifest["build"] = {
-        {"command", app.build_command}, {"exit", r.exit_code}, {"log", "build.log"}, {"wall_s", r.wall_s}};
-    if (!r.ok())
-      throw Error(fmt::format("building {} failed ({}): {}\n{}", app.name, r.describe(), app.build_command,
-                              log_tail(spec.stdout_path)));
+    manifest["build"] = build_app(app, out_abs);
   }
-
-  // What went in: the configuration, the sources and the binary.
-  nlohmann::json inputs = nlohmann::json::array();
-  inputs.push_back({{"path", app.path}, {"sha256", util::sha256_file(app.path)}});
-  for (const auto& s : app.sources) {
-    auto p = (fs::path(app.dir) / s).string();
-    inputs.push_back({{"path", s}, {"sha256", util::sha256_file(p)}});
-  }
-  if (!app.binary.empty()) {
-    auto p = (fs::path(app.dir) / app.binary).string();
-    if (fs::exists(p)) inputs.push_back({{"path", app.binary}, {"sha256", util::sha256_file(p)}});
-  }
-  manifest["inputs"] = inputs;
+  manifest["inputs"] = profile_inputs(app);
   manifest["runs"] = nlohmann::json::array();
-
-  // The manifest is rewritten after every run so that an interrupted profile keeps what it has.
-  auto save_manifest = [&] {
-    std::string tmp = (fs::path(out_abs) / "manifest.json.tmp").string();
-    util::write_file(tmp, util::json_text(manifest) + "\n");
-    fs::rename(tmp, fs::path(out_abs) / "manifest.json");
-  };
 
   for (const auto* c : configs) {
     for (int rep = 0; rep < o.repeats; ++rep) {
@@ -449,11 +482,7 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
         HotKernels hk = select_hot_kernels(timed, o.alpha);
         hot = hk.hot_names();
         picks = pick_launches(timed, hk.hot_demangled(), o.launch_cap);
-        run["hot_kernels"] = hot;
-        nlohmann::json cap = nlohmann::json::array();
-        for (const auto& p : picks)
-          cap.push_back({{"function", p.function}, {"invocations", p.invocations}, {"launches", p.traced}});
-        run["launch_picks"] = cap;
+        record_hot(run, hot, picks);
         progress(fmt::format("      hot kernels ({:.0f}% of {:.3f} ms): {} ({} launches timed, {:.0f} s so far)",
                              100 * o.alpha, hk.total_ns / 1e6, util::join(hot, ", "), timed.size(), elapsed()));
       }
@@ -467,7 +496,7 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
         else
           manifest["runs"].back() = r;
         kept = true;
-        save_manifest();
+        save_manifest(manifest, out_abs); // after every run: an interrupted profile keeps what it has
       };
       RoundContext rc{o,           app_argv, app.dir, out_abs,      run_dir, pass_timeout,
                       budget_left, elapsed,  0,       runs_after--, keep,    progress};

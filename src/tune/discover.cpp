@@ -194,6 +194,10 @@ void bounds_knobs(const std::map<std::string, std::string>& sources, const std::
         break;
       }
       t.insert(name_at, bounds + " ");
+      // The directives go at the start of the declaration's line (`extern "C" __global__ ...`
+      // starts before __global__, and a directive must begin its line).
+      at = t.rfind('\n', at);
+      at = at == std::string::npos ? 0 : at + 1;
       t.insert(at, fmt::format("#ifndef {0}\n#define {0} 0\n#endif\n#if {0} > 0\n#define {1} __launch_bounds__({2}, "
                                "{0})\n#else\n#define {1}\n#endif\n",
                                name, bounds, max_threads));

@@ -146,3 +146,15 @@ TEST(TuneDiscover, EditedSourcesCompileToTheSameProgramByDefault) {
   EXPECT_NE(tuned.find(".maxntid 128"), std::string::npos) << tuned;
   EXPECT_NE(tuned.find(".minnctapersm 4"), std::string::npos) << tuned;
 }
+
+// A declaration that begins before __global__ on its line (extern "C", as driver-API samples
+// write it): the directives go on lines of their own, before it.
+TEST(TuneDiscover, BoundsDirectivesStartTheirLines) {
+  std::string externed = k_app;
+  externed.replace(externed.find("__global__ void scale"), 21, "extern \"C\" __global__ void scale");
+  auto found = tune::discover({{"main.cu", externed}}, diagnostics({hot("scale", "registers", "compute-bound")}), 8);
+  const std::string& t = found.edited.at("main.cu");
+  EXPECT_NE(t.find("#endif\nextern \"C\" __global__ void OPTIMAS_BOUNDS_scale scale("), std::string::npos) << t;
+  for (std::size_t at = t.find('#'); at != std::string::npos; at = t.find('#', at + 1))
+    EXPECT_TRUE(at == 0 || t[at - 1] == '\n') << "a directive inside a line at " << at << ":\n" << t;
+}
