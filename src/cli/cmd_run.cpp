@@ -2,6 +2,7 @@
 // stderr, one line per step in batch jobs and a live line on a terminal; the result to stdout.
 #include "cli/commands.hpp"
 
+#include "cli/common.hpp"
 #include "cli/options.hpp"
 
 #include "loop/run_loop.hpp"
@@ -61,28 +62,6 @@ private:
   bool m_pending = false;
   std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
 };
-
-// The tuning stage's points, one line each, and the best one.
-void print_tune(const nlohmann::json& run) {
-  if (!run.contains("tune")) return;
-  const auto& t = run["tune"];
-  if (t.contains("skipped")) {
-    std::cout << "  tune: " << t["skipped"].get<std::string>() << "\n";
-    return;
-  }
-  std::cout << fmt::format("  tune: {} search, {} of {} allowed point(s) tried, on {}'s sources\n",
-                           t.value("method", ""), t.value("points", nlohmann::json::array()).size(),
-                           t.value("allowed", 0), t.value("parent", "baseline"));
-  for (const auto& p : t.value("points", nlohmann::json::array())) {
-    std::string speed = p["speedup"].is_number() ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", p["speedup"].get<double>(),
-                                                               p["ci"][0].get<double>(), p["ci"][1].get<double>())
-                                                 : "-";
-    std::cout << fmt::format("    {:<4} {:<40} {:<18} {:<24}{}\n", p.value("key", ""), p.value("flags", ""),
-                             p.value("status", ""), speed, p.value("cached", false) ? " (cached)" : "");
-  }
-  if (t.contains("best") && t["best"].is_string())
-    std::cout << fmt::format("    best: {}\n", t["best"].get<std::string>());
-}
 
 void print_summary(const nlohmann::json& run) {
   std::cout << fmt::format("run {} ({}): {}\n", run.value("id", ""), run.value("app", ""), run.value("outcome", ""));

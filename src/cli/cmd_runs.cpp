@@ -1,6 +1,7 @@
 // optimas runs list|show|reindex: reading the run store.
 #include "cli/commands.hpp"
 
+#include "cli/common.hpp"
 #include "cli/options.hpp"
 
 #include "store/run_store.hpp"
@@ -147,6 +148,7 @@ void show_run(const std::string& root, const std::string& id, bool as_json) {
     print_speed_of_light(util::member(v, "speed_of_light"));
   }
   print_search(run);
+  print_tune(run);
   std::cout << fmt::format("  folder {}\n", st.run_dir(full));
 }
 

@@ -3,6 +3,10 @@
 #include "cli/options.hpp"
 #include "loop/settings.hpp"
 
+#include <fmt/format.h>
+
+#include <iostream>
+
 namespace optimas::cli {
 
 void add_profile_input_options(CLI::App* cmd, ProfileInput& in) {
@@ -41,6 +45,36 @@ void add_prompt_options(CLI::App* cmd, PromptChoice& c) {
 
 bool cached(const BackendChoice& b, const llm::BackendConfig& c) {
   return !b.no_cache && llm::caches_answers(c);
+}
+
+// The tuning stage's points, one line each, and the best one.
+void print_tune(const nlohmann::json& run) {
+  if (!run.contains("tune")) return;
+  const auto& t = run["tune"];
+  if (t.contains("skipped")) {
+    std::cout << "  tune: " << t["skipped"].get<std::string>() << "\n";
+    return;
+  }
+  const auto& found = t.value("discovered", nlohmann::json::object());
+  if (!found.empty()) {
+    std::cout << "  tune: no tune: block; knobs found where the evidence points:\n";
+    for (const auto& k : found.value("knobs", nlohmann::json::array()))
+      std::cout << "    " << k.get<std::string>() << "\n";
+  }
+  if (!t.contains("method")) return;
+  std::cout << fmt::format("  tune: {} search, {} of {} allowed point(s) tried, on {}'s sources\n",
+                           t.value("method", ""), t.value("points", nlohmann::json::array()).size(),
+                           t.value("allowed", 0), t.value("parent", "baseline"));
+  for (const auto& p : t.value("points", nlohmann::json::array())) {
+    std::string speed = p["speedup"].is_number() ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", p["speedup"].get<double>(),
+                                                               p["ci"][0].get<double>(), p["ci"][1].get<double>())
+                                                 : "-";
+    std::cout << fmt::format("    {:<4} {:<40} {:<18} {:<24}{}\n", p.value("key", ""), p.value("flags", ""),
+                             p.value("status", ""), speed, p.value("cached", false) ? " (cached)" : "");
+  }
+  if (t.contains("stopped")) std::cout << "    stopped: " << t["stopped"].get<std::string>() << "\n";
+  if (t.contains("best") && t["best"].is_string())
+    std::cout << fmt::format("    best: {}\n", t["best"].get<std::string>());
 }
 
 } // namespace optimas::cli

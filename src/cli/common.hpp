@@ -41,6 +41,10 @@ void add_model_options(CLI::App* cmd, BackendChoice& choice);
 void add_backend_options(CLI::App* cmd, BackendChoice& choice);
 llm::BackendConfig backend_config(const BackendChoice& choice);
 
+// The tuning stage of run.json (`optimas run` and `runs show`): the knobs found, the points, one
+// line each, and the best one.
+void print_tune(const nlohmann::json& run);
+
 // Whether answers of this backend go through the response cache.
 bool cached(const BackendChoice& choice, const llm::BackendConfig& config);
 

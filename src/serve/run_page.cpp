@@ -167,6 +167,45 @@ std::string search_section(const RunData& d) {
   return s + "</section>\n";
 }
 
+// The tuning stage (run.json's tune): the knobs found where there was no tune: block, and every
+// point with what it was built with and what it measured.
+std::string tune_section(const RunData& d, const PageOptions& o) {
+  const json& t = member(d.run, "tune");
+  if (!t.is_object()) return "";
+  std::string s = "<h2 id=\"tune\">Tuning</h2><section>\n";
+  if (!member_string(t, "skipped").empty()) return s + "<p>" + escape(member_string(t, "skipped")) + "</p></section>\n";
+  const json& found = member(t, "discovered");
+  if (found.is_object()) {
+    s += "<p>No tune: block; knobs found in the sources where the evidence points:</p><ul>\n";
+    for (const auto& k : member(found, "knobs")) s += "<li>" + escape(text_of(k)) + "</li>\n";
+    s += "</ul>\n";
+    for (const auto& p : member(found, "passed")) s += "<p class=\"muted\">" + escape(text_of(p)) + "</p>\n";
+  }
+  if (!member(t, "method").is_null())
+    s += fmt::format("<p>{} search over {} allowed point(s) of {}, budget {}, on {}'s sources; best {}</p>\n",
+                     escape(member_string(t, "method")), escape(text_of(member(t, "allowed"))),
+                     escape(text_of(member(t, "grid"))), escape(text_of(member(t, "budget"))),
+                     escape(member_string(t, "parent")), escape(text_of(member(t, "best"))));
+  if (!member_string(t, "stopped").empty()) s += "<p>stopped: " + escape(member_string(t, "stopped")) + "</p>\n";
+  const json& points = member(t, "points");
+  if (points.is_array() && !points.empty()) {
+    s += "<table><tr><th>point</th><th>built with</th><th>status</th><th>speedup</th></tr>\n";
+    for (const auto& p : points) {
+      const json& ci = member(p, "ci");
+      std::string speed = member(p, "speedup").is_number() && ci.is_array() && ci.size() == 2
+                              ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", member(p, "speedup").get<double>(),
+                                            ci[0].get<double>(), ci[1].get<double>())
+                              : "";
+      s += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td>{}{}</td><td>{}</td></tr>\n",
+                       file_link(d, "tune/" + member_string(p, "key") + "/result.json", o),
+                       escape(member_string(p, "flags")), escape(member_string(p, "status")),
+                       member(p, "cached").is_boolean() && member(p, "cached").get<bool>() ? " (cached)" : "", speed);
+    }
+    s += "</table>\n";
+  }
+  return s + "</section>\n";
+}
+
 // The re-profile drawn as the "after" point: the best variant's, else the first that has one.
 const VariantData* after_variant(const RunData& d) {
   std::string best = member_string(d.run, "best");
@@ -387,7 +426,7 @@ std::string run_body(const RunData& d, const PageOptions& o) {
   s += "<h2 id=\"variants\">Variants</h2>\n";
   if (d.variants.empty()) s += "<section><p class=\"muted\">No variant yet.</p></section>\n";
   for (const auto& v : d.variants) s += variant_section(d, v, cites, o);
-  return s;
+  return s + tune_section(d, o);
 }
 
 std::string run_page(const RunData& d, const PageOptions& o) {

@@ -30,6 +30,16 @@ json_check "$WORK/pc.json" 'd["sources"] == "PC" and {e["kind"] for e in d["evid
 json_check "$WORK/iarf.json" 'd["sources"] == "IA+Roofline" and {e["kind"] for e in d["evidence"]} == {"ia", "roofline"}'
 expect_fail 2 'unknown diagnostic source "flops"' -- "$OPTIMAS" analyze "$OPTIMAS_TEST_DATA/h200/sobol" --diagnostics pc,flops
 expect_fail 2 'no run for input configuration "huge"' -- "$OPTIMAS" analyze "$OPTIMAS_TEST_DATA/h200/sobol" --input huge
+# --estimate: the combined gain bound of the items named, each item's own beside it: together at
+# least the largest alone (the savings add up, to at most the kernel's headroom); an unknown ID is
+# an error that lists the known.
+"$OPTIMAS" -q analyze "$OPTIMAS_TEST_DATA/h200/spmv" --estimate PC1,RF1 --json > "$WORK/est.json"
+json_check "$WORK/est.json" 'set(d["estimate"]["evidence"]) == {"PC1", "RF1"} and 1 < max(d["estimate"]["evidence"].values()) <= d["estimate"]["gain"] + 1e-12 < 1e6' \
+  "the estimate of PC1 and RF1: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["estimate"])' "$WORK/est.json")"
+"$OPTIMAS" -q analyze "$OPTIMAS_TEST_DATA/h200/spmv" --estimate PC1,RF1 > "$WORK/est.txt"
+grep -qE '^Estimated gain of PC1, RF1 together: at most [0-9.]+x \(PC1 [0-9.]+x, RF1 [0-9.]+x\)$' "$WORK/est.txt" ||
+  fail "the estimate in words: $(tail -2 "$WORK/est.txt")"
+expect_fail 2 'no evidence item PC99 .*\(it has .*RF1' -- "$OPTIMAS" analyze "$OPTIMAS_TEST_DATA/h200/spmv" --estimate PC99
 # Deterministic for a seed.
 "$OPTIMAS" -q analyze "$OPTIMAS_TEST_DATA/h200/stencil" --json --seed 7 > "$WORK/a.json"
 "$OPTIMAS" -q analyze "$OPTIMAS_TEST_DATA/h200/stencil" --json --seed 7 > "$WORK/b.json"

@@ -73,7 +73,7 @@ read -r word port < "$WORK/ready"
 (
   "$OPTIMAS" run --app "$WORK/app" --runs-dir "$RUNS" --cache-dir "$WORK/cache" --no-cache \
     -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --import "$D" \
-    --scope file --retries 0 --fresh-seeds 1 --runs 5 --warmup 1 > "$WORK/first.out" 2> "$WORK/first.log" &
+    --scope file --retries 0 --fresh-seeds 1 --runs 5 --warmup 1 --no-tune > "$WORK/first.out" 2> "$WORK/first.log" &
   echo $! > "$WORK/optimas.pid"
   rc=0
   wait $! || rc=$?

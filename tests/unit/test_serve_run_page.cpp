@@ -209,3 +209,50 @@ TEST(ServeRunPageApplication, TheTimelineAndItsApItems) {
   EXPECT_NE(section.find("GPU idle 75% &lt;of&gt; the run"), std::string::npos);
   EXPECT_EQ(section.find("ev-PC1"), std::string::npos) << "the kernels' items stay in their sections";
 }
+
+// The tuning stage: the knobs found (no tune: block), the search, every point with its flags,
+// status and speedup linked to its result; without a tune record, no such section.
+TEST(ServeRunPageTune, KnobsFoundAndEveryPoint) {
+  test::TempDir dir;
+  test::write_fixture_run(dir);
+  store::RunStore st(dir.path().string());
+  EXPECT_EQ(serve::run_page(serve::load_run_data(st, test::k_run_id)).find("id=\"tune\""), std::string::npos);
+
+  const auto path = dir.path() / test::k_run_id / "run.json";
+  auto run = nlohmann::json::parse(test::read_all(path.string()));
+  run["tune"] = {{"discovered",
+                  {{"knobs", {"TPB (main.cu:172, 64 128 256 512 1024): the block size of k <1>"}},
+                   {"passed", {"main.cu:9: other is launched with a literal block size (128)"}},
+                   {"edited", {"main.cu"}}}},
+                 {"method", "exhaustive"},
+                 {"grid", 5},
+                 {"allowed", 5},
+                 {"budget", 8},
+                 {"parent", "baseline"},
+                 {"best", "t2"},
+                 {"stopped", "the budget of 1.0 min is spent"},
+                 {"points",
+                  {{{"key", "t1"}, {"flags", "-DTPB=64"}, {"status", "rejected"}, {"speedup", 0.9}, {"ci", {0.8, 1.0}}},
+                   {{"key", "t2"},
+                    {"flags", "-DTPB=128"},
+                    {"status", "accepted"},
+                    {"speedup", 1.25},
+                    {"ci", {1.2, 1.3}},
+                    {"cached", true}},
+                   {{"key", "t3"}, {"flags", "-DTPB=512"}, {"status", "build_stale"}, {"speedup", nullptr}}}}};
+  std::ofstream(path) << run.dump();
+  std::string html = serve::run_page(serve::load_run_data(st, test::k_run_id));
+  auto at = [&](const std::string& text) { return html.find(text); };
+  ASSERT_NE(at("<h2 id=\"tune\">Tuning</h2>"), std::string::npos);
+  EXPECT_NE(at("<li>TPB (main.cu:172, 64 128 256 512 1024): the block size of k &lt;1&gt;</li>"), std::string::npos);
+  EXPECT_NE(at("other is launched with a literal block size (128)"), std::string::npos);
+  EXPECT_NE(at("exhaustive search over 5 allowed point(s) of 5, budget 8, on baseline's sources; best t2"),
+            std::string::npos);
+  EXPECT_NE(at("stopped: the budget of 1.0 min is spent"), std::string::npos);
+  EXPECT_NE(at("<a href=\"/runs/" + std::string(test::k_run_id) +
+               "/files/tune/t2/result.json\">tune/t2/result.json</a>"
+               "</td><td><code>-DTPB=128</code></td><td>accepted (cached)</td><td>1.250x [1.200, 1.300]</td>"),
+            std::string::npos)
+      << html.substr(at("id=\"tune\""));
+  EXPECT_NE(at("<code>-DTPB=512</code></td><td>build_stale</td><td></td>"), std::string::npos);
+}
