@@ -215,7 +215,9 @@ Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& o) {
         r.id = fmt::format("RF{}", rf++);
         Evidence e{r.id, "roofline", k.kernel, roofline_text(r)};
         // At its roofline the kernel would take `fraction` of its time: the rest is the most to gain.
-        if (std::isfinite(r.sol.fraction)) set_gain(e, kd.headroom, "the kernel ran at its roofline");
+        if (std::isfinite(r.sol.fraction))
+          set_gain(e, kd.headroom, "the kernel ran at its roofline", "the GPU time",
+                   "it moves the bytes it moves now (an edit that moves fewer can gain more)");
         d.evidence.push_back(std::move(e));
         kd.roofline = std::move(r);
       }
