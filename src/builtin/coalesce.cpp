@@ -268,6 +268,29 @@ std::string tiled_body(const cuda::Function& fn, const cuda::SourceFile& f, cons
   return access::rewrite(body_text, t, loop.body_begin, loop.body_end, loads);
 }
 
+// The tiled walk after its head (the path's condition and the tile): tiles of `{W}` columns, each
+// loaded by `load` between two `sync`s, then the thread's own row consumed in order; the
+// original loop in the else branch.
+std::string tiled_walk(const Tiling& g, const std::string& body, const std::string& sync, const std::string& load) {
+  return fmt::format("{i}  for ({ty} {j}_tile = {start}; {j}_tile < ({end});) {{\n"
+                     "{i}    const {ty} {j}_count = ({end}) - {j}_tile < {W} ? ({end}) - {j}_tile : {W};\n"
+                     "{i}    {sync}(); // the previous tile is consumed\n"
+                     "{load}"
+                     "{i}    {sync}();\n"
+                     "{i}    for ({ty} {j} = {j}_tile; {j} < {j}_tile + {j}_count; {j}++) {{\n"
+                     "{i}      {body}\n"
+                     "{i}    }}\n"
+                     "{i}    {j}_tile += {j}_count;\n"
+                     "{i}  }}\n"
+                     "{i}}} else {{\n"
+                     "{orig}\n"
+                     "{i}}}",
+                     fmt::arg("i", g.ind), fmt::arg("W", g.width), fmt::arg("ty", g.type), fmt::arg("j", g.j),
+                     fmt::arg("start", g.start), fmt::arg("end", g.end), fmt::arg("sync", sync), fmt::arg("load", load),
+                     fmt::arg("body", access::indented(body, "    ").substr(4)),
+                     fmt::arg("orig", access::indented(g.original, "  ")));
+}
+
 // coalesce_tiles: the block's rows, synchronised with __syncthreads; only full blocks of the
 // profiled shape take it.
 std::string block_code(const Tiling& g, const std::string& body) {
@@ -275,36 +298,24 @@ std::string block_code(const Tiling& g, const std::string& body) {
                          ? ""
                          : fmt::format(" &&\n{}    (long long)({}) - (long long)threadIdx.x + {} <= (long long)({})",
                                        g.ind, g.row, g.block, g.rows);
-  return fmt::format(
-      "{i}if (blockDim.x == {B} && blockDim.y == 1 && blockDim.z == 1{full}) {{\n"
-      "{i}  // coalesce_tiles: the block's {B} rows, {W} columns at a time, loaded by consecutive threads at\n"
-      "{i}  // consecutive addresses; each thread then reads its own row from shared memory, in order.\n"
-      "{i}  __shared__ {T} {a}_tile[{B}][{W} + 1]; // + 1: a row's column c and the next row's are in other banks\n"
-      "{i}  const long long {a}_row0 = (long long)({row}) - (long long)threadIdx.x;\n"
-      "{i}  for ({ty} {j}_tile = {start}; {j}_tile < ({end});) {{\n"
-      "{i}    const {ty} {j}_count = ({end}) - {j}_tile < {W} ? ({end}) - {j}_tile : {W};\n"
-      "{i}    __syncthreads(); // the previous tile is consumed\n"
-      "{i}    for (int {a}_e = threadIdx.x; {a}_e < {B} * {W}; {a}_e += {B}) {{\n"
-      "{i}      const int {a}_r = {a}_e / {W}, {a}_c = {a}_e % {W};\n"
-      "{i}      if ({a}_c < {j}_count) {{\n"
-      "{i}        const decltype({row}) {row}_t = (decltype({row}))({a}_row0 + {a}_r);\n"
-      "{i}        const {ty} {j}_t = {j}_tile + {a}_c;\n"
-      "{i}        {a}_tile[{a}_r][{a}_c] = {a}[{idx}];\n"
-      "{i}      }}\n"
-      "{i}    }}\n"
-      "{i}    __syncthreads();\n"
-      "{i}    for ({ty} {j} = {j}_tile; {j} < {j}_tile + {j}_count; {j}++) {{\n"
-      "{i}      {body}\n"
-      "{i}    }}\n"
-      "{i}    {j}_tile += {j}_count;\n"
-      "{i}  }}\n"
-      "{i}}} else {{\n"
-      "{orig}\n"
-      "{i}}}",
-      fmt::arg("i", g.ind), fmt::arg("B", g.block), fmt::arg("W", g.width), fmt::arg("full", full),
-      fmt::arg("T", g.elem), fmt::arg("a", g.a), fmt::arg("row", g.row), fmt::arg("ty", g.type), fmt::arg("j", g.j),
-      fmt::arg("start", g.start), fmt::arg("end", g.end), fmt::arg("idx", g.load_index),
-      fmt::arg("body", access::indented(body, "    ").substr(4)), fmt::arg("orig", access::indented(g.original, "  ")));
+  auto args = fmt::make_format_args(g.ind, g.block, g.width, full, g.elem, g.a, g.row, g.type, g.j, g.load_index);
+  std::string head = fmt::vformat(
+      "{0}if (blockDim.x == {1} && blockDim.y == 1 && blockDim.z == 1{3}) {{\n"
+      "{0}  // coalesce_tiles: the block's {1} rows, {2} columns at a time, loaded by consecutive threads at\n"
+      "{0}  // consecutive addresses; each thread then reads its own row from shared memory, in order.\n"
+      "{0}  __shared__ {4} {5}_tile[{1}][{2} + 1]; // + 1: a row's column c and the next row's are in other banks\n"
+      "{0}  const long long {5}_row0 = (long long)({6}) - (long long)threadIdx.x;\n",
+      args);
+  std::string load = fmt::vformat("{0}    for (int {5}_e = threadIdx.x; {5}_e < {1} * {2}; {5}_e += {1}) {{\n"
+                                  "{0}      const int {5}_r = {5}_e / {2}, {5}_c = {5}_e % {2};\n"
+                                  "{0}      if ({5}_c < {8}_count) {{\n"
+                                  "{0}        const decltype({6}) {6}_t = (decltype({6}))({5}_row0 + {5}_r);\n"
+                                  "{0}        const {7} {8}_t = {8}_tile + {5}_c;\n"
+                                  "{0}        {5}_tile[{5}_r][{5}_c] = {5}[{9}];\n"
+                                  "{0}      }}\n"
+                                  "{0}    }}\n",
+                                  args);
+  return head + tiled_walk(g, body, "__syncthreads", load);
 }
 
 // warp_rows: each warp's 32 rows, synchronised with __syncwarp; a warp takes it when all 32 of
@@ -314,38 +325,26 @@ std::string warp_code(const Tiling& g, const std::string& body) {
                                     : fmt::format(" &&\n{}    (long long)({}) - (long long)(threadIdx.x % 32) + 32 <= "
                                                   "(long long)({})",
                                                   g.ind, g.row, g.rows);
-  return fmt::format(
-      "{i}if (blockDim.x % 32 == 0 && blockDim.x <= {B} && blockDim.y == 1 && blockDim.z == 1{full}) {{\n"
-      "{i}  // warp_rows: each warp's 32 rows, {W} columns at a time, the lanes side by side along each row;\n"
-      "{i}  // each lane then reads its own row from shared memory, in order.\n"
-      "{i}  __shared__ {T} {a}_tile[{B} / 32][32][{W} + 1]; // + 1: a row's column c and the next row's are in "
+  auto args = fmt::make_format_args(g.ind, g.block, g.width, full, g.elem, g.a, g.row, g.type, g.j, g.load_index);
+  std::string head = fmt::vformat(
+      "{0}if (blockDim.x % 32 == 0 && blockDim.x <= {1} && blockDim.y == 1 && blockDim.z == 1{3}) {{\n"
+      "{0}  // warp_rows: each warp's 32 rows, {2} columns at a time, the lanes side by side along each row;\n"
+      "{0}  // each lane then reads its own row from shared memory, in order.\n"
+      "{0}  __shared__ {4} {5}_tile[{1} / 32][32][{2} + 1]; // + 1: a row's column c and the next row's are in "
       "other banks\n"
-      "{i}  {T} (*{a}_w)[{W} + 1] = {a}_tile[threadIdx.x / 32];\n"
-      "{i}  const int {a}_lane = threadIdx.x % 32;\n"
-      "{i}  const long long {a}_row0 = (long long)({row}) - {a}_lane;\n"
-      "{i}  for ({ty} {j}_tile = {start}; {j}_tile < ({end});) {{\n"
-      "{i}    const {ty} {j}_count = ({end}) - {j}_tile < {W} ? ({end}) - {j}_tile : {W};\n"
-      "{i}    __syncwarp(); // the previous tile is consumed\n"
-      "{i}    for (int {a}_r = 0; {a}_r < 32; ++{a}_r) {{\n"
-      "{i}      if ({a}_lane < {j}_count) {{\n"
-      "{i}        const decltype({row}) {row}_t = (decltype({row}))({a}_row0 + {a}_r);\n"
-      "{i}        const {ty} {j}_t = {j}_tile + {a}_lane;\n"
-      "{i}        {a}_w[{a}_r][{a}_lane] = {a}[{idx}];\n"
-      "{i}      }}\n"
-      "{i}    }}\n"
-      "{i}    __syncwarp();\n"
-      "{i}    for ({ty} {j} = {j}_tile; {j} < {j}_tile + {j}_count; {j}++) {{\n"
-      "{i}      {body}\n"
-      "{i}    }}\n"
-      "{i}    {j}_tile += {j}_count;\n"
-      "{i}  }}\n"
-      "{i}}} else {{\n"
-      "{orig}\n"
-      "{i}}}",
-      fmt::arg("i", g.ind), fmt::arg("B", g.block), fmt::arg("W", g.width), fmt::arg("full", full),
-      fmt::arg("T", g.elem), fmt::arg("a", g.a), fmt::arg("row", g.row), fmt::arg("ty", g.type), fmt::arg("j", g.j),
-      fmt::arg("start", g.start), fmt::arg("end", g.end), fmt::arg("idx", g.load_index),
-      fmt::arg("body", access::indented(body, "    ").substr(4)), fmt::arg("orig", access::indented(g.original, "  ")));
+      "{0}  {4} (*{5}_w)[{2} + 1] = {5}_tile[threadIdx.x / 32];\n"
+      "{0}  const int {5}_lane = threadIdx.x % 32;\n"
+      "{0}  const long long {5}_row0 = (long long)({6}) - {5}_lane;\n",
+      args);
+  std::string load = fmt::vformat("{0}    for (int {5}_r = 0; {5}_r < 32; ++{5}_r) {{\n"
+                                  "{0}      if ({5}_lane < {8}_count) {{\n"
+                                  "{0}        const decltype({6}) {6}_t = (decltype({6}))({5}_row0 + {5}_r);\n"
+                                  "{0}        const {7} {8}_t = {8}_tile + {5}_lane;\n"
+                                  "{0}        {5}_w[{5}_r][{5}_lane] = {5}[{9}];\n"
+                                  "{0}      }}\n"
+                                  "{0}    }}\n",
+                                  args);
+  return head + tiled_walk(g, body, "__syncwarp", load);
 }
 
 std::string rationale(const std::string& kernel, const Tiling& g, Form form) {
