@@ -33,11 +33,23 @@ template <typename T> void by_time_first(std::vector<T>& v) {
 }
 
 // Every launch, copy and memset by start.
+// GPU work is clipped to the run's [start, end]: a record outside it (inconsistent timestamps)
+// would otherwise make the GPU busier than the run was long.
 std::vector<Work> gpu_work(const Trace& trace) {
   std::vector<Work> work;
-  for (const auto& l : trace.launches)
-    work.push_back({l.start_ns, l.start_ns + static_cast<std::uint64_t>(l.duration_ns), &l, nullptr});
-  for (const auto& t : trace.transfers) work.push_back({t.start_ns, t.end_ns, nullptr, &t});
+  auto clip = [&](std::uint64_t x) { return std::clamp(x, trace.start_ns, trace.end_ns); };
+  for (const auto& l : trace.launches) {
+    const std::uint64_t start = clip(l.start_ns);
+    const double end = static_cast<double>(l.start_ns) + l.duration_ns; // no wrap past 2^64
+    work.push_back({start,
+                    end >= static_cast<double>(trace.end_ns) ? trace.end_ns
+                                                             : std::max(start, clip(static_cast<std::uint64_t>(end))),
+                    &l, nullptr});
+  }
+  for (const auto& t : trace.transfers) {
+    const std::uint64_t start = clip(t.start_ns);
+    work.push_back({start, std::max(start, clip(t.end_ns)), nullptr, &t});
+  }
   std::stable_sort(work.begin(), work.end(), [](const Work& a, const Work& b) { return a.start < b.start; });
   return work;
 }

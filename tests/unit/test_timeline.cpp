@@ -125,3 +125,21 @@ TEST(Timeline, JsonHasTheSummary) {
   EXPECT_EQ(j["blocking_calls"][0]["name"], "cudaMemcpy");
   EXPECT_FALSE(j["largest_gap"].is_null());
 }
+
+// GPU work outside the run's [start, end] (timestamps that do not agree) is clipped to it: the GPU
+// is never busier than the run was long.
+TEST(Timeline, WorkOutsideTheRunIsClippedToIt) {
+  test::TempDir dir;
+  dir.file("trace-300.tsv", "# optimas-trace 3\n"
+                            "P\t300\t1000000\n"
+                            "K\t0\t_Z1kv\tk()\n"
+                            "L\t0\t0\t1\t7\t1\t1\t1\t32\t1\t1\t0\t0\t16\t1500000\t2500000\n"
+                            "M\tDtoH\tdevice\tpageable\t4\t0\t1\t7\t2600000\t9000000\t0\t1\n"
+                            "E\t1\t0\t3000000\t1\n");
+  Trace trace = read_trace(dir.path().string());
+  auto t = summarize_timeline(trace);
+  ASSERT_TRUE(t);
+  EXPECT_DOUBLE_EQ(t->wall_ns, 2000000);
+  EXPECT_DOUBLE_EQ(t->busy_ns, 1000000 + 400000); // the kernel, and the copy up to the end
+  EXPECT_LE(t->busy_fraction(), 1.0);
+}
