@@ -152,8 +152,9 @@ std::vector<Option> make_table() {
      existing_file, {}},
     {"token_budget", "--token-budget", "Split prompts larger than this many tokens (about 4 characters each)", "",
      Kind::integer, 32000, "", nullptr, {1, 10000000}},
-    {"scope", "--scope", "Where edits may go: kernel (the implicated kernels), application (also the host code that launches "
-     "them or makes the copies and synchronisations the AP items are about) or file", "", Kind::text, "kernel",
+    {"scope", "--scope",
+     "Where edits may go: kernel (the implicated kernels), application (also the host code that launches them or "
+     "makes the copies and synchronisations the AP items are about) or file", "", Kind::text, "kernel",
      "optimize.scope", scope, {}},
     {"fp_reassociation", "--fp-reassociation",
      "allowed: the prompt lets the model reorder floating-point sums (the compared output is the program's own "
@@ -193,7 +194,8 @@ std::vector<Option> make_table() {
     {"budget_usd", "--budget-usd",
      "Ask no further candidate once the model's answers of this run have cost this much (US dollars)", "", Kind::real,
      nullptr, "", positive, {}},
-    {"budget_minutes", "--budget-minutes", "Ask no further candidate, and tune no further point, once the run has taken this long (minutes)", "",
+    {"budget_minutes", "--budget-minutes",
+     "Ask no further candidate, and tune no further point, once the run has taken this long (minutes)", "",
      Kind::real, nullptr, "", positive, {}},
     {"budget_verdicts", "--budget-verdicts", "Ask no further candidate once this many variants were measured", "",
      Kind::integer, nullptr, "", nullptr, {1, 10000}},
