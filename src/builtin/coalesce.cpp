@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace optimas::builtin {
@@ -438,10 +439,17 @@ void tile_rule(const KernelInput& in, KernelEdits& ke, Form form) {
       outcome.edit->evidence = cited;
       ke.others.push_back(std::move(*outcome.edit));
     } else if (!outcome.reason.empty()) {
-      ke.withheld.push_back(
-          {fmt::format("{}: stage the loop at line {} through shared-memory tiles ({})", fn.name,
-                       base_line + t[loop.at].line, form == Form::block ? "coalesce_tiles" : "warp_rows"),
-           outcome.reason, cited});
+      auto suggestion = [&](const char* rule) {
+        return fmt::format("{}: stage the loop at line {} through shared-memory tiles ({})", fn.name,
+                           base_line + t[loop.at].line, rule);
+      };
+      // The two forms share their checks: a reason warp_rows gave for this loop is not said twice.
+      bool said = form == Form::block && std::any_of(ke.withheld.begin(), ke.withheld.end(), [&](const auto& w) {
+                    return w.suggestion == suggestion("warp_rows") && w.reason == outcome.reason;
+                  });
+      if (!said)
+        ke.withheld.push_back(
+            {suggestion(form == Form::block ? "coalesce_tiles" : "warp_rows"), outcome.reason, cited});
     }
   }
 }
