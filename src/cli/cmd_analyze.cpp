@@ -37,6 +37,7 @@ nlohmann::json estimate(const analysis::Diagnostics& d, const std::vector<std::s
   std::vector<const analysis::Evidence*> items;
   nlohmann::json each = nlohmann::json::object();
   for (const auto& id : ids) {
+    if (each.contains(id)) continue; // an item named twice saves its time once
     auto e =
         std::find_if(d.evidence.begin(), d.evidence.end(), [&](const analysis::Evidence& x) { return x.id == id; });
     if (e == d.evidence.end()) {
