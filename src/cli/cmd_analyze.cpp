@@ -71,7 +71,8 @@ void run_analyze(AnalyzeArgs a) {
   std::vector<std::string> parts;
   for (const auto& [id, g] : bound["evidence"].items())
     parts.push_back(g.is_number() ? fmt::format("{} {:.2f}x", id, g.get<double>()) : id + " none");
-  std::cout << fmt::format("\nEstimated gain of {} together: {} ({})\n", fmt::join(a.estimate, ", "),
+  std::cout << fmt::format("\nEstimated gain of {}{}: {} ({})\n", fmt::join(a.estimate, ", "),
+                           a.estimate.size() > 1 ? " together" : "",
                            bound["gain"].is_number() ? fmt::format("at most {:.2f}x", bound["gain"].get<double>())
                                                      : std::string("none (no item has a gain)"),
                            fmt::join(parts, ", "));
