@@ -176,6 +176,7 @@ private:
   // Without a tune: block, the knobs found in the parent's sources (tune/discover.hpp); recorded
   // in run.json's tune.discovered. Empty settings when there are none.
   config::TuneSettings discovered_knobs(json& rec, std::optional<tune::Point>& as_it_is);
+  std::map<std::string, std::string> knob_sources() const;
   json tune_context() const;
   json tune_plan() const;
 

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <sstream>
+#include <string_view>
 
 namespace optimas::loop {
 
@@ -142,10 +144,16 @@ json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index,
   const fs::path src = v.dir / "src";
   for (const auto& s : m_app.sources) {
     fs::create_directories((src / s).parent_path());
-    auto edited = m_tune_edits.find(s);
+    auto edited = m_tune_edits.find(fs::path(s).lexically_normal().string());
     util::write_file((src / s).string(),
                      edited != m_tune_edits.end() ? edited->second : util::read_file((parent_sources() / s).string()));
   }
+  // A header the knob search made tunable goes over the snapshot's copy too.
+  for (const auto& [file, text] : m_tune_edits)
+    if (!fs::exists(src / file)) {
+      fs::create_directories((src / file).parent_path());
+      util::write_file((src / file).string(), text);
+    }
   result["built"] = false;
   if (auto outcome = build_variant(v, result, "")) {
     result["status"] = outcome->status;
@@ -164,7 +172,8 @@ json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index,
       result["valid"] = false;
     }
   }
-  if (!v.left_behind.empty()) result["left_behind"] = std::vector<std::string>(v.left_behind.begin(), v.left_behind.end());
+  if (!v.left_behind.empty())
+    result["left_behind"] = std::vector<std::string>(v.left_behind.begin(), v.left_behind.end());
   store::write_json_atomic(record.string(), result);
   if (cache && cacheable(result.value("status", "")))
     if (auto why = cache->put(key, label, result)) log::warn("the tuning cache was not written ({})", *why);
@@ -173,9 +182,55 @@ json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index,
   return result;
 }
 
+// The sources the knob search reads: the application's (the parent's text), and the headers of
+// its folder they include with #include "..." (block sizes often live there), from the snapshot,
+// three includes deep at most. Paths relative to the application folder.
+std::map<std::string, std::string> Loop::knob_sources() const {
+  std::map<std::string, std::string> files;
+  std::vector<std::string> todo;
+  for (const auto& s : m_app.sources) {
+    const std::string rel = fs::path(s).lexically_normal().string();
+    files[rel] = util::read_file((parent_sources() / s).string());
+    todo.push_back(rel);
+  }
+  // `#include "name"` at the start of a line (read by hand: a source line can be megabytes long).
+  auto included = [](std::string_view line) -> std::string {
+    auto skip = [&](std::size_t i) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+      return i;
+    };
+    std::size_t i = skip(0);
+    if (i >= line.size() || line[i] != '#') return "";
+    i = skip(i + 1);
+    if (line.substr(i, 7) != "include") return "";
+    i = skip(i + 7);
+    if (i >= line.size() || line[i] != '"') return "";
+    std::size_t end = line.find('"', i + 1);
+    return end == std::string_view::npos ? "" : std::string(line.substr(i + 1, end - i - 1));
+  };
+  for (int depth = 0; depth < 3 && !todo.empty(); ++depth) {
+    std::vector<std::string> next;
+    for (const auto& file : todo) {
+      std::istringstream lines(files[file]);
+      for (std::string line; std::getline(lines, line);) {
+        const std::string name = included(line);
+        if (name.empty()) continue;
+        const fs::path rel = (fs::path(file).parent_path() / name).lexically_normal();
+        const fs::path at = m_dir / "snapshot" / rel;
+        if (rel.empty() || rel.is_absolute() || *rel.begin() == ".." || files.count(rel.string()) ||
+            !fs::is_regular_file(at))
+          continue;
+        files[rel.string()] = util::read_file(at.string());
+        next.push_back(rel.string());
+      }
+    }
+    todo = std::move(next);
+  }
+  return files;
+}
+
 config::TuneSettings Loop::discovered_knobs(json& rec, std::optional<tune::Point>& as_it_is) {
-  std::map<std::string, std::string> sources;
-  for (const auto& s : m_app.sources) sources[s] = util::read_file((parent_sources() / s).string());
+  const std::map<std::string, std::string> sources = knob_sources();
   tune::Discovery found = tune::discover(sources, m_diagnostics, m_app.tune.budget);
   rec["discovered"] = {{"knobs", found.knobs}, {"passed", found.passed}, {"edited", json::array()}};
   for (const auto& [file, text] : found.edited) rec["discovered"]["edited"].push_back(file);
@@ -253,10 +308,11 @@ void Loop::tune_stage() {
     rec["points"].push_back(point_summary(r));
     write_run("running");
     const json& s = rec["points"].back();
-    say("tune", fmt::format("[{}/{}] {}: {}{}", index, most, space.label(p), s["status"].get<std::string>(),
-                            s["speedup"].is_number() ? fmt::format(" {:.3f}x [{:.3f}, {:.3f}]", s["speedup"].get<double>(),
-                                                                   s["ci"][0].get<double>(), s["ci"][1].get<double>())
-                                                     : ""));
+    say("tune",
+        fmt::format("[{}/{}] {}: {}{}", index, most, space.label(p), s["status"].get<std::string>(),
+                    s["speedup"].is_number() ? fmt::format(" {:.3f}x [{:.3f}, {:.3f}]", s["speedup"].get<double>(),
+                                                           s["ci"][0].get<double>(), s["ci"][1].get<double>())
+                                             : ""));
     if (s["status"] == "build_stale") return 1.0; // the parent's own build: its speed is the parent's
     if (s["speedup"].is_number()) return s["speedup"].get<double>();
     return std::nullopt;
@@ -300,15 +356,14 @@ json Loop::tune_plan() const {
   const auto method = tune::choose(t.search, allowed.size(), t.budget);
   json points = json::array();
   if (method == tune::Method::exhaustive)
-    for (const auto& p : tune::exhaustive_order(space, t.budget)) points.push_back(space.label(p) + "  [" + space.flags(p) + "]");
+    for (const auto& p : tune::exhaustive_order(space, t.budget))
+      points.push_back(space.label(p) + "  [" + space.flags(p) + "]");
   else if (!allowed.empty())
-    points.push_back(space.label(tune::start_point(space)) + "  [" + space.flags(tune::start_point(space)) + "] (start)");
-  json step = {{"step", "tune"},
-               {"method", tune::method_name(method)},
-               {"grid", t.grid_size()},
-               {"allowed", allowed.size()},
-               {"budget", t.budget},
-               {"env", "NVCC_APPEND_FLAGS, OPTIMAS_TUNE_FLAGS"},
+    points.push_back(space.label(tune::start_point(space)) + "  [" + space.flags(tune::start_point(space)) +
+                     "] (start)");
+  json step = {{"step", "tune"},        {"method", tune::method_name(method)},
+               {"grid", t.grid_size()}, {"allowed", allowed.size()},
+               {"budget", t.budget},    {"env", "NVCC_APPEND_FLAGS, OPTIMAS_TUNE_FLAGS"},
                {"points", points}};
   if (method == tune::Method::nlopt)
     step["note"] = fmt::format("NLopt (Sbplx) picks each next point from those measured: at most {} of the {} allowed",

@@ -11,6 +11,7 @@
 #     the parent's binary (build_stale), and the program's own values are never built;
 #   - CHUNK 64 halves the setup work (most of the time, add_kernel's chain removed): accepted; the
 #     budget stays at 8 points;
+#   - a block size defined in a header the source includes is found and tuned there;
 #   - --budget-minutes stops the stage; --no-tune-discover skips it.
 source "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
@@ -62,6 +63,26 @@ json_check "$run_json" 'all(p["status"] == "build_stale" for p in d["tune"]["poi
 json_check "$run_json" 'any(p["accepted"] and p["values"]["CHUNK"] == 64 for p in d["tune"]["points"])' \
   "found: CHUNK 64 should be accepted: $(python3 -c 'import json,sys; print([(p["values"], p["status"], p["speedup"]) for p in json.load(open(sys.argv[1]))["tune"]["points"]])' "$run_json")"
 grep -q "best: t.*and the sources made tunable, in " "$log" || fail "found: the best point's sources not named"
+
+# The block size in a header the source includes: the header is read, made tunable and given to
+# every point (over the snapshot's copy).
+cp -r "$WORK/found" "$WORK/header"
+python3 - "$WORK/header" <<'PY'
+import sys
+d = sys.argv[1]
+s = open(d + "/main.cu").read()
+assert "#define CHUNK 32\n" in s
+s = s.replace("#define CHUNK 32\n", '#include "chunk.h"\n')
+open(d + "/main.cu", "w").write(s)
+open(d + "/chunk.h", "w").write("// how many outputs share one setup\n#define CHUNK 32\n")
+PY
+loop header "$WORK/header" "$WORK/replies/none.json" --runs 8 --tune-search exhaustive --execute yes
+[ "$rc" -eq 0 ] || fail "header: exit $rc"$'\n'"$(tail -30 "$log")"
+json_check "$run_json" 'd["tune"]["discovered"]["edited"] == ["chunk.h", "main.cu"] and d["tune"]["discovered"]["knobs"][0].startswith("CHUNK (chunk.h:")' \
+  "header: the knob in chunk.h: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tune"]["discovered"])' "$run_json")"
+grep -q '^#ifndef CHUNK$' "$RUNS/$id/tune/t1/src/chunk.h" || fail "header: the point's chunk.h is not made tunable"
+json_check "$run_json" 'any(p["accepted"] and p["values"]["CHUNK"] == 64 for p in d["tune"]["points"])' \
+  "header: CHUNK 64 should be accepted: $(python3 -c 'import json,sys; print([(p["values"], p["status"]) for p in json.load(open(sys.argv[1]))["tune"]["points"]])' "$run_json")"
 
 # --budget-minutes ends the stage too, keeping what was measured (here: nothing, it is spent at once).
 loop spent "$WORK/found" "$WORK/replies/none.json" --runs 2 --tune-search exhaustive --execute yes --budget-minutes 0.0001
