@@ -95,6 +95,60 @@ std::string dominant_stall(const analysis::KernelDiagnostics& k) {
   return std::string(profile::stall_name(k.stalls->kernel_stalls.front().first));
 }
 
+// A launch's block argument as one size: `TPB`, `dim3(TPB)`, `dim3(TPB, 1)` or `dim3(TPB, 1, 1)`
+// give TPB; a 2-D or 3-D block gives "".
+std::string one_dimension(std::string block) {
+  for (const char* wrap : {"dim3(", "dim3 ("})
+    if (block.rfind(wrap, 0) == 0 && block.back() == ')')
+      block = block.substr(std::string(wrap).size()), block.pop_back();
+  if (auto comma = block.find(','); comma != std::string::npos) {
+    std::string rest = block.substr(comma);
+    if (rest != ", 1" && rest != ", 1, 1" && rest != ",1" && rest != ",1,1") return "";
+    block.erase(comma);
+  }
+  return block;
+}
+
+// What the variable `name` was last declared as before offset `at` of `text`, when that is one
+// initialiser (`int name = E;`, `dim3 name(E, ...);`, `dim3 name = dim3(E);`) and nothing assigns
+// it between there and `at`; "" otherwise. The initialiser's text, whitespace-normalised.
+std::string variable_value(std::string_view text, std::size_t at, const std::string& name) {
+  const auto t = cuda::lex(text.substr(0, at));
+  for (std::size_t i = t.size(); i-- > 1;) {
+    if (t[i].text != name || t[i - 1].kind != cuda::TokenKind::identifier) continue;
+    // A declaration: a type word before the name. Then `= E;` or `(E);`.
+    if (i + 2 >= t.size()) return "";
+    std::size_t from = i + 2, to = from;
+    const bool constructed = t[i + 1].text == "(" || t[i + 1].text == "{";
+    if (t[i + 1].text == "=") {
+      while (to < t.size() && t[to].text != ";" && t[to].text != ",") ++to;
+    } else if (constructed) {
+      int depth = 1;
+      for (to = from; to < t.size() && depth > 0; ++to) {
+        if (t[to].text == "(" || t[to].text == "{") ++depth;
+        if ((t[to].text == ")" || t[to].text == "}") && --depth == 0) break;
+      }
+    } else {
+      return "";
+    }
+    if (to >= t.size() || to == from) return "";
+    // Nothing may assign it after its declaration (b = ..., b.x = ..., b += ..., ++b, &b).
+    auto is = [&](std::size_t j, const char* what) { return j < t.size() && t[j].text == what; };
+    for (std::size_t j = to; j < t.size(); ++j) {
+      if (t[j].text != name) continue;
+      bool assigned = (is(j + 1, "=") && !is(j + 2, "=")) ||
+                      (is(j + 2, "=") && (is(j + 1, "+") || is(j + 1, "-") || is(j + 1, "*") || is(j + 1, "/"))) ||
+                      (is(j + 1, "+") && is(j + 2, "+")) || (is(j + 1, "-") && is(j + 2, "-")) ||
+                      (j >= 2 && ((is(j - 1, "+") && is(j - 2, "+")) || (is(j - 1, "-") && is(j - 2, "-")))) ||
+                      (j >= 1 && is(j - 1, "&")) || (is(j + 1, ".") && is(j + 3, "=") && !is(j + 4, "="));
+      if (assigned) return "";
+    }
+    const std::string value = cuda::normalise(text.substr(t[from].offset, t[to].offset - t[from].offset));
+    return constructed ? "dim3(" + value + ")" : value; // dim3 b(TPB, 1) reads as the dim3 it builds
+  }
+  return "";
+}
+
 void block_knobs(const std::map<std::string, std::string>& sources, const std::vector<Hot>& hot, Discovery& out,
                  std::map<std::string, std::string>& block_macro_of) {
   std::map<std::string, std::vector<Macro>> macros; // name -> definitions (one per file)
@@ -105,15 +159,11 @@ void block_knobs(const std::map<std::string, std::string>& sources, const std::v
     for (const auto& l : cuda::find_launches(text)) {
       auto h = std::find_if(hot.begin(), hot.end(), [&](const Hot& x) { return x.name == l.kernel; });
       if (h == hot.end() || l.config.size() < 2 || !h->k->roofline) continue;
-      std::string block = l.config[1];
-      for (const char* wrap : {"dim3(", "dim3 ("})
-        if (block.rfind(wrap, 0) == 0 && block.back() == ')')
-          block = block.substr(std::string(wrap).size()), block.pop_back();
-      if (auto comma = block.find(','); comma != std::string::npos) {
-        std::string rest = block.substr(comma);
-        if (rest != ", 1" && rest != ", 1, 1" && rest != ",1" && rest != ",1,1") continue; // 2-D blocks: left alone
-        block.erase(comma);
-      }
+      std::string block = one_dimension(l.config[1]);
+      // A variable set once from a macro before the launch (`int threads = TPB;`, `dim3 b(TPB);`).
+      if (!block.empty() && !macros.count(block) && (std::isalpha(block[0]) || block[0] == '_'))
+        block = one_dimension(variable_value(text, l.config_offsets[1].first, block));
+      if (block.empty()) continue; // 2-D blocks, and what cannot be followed: left alone
       auto found = macros.find(block);
       if (found == macros.end()) {
         if (!block.empty() && std::all_of(block.begin(), block.end(), ::isdigit))

@@ -158,3 +158,27 @@ TEST(TuneDiscover, BoundsDirectivesStartTheirLines) {
   for (std::size_t at = t.find('#'); at != std::string::npos; at = t.find('#', at + 1))
     EXPECT_TRUE(at == 0 || t[at - 1] == '\n') << "a directive inside a line at " << at << ":\n" << t;
 }
+
+// A launch whose block size is a variable set once from the macro (`dim3 threads(TPB)`,
+// `int t = TPB`) is followed to it; one assigned again, or 2-D, is left alone.
+TEST(TuneDiscover, ABlockVariableIsFollowedToItsMacro) {
+  auto with_launch = [](const std::string& declaration, const std::string& block) {
+    std::string s = k_app;
+    s.replace(s.find("  scale<<<(n + TPB - 1) / TPB, TPB>>>(x, y, n);"), 47,
+              declaration + "\n  scale<<<(n + TPB - 1) / TPB, " + block + ">>>(x, y, n);");
+    return s;
+  };
+  auto knobs = [](const std::string& src) {
+    auto found = tune::discover({{"main.cu", src}}, diagnostics({hot("scale", "registers", "compute-bound")}), 8);
+    std::vector<std::string> names;
+    for (const auto& p : found.settings.params) names.push_back(p.name);
+    return names;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(knobs(with_launch("  dim3 threads(TPB);", "threads")), (V{"TPB", "OPTIMAS_MIN_BLOCKS_scale"}));
+  EXPECT_EQ(knobs(with_launch("  dim3 threads(TPB, 1);", "threads")), (V{"TPB", "OPTIMAS_MIN_BLOCKS_scale"}));
+  EXPECT_EQ(knobs(with_launch("  int t = TPB;", "t")), (V{"TPB", "OPTIMAS_MIN_BLOCKS_scale"}));
+  EXPECT_EQ(knobs(with_launch("  int t = TPB;\n  if (n < 1000) t = 64;", "t")), (V{"OPTIMAS_MIN_BLOCKS_scale"}));
+  EXPECT_EQ(knobs(with_launch("  dim3 threads(TPB, TPB);", "threads")), (V{"OPTIMAS_MIN_BLOCKS_scale"}));
+  EXPECT_EQ(knobs(with_launch("  dim3 threads(TPB);\n  threads.x = 32;", "threads")), (V{"OPTIMAS_MIN_BLOCKS_scale"}));
+}
