@@ -8,9 +8,9 @@
 #include "llm/backend.hpp"
 #include "llm/cache.hpp"
 #include "llm/pricing.hpp"
-#include "propose/propose.hpp"
 #include "prompt/builder.hpp"
 #include "prompt/reply.hpp"
+#include "propose/propose.hpp"
 #include "util/secrets.hpp"
 
 #include "util/error.hpp"
@@ -53,8 +53,9 @@ nlohmann::json answer_json(const prompt::Prompt& p, const std::string& kind, con
                            const std::vector<std::string>& unknown) {
   nlohmann::json entry = {{"prompt", p.label}, {"kind", kind}, {"backend", backend}};
   if (const auto* f = std::get_if<llm::Failure>(&r)) {
-    entry["failure"] = {
-        {"kind", std::string(llm::failure_kind_name(f->kind))}, {"message", f->message}, {"http_status", f->http_status}};
+    entry["failure"] = {{"kind", std::string(llm::failure_kind_name(f->kind))},
+                        {"message", f->message},
+                        {"http_status", f->http_status}};
     return entry;
   }
   const auto& response = std::get<llm::Response>(r);
@@ -76,8 +77,8 @@ void print_answer(std::size_t i, std::size_t n, const prompt::Prompt& p, const s
                   const std::vector<std::string>& unknown) {
   std::cout << fmt::format("prompt {}/{} ({}): {} answered{} in {} attempt(s); {} in / {} out tokens{}\n", i + 1, n,
                            p.label, response.model.empty() ? backend : response.model,
-                           response.from_cache ? " from the cache" : "", response.attempts,
-                           response.usage.input_tokens, response.usage.output_tokens,
+                           response.from_cache ? " from the cache" : "", response.attempts, response.usage.input_tokens,
+                           response.usage.output_tokens,
                            response.usage.cost_known ? fmt::format(", ${:.4f}", response.usage.cost_usd) : "");
   if (!parsed.ok()) {
     std::cout << fmt::format("  the reply does not follow the schema ({}):\n", parsed.format);
@@ -88,8 +89,8 @@ void print_answer(std::size_t i, std::size_t n, const prompt::Prompt& p, const s
     std::cout << "  the reply is a whole source file in a code block (no structured edits)\n";
     return;
   }
-  std::cout << fmt::format("  {} edit(s), {} withheld: {}\n", parsed.reply->edits.size(),
-                           parsed.reply->withheld.size(), parsed.reply->summary);
+  std::cout << fmt::format("  {} edit(s), {} withheld: {}\n", parsed.reply->edits.size(), parsed.reply->withheld.size(),
+                           parsed.reply->summary);
   for (std::size_t k = 0; k < parsed.reply->edits.size(); ++k) {
     const auto& e = parsed.reply->edits[k];
     std::cout << fmt::format("  [{}] {} {} {} cites {}: {}\n", k + 1, e.file, e.kernel,

@@ -9,13 +9,13 @@
 #include "cli/options.hpp"
 #include "edit/apply.hpp"
 #include "edit/guardrails.hpp"
-#include "propose/variant.hpp"
 #include "llm/backend.hpp"
 #include "llm/cache.hpp"
 #include "llm/retry.hpp"
-#include "propose/propose.hpp"
 #include "prompt/builder.hpp"
 #include "prompt/reply.hpp"
+#include "propose/propose.hpp"
+#include "propose/variant.hpp"
 
 #include "util/error.hpp"
 #include "util/json_text.hpp"
@@ -59,10 +59,11 @@ void run_optimize(const OptimizeArgs& a) {
   if (cached(a.backend, bc)) cache.emplace(a.backend.cache_dir);
 
   // One reply per prompt; their edits are applied together.
-  auto asked = propose::ask_backend(prompts, "", propose::structured_context(d, sources), *backend, bc, cache ? &*cache : nullptr);
+  auto asked = propose::ask_backend(prompts, "", propose::structured_context(d, sources), *backend, bc,
+                                    cache ? &*cache : nullptr);
   // The scope the prompt stated is the one the guardrails check.
   auto proposal = propose::make_proposal(asked.replies, d, sources, paths, edit::parse_scope(loaded.app.optimize.scope),
-                                      prepared.options.code_only);
+                                         prepared.options.code_only);
   if (!proposal.parse_errors.empty())
     throw Error(fmt::format("the reply of {} cannot be used:\n  {}", backend->name(),
                             util::join(proposal.parse_errors, "\n  ")));

@@ -36,10 +36,10 @@ struct TuneSettings {
   std::string search = default_of<std::string>("tune_search"); // auto, exhaustive or nlopt
   int budget = default_of<int>("tune_budget");                 // most points built and measured
   bool allow_fp_changes = default_of<bool>("allow_fp_changes");
-  bool enabled = default_of<bool>("tune");   // --no-tune: skip the stage
-  bool only = default_of<bool>("tune_only"); // --tune-only: the stage alone, no edit step
+  bool enabled = default_of<bool>("tune");           // --no-tune: skip the stage
+  bool only = default_of<bool>("tune_only");         // --tune-only: the stage alone, no edit step
   bool discover = default_of<bool>("tune_discover"); // without params: tune the knobs found in the sources
-  int line = 0;                              // of tune:, for messages
+  int line = 0;                                      // of tune:, for messages
 
   bool empty() const { return params.empty(); }
   bool runs() const { return enabled && !empty(); }

@@ -46,12 +46,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto parsed = prompt::parse_reply(input);
     if (!parsed.reply) return 0;
     prompt::to_json(*parsed.reply).dump();
-    std::map<std::string, std::string> sources{{"main.cu", source}, {"util.cuh", "__device__ int one() { return 1; }\n"}};
+    std::map<std::string, std::string> sources{{"main.cu", source},
+                                               {"util.cuh", "__device__ int one() { return 1; }\n"}};
     auto app = edit::apply_edits(sources, *parsed.reply, {"PC1", "RF1", "SL1"});
     // Every claimed edit is applied or recorded as not applied, with its reason.
     if (app.outcomes.size() != parsed.reply->edits.size()) __builtin_trap();
-    for (auto scope : {edit::Scope::kernel, edit::Scope::file})
-      edit::check_guardrails(app, {scope, {"scale", "sum"}});
+    for (auto scope : {edit::Scope::kernel, edit::Scope::file}) edit::check_guardrails(app, {scope, {"scale", "sum"}});
     for (const auto& [name, text] : app.result) edit::unified_diff(app.original.at(name), text, name);
   } catch (const Error&) {
   }

@@ -102,7 +102,8 @@ TEST(AskBackend, AReplayedAnswerIsCountedApartAndCostsNothing) {
 
 TEST(AskBackend, AnUnpricedModelHasAnUnknownTotalAndTheBuiltinCostsNothing) {
   CountingBackend backend;
-  auto unknown = propose::ask_backend(prompts({"a"}), "", {}, backend, backend_config("openai", "gpt-unlisted"), nullptr);
+  auto unknown =
+      propose::ask_backend(prompts({"a"}), "", {}, backend, backend_config("openai", "gpt-unlisted"), nullptr);
   EXPECT_FALSE(unknown.usage.cost_known);
   EXPECT_EQ(unknown.usage.cost_usd, 0);
   auto builtin = propose::ask_backend(prompts({"a"}), "", {}, backend, backend_config("builtin", ""), nullptr);
@@ -123,8 +124,8 @@ TEST(AskBackend, TheSettingsAndTheFeedbackReachTheRequest) {
     EXPECT_EQ(p.label, i == 0 ? "a" : "b");
   };
   nlohmann::json context = {{"sources", {{"main.cu", "x"}}}};
-  propose::ask_backend(prompts({"a", "b"}), "edit 1 was not applied", context, backend, backend_config("openai", "gpt-5"),
-                    nullptr, s);
+  propose::ask_backend(prompts({"a", "b"}), "edit 1 was not applied", context, backend,
+                       backend_config("openai", "gpt-5"), nullptr, s);
   ASSERT_EQ(backend.requests.size(), 2u);
   const auto& r = backend.requests[1];
   EXPECT_EQ(r.temperature, 0.7);
@@ -149,15 +150,15 @@ TEST(AskBackend, AFailureStopsTheLoopButIsRecordedForAsk) {
     propose::ask_backend(prompts({"a", "FAIL", "c"}), "", {}, backend, backend_config("openai", "gpt-5"), nullptr);
     ADD_FAILURE() << "a failure must throw without keep_going";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("openai/gpt-5 failed (bad_request): HTTP 400"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("openai/gpt-5 failed (bad_request): HTTP 400"), std::string::npos) << e.what();
   }
   EXPECT_EQ(backend.requests.size(), 2u) << "nothing is asked after the failure";
 
   CountingBackend again;
   propose::AskSettings s;
   s.keep_going = true;
-  auto asked = propose::ask_backend(prompts({"a", "FAIL", "c"}), "", {}, again, backend_config("openai", "gpt-5"), nullptr, s);
+  auto asked =
+      propose::ask_backend(prompts({"a", "FAIL", "c"}), "", {}, again, backend_config("openai", "gpt-5"), nullptr, s);
   EXPECT_EQ(again.requests.size(), 3u);
   ASSERT_EQ(asked.results.size(), 3u);
   ASSERT_TRUE(std::holds_alternative<llm::Failure>(asked.results[1]));
@@ -173,9 +174,9 @@ TEST(AskBackend, AMissingManualReplyIsPendingEvenWithKeepGoing) {
     propose::AskSettings s;
     s.keep_going = keep_going;
     CountingBackend backend;
-    EXPECT_THROW(
-        propose::ask_backend(prompts({"FAIL awaiting", "b"}), "", {}, backend, backend_config("manual", ""), nullptr, s),
-        PendingError)
+    EXPECT_THROW(propose::ask_backend(prompts({"FAIL awaiting", "b"}), "", {}, backend, backend_config("manual", ""),
+                                      nullptr, s),
+                 PendingError)
         << keep_going;
     EXPECT_EQ(backend.requests.size(), 1u) << "the next prompt waits too";
   }
