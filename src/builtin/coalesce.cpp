@@ -439,9 +439,9 @@ void tile_rule(const KernelInput& in, KernelEdits& ke, Form form) {
       outcome.edit->evidence = cited;
       ke.others.push_back(std::move(*outcome.edit));
     } else if (!outcome.reason.empty()) {
+      const int line = base_line + t[loop.at].line; // (clang 14 lambdas cannot capture a structured binding)
       auto suggestion = [&](const char* rule) {
-        return fmt::format("{}: stage the loop at line {} through shared-memory tiles ({})", fn.name,
-                           base_line + t[loop.at].line, rule);
+        return fmt::format("{}: stage the loop at line {} through shared-memory tiles ({})", fn.name, line, rule);
       };
       // The two forms share their checks: a reason warp_rows gave for this loop is not said twice.
       bool said = form == Form::block && std::any_of(ke.withheld.begin(), ke.withheld.end(), [&](const auto& w) {
