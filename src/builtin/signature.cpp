@@ -91,17 +91,6 @@ std::vector<std::string> kernel_declarations(const std::map<std::string, std::st
   return out;
 }
 
-// Where a launch's "<<<" starts after a kernel's name at `i`: right after it, or after the
-// template arguments of an instance (name<W><<<...); 0 when this is no launch.
-std::size_t launch_chevrons(const std::vector<cuda::Token>& t, std::size_t i) {
-  std::size_t j = i + 1;
-  auto chevrons = [&](std::size_t k) {
-    return k + 2 < t.size() && t[k].text == "<" && t[k + 1].text == "<" && t[k + 2].text == "<";
-  };
-  if (!chevrons(j) && j < t.size() && t[j].text == "<") j = past_template_arguments(t, j);
-  return chevrons(j) ? j : 0;
-}
-
 } // namespace
 
 // Arguments of every launch of `kernel` in the sources: name<<<...>>>(a, b, ...), and of its
@@ -109,31 +98,9 @@ std::size_t launch_chevrons(const std::vector<cuda::Token>& t, std::size_t i) {
 std::vector<std::vector<std::string>> launch_arguments(const std::map<std::string, std::string>& sources,
                                                        const std::string& kernel) {
   std::vector<std::vector<std::string>> out;
-  for (const auto& [file, text] : sources) {
-    auto t = cuda::lex(text);
-    for (std::size_t i = 0; i + 3 < t.size(); ++i) {
-      if (t[i].text != kernel) continue;
-      std::size_t at = launch_chevrons(t, i);
-      if (at == 0) continue;
-      std::size_t j = at + 3;
-      while (j + 2 < t.size() && !(t[j].text == ">" && t[j + 1].text == ">" && t[j + 2].text == ">")) ++j;
-      j += 3;
-      if (j >= t.size() || t[j].text != "(") continue;
-      std::vector<std::string> args(1);
-      int depth = 0;
-      for (++j; j < t.size(); ++j) {
-        std::string_view x = t[j].text;
-        if (x == "(" || x == "[" || x == "{") ++depth;
-        if ((x == ")" || x == "]" || x == "}") && depth-- == 0) break;
-        if (x == "," && depth == 0) {
-          args.emplace_back();
-          continue;
-        }
-        args.back() += x;
-      }
-      out.push_back(std::move(args));
-    }
-  }
+  for (const auto& [file, text] : sources)
+    for (auto& l : cuda::find_launches(text))
+      if (l.kernel == kernel && l.call) out.push_back(std::move(l.args));
   return out;
 }
 

@@ -413,8 +413,23 @@ std::vector<Launch> find_launches(std::string_view text) {
     if (j + 2 >= t.size() || t[j].text != ">" || from >= j) continue;
     l.config.push_back(normalise(text.substr(t[from].offset, t[j].offset - t[from].offset)));
     l.config_offsets.push_back({t[from].offset, t[j].offset});
-    out.push_back(std::move(l));
     i = j + 2;
+    if (i + 1 < t.size() && t[i + 1].text == "(") {
+      l.call = true;
+      l.args.emplace_back();
+      int depth = 0;
+      for (std::size_t k = i + 2; k < t.size(); ++k) {
+        std::string_view x = t[k].text;
+        if (x == "(" || x == "[" || x == "{") ++depth;
+        if ((x == ")" || x == "]" || x == "}") && depth-- == 0) break;
+        if (x == "," && depth == 0) {
+          l.args.emplace_back();
+          continue;
+        }
+        l.args.back() += x;
+      }
+    }
+    out.push_back(std::move(l));
   }
   return out;
 }

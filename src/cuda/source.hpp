@@ -72,6 +72,8 @@ struct Launch {
   std::vector<std::string> config; // the arguments between the chevrons, whitespace-normalised
   int line = 0;                    // of the name
   std::vector<std::pair<std::size_t, std::size_t>> config_offsets; // each argument's [begin, end) in the text
+  bool call = false;                                               // `(...)` follows the chevrons
+  std::vector<std::string> args; // the call's arguments, each its tokens joined without spaces ("x+n")
 };
 
 // Every launch in the text, in order.
