@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -283,6 +284,19 @@ void rule_bounds(const KernelInput& in, KernelEdits& ke) {
   // Ask for the blocks per SM the warp limit would allow, at most twice today's.
   int target = static_cast<int>(std::min(warp_blocks > 0 ? warp_blocks : 2 * reg_blocks, 2 * reg_blocks));
   if (target <= reg_blocks) return; // registers are not the only limit: nothing to gain
+  // A kernel that already reaches local memory (a spill or a local array) would spill more under
+  // a tighter register budget, and local_to_registers may move its arrays into registers, which
+  // then need more of them than were profiled: on examples/labels the two together ran at 0.81x.
+  double local = access_figure(k, "local_load_requests") + access_figure(k, "local_store_requests");
+  if (std::isfinite(local) && local > 0) {
+    ke.withheld.push_back(
+        {fmt::format("__launch_bounds__({}, {}) on {}", block, target, fn.name),
+         fmt::format("the kernel already uses local memory ({:.3g} local load and store requests): a register "
+                     "budget for {} blocks per SM would spill more of it",
+                     local, target),
+         {k["roofline"].value("id", "")}});
+    return;
+  }
   start_signature(f, fn, ke);
   std::string& decl = *ke.signature.replace;
   auto at = decl.find(fn.name);

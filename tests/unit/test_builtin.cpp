@@ -184,6 +184,24 @@ TEST(Builtin, LaunchBoundsWhenRegistersLimitOccupancy) {
   EXPECT_EQ(r.edits[0].evidence, (std::vector<std::string>{"RF1"}));
 }
 
+// A kernel that already reaches local memory would spill more under a register budget (and
+// local_to_registers may need more registers than were profiled): withheld, saying why.
+TEST(Builtin, LaunchBoundsWithheldWhereTheKernelUsesLocalMemory) {
+  auto limited = kernel(json::array(), "registers", {{"registers", 2}, {"warps", 8}});
+  limited["roofline"]["access"] = {{"local_load_requests", 4.0e6}, {"local_store_requests", 0}};
+  auto r = ask(json::array({limited}));
+  EXPECT_TRUE(r.edits.empty());
+  ASSERT_EQ(r.withheld.size(), 1u);
+  EXPECT_EQ(r.withheld[0].suggestion, "__launch_bounds__(256, 4) on fir");
+  EXPECT_NE(r.withheld[0].reason.find("already uses local memory (4e+06 local load and store requests)"),
+            std::string::npos)
+      << r.withheld[0].reason;
+  EXPECT_EQ(r.withheld[0].evidence, (std::vector<std::string>{"RF1"}));
+  // No local traffic measured: the bound applies as before.
+  limited["roofline"]["access"]["local_load_requests"] = 0;
+  EXPECT_EQ(ask(json::array({limited})).edits.size(), 1u);
+}
+
 TEST(Builtin, SilentWithoutEvidence) {
   // Compute stalls on a line with no constant-trip loop, occupancy limited by warps.
   auto r = ask(json::array({kernel(json::array({line("PC1", 8, "stall_math_pipe_throttle", 0.9)}))}));
