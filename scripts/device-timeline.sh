@@ -9,13 +9,17 @@
 #      items should name heat's per-step copy;
 #   3. overhead: the tracer with and without the timeline's records (bench/trace_variants.sh's
 #      way of building it) on heat default, whose 4,000 steps copy after each one.
+#   4. public: Rodinia's bfs (from .scratch/pub, fetched, never part of the repository) on a
+#      path-like graph of 2,000 nodes, whose 1,000 levels each launch two kernels between two
+#      1-byte synchronous copies: traced plainly, then set up by `optimas init` and profiled and
+#      analyzed as a new user would.
 # Every step stops at a shared deadline (TIMELINE_SECONDS, default 540); results land in $OUT:
 # $OUT/trace-v3/<example>-<config>/trace-<pid>.tsv with a README.md line saying how each was
 # recorded (GPU, driver, CUDA, command), ready to copy under tests/data.
 set -uo pipefail
 OUT=${OUT:-/tmp/optimas-timeline-out}
 DEADLINE=$(( $(date +%s) + ${TIMELINE_SECONDS:-540} ))
-STEPS=${TIMELINE_STEPS:-record analyze overhead}
+STEPS=${TIMELINE_STEPS:-record analyze public overhead}
 export PATH="$PWD/.device/bin:$PATH"
 cupti=$(dirname "$(find /usr/local /opt -name 'libcupti.so.*' 2>/dev/null | head -1)")
 export LD_LIBRARY_PATH="$PWD/.device/lib:$cupti${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -30,7 +34,7 @@ limit() { local l=$(( $(left) - 15 )); [ "$l" -gt "$1" ] && l=$1; echo "$l"; }
 { nvidia-smi; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; nvcc --version;
   uname -a; echo "cupti: $cupti"; ldd "$TRACER"; } > "$OUT/environment.txt" 2>&1
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
-cuda=$(nvcc --version 2>/dev/null | grep -o 'V[0-9.]*' | head -1)
+cuda=$(nvcc --version 2>/dev/null | grep -o 'V[0-9][0-9.]*' | head -1)
 log "optimas: $(optimas --version 2>&1); GPU: $gpu; nvcc $cuda; cupti in $cupti"
 for ex in heat stream; do
   ( cd "examples/$ex" && nvcc -O3 -arch=sm_90 -lineinfo -o "$W/$ex" main.cu ) || log "$ex did not build"
@@ -68,6 +72,35 @@ if step analyze; then
     grep '^\[AP' "$OUT/analyze-$ex.txt" | cut -c1-400 | tee -a "$OUT/device.log"
     timeout "$(limit 60)" optimas analyze "$W/profile-$ex" --json > "$OUT/analyze-$ex.json" 2>> "$OUT/device.log"
   done
+fi
+
+if step public && [ -d .scratch/pub/rodinia/cuda/bfs ]; then
+  P=$W/pub/rodinia
+  mkdir -p "$P/cuda"
+  cp -r .scratch/pub/rodinia/common "$P/"
+  cp -r .scratch/pub/rodinia/cuda/bfs .scratch/pub/rodinia/cuda/util "$P/cuda/"
+  rm -f "$P/cuda/bfs/optimas.yml"
+  # Rodinia's graph format: the node count, each node's first edge and edge count, the source,
+  # the edge count, each edge's node and cost. A path whose nodes link to those 1 and 2 away.
+  awk 'BEGIN { n = 2000; print n; e = 0
+         for (i = 0; i < n; i++) { c = 0; for (d = -2; d <= 2; d++) if (d && i + d >= 0 && i + d < n) c++
+                                   print e, c; e += c }
+         print ""; print 0; print ""; print e
+         for (i = 0; i < n; i++) for (d = -2; d <= 2; d++) if (d && i + d >= 0 && i + d < n) print i + d, 1 }' \
+    > "$P/cuda/bfs/graph-path2000.txt"
+  ( cd "$P/cuda/bfs" && make > "$W/bfs-make.txt" 2>&1 && cp bfs.out "$W/bfs.out" && cp graph-path2000.txt "$W/" ) ||
+    log "bfs did not build: $(tail -3 "$W/bfs-make.txt")"
+  record bfs-path2000 "$W/bfs.out" graph-path2000.txt
+  ( cd "$P/cuda/bfs" && rm -f bfs.out && timeout "$(limit 120)" optimas init -- ./bfs.out graph-path2000.txt ) \
+    > "$OUT/init-bfs.txt" 2>&1
+  log "init bfs: exit $?"
+  cp "$P/cuda/bfs/optimas.yml" "$OUT/bfs.optimas.yml" 2>/dev/null
+  ( cd "$P/cuda" && timeout "$(limit 150)" optimas profile bfs -o "$W/profile-bfs" ) > "$W/profile-bfs.txt" 2> "$OUT/profile-bfs.progress.txt"
+  log "profile bfs: exit $?"
+  timeout "$(limit 60)" optimas analyze "$W/profile-bfs" > "$OUT/analyze-bfs.txt" 2>&1
+  log "analyze bfs: exit $?; $(grep -c '^\[AP' "$OUT/analyze-bfs.txt") AP items"
+  grep '^\[AP' "$OUT/analyze-bfs.txt" | cut -c1-400 | tee -a "$OUT/device.log"
+  timeout "$(limit 60)" optimas analyze "$W/profile-bfs" --json > "$OUT/analyze-bfs.json" 2>> "$OUT/device.log"
 fi
 
 if step overhead; then

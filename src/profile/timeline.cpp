@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -35,16 +37,22 @@ template <typename T> void by_time_first(std::vector<T>& v) {
 // Every launch, copy and memset by start.
 // GPU work is clipped to the run's [start, end]: a record outside it (inconsistent timestamps)
 // would otherwise make the GPU busier than the run was long.
+// A launch's end in integer nanoseconds: CUPTI's timestamps (about 1.8e18) are past what a double
+// holds to the nanosecond (a 256 ns step there), which on recorded H200 traces merged
+// back-to-back kernels of 2 us. A duration past the clock's range saturates.
+std::uint64_t launch_end(const Launch& l) {
+  if (!(l.duration_ns > 0)) return l.start_ns;
+  const std::uint64_t room = std::numeric_limits<std::uint64_t>::max() - l.start_ns;
+  if (l.duration_ns >= static_cast<double>(room)) return std::numeric_limits<std::uint64_t>::max();
+  return l.start_ns + static_cast<std::uint64_t>(std::llround(l.duration_ns));
+}
+
 std::vector<Work> gpu_work(const Trace& trace) {
   std::vector<Work> work;
   auto clip = [&](std::uint64_t x) { return std::clamp(x, trace.start_ns, trace.end_ns); };
   for (const auto& l : trace.launches) {
     const std::uint64_t start = clip(l.start_ns);
-    const double end = static_cast<double>(l.start_ns) + l.duration_ns; // no wrap past 2^64
-    work.push_back({start,
-                    end >= static_cast<double>(trace.end_ns) ? trace.end_ns
-                                                             : std::max(start, clip(static_cast<std::uint64_t>(end))),
-                    &l, nullptr});
+    work.push_back({start, std::max(start, clip(launch_end(l))), &l, nullptr});
   }
   for (const auto& t : trace.transfers) {
     const std::uint64_t start = clip(t.start_ns);
@@ -153,7 +161,7 @@ void add_gaps(Timeline& t, const std::vector<Work>& work, std::uint64_t run_star
       ++f.count;
     }
     if (!last || w.end > last->end) last = &w;
-    if (w.launch && (!last_kernel || w.end >= last_kernel->start_ns + last_kernel->duration_ns)) last_kernel = w.launch;
+    if (w.launch && (!last_kernel || w.end >= launch_end(*last_kernel))) last_kernel = w.launch;
   }
   if (last) t.busy_ns += static_cast<double>(last->end - from);
   for (auto& [key, g] : groups) t.groups.push_back(std::move(g));

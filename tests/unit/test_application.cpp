@@ -1,5 +1,6 @@
 // AP items (analysis/application.cpp) on the synthetic format-3 traces of tests/data/trace-v3
-// (written to the format, not recorded; their figures are in make_fixtures.py).
+// (written to the format, not recorded; their figures are in make_fixtures.py) and on the ones
+// recorded on the H200 (trace-v3/h200, figures from figures.py).
 #include "analysis/application.hpp"
 
 #include "analysis/diagnostics.hpp"
@@ -123,6 +124,44 @@ TEST(Application, AnOverlappedPipelineHasLittleToGain) {
   EXPECT_TRUE(contains(copies->text, "0 synchronous")) << copies->text;
   EXPECT_DOUBLE_EQ(copies->saved, 0) << "every copy ran under a kernel";
   EXPECT_EQ(find(d, "AP4"), nullptr);
+}
+
+// Traces recorded on the H200 (tests/data/trace-v3/h200): Rodinia's bfs copies a 1-byte flag
+// back after each level's two launches; heat copies its residual after every step with
+// --check 1, and every 100 steps with --check 100, where no item is left about it.
+TEST(Application, RecordedH200TracesNameTheirSynchronousCopies) {
+  Diagnostics bfs = analyze(traced("h200/bfs-path2000"), {});
+  const Evidence* overview = find(bfs, "AP1");
+  ASSERT_NE(overview, nullptr);
+  EXPECT_TRUE(contains(overview->text, "GPU idle 99% of the run (387 ms wall; GPU busy 4.97 ms: kernels 2.79 ms, "
+                                       "copies 2.18 ms)"))
+      << overview->text;
+  EXPECT_TRUE(contains(overview->text, "cudaMemcpy x2,009")) << overview->text;
+  const Evidence* flag = find(bfs, "AP2");
+  ASSERT_NE(flag, nullptr);
+  EXPECT_TRUE(contains(flag->text, "1,001 synchronous device-to-host copies of 1 B, one after each launch of Kernel2"))
+      << flag->text;
+  EXPECT_GT(flag->gain, 1.0);
+  EXPECT_LT(flag->gain, overview->gain) << "one recurring gap saves less than all of them";
+
+  auto per_step = [](const Diagnostics& d) {
+    for (const auto& e : d.evidence)
+      if (e.kind == "application" && contains(e.text, "copies of 256 B, one after each launch of residual_partial"))
+        return &e;
+    return static_cast<const Evidence*>(nullptr);
+  };
+  Diagnostics check1 = analyze(traced("h200/heat-small-check1"), {});
+  const Evidence* copy = per_step(check1);
+  ASSERT_NE(copy, nullptr);
+  EXPECT_TRUE(contains(copy->text, "500 synchronous device-to-host copies of 256 B")) << copy->text;
+  EXPECT_EQ(per_step(analyze(traced("h200/heat-small-check100"), {})), nullptr);
+
+  Diagnostics stream = analyze(traced("h200/stream-small"), {});
+  bool copies_item = false;
+  for (const auto& e : stream.evidence)
+    copies_item |= e.kind == "application" && contains(e.text, "6 host-to-device copies, 192 MiB") &&
+                   contains(e.text, "6 to or from pageable memory");
+  EXPECT_TRUE(copies_item);
 }
 
 // A profile without a timeline (an older trace, an imported ncu report) has no AP items.

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 using namespace optimas;
 using namespace optimas::profile;
 
@@ -142,4 +145,56 @@ TEST(Timeline, WorkOutsideTheRunIsClippedToIt) {
   EXPECT_DOUBLE_EQ(t->wall_ns, 2000000);
   EXPECT_DOUBLE_EQ(t->busy_ns, 1000000 + 400000); // the kernel, and the copy up to the end
   EXPECT_LE(t->busy_fraction(), 1.0);
+}
+
+namespace {
+
+// A trace recorded on the H200 (tests/data/trace-v3/h200/README.md) and the figures
+// tests/data/trace-v3/h200/figures.py computes from its lines, apart from this reader.
+struct Recorded {
+  const char* folder;
+  std::uint64_t launches, copies, htod_count, htod_bytes, dtoh_count, dtoh_bytes;
+  double kernel_ns, copy_ns, busy_ns, wall_ns;
+  const char* follow; // copies right after each launch of a kernel (the most frequent kind)
+  const char* kernel;
+  std::uint64_t follow_count;
+};
+
+const Recorded k_recorded[] = {
+    {"bfs-path2000", 2002, 2009, 1007, 62977, 1002, 9001, 2789249, 2184503, 4973752, 387480616,
+     "synchronous device-to-host copy of 1 B", "Kernel2", 1001},
+    {"heat-small-check1", 1500, 503, 2, 524288, 501, 390144, 2716656, 739446, 3456102, 397355283,
+     "synchronous device-to-host copy of 256 B", "residual_partial", 500},
+    {"heat-small-check100", 1005, 8, 2, 524288, 6, 263424, 1677686, 29440, 1707126, 266249653,
+     "synchronous device-to-host copy of 256 B", "residual_partial", 5},
+    {"stream-small", 36, 10, 6, 201326592, 4, 100663336, 669632, 50512590, 51182222, 727873308,
+     "synchronous device-to-host copy of 32 MiB", "dot_final_kernel", 1},
+};
+
+} // namespace
+
+// Exact to the nanosecond: CUPTI's timestamps (about 1.8e18) once went through a double, whose
+// 256 ns step there merged back-to-back kernels of bfs (kernel time 2.75 ms for 2.79).
+TEST(Timeline, RecordedH200TracesAgreeWithTheirLines) {
+  for (const auto& r : k_recorded) {
+    SCOPED_TRACE(r.folder);
+    Timeline t = fixture(std::string("h200/") + r.folder);
+    EXPECT_EQ(t.launches, r.launches);
+    EXPECT_EQ(t.copies, r.copies);
+    EXPECT_DOUBLE_EQ(t.kernel_ns, r.kernel_ns);
+    EXPECT_DOUBLE_EQ(t.transfer_ns, r.copy_ns);
+    EXPECT_DOUBLE_EQ(t.busy_ns, r.busy_ns);
+    EXPECT_DOUBLE_EQ(t.wall_ns, r.wall_ns);
+    std::map<std::string, const Traffic*> by;
+    for (const auto& x : t.traffic) by[x.direction] = &x;
+    ASSERT_TRUE(by.count("HtoD") && by.count("DtoH"));
+    EXPECT_EQ(by["HtoD"]->count, r.htod_count);
+    EXPECT_EQ(by["HtoD"]->bytes, r.htod_bytes);
+    EXPECT_EQ(by["DtoH"]->count, r.dtoh_count);
+    EXPECT_EQ(by["DtoH"]->bytes, r.dtoh_bytes);
+    EXPECT_EQ(by["DtoH"]->synchronous, r.dtoh_count); // cudaMemcpy everywhere
+    const Follow* f = t.follow(r.follow, r.kernel);
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->count, r.follow_count);
+  }
 }
