@@ -75,9 +75,12 @@ namespace {
 
 // The rules of the table for which `only` is empty or names, on every hot kernel.
 prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std::string>& sources,
-                        bool allow_fp_changes, const std::string& only) {
+                        const std::map<std::string, std::string>& host, bool allow_fp_changes, const std::string& only) {
   std::map<std::string, cuda::SourceFile> parsed;
   for (const auto& [name, text] : sources) parsed.emplace(name, cuda::parse_source(name, text));
+  // Where the rules look for launches and declarations: the sources and the host files.
+  std::map<std::string, std::string> everything = sources;
+  everything.insert(host.begin(), host.end());
   prompt::Reply reply;
   std::vector<std::string> summary;
   std::set<const cuda::Function*> edited;
@@ -95,7 +98,7 @@ prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std
     // Instances of one template share its source: the hottest one (listed first) decides its edits.
     if (!fn || !edited.insert(fn).second) continue;
     KernelEdits ke;
-    const KernelInput in{k, *file, *fn, sources, allow_fp_changes};
+    const KernelInput in{k, *file, *fn, everything, allow_fp_changes};
     for (const Rule& rule : rule_table())
       if (only.empty() || only == rule.name) rule.apply(in, ke);
     drop_overlaps(ke);
@@ -112,8 +115,8 @@ prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std
 } // namespace
 
 prompt::Reply propose(const json& diagnostics, const std::map<std::string, std::string>& sources, bool allow_fp_changes,
-                      int alternative) {
-  prompt::Reply all = run_rules(diagnostics, sources, allow_fp_changes, "");
+                      int alternative, const std::map<std::string, std::string>& host) {
+  prompt::Reply all = run_rules(diagnostics, sources, host, allow_fp_changes, "");
   if (alternative <= 0) return all;
   // The rules that fired, in table order (a signature edit names each of its rules, "restrict+bounds"),
   // and those whose edit another rule's rewrite of the same loop displaced (warp_rows and
@@ -133,7 +136,7 @@ prompt::Reply propose(const json& diagnostics, const std::map<std::string, std::
                                util::join(order, ", "), order.size() < 2 ? "" : ", each offered alone already");
     return none;
   }
-  prompt::Reply alone = run_rules(diagnostics, sources, allow_fp_changes, order[alternative - 1]);
+  prompt::Reply alone = run_rules(diagnostics, sources, host, allow_fp_changes, order[alternative - 1]);
   alone.summary =
       fmt::format("Alternative {}: the {} rule alone. {}", alternative, order[alternative - 1], alone.summary);
   return alone;

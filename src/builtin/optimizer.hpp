@@ -22,7 +22,10 @@ namespace optimas::builtin {
 // that fires with all of them (in table order, for any kernel), alone, so a combination that
 // measured slower can be taken apart. Past the last such rule, or where only one fires: no edit,
 // and the summary says so.
+//
+// `host` holds the application's other files (path -> text), read for the kernels' launches and
+// declarations only: nothing in them is edited.
 prompt::Reply propose(const nlohmann::json& diagnostics, const std::map<std::string, std::string>& sources,
-                      bool allow_fp_changes, int alternative = 0);
+                      bool allow_fp_changes, int alternative = 0, const std::map<std::string, std::string>& host = {});
 
 } // namespace optimas::builtin

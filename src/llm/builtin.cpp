@@ -34,7 +34,11 @@ public:
     auto sources = ctx["sources"].get<std::map<std::string, std::string>>();
     // A search's later candidates (optimize.candidates) get the rules that fire, each alone.
     const int alternative = ctx.value("candidate", 1) - 1;
-    prompt::Reply reply = builtin::propose(ctx["diagnostics"], sources, m_allow_fp_changes, alternative);
+    // The application's other files, where the kernels' launches and declarations may be.
+    std::map<std::string, std::string> host;
+    if (ctx.contains("host_sources") && ctx["host_sources"].is_object())
+      host = ctx["host_sources"].get<std::map<std::string, std::string>>();
+    prompt::Reply reply = builtin::propose(ctx["diagnostics"], sources, m_allow_fp_changes, alternative, host);
     Response out;
     out.text = prompt::to_json(reply).dump(2);
     out.model = "builtin";

@@ -10,6 +10,7 @@
 #include "evaluate/ear.hpp"
 #include "evaluate/end_after.hpp"
 #include "llm/cache.hpp"
+#include "propose/prepare.hpp"
 #include "profile/importer.hpp"
 #include "store/journal.hpp"
 #include "util/error.hpp"
@@ -104,7 +105,12 @@ std::vector<std::string> Loop::replies_for(Variant& v, const std::vector<prompt:
   if (v.candidate > 1) how.seed = m_settings.seed.value_or(0) + v.candidate - 1;
   auto asked = ask_backend(
       prompts, feedback,
-      {{"diagnostics", analysis::to_json(m_diagnostics)}, {"sources", current_sources()}, {"candidate", v.candidate}},
+      [&] {
+        auto context = propose::structured_context(m_diagnostics, current_sources(),
+                                                   propose::read_host_sources(m_app, parent_sources()));
+        context["candidate"] = v.candidate;
+        return context;
+      }(),
       *backend, m_backend, cache ? &*cache : nullptr, how);
   json files = json::array();
   for (std::size_t i = 0; i < asked.replies.size(); ++i) {

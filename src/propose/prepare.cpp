@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 namespace optimas::propose {
 
@@ -72,8 +73,41 @@ std::map<std::string, std::string> read_sources(const config::AppConfig& app) {
   return sources;
 }
 
-nlohmann::json structured_context(const analysis::Diagnostics& d, const std::map<std::string, std::string>& sources) {
-  return {{"diagnostics", analysis::to_json(d)}, {"sources", sources}};
+std::map<std::string, std::string> read_host_sources(const config::AppConfig& app, const fs::path& root) {
+  static const std::set<std::string> k_code = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh"};
+  constexpr std::uintmax_t k_file_limit = 1u << 20, k_total_limit = 8u << 20;
+  std::set<std::string> editable;
+  for (const auto& s : app.sources) editable.insert(fs::path(s).lexically_normal().generic_string());
+  std::map<std::string, std::string> out;
+  std::uintmax_t total = 0;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory(ec)) {
+      // Build trees, run stores and hidden folders hold copies, not the application's code.
+      if (it.depth() >= 2 || name.rfind('.', 0) == 0 || name.rfind("build", 0) == 0 || name == "CMakeFiles" ||
+          name == "runs" || name == "optimas-profile" || name == "optimas-manual")
+        it.disable_recursion_pending();
+      continue;
+    }
+    const std::string rel = it->path().lexically_relative(root).generic_string();
+    if (!k_code.count(it->path().extension().string()) || editable.count(rel)) continue;
+    const std::uintmax_t size = it->file_size(ec);
+    if (ec || size > k_file_limit || total + size > k_total_limit) continue;
+    std::string text = util::read_file(it->path().string());
+    if (text.find("<<<") == std::string::npos && text.find("__global__") == std::string::npos) continue;
+    total += size;
+    out.emplace(rel, std::move(text));
+  }
+  return out;
+}
+
+nlohmann::json structured_context(const analysis::Diagnostics& d, const std::map<std::string, std::string>& sources,
+                                  const std::map<std::string, std::string>& host_sources) {
+  nlohmann::json context = {{"diagnostics", analysis::to_json(d)}, {"sources", sources}};
+  if (!host_sources.empty()) context["host_sources"] = host_sources;
+  return context;
 }
 
 Prepared prepare_prompts(const ProfileInput& input, const PromptChoice& c) {

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -64,8 +65,17 @@ Prepared prepare_prompts(const ProfileInput& input, const PromptChoice& choice);
 // The application's sources by file name (as prompts and edits name them).
 std::map<std::string, std::string> read_sources(const config::AppConfig& app);
 
-// The structured inputs the builtin backend works from (Request::context).
+// The application's other C, C++ and CUDA files under `root` (its folder, or a copy of it) that
+// launch or declare kernels, by path relative to `root`: where the builtin looks for the
+// launches and declarations of the kernels it edits (nw keeps its kernels in one file and
+// launches them from another). Never edited. Build trees, run stores and hidden folders are
+// skipped; two levels deep at most, files up to 1 MiB, 8 MiB in all.
+std::map<std::string, std::string> read_host_sources(const config::AppConfig& app, const std::filesystem::path& root);
+
+// The structured inputs the builtin backend works from (Request::context): `host_sources`
+// only where there are any.
 nlohmann::json structured_context(const analysis::Diagnostics& diagnostics,
-                                  const std::map<std::string, std::string>& sources);
+                                  const std::map<std::string, std::string>& sources,
+                                  const std::map<std::string, std::string>& host_sources = {});
 
 } // namespace optimas::propose

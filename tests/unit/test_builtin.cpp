@@ -271,6 +271,45 @@ TEST(Builtin, ConstIsNotAddedWhenTheKernelIsDeclaredAgain) {
   EXPECT_NE(r.edits[0].rationale.find("also declared at fir.cu:16"), std::string::npos) << r.edits[0].rationale;
 }
 
+// Kernels in one file, launched from another (Rodinia's nw: needle_kernel.cu holds them,
+// needle.cu launches them): the host file comes as `host_sources`, read for launches and
+// declarations, never edited.
+TEST(Builtin, LaunchesAndDeclarationsInHostFilesCount) {
+  const std::string kernel_only = std::string(k_src).substr(0, std::string(k_src).find("int main()"));
+  auto hot = json::array({kernel(json::array({line("PC1", 8, "stall_long_scoreboard", 0.9)}))});
+  auto backend = llm::make_backend(llm::parse_model("builtin"));
+  auto reply = [&](const json& host) {
+    llm::Request r;
+    r.context = {{"diagnostics", {{"kernels", hot}}}, {"sources", {{"fir.cu", kernel_only}}}};
+    if (!host.is_null()) r.context["host_sources"] = host;
+    auto result = backend->complete(r);
+    EXPECT_TRUE(llm::ok(result));
+    return *prompt::parse_reply(std::get<llm::Response>(result).text).reply;
+  };
+  // Without the host file no launch is seen: restrict is withheld.
+  auto alone = reply(nullptr);
+  EXPECT_TRUE(alone.edits.empty());
+  ASSERT_FALSE(alone.withheld.empty());
+  EXPECT_NE(alone.withheld[0].reason.find("no launch of the kernel was found"), std::string::npos);
+
+  auto launched = reply({{"main.cu", "int main() { float *a, *b, *c; fir<<<64, 256>>>(a, b, c, 1000); }\n"}});
+  ASSERT_EQ(launched.edits.size(), 1u);
+  EXPECT_EQ(launched.edits[0].file, "fir.cu");
+  EXPECT_NE(launched.edits[0].replace->find("const float* __restrict__ in"), std::string::npos);
+
+  // A launch in the host file that passes one buffer twice still withholds it.
+  auto aliased = reply({{"main.cu", "int main() { float *a, *c; fir<<<64, 256>>>(a, a, c, 1000); }\n"}});
+  EXPECT_TRUE(aliased.edits.empty());
+
+  // A prototype in a host header keeps const off, as one in the sources does.
+  auto declared = reply({{"main.cu", "int main() { float *a, *b, *c; fir<<<64, 256>>>(a, b, c, 1000); }\n"},
+                         {"include/fir.h", "__global__ void fir(float* out, float* in, const float* w, int n);\n"}});
+  ASSERT_EQ(declared.edits.size(), 1u);
+  EXPECT_EQ(declared.edits[0].replace->find("const float* __restrict__ in"), std::string::npos);
+  EXPECT_NE(declared.edits[0].rationale.find("also declared at include/fir.h:1"), std::string::npos)
+      << declared.edits[0].rationale;
+}
+
 TEST(Builtin, NeedsStructuredContext) {
   auto backend = llm::make_backend(llm::parse_model("builtin"));
   auto result = backend->complete(llm::Request{});

@@ -2,6 +2,7 @@
 // every answer priced by the price table, totals added up as pricing.hpp adds them (a replay
 // costs nothing and is counted apart), failures as values or errors; and unknown_evidence.
 #include "propose/propose.hpp"
+#include "propose/prepare.hpp"
 
 #include "llm/pricing.hpp"
 #include "util/error.hpp"
@@ -196,4 +197,32 @@ TEST(UnknownEvidence, NamesTheCitedIdsTheDiagnosticsLack) {
   reply.edits = {b};
   reply.edits[0].evidence = {"RF1"};
   EXPECT_TRUE(propose::unknown_evidence(reply, d).empty());
+}
+
+// The host files the builtin reads for launches: the application's code that launches or
+// declares kernels, not its editable sources, build trees, run stores or hidden folders.
+TEST(HostSources, TheApplicationsOtherFilesThatLaunchKernels) {
+  test::TempDir d;
+  d.file("needle.cu", "#include \"needle_kernel.cu\"\nint main() { needle_1<<<1, 16>>>(r, m); }\n");
+  d.file("needle_kernel.cu", "__global__ void needle_1(int* r, int* m) {}\n");
+  d.file("needle.h", "__global__ void needle_1(int* r, int* m);\n");
+  d.file("timing.h", "double now();\n");             // neither launches nor declares a kernel
+  d.file("util/launch.cpp", "void go() { k<<<1, 1>>>(); }\n");
+  d.file("a/b/c/deep.cu", "void deep() { k<<<1, 1>>>(); }\n"); // three levels down
+  d.file("build/CMakeFiles/x.cu", "void copy() { k<<<1, 1>>>(); }\n");
+  d.file(".optimas/cache/y.cu", "void cached() { k<<<1, 1>>>(); }\n");
+  d.file("runs/r1/snapshot/needle.cu", "int main() { needle_1<<<1, 16>>>(r, m); }\n");
+  d.file("notes.txt", "k<<<1, 1>>>();\n");
+  config::AppConfig app;
+  app.dir = d.path().string();
+  app.sources = {"needle_kernel.cu"};
+  auto host = propose::read_host_sources(app, d.path());
+  std::vector<std::string> names;
+  for (const auto& [name, text] : host) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"needle.cu", "needle.h", "util/launch.cpp"}));
+  EXPECT_NE(host["needle.cu"].find("needle_1<<<1, 16>>>"), std::string::npos);
+
+  auto context = propose::structured_context({}, {{"needle_kernel.cu", "..."}}, host);
+  EXPECT_EQ(context["host_sources"].size(), 3u);
+  EXPECT_FALSE(propose::structured_context({}, {{"needle_kernel.cu", "..."}}).contains("host_sources"));
 }
