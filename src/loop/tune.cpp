@@ -6,6 +6,7 @@
 // validated and measured by the steps every variant takes (attempt.cpp, measure.cpp). Results
 // are cached by (sources and settings, point) under <cache_dir>/tune.
 #include "loop/run_state.hpp"
+#include "propose/prepare.hpp"
 
 #include "store/journal.hpp"
 #include "tune/discover.hpp"
@@ -182,9 +183,10 @@ json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index,
   return result;
 }
 
-// The sources the knob search reads: the application's (the parent's text), and the headers of
-// its folder they include with #include "..." (block sizes often live there), from the snapshot,
-// three includes deep at most. Paths relative to the application folder.
+// The sources the knob search reads: the application's (the parent's text), its other files that
+// launch kernels (the launches' block sizes: Rodinia's nw launches from needle.cu), and the
+// headers of its folder these include with #include "..." (block sizes often live there), from
+// the snapshot, three includes deep at most. Paths relative to the application folder.
 std::map<std::string, std::string> Loop::knob_sources() const {
   std::map<std::string, std::string> files;
   std::vector<std::string> todo;
@@ -193,6 +195,8 @@ std::map<std::string, std::string> Loop::knob_sources() const {
     files[rel] = util::read_file((parent_sources() / s).string());
     todo.push_back(rel);
   }
+  for (auto& [rel, text] : propose::read_host_sources(m_app, m_dir / "snapshot"))
+    if (files.emplace(rel, std::move(text)).second) todo.push_back(rel);
   // `#include "name"` at the start of a line (read by hand: a source line can be megabytes long).
   auto included = [](std::string_view line) -> std::string {
     auto skip = [&](std::size_t i) {

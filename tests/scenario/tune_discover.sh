@@ -11,7 +11,8 @@
 #     the parent's binary (build_stale), and the program's own values are never built;
 #   - CHUNK 64 halves the setup work (most of the time, add_kernel's chain removed): accepted; the
 #     budget stays at 8 points;
-#   - a block size defined in a header the source includes is found and tuned there;
+#   - a block size defined in a header the source includes is found and tuned there, and one
+#     whose launch is in a file that is not a source (it includes the source) is found too;
 #   - --budget-minutes stops the stage; --no-tune-discover skips it.
 source "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
@@ -83,6 +84,28 @@ json_check "$run_json" 'd["tune"]["discovered"]["edited"] == ["chunk.h", "main.c
 grep -q '^#ifndef CHUNK$' "$RUNS/$id/tune/t1/src/chunk.h" || fail "header: the point's chunk.h is not made tunable"
 json_check "$run_json" 'any(p["accepted"] and p["values"]["CHUNK"] == 64 for p in d["tune"]["points"])' \
   "header: CHUNK 64 should be accepted: $(python3 -c 'import json,sys; print([(p["values"], p["status"]) for p in json.load(open(sys.argv[1]))["tune"]["points"]])' "$run_json")"
+
+# The launch in a file that is not a source (Rodinia's nw: needle.cu launches the kernels of
+# needle_kernel.cu, which it includes): the knob search reads the application's other files that
+# launch kernels, and finds the block size there.
+cp -r "$WORK/found" "$WORK/hostfile"
+python3 - "$WORK/hostfile" <<'PY'
+import sys
+d = sys.argv[1]
+s = open(d + "/main.cu").read()
+at = s.index("int main(")
+open(d + "/kernels.cu", "w").write(s[:at])
+open(d + "/main.cu", "w").write('#include "kernels.cu"\n\n' + s[at:])
+y = open(d + "/optimas.yml").read()
+assert "sources: [main.cu]" in y
+open(d + "/optimas.yml", "w").write(y.replace("sources: [main.cu]", "sources: [kernels.cu]"))
+PY
+grep -q 'xs_lookup_kernel<<<1, CHUNK>>>' "$WORK/hostfile/main.cu" && ! grep -q '<<<' "$WORK/hostfile/kernels.cu" ||
+  fail "hostfile: the launch should be in main.cu only"
+loop hostfile "$WORK/hostfile" "$WORK/replies/none.json" --runs 8 --tune-search exhaustive --execute yes
+[ "$rc" -eq 0 ] || fail "hostfile: exit $rc"$'\n'"$(tail -30 "$log")"
+json_check "$run_json" 'd["tune"]["discovered"]["knobs"][0].startswith("CHUNK (kernels.cu:") and d["tune"]["discovered"]["edited"] == ["kernels.cu"]' \
+  "hostfile: CHUNK found through main.cu's launch: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tune"]["discovered"])' "$run_json")"
 
 # --budget-minutes ends the stage too, keeping what was measured (here: nothing, it is spent at once).
 loop spent "$WORK/found" "$WORK/replies/none.json" --runs 2 --tune-search exhaustive --execute yes --budget-minutes 0.0001
