@@ -20,10 +20,9 @@ DEADLINE=$(( $(date +%s) + ${TOTAL_SECONDS:-570} ))
 W=/tmp/optimas-builtin
 R=$W/results # what results.tgz holds
 rm -rf "$W"; mkdir -p "$W" "$R" "$OUT"
-save() { tar czf "$OUT/.results.$BASHPID.tgz" -C "$R" . && mv -f "$OUT/.results.$BASHPID.tgz" "$OUT/results.tgz"; }
-export PATH="$PWD/.device/bin:$PATH"
-cupti=$(dirname "$(find /usr/local -name 'libcupti.so.*' 2>/dev/null | head -1)" 2>/dev/null)
-export LD_LIBRARY_PATH="$PWD/.device/lib${cupti:+:$cupti}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+save() { save_results "$R" "$OUT/results.tgz"; }
+source "$(dirname "$0")/device-lib.sh"
+device_env
 examples=(${EXAMPLES:-$(for d in examples/*/; do [ -f "$d/optimas.yml" ] && basename "$d"; done)})
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 [ "$gpus" -gt 0 ] || { echo "no GPU" >&2; exit 125; }

@@ -18,10 +18,9 @@ DEADLINE=$(( $(date +%s) + ${TOTAL_SECONDS:-570} ))
 W=/tmp/optimas-public
 R=$W/results
 rm -rf "$W"; mkdir -p "$W" "$R" "$OUT"
-save() { tar czf "$OUT/.results.$BASHPID.tgz" -C "$R" . && mv -f "$OUT/.results.$BASHPID.tgz" "$OUT/results.tgz"; }
-export PATH="$PWD/.device/bin:$PATH"
-cupti=$(dirname "$(find /usr/local -name 'libcupti.so.*' 2>/dev/null | head -1)" 2>/dev/null)
-export LD_LIBRARY_PATH="$PWD/.device/lib${cupti:+:$cupti}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+save() { save_results "$R" "$OUT/results.tgz"; }
+source "$(dirname "$0")/device-lib.sh"
+device_env
 nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || { echo "no GPU" >&2; exit 125; }
 PUB=$PWD/.scratch/pub
 default_programs="

@@ -12,10 +12,9 @@ set -uo pipefail
 OUT=${OUT:-/tmp/optimas-readme-out}
 R=/tmp/optimas-readme/results
 rm -rf /tmp/optimas-readme; mkdir -p "$R" "$OUT"
-save() { tar czf "$OUT/.results.tgz" -C "$R" . && mv -f "$OUT/.results.tgz" "$OUT/results.tgz"; }
-export PATH="$PWD/.device/bin:$PATH"
-cupti=$(dirname "$(find /usr/local -name 'libcupti.so.*' 2>/dev/null | head -1)" 2>/dev/null)
-export LD_LIBRARY_PATH="$PWD/.device/lib${cupti:+:$cupti}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+save() { save_results "$R" "$OUT/results.tgz"; }
+source "$(dirname "$0")/device-lib.sh"
+device_env
 { nvidia-smi --query-gpu=name,driver_version --format=csv; ncu --version; nvcc --version | tail -2; optimas --version; } \
   > "$R/environment.txt" 2>&1
 save

@@ -7,9 +7,8 @@ set -uo pipefail
 OUT=${OUT:-/tmp/optimas-record-out}
 DEADLINE=$(( $(date +%s) + ${RECORD_SECONDS:-540} ))
 # The kernel tracer beside optimas (liboptimas-trace.so) loads CUPTI from the CUDA install.
-cupti=$(dirname "$(find /usr/local /opt -name 'libcupti.so.*' 2>/dev/null | head -1)")
-export LD_LIBRARY_PATH="$PWD/.device/lib:$cupti${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PATH="$PWD/.device/bin:$PATH"
+source "$(dirname "$0")/device-lib.sh"
+device_env
 REC=/tmp/optimas-record
 rm -rf "$REC"; mkdir -p "$REC/profiles" "$OUT"
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/device.log"; }

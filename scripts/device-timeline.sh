@@ -20,9 +20,9 @@ set -uo pipefail
 OUT=${OUT:-/tmp/optimas-timeline-out}
 DEADLINE=$(( $(date +%s) + ${TIMELINE_SECONDS:-540} ))
 STEPS=${TIMELINE_STEPS:-record analyze public overhead}
-export PATH="$PWD/.device/bin:$PATH"
-cupti=$(dirname "$(find /usr/local /opt -name 'libcupti.so.*' 2>/dev/null | head -1)")
-export LD_LIBRARY_PATH="$PWD/.device/lib:$cupti${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+source "$(dirname "$0")/device-lib.sh"
+device_env
+cupti=$CUPTI_DIR
 TRACER=$PWD/.device/bin/liboptimas-trace.so
 W=/tmp/optimas-timeline
 rm -rf "$W"; mkdir -p "$W" "$OUT/trace-v3"

@@ -20,10 +20,9 @@ TAG=${TAG:-aa}
 R=/tmp/optimas-verdict-cost-$TAG
 rm -rf "$R"; mkdir -p "$R" "$OUT"
 root=$PWD
-export PATH="$root/.device/bin:$PATH"
-cupti=$(dirname "$(find /usr/local -name 'libcupti.so.*' 2>/dev/null | head -1)" 2>/dev/null)
-export LD_LIBRARY_PATH="$root/.device/lib${cupti:+:$cupti}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-save() { tar czf "$OUT/.v-$TAG.tgz" -C "$R" . && mv -f "$OUT/.v-$TAG.tgz" "$OUT/verdict-cost-$TAG.tgz"; }
+source "$root/scripts/device-lib.sh"
+device_env "$root"
+save() { save_results "$R" "$OUT/verdict-cost-$TAG.tgz"; }
 echo "| program | rule | validate s | measure s | confirm s | verdict | measured runs | ended early |" > "$R/table.md"
 echo "|---|---|---|---|---|---|---|---|" >> "$R/table.md"
 extra=${EXTRA:-}
