@@ -12,6 +12,8 @@
 // For each noise level and true speedup (1.00x: A/A) it prints how often each rule accepts and the
 // mean number of program runs per verdict (both sides, warm-up included); a verdict's seconds are
 // that times a run's seconds. Goals (issue #27): A/A false accepts <= 0.5%, 1.05x accepted >= 90%.
+// Below the table, per noise level, the information limit: the fewest program runs any rule needs
+// on average to meet both goals (information_limit).
 //
 //   bench_verdict [simulations per cell, default 2000] [seed] [obrien-fleming: spend the alpha that way]
 #include "evaluate/acceptance.hpp"
@@ -115,6 +117,33 @@ struct Tally {
 };
 
 using Runs = std::vector<std::vector<double>>;
+
+// What no rule can beat, by Wald's bound on the mean sample size of a sequential test: a rule that
+// accepts a true 1.00x at most `false_accepts` of the time and misses a true `target` at most
+// `misses` of the time takes on average at least ((1 - b) ln((1 - b) / a) + b ln(b / (1 - a))) / K
+// rounds at the target and ((1 - a) ln((1 - a) / b) + a ln(a / (1 - b))) / K at 1.00x, where K is
+// the Kullback-Leibler divergence of one round's evidence between the two. The evidence is taken
+// at its best: a rule told every whole-run slowdown, preemption and the drift (which can only
+// help it) still sees each run's own level (log-normal, run_sigma) and the launches' AR(1) noise,
+// which at best averages to the generalised least squares mean of their logs, variance
+// s^2 (1 - r^2) / ((1 - r^2) + (L - 1)(1 - r)^2) for L launches. A round's baseline and variant
+// runs then differ in log by N(ln speedup, 2 v): K = ln(target)^2 / (4 v). Program runs: 2 per
+// round and the warm-up round.
+struct Limit {
+  double per_run_sd = 0;           // of a run's log level, at best
+  double at_target = 0, at_aa = 0; // program runs per verdict, at least
+};
+
+Limit information_limit(const Noise& n, double target, double false_accepts, double misses) {
+  const double r = n.launch_rho, s2 = n.launch_sigma * n.launch_sigma, launches = n.launches;
+  const double launch_var = s2 * (1 - r * r) / ((1 - r * r) + (launches - 1) * (1 - r) * (1 - r));
+  const double v = n.run_sigma * n.run_sigma + launch_var;
+  const double k = std::log(target) * std::log(target) / (4 * v);
+  const double a = false_accepts, b = misses;
+  const double at_target = ((1 - b) * std::log((1 - b) / a) + b * std::log(b / (1 - a))) / k;
+  const double at_aa = ((1 - a) * std::log((1 - a) / b) + a * std::log(a / (1 - b))) / k;
+  return {std::sqrt(v), 2 + 2 * at_target, 2 + 2 * at_aa};
+}
 
 // The rule on whole runs: a run's sample is its summed kernel time. Warm-up, `runs` rounds, and
 // `runs` fresh rounds where the screening asks to confirm.
@@ -223,5 +252,12 @@ int main(int argc, char** argv) {
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("\nGoals: at 1.00x (A/A) accepted <= 0.5%; at 1.05x accepted >= 90%. ({:.0f} s)\n", secs);
+  fmt::print("Information limit (Wald; a rule told every slowdown, preemption and the drift): program runs per "
+             "verdict that any rule meeting both goals needs on average\n");
+  for (const auto& noise : k_noise) {
+    Limit l = information_limit(noise, 1.05, 0.005, 0.1);
+    fmt::print("  {}: a run's level known to {:.2f}% at best; at 1.05x >= {:.1f}, at 1.00x >= {:.1f}\n", noise.name,
+               100 * l.per_run_sd, l.at_target, l.at_aa);
+  }
   return 0;
 }
