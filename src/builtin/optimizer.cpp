@@ -75,7 +75,8 @@ namespace {
 
 // The rules of the table for which `only` is empty or names, on every hot kernel.
 prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std::string>& sources,
-                        const std::map<std::string, std::string>& host, bool allow_fp_changes, const std::string& only) {
+                        const std::map<std::string, std::string>& host, bool allow_fp_changes,
+                        const std::string& only) {
   std::map<std::string, cuda::SourceFile> parsed;
   for (const auto& [name, text] : sources) parsed.emplace(name, cuda::parse_source(name, text));
   // Where the rules look for launches and declarations: the sources and the host files.

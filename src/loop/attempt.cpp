@@ -10,8 +10,8 @@
 #include "evaluate/ear.hpp"
 #include "evaluate/end_after.hpp"
 #include "llm/cache.hpp"
-#include "propose/prepare.hpp"
 #include "profile/importer.hpp"
+#include "propose/prepare.hpp"
 #include "store/journal.hpp"
 #include "util/error.hpp"
 #include "util/json_text.hpp"
@@ -106,8 +106,9 @@ std::vector<std::string> Loop::replies_for(Variant& v, const std::vector<prompt:
   auto asked = ask_backend(
       prompts, feedback,
       [&] {
+        // The host files from the snapshot: a variant's folder holds only its sources.
         auto context = propose::structured_context(m_diagnostics, current_sources(),
-                                                   propose::read_host_sources(m_app, parent_sources()));
+                                                   propose::read_host_sources(m_app, m_dir / "snapshot"));
         context["candidate"] = v.candidate;
         return context;
       }(),

@@ -34,9 +34,6 @@ template <typename T> void by_time_first(std::vector<T>& v) {
   std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.ns > b.ns; });
 }
 
-// Every launch, copy and memset by start.
-// GPU work is clipped to the run's [start, end]: a record outside it (inconsistent timestamps)
-// would otherwise make the GPU busier than the run was long.
 // A launch's end in integer nanoseconds: CUPTI's timestamps (about 1.8e18) are past what a double
 // holds to the nanosecond (a 256 ns step there), which on recorded H200 traces merged
 // back-to-back kernels of 2 us. A duration past the clock's range saturates.
@@ -47,6 +44,9 @@ std::uint64_t launch_end(const Launch& l) {
   return l.start_ns + static_cast<std::uint64_t>(std::llround(l.duration_ns));
 }
 
+// Every launch, copy and memset by start.
+// GPU work is clipped to the run's [start, end]: a record outside it (inconsistent timestamps)
+// would otherwise make the GPU busier than the run was long.
 std::vector<Work> gpu_work(const Trace& trace) {
   std::vector<Work> work;
   auto clip = [&](std::uint64_t x) { return std::clamp(x, trace.start_ns, trace.end_ns); };

@@ -1,8 +1,8 @@
 // Tests of propose/propose's asking (ask_backend, the one ask path of `ask`, `optimize` and `run`):
 // every answer priced by the price table, totals added up as pricing.hpp adds them (a replay
 // costs nothing and is counted apart), failures as values or errors; and unknown_evidence.
-#include "propose/propose.hpp"
 #include "propose/prepare.hpp"
+#include "propose/propose.hpp"
 
 #include "llm/pricing.hpp"
 #include "util/error.hpp"
@@ -206,7 +206,7 @@ TEST(HostSources, TheApplicationsOtherFilesThatLaunchKernels) {
   d.file("needle.cu", "#include \"needle_kernel.cu\"\nint main() { needle_1<<<1, 16>>>(r, m); }\n");
   d.file("needle_kernel.cu", "__global__ void needle_1(int* r, int* m) {}\n");
   d.file("needle.h", "__global__ void needle_1(int* r, int* m);\n");
-  d.file("timing.h", "double now();\n");             // neither launches nor declares a kernel
+  d.file("timing.h", "double now();\n"); // neither launches nor declares a kernel
   d.file("util/launch.cpp", "void go() { k<<<1, 1>>>(); }\n");
   d.file("a/b/c/deep.cu", "void deep() { k<<<1, 1>>>(); }\n"); // three levels down
   d.file("build/CMakeFiles/x.cu", "void copy() { k<<<1, 1>>>(); }\n");
