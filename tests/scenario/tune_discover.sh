@@ -103,7 +103,9 @@ PY
 grep -q 'xs_lookup_kernel<<<1, CHUNK>>>' "$WORK/hostfile/main.cu" && ! grep -q '<<<' "$WORK/hostfile/kernels.cu" ||
   fail "hostfile: the launch should be in main.cu only"
 loop hostfile "$WORK/hostfile" "$WORK/replies/none.json" --runs 8 --tune-search exhaustive --execute yes
-[ "$rc" -eq 0 ] || fail "hostfile: exit $rc"$'\n'"$(tail -30 "$log")"
+# What is checked here is the knob found; whether a point is accepted is the cases' above (exit 3
+# is a run that kept nothing, which a loaded machine's noise may give).
+[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "hostfile: exit $rc"$'\n'"$(tail -30 "$log")"
 json_check "$run_json" 'd["tune"]["discovered"]["knobs"][0].startswith("CHUNK (kernels.cu:") and d["tune"]["discovered"]["edited"] == ["kernels.cu"]' \
   "hostfile: CHUNK found through main.cu's launch: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tune"]["discovered"])' "$run_json")"
 
