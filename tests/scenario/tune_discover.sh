@@ -109,6 +109,13 @@ loop hostfile "$WORK/hostfile" "$WORK/replies/none.json" --runs 8 --tune-search 
 json_check "$run_json" 'd["tune"]["discovered"]["knobs"][0].startswith("CHUNK (kernels.cu:") and d["tune"]["discovered"]["edited"] == ["kernels.cu"]' \
   "hostfile: CHUNK found through main.cu's launch: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tune"]["discovered"])' "$run_json")"
 
+# The builtin in the loop reads main.cu for the launch too: restrict on the kernel of kernels.cu
+# (host-nvcc ignores it, so the build is stale: the stand-in's limit, not this check's).
+"$OPTIMAS" -q run --app "$WORK/hostfile" --runs-dir "$WORK/runs-builtin" --import "$D" --model builtin --execute yes \
+  --no-tune-discover > "$WORK/builtin.out" 2>&1 || true # the stale build keeps nothing: exit 3
+grep -q 'double\* __restrict__ a' "$WORK"/runs-builtin/*/iterations/1/attempt-1/diff.patch ||
+  fail "hostfile: the builtin did not see main.cu's launch: $(cat "$WORK/builtin.out")"
+
 # --budget-minutes ends the stage too, keeping what was measured (here: nothing, it is spent at once).
 loop spent "$WORK/found" "$WORK/replies/none.json" --runs 2 --tune-search exhaustive --execute yes --budget-minutes 0.0001
 json_check "$run_json" 'd["tune"]["stopped"].startswith("the budget of") and d["tune"]["points"] == [] and len(d["tune"]["discovered"]["knobs"]) == 3' \
