@@ -13,6 +13,7 @@
 // parse that fails on the user's program would leave the rules with nothing; tokens always work.
 #include "builtin/rules.hpp"
 
+#include "cuda/macros.hpp"
 #include "cuda/source.hpp"
 
 #include "util/strings.hpp"
@@ -20,7 +21,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -43,21 +43,7 @@ double access_figure(const json& k, const char* name) {
 
 std::map<std::string, std::string> object_macros(const cuda::SourceFile& f) {
   std::map<std::string, std::string> out;
-  for (const auto& tok : cuda::lex(f.text)) {
-    if (tok.kind != cuda::TokenKind::preprocessor) continue;
-    std::string d(tok.text.substr(1));
-    std::size_t p = d.find_first_not_of(" \t");
-    if (p == std::string::npos || d.compare(p, 6, "define") != 0) continue;
-    p = d.find_first_not_of(" \t", p + 6);
-    if (p == std::string::npos) continue;
-    std::size_t e = p;
-    while (e < d.size() && (std::isalnum(static_cast<unsigned char>(d[e])) || d[e] == '_')) ++e;
-    if (e == p || (e < d.size() && d[e] == '(')) continue; // function-like macros are not constants
-    std::string value = d.substr(e);
-    for (const char* c : {"//", "/*"})
-      if (auto at = value.find(c); at != std::string::npos) value.erase(at);
-    out[d.substr(p, e - p)] = std::string(util::trim(value));
-  }
+  for (auto& m : cuda::object_macros(f.text)) out[m.name] = std::move(m.text); // the last definition wins
   return out;
 }
 

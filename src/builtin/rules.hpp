@@ -76,7 +76,8 @@ const std::vector<Rule>& rule_table();
 // Helpers the memory rules share (memory.cpp).
 // A figure of the kernel's roofline.access; NaN when absent or null.
 double access_figure(const nlohmann::json& kernel, const char* name);
-// Object-like #defines of the file: name -> replacement text.
+// Object-like #defines of the file (cuda::object_macros): name -> replacement text, the last
+// definition of a name winning.
 std::map<std::string, std::string> object_macros(const cuda::SourceFile& f);
 // The value of an integer constant expression (literals, macros, + - * / % << >> & | ~ and
 // parentheses); nullopt when it is not one.

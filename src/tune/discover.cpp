@@ -1,17 +1,17 @@
 // The knobs of an application without a tune: block (discover.hpp says which and when). Found on
-// cuda::lex tokens: object-like macros, launches and kernel declarations.
+// cuda::object_macros (integer defines) and cuda::lex tokens (launches and kernel declarations).
 #include "tune/discover.hpp"
 
+#include "cuda/macros.hpp"
 #include "cuda/source.hpp"
 #include "profile/stalls.hpp"
-#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
-#include <sstream>
 
 namespace optimas::tune {
 
@@ -44,27 +44,13 @@ struct Macro {
   bool guarded = false;
 };
 
+// The defines whose replacement is a decimal integer of at most five digits.
 std::vector<Macro> integer_macros(const std::string& file, const std::string& text) {
   std::vector<Macro> out;
-  std::string previous; // the directive before, normalised
-  for (const auto& t : cuda::lex(text)) {
-    if (t.kind != cuda::TokenKind::preprocessor) continue;
-    std::string d = std::string(t.text);
-    for (const char* comment : {"//", "/*"})
-      if (auto c = d.find(comment); c != std::string::npos) d.erase(c);
-    std::vector<std::string> w;
-    std::istringstream words(d);
-    for (std::string x; words >> x;) w.push_back(x);
-    d = util::join(w, " ");
-    bool define = w.size() == 3 && w[0] == "#define" && w[1].find('(') == std::string::npos;
-    if (w.size() == 4 && w[0] == "#" && w[1] == "define") w.erase(w.begin()), w[0] = "#define", define = true;
-    if (define && !w[2].empty() && std::all_of(w[2].begin(), w[2].end(), ::isdigit) && w[2].size() < 6) {
-      Macro m{file, w[1], std::stoll(w[2]), t.offset, t.offset + t.text.size(), false};
-      m.guarded = previous == "#ifndef " + w[1] || previous == "#if !defined(" + w[1] + ")" ||
-                  previous == "#if !defined " + w[1];
-      out.push_back(m);
-    }
-    previous = d;
+  for (const auto& m : cuda::object_macros(text)) {
+    const std::string& v = m.text;
+    if (v.empty() || v.size() >= 6 || !std::all_of(v.begin(), v.end(), ::isdigit)) continue;
+    out.push_back({file, m.name, std::stoll(v), m.begin, m.end, m.guarded});
   }
   return out;
 }

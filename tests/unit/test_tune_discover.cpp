@@ -119,6 +119,20 @@ TEST(TuneDiscover, AGuardedMacroIsLeftAsItIsAndBoundsAreNotAddedTwice) {
   EXPECT_TRUE(said);
 }
 
+// The guard need not be the directive right before the define (cuda::object_macros follows the
+// conditionals), nor written without spaces.
+TEST(TuneDiscover, AMacroGuardedAboveOtherDirectivesIsLeftAsItIs) {
+  std::string guarded = k_app;
+  guarded.replace(guarded.find("#define TPB 256 // threads per block"), 35,
+                  "#  ifndef TPB // overridable\n#define WARPS 8\n# define TPB 256\n#endif");
+  guarded.replace(guarded.find("__global__ void scale"), 21, "__global__ void __launch_bounds__(256) scale");
+  auto found = tune::discover({{"main.cu", guarded}}, diagnostics({hot("scale", "registers", "compute-bound")}), 4);
+  ASSERT_EQ(found.settings.params.size(), 1u);
+  EXPECT_EQ(found.settings.params[0].name, "TPB");
+  EXPECT_EQ(found.defaults.at("TPB"), "256");
+  EXPECT_TRUE(found.edited.empty()); // no second #ifndef around it
+}
+
 // The edited source without -D is the program it was (the same PTX), and every knob's value
 // compiles (nvcc; skipped without it).
 TEST(TuneDiscover, EditedSourcesCompileToTheSameProgramByDefault) {
