@@ -15,7 +15,8 @@
 #      analyzed as a new user would.
 # Every step stops at a shared deadline (TIMELINE_SECONDS, default 540); results land in $OUT:
 # $OUT/trace-v3/<example>-<config>/trace-<pid>.tsv with a README.md line saying how each was
-# recorded (GPU, driver, CUDA, command), ready to copy under tests/data.
+# recorded (GPU, driver, CUDA, command), ready to copy under tests/data (also packed as
+# $OUT/trace-v3.tgz: the device returns nothing deeper than two folders).
 set -uo pipefail
 OUT=${OUT:-/tmp/optimas-timeline-out}
 DEADLINE=$(( $(date +%s) + ${TIMELINE_SECONDS:-540} ))
@@ -122,3 +123,6 @@ fi
 
 log "done, $(left) s left"
 ls -laR "$OUT" | tee -a "$OUT/device.log"
+
+# The device returns files two folders deep at most: the traces travel as one archive too.
+tar czf "$OUT/trace-v3.tgz" -C "$OUT" trace-v3
