@@ -12,13 +12,6 @@ namespace optimas::cuda {
 
 namespace {
 
-bool ident_start(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
-bool ident_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
-
 // A directive token as the preprocessor reads it, without its '#': continuations joined,
 // comments dropped (a block comment is a space), string and character literals kept whole, so
 // that a "//" inside one is no comment. A quote after a digit or letter is a digit separator

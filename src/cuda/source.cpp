@@ -10,16 +10,12 @@
 
 namespace optimas::cuda {
 
-namespace {
-
 bool ident_start(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
 }
 bool ident_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
-
-} // namespace
 
 std::vector<Token> lex(std::string_view s) {
   std::vector<Token> out;

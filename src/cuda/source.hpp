@@ -19,6 +19,10 @@ struct Token {
   int line = 0; // 1-based
 };
 
+// Characters of C++ identifiers: the first, and the rest.
+bool ident_start(char c);
+bool ident_char(char c);
+
 // Comments are dropped; a preprocessor directive (with its continuations) is one token.
 std::vector<Token> lex(std::string_view source);
 
