@@ -5,8 +5,8 @@
 # its suite's shared headers (cuda-samples' Common/, Rodinia's common/), `optimas init` writes its
 # optimas.yml (no arguments after `--` for cuda-samples, which run without any; Rodinia's programs
 # take theirs from PUBLIC_COMMAND), then `optimas run --app .` runs with every default (the builtin
-# backend, the tuning stage on the knobs found in the sources). With AA="p1 p2 p3", those
-# programs also get an A/A run (`--aa`). Per program: init's and the run's output and exit codes
+# backend, the tuning stage on the knobs found in the sources). The programs AA names (default:
+# transpose pathfinder nw; AA= for none) also get an A/A run (`--aa`). Per program: init's and the run's output and exit codes
 # go into $OUT/results.tgz, rewritten after each program so that a call stopped at its limit
 # keeps what finished; python3 scripts/builtin-table.py FOLDER reads the unpacked .json files.
 # With several GPUs the programs are spread over them, one at a time per GPU.
@@ -34,9 +34,22 @@ cuda-samples/Samples/5_Domain_Specific/BlackScholes cuda-samples/Samples/5_Domai
 cuda-samples/Samples/5_Domain_Specific/binomialOptions cuda-samples/Samples/5_Domain_Specific/quasirandomGenerator
 cuda-samples/Samples/5_Domain_Specific/SobolQRNG cuda-samples/Samples/5_Domain_Specific/MonteCarloMultiGPU
 cuda-samples/Samples/5_Domain_Specific/FDTD3d cuda-samples/Samples/6_Performance/transpose
-cuda-samples/Samples/6_Performance/alignedTypes rodinia/cuda/nw rodinia/cuda/pathfinder"
+cuda-samples/Samples/6_Performance/alignedTypes rodinia/cuda/nw rodinia/cuda/pathfinder rodinia/cuda/bfs"
 # Rodinia's programs need a command line (their run scripts').
-declare -A PUBLIC_COMMAND=([nw]="./needle 2048 10" [pathfinder]="./pathfinder 100000 100 20")
+declare -A PUBLIC_COMMAND=([nw]="./needle 2048 10" [pathfinder]="./pathfinder 100000 100 20"
+  [bfs]="./bfs.out graph100k.txt")
+# Inputs a program needs that its suite does not ship, written into its folder before init.
+# bfs: Rodinia's graph format (node count; each node's first edge and edge count; the source; the
+# edge count; each edge's node and cost), 100,000 nodes with 1-10 random edges each, seed 1.
+prepare_input() {
+  case $1 in
+    bfs) awk 'BEGIN { srand(1); n = 100000; print n; e = 0
+                for (i = 0; i < n; i++) { c[i] = 1 + int(rand() * 10); print e, c[i]; e += c[i] }
+                print ""; print 0; print ""; print e
+                for (i = 0; i < n; i++) for (k = 0; k < c[i]; k++) print int(rand() * n), 1 + int(rand() * 10) }' \
+           > "$2/graph100k.txt" ;;
+  esac
+}
 { nvidia-smi; ncu --version; nvcc --version; optimas --version; } > "$R/environment.txt" 2>&1
 save
 
@@ -66,6 +79,7 @@ on_gpu() {
     mkdir -p "$(dirname "$dest")"
     rm -rf "$dest"; cp -r "$PUB/$p" "$dest"
     rm -f "$dest/optimas.yml" # init writes it as a new user's would be
+    prepare_input "$name" "$dest"
     start=$(date +%s)
     # shellcheck disable=SC2086
     (cd "$dest" && timeout "$limit" optimas init -- ${PUBLIC_COMMAND[$name]:-}) \
@@ -79,7 +93,7 @@ on_gpu() {
         > "$R/$name.json" 2> "$R/$name.log"
       echo "$name run $?" >> "$R/exits.txt"
     fi
-    for aa in ${AA:-}; do
+    for aa in ${AA-transpose pathfinder nw}; do
       [ "$aa" = "$name" ] || continue
       left=$(( DEADLINE - $(date +%s) - 15 ))
       [ "$left" -gt 60 ] || break
