@@ -56,8 +56,9 @@ save
 programs=(${PROGRAMS:-$default_programs})
 # Each suite's shared folders, once, before the GPUs start.
 for suite in $(printf '%s\n' "${programs[@]}" | cut -d/ -f1 | sort -u); do
-  for shared in Common common; do
-    [ -d "$PUB/$suite/$shared" ] && mkdir -p "$W/pub/$suite" && cp -r "$PUB/$suite/$shared" "$W/pub/$suite/"
+  for shared in Common common cuda/util; do # cuda/util: Rodinia's timing.h (bfs)
+    [ -d "$PUB/$suite/$shared" ] && mkdir -p "$W/pub/$suite/$(dirname "$shared")" &&
+      cp -r "$PUB/$suite/$shared" "$W/pub/$suite/$shared"
   done
 done
 gpus=$(nvidia-smi -L | grep -c '^GPU ')
