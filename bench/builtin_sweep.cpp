@@ -6,7 +6,10 @@
 // scripts/builtin-sweep.sh to compile. The tuning stage's knob search runs on the file too (every
 // kernel latency-bound, registers limiting it, long_scoreboard dominant): where it finds knobs,
 // the tunable file is FILE.tune.cu and FILE.tune.flags the -D of a point other than the
-// program's own, for the script to compile both ways. One tab-separated line per file:
+// program's own, for the script to compile both ways. As in a run, the builtin also reads the
+// other files of the file's folder that launch or declare kernels (propose::read_host_sources,
+// the folder taken for the application). What it withheld, and why, is FILE.sweep.withheld.
+// One tab-separated line per file:
 //   file  kernels  edits  applied  withheld  rules  violations  knobs
 // No GPU is needed: the rules rewrite text, and the text must still build.
 //
@@ -16,6 +19,7 @@
 #include "edit/guardrails.hpp"
 #include "llm/backend.hpp"
 #include "prompt/reply.hpp"
+#include "propose/prepare.hpp"
 #include "tune/discover.hpp"
 #include "util/log.hpp"
 #include "util/strings.hpp"
@@ -129,8 +133,12 @@ int main(int argc, char** argv) {
       std::printf("%s\t0\n", path.c_str());
       continue;
     }
+    config::AppConfig app_config;
+    app_config.dir = std::filesystem::path(path).parent_path().string();
+    app_config.sources = {name};
     llm::Request r;
-    r.context = {{"diagnostics", {{"kernels", kernels}}}, {"sources", {{name, text}}}};
+    r.context = propose::structured_context({}, {{name, text}}, propose::read_host_sources(app_config, app_config.dir));
+    r.context["diagnostics"] = {{"kernels", kernels}};
     auto result = backend->complete(r);
     auto parsed = llm::ok(result) ? prompt::parse_reply(std::get<llm::Response>(result).text) : prompt::ParsedReply{};
     if (!parsed.ok()) {
@@ -144,6 +152,10 @@ int main(int argc, char** argv) {
     std::printf("%s\t%zu\t%zu\t%zu\t%zu\t%s\t%s\t%s\n", path.c_str(), hot.size(), parsed.reply->edits.size(),
                 app.applied(), parsed.reply->withheld.size(), util::join(rules, ",").c_str(),
                 util::join(violations, " | ").c_str(), util::join(knobs(path, name, text, f), ",").c_str());
+    if (!parsed.reply->withheld.empty()) { // what a rule could not argue, one line each
+      std::ofstream out(path + ".sweep.withheld", std::ios::binary);
+      for (const auto& w : parsed.reply->withheld) out << w.suggestion << '\t' << w.reason << '\n';
+    }
     if (app.applied() > 0 && violations.empty()) {
       std::ofstream(path + ".sweep.cu", std::ios::binary) << app.result.at(name);
       std::ofstream(path + ".sweep.diff", std::ios::binary) << edit::unified_diff(text, app.result.at(name), name);

@@ -25,11 +25,35 @@ build() { # FILE.sweep.cu: "ok", "original-fails" or "variant-fails LOG"
   local v=$1 o=${1%.sweep.cu} d
   d=$(dirname "$o")
   # shellcheck disable=SC2086
-  timeout 300 nvcc -c $NVCC_FLAGS $INCLUDES -I"$d" -o /dev/null "$o" > "$o.orig.log" 2>&1 || { echo "original-fails $o"; return; }
+  if ! timeout 300 nvcc -c $NVCC_FLAGS $INCLUDES -I"$d" -o /dev/null "$o" > "$o.orig.log" 2>&1; then
+    through "$v"
+    return
+  fi
   # shellcheck disable=SC2086
   timeout 300 nvcc -c $NVCC_FLAGS $INCLUDES -I"$d" -o /dev/null -x cu "$v" > "$o.variant.log" 2>&1 &&
     echo "ok $o" || echo "variant-fails $o $o.variant.log"
 }
+# A file that builds only as part of another (Rodinia's needle_kernel.cu, which needle.cu
+# #includes): the including file of its folder is built, as it is and with the variant in place,
+# in a copy of the folder beside it (so that its relative includes still resolve).
+through() {
+  local v=$1 o=${1%.sweep.cu} d host copy rc
+  d=$(dirname "$o")
+  host=$(grep -lE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$(basename "$o")\"" "$d"/*.cu "$d"/*.cpp 2>/dev/null |
+    grep -vE '\.(sweep|tune)\.cu$' | head -1)
+  # shellcheck disable=SC2086
+  [ -n "$host" ] && timeout 300 nvcc -c $NVCC_FLAGS $INCLUDES -I"$d" -o /dev/null -x cu "$host" > "$o.horig.log" 2>&1 ||
+    { echo "original-fails $o"; return; }
+  copy=$d.sweep-copy.$$
+  cp -r "$d" "$copy" && cp "$v" "$copy/$(basename "$o")"
+  # shellcheck disable=SC2086
+  timeout 300 nvcc -c $NVCC_FLAGS $INCLUDES -I"$copy" -o /dev/null -x cu "$copy/$(basename "$host")" \
+    > "$o.variant.log" 2>&1
+  rc=$?
+  rm -rf "$copy"
+  [ "$rc" -eq 0 ] && echo "ok $o (through $(basename "$host"))" || echo "variant-fails $o $o.variant.log"
+}
+export -f through
 export -f build
 find "$work/src" -name '*.sweep.cu' | sort | xargs -r -P "${JOBS:-$(nproc)}" -I{} bash -c 'build "$1"' _ {} > "$work/builds.txt"
 # The knob search's tunable files: as they are (no -D: the program's own values) and at one other
@@ -59,6 +83,6 @@ grep -E '^(default|point)-fails' "$work/tuned.txt" | while read -r what o log; d
   echo "tunable file does not build (${what%-fails}): ${o#"$work/src/"}: $(grep -m1 'error' "$log")"
 done
 echo "knobs: $(awk -F'\t' '$8 != "" {n++} END {print n + 0}' "$work/sweep.tsv") files with knobs; $(cut -f8 "$work/sweep.tsv" | tr ',' '\n' | grep -v '^$' | sed 's/^OPTIMAS_MIN_BLOCKS_.*/min_blocks/' | sort | uniq -c | awk '{printf "%s %s, ", $1, $2}')tunable files: $(grep -c '^ok' "$work/tuned.txt") build at both points, $(grep -cE '^(default|point)-fails' "$work/tuned.txt") do not"
-echo "builds: $(grep -c '^ok' "$work/builds.txt") variants build, $(grep -c '^variant-fails' "$work/builds.txt") do not, $(grep -c '^original-fails' "$work/builds.txt") originals do not build alone (skipped)"
+echo "builds: $(grep -c '^ok' "$work/builds.txt") variants build ($(grep -c '(through ' "$work/builds.txt") through the file that includes them), $(grep -c '^variant-fails' "$work/builds.txt") do not, $(grep -c '^original-fails' "$work/builds.txt") originals do not build, alone or included (skipped)"
 [ -n "${KEEP:-}" ] && echo "kept: $work"
 grep -qE '^(variant|default|point)-fails' "$work/builds.txt" "$work/tuned.txt" && exit 1 || exit 0

@@ -246,7 +246,18 @@ void rule_restrict(const KernelInput& in, KernelEdits& ke) {
   bool any = false;
   for (const auto& p : fn.parameters) any = any || (p.pointer && !p.restrict_);
   if (!any) return;
-  if (auto why = aliasing_reason(in.sources, fn); !why.empty()) {
+  std::string why = aliasing_reason(in.sources, fn);
+  // Parameters under #if (Rodinia's mummergpu): the list is rewritten as one text, which would
+  // break the directives apart; the guardrails caught that, and no rule should offer it.
+  const std::string decl_text = declaration(f, fn);
+  for (const auto& t : cuda::lex(decl_text))
+    if (why.empty() && t.kind == cuda::TokenKind::preprocessor) {
+      std::string_view d = util::trim(t.text);
+      why = fmt::format("the parameter list holds preprocessor directives (`{}`), which a rewrite of the list "
+                        "could break",
+                        d.substr(0, d.find('\n')));
+    }
+  if (!why.empty()) {
     ke.withheld.push_back({fmt::format("__restrict__ on the pointer parameters of {}", fn.name), why, stalls.evidence});
     return;
   }

@@ -310,6 +310,22 @@ TEST(Builtin, LaunchesAndDeclarationsInHostFilesCount) {
       << declared.edits[0].rationale;
 }
 
+// Parameters under #if (Rodinia's mummergpu): rewriting the list as one text would break the
+// directives apart (the guardrails refused the result), so restrict is withheld, saying why.
+TEST(Builtin, RestrictWithheldWhereTheParameterListHoldsDirectives) {
+  std::string src = k_src;
+  const std::string plain = "__global__ void fir(float* out, float* in, const float* w, int n) {";
+  ASSERT_NE(src.find(plain), std::string::npos);
+  src.replace(src.find(plain), plain.size(),
+              "__global__ void fir(float* out,\n#if WIDE\n                    float* in,\n#else\n"
+              "                    float* in,\n#endif\n                    const float* w, int n) {");
+  auto r = ask(json::array({kernel(json::array({line("PC1", 12, "stall_long_scoreboard", 0.9)}))}), src.c_str());
+  EXPECT_TRUE(r.edits.empty());
+  ASSERT_EQ(r.withheld.size(), 1u);
+  EXPECT_EQ(r.withheld[0].reason,
+            "the parameter list holds preprocessor directives (`#if WIDE`), which a rewrite of the list could break");
+}
+
 TEST(Builtin, NeedsStructuredContext) {
   auto backend = llm::make_backend(llm::parse_model("builtin"));
   auto result = backend->complete(llm::Request{});
