@@ -137,8 +137,9 @@ int main(int argc, char** argv) {
     app_config.dir = std::filesystem::path(path).parent_path().string();
     app_config.sources = {name};
     llm::Request r;
-    r.context = propose::structured_context({}, {{name, text}}, propose::read_host_sources(app_config, app_config.dir));
-    r.context["diagnostics"] = {{"kernels", kernels}};
+    r.context = {{"diagnostics", {{"kernels", kernels}}}, {"sources", {{name, text}}}};
+    if (auto host = propose::read_host_sources(app_config, app_config.dir); !host.empty())
+      r.context["host_sources"] = host;
     auto result = backend->complete(r);
     auto parsed = llm::ok(result) ? prompt::parse_reply(std::get<llm::Response>(result).text) : prompt::ParsedReply{};
     if (!parsed.ok()) {

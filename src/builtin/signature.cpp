@@ -250,13 +250,15 @@ void rule_restrict(const KernelInput& in, KernelEdits& ke) {
   // Parameters under #if (Rodinia's mummergpu): the list is rewritten as one text, which would
   // break the directives apart; the guardrails caught that, and no rule should offer it.
   const std::string decl_text = declaration(f, fn);
-  for (const auto& t : cuda::lex(decl_text))
-    if (why.empty() && t.kind == cuda::TokenKind::preprocessor) {
-      std::string_view d = util::trim(t.text);
-      why = fmt::format("the parameter list holds preprocessor directives (`{}`), which a rewrite of the list "
-                        "could break",
-                        d.substr(0, d.find('\n')));
-    }
+  const auto decl_tokens = cuda::lex(decl_text);
+  auto directive = std::find_if(decl_tokens.begin(), decl_tokens.end(),
+                                [](const cuda::Token& t) { return t.kind == cuda::TokenKind::preprocessor; });
+  if (why.empty() && directive != decl_tokens.end()) {
+    std::string_view d = util::trim(directive->text);
+    why =
+        fmt::format("the parameter list holds preprocessor directives (`{}`), which a rewrite of the list could break",
+                    d.substr(0, d.find('\n')));
+  }
   if (!why.empty()) {
     ke.withheld.push_back({fmt::format("__restrict__ on the pointer parameters of {}", fn.name), why, stalls.evidence});
     return;

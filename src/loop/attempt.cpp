@@ -106,9 +106,7 @@ std::vector<std::string> Loop::replies_for(Variant& v, const std::vector<prompt:
   auto asked = ask_backend(
       prompts, feedback,
       [&] {
-        // The host files from the snapshot: a variant's folder holds only its sources.
-        auto context = propose::structured_context(m_diagnostics, current_sources(),
-                                                   propose::read_host_sources(m_app, m_dir / "snapshot"));
+        auto context = propose::structured_context(m_diagnostics, current_sources(), host_sources());
         context["candidate"] = v.candidate;
         return context;
       }(),

@@ -9,6 +9,7 @@
 #include "config/options.hpp"
 #include "loop/run_state.hpp"
 #include "profile/importer.hpp"
+#include "propose/prepare.hpp"
 #include "store/journal.hpp"
 #include "util/error.hpp"
 #include "util/hash.hpp"
@@ -75,6 +76,11 @@ std::map<std::string, std::string> Loop::current_sources() const {
   for (const auto& s : m_app.sources)
     out[fs::path(s).filename().string()] = util::read_file((parent_sources() / s).string());
   return out;
+}
+
+const std::map<std::string, std::string>& Loop::host_sources() const {
+  if (!m_host_sources) m_host_sources = propose::read_host_sources(m_app, m_dir / "snapshot");
+  return *m_host_sources;
 }
 
 void Loop::configure() {

@@ -177,6 +177,10 @@ private:
   // in run.json's tune.discovered. Empty settings when there are none.
   config::TuneSettings discovered_knobs(json& rec, std::optional<tune::Point>& as_it_is);
   std::map<std::string, std::string> knob_sources() const;
+  // The application's files that launch or declare kernels (propose::read_host_sources), read
+  // from the snapshot once: it does not change during a run, and a variant's folder holds only
+  // its sources.
+  const std::map<std::string, std::string>& host_sources() const;
   json tune_context() const;
   json tune_plan() const;
 
@@ -216,6 +220,7 @@ private:
   std::chrono::steady_clock::time_point m_started = std::chrono::steady_clock::now();
   std::string m_best;                              // key of the best accepted variant ("" = baseline)
   std::map<std::string, std::string> m_tune_edits; // source -> its text made tunable (found knobs)
+  mutable std::optional<std::map<std::string, std::string>> m_host_sources; // host_sources(), once read
   std::vector<json> m_variants;
   std::optional<evaluate::ChildRecord> m_children; // children.json: what a resume must end if we are killed
 };

@@ -6,7 +6,6 @@
 // validated and measured by the steps every variant takes (attempt.cpp, measure.cpp). Results
 // are cached by (sources and settings, point) under <cache_dir>/tune.
 #include "loop/run_state.hpp"
-#include "propose/prepare.hpp"
 
 #include "store/journal.hpp"
 #include "tune/discover.hpp"
@@ -195,8 +194,8 @@ std::map<std::string, std::string> Loop::knob_sources() const {
     files[rel] = util::read_file((parent_sources() / s).string());
     todo.push_back(rel);
   }
-  for (auto& [rel, text] : propose::read_host_sources(m_app, m_dir / "snapshot"))
-    if (files.emplace(rel, std::move(text)).second) todo.push_back(rel);
+  for (const auto& [rel, text] : host_sources())
+    if (files.emplace(rel, text).second) todo.push_back(rel);
   // `#include "name"` at the start of a line (read by hand: a source line can be megabytes long).
   auto included = [](std::string_view line) -> std::string {
     auto skip = [&](std::size_t i) {
