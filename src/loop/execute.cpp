@@ -95,7 +95,7 @@ void Loop::restore_after(const Variant& v, const evaluate::TreeChanges& outside)
   for (const auto& key : works) rebuild_work(key);
 }
 
-void Loop::rebuild_work(const std::string& key) {
+void Loop::rebuild_work(const std::string& key, const std::string& why) {
   fs::path work = m_dir / "work" / key;
   fs::path sources = m_dir / "snapshot", log = m_dir / "baseline" / "rebuild.log";
   std::string fingerprint = m_baseline.value("fingerprint", "");
@@ -109,12 +109,17 @@ void Loop::rebuild_work(const std::string& key) {
     log = m_dir / found->value("dir", "") / "rebuild.log";
     fingerprint = store::read_json((m_dir / found->value("dir", "") / "build.json").string()).value("fingerprint", "");
   }
-  say("restore", fmt::format("rebuilding {} after a variant changed it", key), false);
+  say("restore", fmt::format("rebuilding {} {}", key, why), false);
   auto b = build_copy(key == "baseline" ? fs::path() : sources, work, log);
   if (!b.ok || evaluate::build_fingerprint(m_app, work.string(), m_snapshot) != fingerprint)
-    throw Error(fmt::format("{} was changed by a variant and does not build again as it was ({}); start a new run",
-                            work.string(), b.ok ? "another product" : b.result));
+    throw Error(fmt::format("{} does not build again as it was ({}); start a new run", work.string(),
+                            b.ok ? "another product" : b.result));
   say("restore", fmt::format("{} rebuilt, identical to its first build", key));
+}
+
+void Loop::build_parent_if_gone() {
+  if (!fs::exists(parent_work() / m_app.binary))
+    rebuild_work(m_best.empty() ? "baseline" : m_best, "(its scratch copy is gone)");
 }
 
 } // namespace optimas::loop

@@ -351,6 +351,7 @@ void Loop::next_iteration(int it) {
   next.config = m_diagnostics.config;
   m_diagnostics = analysis::analyze(m_profile, next);
   say("iteration", fmt::format("{} improved; iteration {} starts from it", m_best, it + 1));
+  build_parent_if_gone(); // its candidates are measured against it
 }
 
 // Every round runs, improved or not: a later one is told what the earlier ones measured. A round

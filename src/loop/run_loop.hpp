@@ -38,6 +38,10 @@ struct RunResult {
 
 RunResult run(const RunOptions& options);
 
+// One earlier variant of a run (its record in run.json; run_dir holds its diff.patch) as a later
+// candidate's prompt sees it: its edits, and what validation and measurement found (search.cpp).
+std::string describe_attempt(const nlohmann::json& variant, const std::string& run_dir);
+
 // What a run would do, without doing it (--dry-run).
 nlohmann::json plan(const RunOptions& options);
 

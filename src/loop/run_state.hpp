@@ -193,7 +193,10 @@ private:
   evaluate::Execution execute_variant(Variant& v, const config::InputConfig& input, const path& output, const path& log,
                                       std::string& tampered, const evaluate::Sandbox* sandbox = nullptr);
   void restore_after(const Variant& v, const evaluate::TreeChanges& outside);
-  void rebuild_work(const std::string& key);
+  void rebuild_work(const std::string& key, const std::string& why = "after a variant changed it");
+  // The parent's scratch build, built again from its sources where it is gone (a resumed run:
+  // an interruption removes the scratch copies; a run folder carried to another machine).
+  void build_parent_if_gone();
 
   RunOptions m_options;
   std::optional<store::RunStore> m_store; // opened by open_run (a dry run touches nothing)

@@ -58,8 +58,9 @@ std::string interval(const json& m) {
   return out;
 }
 
-// One earlier variant as a later prompt sees it.
-std::string describe(const json& v, const fs::path& run_dir) {
+} // namespace
+
+std::string describe_attempt(const json& v, const std::string& run_dir) {
   std::string out =
       fmt::format("### {} (round {}, candidate {}, from {}): {}\n\n", v.value("key", "?"), v.value("iteration", 0),
                   v.value("candidate", 1), v.value("parent", "baseline"), v.value("status", "?"));
@@ -70,7 +71,7 @@ std::string describe(const json& v, const fs::path& run_dir) {
     if (e.contains("rule") && e["rule"].is_string()) what += " (rule " + e["rule"].get<std::string>() + ")";
     cited.push_back(what);
   }
-  const fs::path diff = run_dir / v.value("dir", "") / "diff.patch";
+  const fs::path diff = fs::path(run_dir) / v.value("dir", "") / "diff.patch";
   if (!cited.empty())
     out += fmt::format("- Edits: {}; {}.\n", util::join(cited, "; "),
                        fs::exists(diff) ? diff_summary(util::read_file(diff.string())) : "no diff recorded");
@@ -79,15 +80,23 @@ std::string describe(const json& v, const fs::path& run_dir) {
       if (!c.value("passed", true))
         out += fmt::format("- Validation failed on {}: {}\n", c.value("label", "?"), c.value("detail", ""));
   if (const json& m = util::member(v, "measurement"); m.is_object() && !m.empty()) {
+    // The sequential rule decides on the primary configuration's hot kernels (the overall
+    // figure); its whole runs are only screened, with as few as 3 runs a side, where a rank
+    // test cannot call anything: their own verdict would read "no significant change" beside a
+    // decided 1.5x.
+    const std::string primary = m.value("verdict_rule", "") == "sequential" ? m.value("primary", "") : "";
     std::vector<std::string> per;
     for (const auto& [name, c] : util::member(m, "configs").items())
-      per.push_back(fmt::format("{} {} ({})", name, interval(c), c.value("verdict", "?")));
+      per.push_back(fmt::format("{} {} ({})", name, interval(c),
+                                name == primary ? "whole runs, screened" : c.value("verdict", "?")));
     out += fmt::format("- Measured: {} overall; {}.\n", interval(m), util::join(per, "; "));
   }
   if (v.value("status", "") != "accepted" && !v.value("reason", "").empty())
     out += fmt::format("- Why it was not kept: {}\n", util::first_sentence(v.value("reason", "")));
   return out + "\n";
 }
+
+namespace {
 
 // What the best variant's re-profile showed for the effects its edits expected.
 std::string reprofile_deltas(const json& v) {
@@ -162,7 +171,7 @@ std::string Loop::search_notes(const Variant& v) const {
                     "Each earlier candidate of this run, its edits, and what validation and measurement found "
                     "(speedups over its parent, with 95% intervals). Learn from them: keep what was faster, do not "
                     "repeat what failed or was slower.\n\n";
-  for (const auto* x : earlier) out += describe(*x, m_dir);
+  for (const auto* x : earlier) out += describe_attempt(*x, m_dir.string());
   if (const json* best = variant_record(m_best)) {
     std::string deltas = reprofile_deltas(*best);
     out += fmt::format("This round starts from {}, the best variant so far{}\n\n", m_best,

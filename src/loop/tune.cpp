@@ -284,7 +284,7 @@ void Loop::tune_stage() {
     throw UsageError(fmt::format("{}:{}: no point of tune: satisfies its constraints", m_app.path, t.line));
   const auto method = tune::choose(t.search, allowed.size(), t.budget);
   const std::string parent = m_best.empty() ? "baseline" : m_best;
-  if (!fs::exists(parent_work() / m_app.binary)) rebuild_work(parent);
+  build_parent_if_gone();
   std::optional<tune::PointCache> cache;
   if (!m_settings.no_cache) cache.emplace(fs::path(m_settings.cache_dir) / "tune");
   json context = tune_context();

@@ -4,33 +4,46 @@
 # later candidate gets another edit, a prompt carrying earlier results gets the honest one), and
 # resumes with the hint the run printed, until the run ends. Checked: four questions, four
 # variants in the search tree with their rounds and candidates, and the prompts of round 2 and of
-# the second candidates carry what they must.
+# the second candidates carry what they must. Round 2 is resumed without the scratch builds (as
+# after an interruption) and measures against round 1's accepted variant, built again.
 source "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
 
-D="$OPTIMAS_TEST_DATA/h200/stream"
+# Profiled by the stand-in ncu (fake-ncu replays the stream pages recorded on the H200), so that
+# round 1's accepted variant is re-profiled and round 2 starts from it.
+D="$OPTIMAS_TEST_DATA/h200/stream/default"
+export FAKE_NCU_DATA="$WORK/pages" FAKE_NCU_LOG="$WORK/ncu.log"
+mkdir -p "$FAKE_NCU_DATA/timing" "$FAKE_NCU_DATA/heavy"
+for p in details raw source session; do gunzip -c "$D/$p.csv.gz" > "$FAKE_NCU_DATA/heavy/$p.csv"; done
+gunzip -c "$D/timing_raw.csv.gz" > "$FAKE_NCU_DATA/timing/raw.csv"
 cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/app"
 cd "$WORK"
 
 # answer PROMPT: the reply file beside it, by what the prompt says.
 answer() {
-  local reps=80 # round 1's first candidate: the triad repeated ten times as often (slower)
-  if grep -q "You are candidate 2 of this round" "$1"; then
-    reps=4
-  elif grep -q "## What earlier attempts measured" "$1"; then
+  # Round 1: the triad repeated ten times as often (slower), then once (8 times less work:
+  # accepted). Round 2, from that: twice, then three times (both slower than their parent).
+  local reps=80
+  if grep -q "### i1c2a1 (round 1, candidate 2" "$1"; then
+    reps=2
+    ! grep -q "You are candidate 2 of this round" "$1" || reps=3
+  elif grep -q "You are candidate 2 of this round" "$1"; then
     reps=1
   fi
+  # The loop as the prompt shows it: round 2's parent is round 1's accepted variant.
+  local loop
+  loop=$(grep -o 'for (int r = 0; r < [0-9]*; ++r) {' "$1" | head -1)
   cat > "${1/prompt-/reply-}" <<JSON
 {"summary": "triad repeats its work", "edits": [{"file": "main.cu", "kernel": "triad_kernel",
- "find": "for (int r = 0; r < 8; ++r) {", "replace": "for (int r = 0; r < $reps; ++r) {",
+ "find": "$loop", "replace": "for (int r = 0; r < $reps; ++r) {",
  "line_start": null, "line_end": null, "new_text": null, "evidence": ["PC1"],
  "rationale": "The repetitions recompute the same value.", "expected_effect": []}], "withheld": []}
 JSON
 }
 
 rc=0
-"$OPTIMAS" run --app app --import "$D" -m manual --runs-dir runs --rounds 2 --candidates 2 --retries 0 \
-  --runs 3 --warmup 0 > run.out 2> run.log || rc=$?
+"$OPTIMAS" run --app app --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" --no-tune -m manual --runs-dir runs --rounds 2 --candidates 2 --retries 0 \
+  --runs 5 --warmup 0 > run.out 2> run.log || rc=$?
 asked=0
 while [ "$rc" -eq 4 ] && [ "$asked" -lt 8 ]; do
   hint=$(grep -o 'continue with `[^`]*`' run.log | tail -1 | sed 's/^continue with `//; s/`$//')
@@ -38,11 +51,20 @@ while [ "$rc" -eq 4 ] && [ "$asked" -lt 8 ]; do
   for p in optimas-manual/prompt-*.md; do
     [ -f "${p/prompt-/reply-}" ] || { answer "$p"; asked=$((asked + 1)); }
   done
+  # Round 2 resumes without the scratch builds, as after an interruption (they go first, to give
+  # a full disk its space back) or in a run folder carried to another machine: its candidates are
+  # measured against round 1's best, which must be built again first.
+  if [ "$asked" -eq 3 ] && [ -z "${gone:-}" ]; then
+    gone=$(ls -d runs/*/work/i1* 2>/dev/null)
+    [ -n "$gone" ] || fail "round 1 left no scratch build of its variants"
+    rm -rf runs/*/work
+  fi
   rc=0
   eval "\"\$OPTIMAS\" ${hint#optimas }" > run.out 2> run.log || rc=$?
 done
 [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "the run ends with exit $rc: $(tail -20 run.log)"
 [ "$asked" -eq 4 ] || fail "$asked questions were answered, not 4"
+[ -n "${gone:-}" ] || fail "round 2 was never resumed without its scratch builds"
 
 id=$(ls runs | grep -E '^[0-9a-f-]{36}$')
 run_json="runs/$id/run.json"

@@ -244,3 +244,31 @@ TEST_F(RunLoop, ACodeOnlyCampaignCellIsTaggedAndShownNoEvidence) {
   EXPECT_THROW(loop::plan(options({{"diagnostics", "code-only,pc"}})), UsageError);
   EXPECT_THROW(loop::plan(options({{"campaign", "c/1"}, {"cell", "x"}})), UsageError);
 }
+
+// What a later round is told of an earlier variant measured by the sequential rule: the primary
+// configuration's whole runs are only screened (3 runs a side, where the rank test cannot call
+// anything), so their line does not read "no significant change" beside the decided speedup;
+// the other configurations keep their verdicts.
+TEST(DescribeAttempt, TheSequentialRulesPrimaryConfigurationIsScreenedNotJudged) {
+  const json config = {{"speedup", 1.542}, {"ci", {1.538, 1.545}}, {"verdict", "no significant change"}};
+  json variant = {{"key", "i1a1"},
+                  {"iteration", 1},
+                  {"candidate", 1},
+                  {"parent", "baseline"},
+                  {"status", "accepted"},
+                  {"measurement",
+                   {{"verdict_rule", "sequential"},
+                    {"primary", "default"},
+                    {"speedup", 1.618},
+                    {"ci", {1.583, 1.654}},
+                    {"configs", {{"default", config}, {"large", {{"speedup", 1.594}, {"ci", {1.593, 1.594}},
+                                                                  {"verdict", "faster"}}}}}}}};
+  const std::string sequential = loop::describe_attempt(variant, "/nonexistent");
+  EXPECT_TRUE(has(sequential, "- Measured: 1.618x [1.583, 1.654] overall; default 1.542x [1.538, 1.545] (whole runs, "
+                              "screened); large 1.594x [1.593, 1.594] (faster)."))
+      << sequential;
+  // Under the fixed rule every configuration is judged on its own runs: its verdict stands.
+  variant["measurement"].erase("verdict_rule");
+  const std::string fixed = loop::describe_attempt(variant, "/nonexistent");
+  EXPECT_TRUE(has(fixed, "default 1.542x [1.538, 1.545] (no significant change)")) << fixed;
+}
