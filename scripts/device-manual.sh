@@ -4,7 +4,10 @@
 # imported profile is the same on any machine); each run measures round 1, re-profiles the best
 # variant and stops at round 2's question (exit 4). Write round 2's reply beside its prompt, then
 # call again: the runs continue with --resume. The run folders travel in .scratch/manual/runs
-# (carry .scratch/manual; unpack $OUT/manual.tgz over .scratch/manual after each call).
+# (carry .scratch/manual; unpack $OUT/manual.tgz over .scratch/manual after each call). New runs
+# skip the tuning stage (--no-tune): the question is the rounds. The order of EXAMPLES matters
+# where a reply was written ahead: memory shows the store's accepted edits, so a run's first
+# prompt depends on what the runs before it accepted.
 #   EXAMPLES (default: spmv edges), TOTAL_SECONDS (default 560)
 set -uo pipefail
 source "$(dirname "$0")/device-lib.sh"
@@ -20,7 +23,7 @@ for ex in ${EXAMPLES:-spmv edges}; do
   if [ -n "$id" ]; then
     args=(--resume "$id" --runs-dir "$M/runs")
   else
-    args=(--app "examples/$ex" --import "tests/data/h200/$ex" --model manual --rounds 2 --work-dir "$M/$ex"
+    args=(--app "examples/$ex" --import "tests/data/h200/$ex" --model manual --rounds 2 --no-tune --work-dir "$M/$ex"
           --runs-dir "$M/runs")
   fi
   echo "[$(date +%T)] $ex: optimas run ${args[*]}" | tee -a "$M/device.log"

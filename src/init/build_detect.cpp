@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -264,6 +266,18 @@ BuildGuess cmake_build(const fs::path& dir, const std::string& arch) {
     reasons.push_back("-lineinfo gives the profiler its source lines");
   } else {
     reasons.push_back("the project already builds with -lineinfo");
+  }
+  // A list the project sets itself is compiled one architecture after another: nvcc --threads 0
+  // compiles them side by side (the same code for each; a run builds every variant with it).
+  static const std::regex arch_list(R"(set\s*\(\s*CMAKE_CUDA_ARCHITECTURES\s+([^)$]*)\))");
+  if (std::smatch a; std::regex_search(text, a, arch_list) && !util::contains(text, "--threads")) {
+    std::istringstream words(a[1].str());
+    const auto archs = std::distance(std::istream_iterator<std::string>(words), std::istream_iterator<std::string>());
+    if (archs > 1) {
+      cuda_flags.push_back("--threads 0");
+      reasons.push_back(fmt::format("--threads 0: nvcc compiles the {} architectures CMakeLists.txt lists in parallel",
+                                    archs));
+    }
   }
   if (!cuda_flags.empty()) configure += " -DCMAKE_CUDA_FLAGS=" + util::shell_quote(util::join(cuda_flags, " "));
   if (!reach.empty()) {

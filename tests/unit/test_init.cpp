@@ -139,8 +139,18 @@ TEST(InitBuild, CMakeKeepsTheProjectsArchitecturesAndNvccLineLinksLibraries) {
   BuildGuess c = detect_build((t.path / "c").string(), "90");
   std::string common = (t.path / "c" / "../../../Common").lexically_normal().string();
   std::string reach = "-I" + common + " -I" + (t.path / "c").string();
+  // Its three architectures are compiled side by side.
   EXPECT_EQ(c.command.value, "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_FLAGS='-lineinfo " + reach +
-                                 "' -DCMAKE_CXX_FLAGS='" + reach + "' && cmake --build build");
+                                 " --threads 0' -DCMAKE_CXX_FLAGS='" + reach + "' && cmake --build build");
+  EXPECT_NE(c.command.why.find("nvcc compiles the 3 architectures CMakeLists.txt lists in parallel"), std::string::npos)
+      << c.command.why;
+  // One architecture, or a list held in a variable, gets no --threads.
+  write(t.path / "c" / "CMakeLists.txt", "project(p LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 90)\n"
+                                         "add_executable(m m.cu)\n");
+  EXPECT_EQ(detect_build((t.path / "c").string(), "90").command.value.find("--threads"), std::string::npos);
+  write(t.path / "c" / "CMakeLists.txt", "project(p LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_ARCHITECTURES ${ARCHS})\n"
+                                         "add_executable(m m.cu)\n");
+  EXPECT_EQ(detect_build((t.path / "c").string(), "90").command.value.find("--threads"), std::string::npos);
   fs::remove_all(common);
   EXPECT_EQ(c.binary.value, "build/matrixMul");
   EXPECT_EQ(c.outside, std::vector<std::string>{"../../../Common"});
