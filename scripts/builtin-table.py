@@ -6,7 +6,7 @@
 One row per example: the run's outcome, its best variant (edit variant iNaM or tuned point tN),
 what made it (the rules of its applied edits, the tuned values and flags), the speedup of its
 primary configuration with the 95% interval and p, and every other configuration measured
-(held-out ones marked *). Then one row per variant and tuned point that was measured, so that
+(held-out ones marked *) and the run's time (its steps' seconds). Then one row per variant and tuned point that was measured, so that
 every rejected one is visible too.
 """
 import json
@@ -49,8 +49,13 @@ def main(out):
     exits = {}
     if os.path.exists(os.path.join(out, "exits.txt")):
         for line in open(os.path.join(out, "exits.txt")):
-            ex, rc = line.split()
-            exits[ex] = rc
+            # "NAME RC" (device-builtin.sh) or "NAME STEP RC" (device-public.sh: init, run, aa,
+            # confirm; the run's summary is NAME.json, another step's NAME.STEP.json)
+            parts = line.split()
+            if len(parts) == 3 and parts[1] == "init":
+                continue
+            ex = parts[0] if len(parts) == 2 or parts[1] == "run" else f"{parts[0]}.{parts[1]}"
+            exits[ex] = parts[-1]
     for name in os.listdir(out):  # a summary whose exit code did not come back
         if name.endswith(".json"):
             exits.setdefault(name[:-5], "?")
@@ -59,7 +64,7 @@ def main(out):
         try:
             run = json.load(open(path))
         except (OSError, ValueError):
-            rows.append(f"| {ex} | ERROR (exit {exits[ex]}, no summary) | | | | | |")
+            rows.append(f"| {ex} | ERROR (exit {exits[ex]}, no summary) | | | | | | |")
             continue
         measured = []
         for v in run.get("variants", []):
@@ -75,14 +80,15 @@ def main(out):
         best_m = next((m for key, _, _, m in measured if key == best), None)
         if best_m is not None and run.get("p_value") is not None and best_m.get("p_value") != best_m.get("p_value"):
             best_m = dict(best_m, p_value=run["p_value"])
+        seconds = sum(t for t in (run.get("times") or {}).values() if isinstance(t, (int, float)))
         rows.append(f'| {ex} | {run.get("outcome", "?")} | {best or "-"} | {made} | {speed(best_m)} | '
-                    f'{best_m["p_value"]:.3g} | {others(best_m)} |' if best_m else
-                    f'| {ex} | {run.get("outcome", "?")} | - | - | - | - | - |')
+                    f'{best_m["p_value"]:.3g} | {others(best_m)} | {seconds:.0f} s |' if best_m else
+                    f'| {ex} | {run.get("outcome", "?")} | - | - | - | - | - | {seconds:.0f} s |')
         for key, status, what, m in measured:
             detail.append(f'| {ex} | {key} | {status} | {what} | {speed(m)} | '
                           f'{"-" if not m else format(m.get("p_value", float("nan")), ".3g")} | {others(m) if m else "-"} |')
-    print("| example | outcome | best | made by | speedup [95% CI] (primary) | p | other configurations |")
-    print("|---|---|---|---|---|---|---|")
+    print("| example | outcome | best | made by | speedup [95% CI] (primary) | p | other configurations | time |")
+    print("|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     print()
     print("| example | variant | status | made by | speedup [95% CI] | p | other configurations |")

@@ -6,7 +6,8 @@
 # optimas.yml (no arguments after `--` for cuda-samples, which run without any; Rodinia's programs
 # take theirs from PUBLIC_COMMAND), then `optimas run --app .` runs with every default (the builtin
 # backend, the tuning stage on the knobs found in the sources). The programs AA names (default:
-# transpose pathfinder nw; AA= for none) also get an A/A run (`--aa`). Per program: init's and the run's output and exit codes
+# transpose pathfinder nw; AA= for none) also get an A/A run (`--aa`), and every program whose run
+# accepted a variant gets a confirmation run (NAME.confirm.json, below). Per program: init's and the run's output and exit codes
 # go into $OUT/results.tgz, rewritten after each program so that a call stopped at its limit
 # keeps what finished; python3 scripts/builtin-table.py FOLDER reads the unpacked .json files.
 # With several GPUs the programs are spread over them, one at a time per GPU.
@@ -65,7 +66,7 @@ gpus=$(nvidia-smi -L | grep -c '^GPU ')
 # The programs of GPU $1: every ${gpus}th from the $1th, one at a time, so no two measurements
 # share a GPU.
 on_gpu() {
-  local gpu=$1 p name limit left dest start aa
+  local gpu=$1 p name limit left dest start aa rc run_dir
   export CUDA_VISIBLE_DEVICES=$gpu
   for ((i = gpu; i < ${#programs[@]}; i += gpus)); do
     p=${programs[$i]}
@@ -92,7 +93,18 @@ on_gpu() {
       # shellcheck disable=SC2086
       (cd "$dest" && timeout "$left" optimas run --app . --runs-dir "$W/runs-$gpu" --json ${RUN_ARGS:-}) \
         > "$R/$name.json" 2> "$R/$name.log"
-      echo "$name run $?" >> "$R/exits.txt"
+      rc=$?
+      echo "$name run $rc" >> "$R/exits.txt"
+      # An accepted variant, confirmed by fresh runs: the same builtin edits (deterministic, on
+      # the run's own profile, imported) measured again from new builds by the fixed rule, whose
+      # screening runs are followed by as many fresh confirming ones.
+      run_dir=$(ls -td "$W/runs-$gpu"/*-*-*-*-*/ 2>/dev/null | head -1)
+      left=$(( DEADLINE - $(date +%s) - 15 ))
+      if [ "$rc" -eq 0 ] && [ -d "$run_dir/profile" ] && [ "$left" -gt 60 ]; then
+        (cd "$dest" && timeout "$left" optimas run --app . --runs-dir "$W/runs-$gpu" --import "$run_dir/profile" \
+          --verdict fixed --no-tune --json) > "$R/$name.confirm.json" 2> "$R/$name.confirm.log"
+        echo "$name confirm $?" >> "$R/exits.txt"
+      fi
     fi
     for aa in ${AA-transpose pathfinder nw}; do
       [ "$aa" = "$name" ] || continue
