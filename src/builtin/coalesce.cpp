@@ -407,9 +407,9 @@ void tile_rule(const KernelInput& in, KernelEdits& ke, Form form) {
   const std::map<std::string, std::string>& sources = in.sources;
   auto sectors = access::figure(k, "global_load_sectors_per_request");
   if (!sectors || *sectors <= 8) return; // 4-byte words: 4 is ideal, 32 is one sector per thread
-  std::string file = fs::path(f.path).filename().string();
-  auto t = cuda::lex(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
-  int base_line = fn.body_first_line - 1;
+  const std::string& file = in.file_name;
+  const auto& t = in.tokens;
+  const int base_line = in.base_line;
   // Each long_scoreboard line goes to the innermost loop holding it.
   std::map<std::size_t, std::vector<std::string>> evidence; // loop's `for` token -> PC ids
   std::map<std::size_t, access::ForLoop> loops;

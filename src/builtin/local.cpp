@@ -374,10 +374,10 @@ void rule_local_to_registers(const KernelInput& in, KernelEdits& ke) {
   const json& k = in.kernel;
   const cuda::SourceFile& f = in.file;
   const cuda::Function& fn = in.fn;
-  std::string file = fs::path(f.path).filename().string();
-  std::string_view body(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
-  auto t = cuda::lex(body);
-  int base_line = fn.body_first_line - 1;
+  const std::string& file = in.file_name;
+  const std::string_view body = in.body;
+  const auto& t = in.tokens;
+  const int base_line = in.base_line;
   auto macros = object_macros(f);
   Facts facts;
   facts.t = &t;

@@ -45,10 +45,10 @@ void rule_unroll(const KernelInput& in, KernelEdits& ke) {
   const cuda::SourceFile& f = in.file;
   const cuda::Function& fn = in.fn;
   auto lines = stall_lines(k);
-  std::string file = fs::path(f.path).filename().string();
+  const std::string& file = in.file_name;
   std::string_view text(f.text);
-  auto t = cuda::lex(text.substr(fn.body_begin, fn.end - fn.body_begin));
-  int base_line = fn.body_first_line - 1;
+  const auto& t = in.tokens;
+  const int base_line = in.base_line;
   // Names that hold compile-time constants: #defines and template parameters.
   std::set<std::string> constants;
   for (const auto& tok : cuda::lex(text))
@@ -250,11 +250,10 @@ std::optional<prompt::Edit> hoist_edit(const KernelInput& in, const std::vector<
 } // namespace
 
 void rule_hoist(const KernelInput& in, KernelEdits& ke) {
-  const cuda::SourceFile& f = in.file;
   const cuda::Function& fn = in.fn;
-  std::string file = fs::path(f.path).filename().string();
-  auto t = cuda::lex(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
-  int base_line = fn.body_first_line - 1;
+  const std::string& file = in.file_name;
+  const auto& t = in.tokens;
+  const int base_line = in.base_line;
   HoistNames names = hoist_names(fn, t);
   auto lines = stall_lines(in.kernel);
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
@@ -283,7 +282,7 @@ void rule_reciprocal(const KernelInput& in, KernelEdits& ke) {
   const cuda::SourceFile& f = in.file;
   const cuda::Function& fn = in.fn;
   const bool allow_fp_changes = in.allow_fp_changes;
-  std::string file = fs::path(f.path).filename().string();
+  const std::string& file = in.file_name;
   std::map<std::string, std::string> fp_params; // name -> "1.0f" or "1.0"
   for (const auto& p : fn.parameters)
     if (!p.pointer && (p.type == "float" || p.type == "const float"))
@@ -292,8 +291,8 @@ void rule_reciprocal(const KernelInput& in, KernelEdits& ke) {
       fp_params[p.name] = "1.0";
   if (fp_params.empty()) return;
   std::string_view text(f.text);
-  auto t = cuda::lex(text.substr(fn.body_begin, fn.end - fn.body_begin));
-  int base_line = fn.body_first_line - 1;
+  const auto& t = in.tokens;
+  const int base_line = in.base_line;
   // Lines inside loops of the kernel body.
   std::set<int> loop_lines;
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {

@@ -535,12 +535,11 @@ void pad_array(const KernelInput& in, const PadContext& cx, const SharedArray& a
 void rule_pad_shared(const KernelInput& in, KernelEdits& ke) {
   const json& k = in.kernel;
   const cuda::SourceFile& f = in.file;
-  const cuda::Function& fn = in.fn;
   PadContext cx;
-  cx.file = fs::path(f.path).filename().string();
-  cx.body = std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin);
-  cx.t = cuda::lex(cx.body);
-  cx.base_line = fn.body_first_line - 1;
+  cx.file = in.file_name;
+  cx.body = in.body;
+  cx.t = in.tokens;
+  cx.base_line = in.base_line;
   cx.macros = object_macros(f);
   auto arrays = shared_arrays(cx.t, cx.body, cx.macros);
   if (arrays.empty()) return;

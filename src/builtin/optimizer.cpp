@@ -71,6 +71,13 @@ prompt::Edit signature_edit(KernelEdits& ke, const cuda::SourceFile& file, const
 
 } // namespace
 
+KernelInput kernel_input(const json& kernel, const cuda::SourceFile& file, const cuda::Function& fn,
+                         const std::map<std::string, std::string>& sources, bool allow_fp_changes) {
+  const std::string_view body = std::string_view(file.text).substr(fn.body_begin, fn.end - fn.body_begin);
+  return {kernel,           file, fn, sources, allow_fp_changes, fs::path(file.path).filename().string(), body,
+          cuda::lex(body), fn.body_first_line - 1};
+}
+
 namespace {
 
 // The rules of the table for which `only` is empty or names, on every hot kernel.
@@ -99,7 +106,7 @@ prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std
     // Instances of one template share its source: the hottest one (listed first) decides its edits.
     if (!fn || !edited.insert(fn).second) continue;
     KernelEdits ke;
-    const KernelInput in{k, *file, *fn, everything, allow_fp_changes};
+    const KernelInput in = kernel_input(k, *file, *fn, everything, allow_fp_changes);
     for (const Rule& rule : rule_table())
       if (only.empty() || only == rule.name) rule.apply(in, ke);
     drop_overlaps(ke);

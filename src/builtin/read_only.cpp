@@ -211,12 +211,10 @@ std::optional<prompt::Edit> ldg_edit(const KernelInput& in, const std::vector<cu
 } // namespace
 
 void rule_read_only(const KernelInput& in, KernelEdits& ke) {
-  const cuda::SourceFile& f = in.file;
   const cuda::Function& fn = in.fn;
-  std::string file = fs::path(f.path).filename().string();
-  std::string_view body(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
-  auto t = cuda::lex(body);
-  int base_line = fn.body_first_line - 1;
+  const std::string& file = in.file_name;
+  const auto& t = in.tokens;
+  const int base_line = in.base_line;
   HotLines hot = hot_loop_lines(in.kernel, file, t, base_line);
   if (hot.id.empty()) return;
   std::vector<std::size_t> candidates = ldg_candidates(fn, t, base_line, hot);

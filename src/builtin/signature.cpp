@@ -264,7 +264,7 @@ void rule_restrict(const KernelInput& in, KernelEdits& ke) {
     return;
   }
   // Body tokens, for telling read-only pointers.
-  auto body = cuda::lex(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
+  const auto& body = in.tokens;
   start_signature(f, fn, ke);
   std::string& decl = *ke.signature.replace;
   const auto declared = kernel_declarations(in.sources, fn.name);

@@ -299,9 +299,9 @@ void rule_vector_loads(const KernelInput& in, KernelEdits& ke) {
   if (!r.contains("rho_memory") || !r["rho_memory"].is_number()) return;
   double rho = r["rho_memory"].get<double>();
   if (rho >= 0.5 || r.value("memory_saturated", false) == true) return; // bandwidth, not latency
-  std::string file = fs::path(f.path).filename().string();
-  auto t = cuda::lex(std::string_view(f.text).substr(fn.body_begin, fn.end - fn.body_begin));
-  int base_line = fn.body_first_line - 1;
+  const std::string& file = in.file_name;
+  const auto& t = in.tokens;
+  const int base_line = in.base_line;
   std::map<std::size_t, std::vector<std::string>> evidence;
   std::map<std::size_t, access::ForLoop> loops;
   for (const auto& l : stall_lines(k)) {
