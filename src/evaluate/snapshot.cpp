@@ -74,11 +74,17 @@ void copy_regular_file(const fs::path& from, const fs::path& to) {
 
 } // namespace
 
+bool optimas_folder(const std::string& name) {
+  static const std::set<std::string> k_ours = {".optimas", "runs", "optimas-profile", "optimas-variant",
+                                               "optimas-manual"};
+  return k_ours.count(name) > 0;
+}
+
 namespace {
 
 // The copy of snapshot_application, which removes it when it fails.
 Snapshot snapshot_into(const config::AppConfig& app, const std::string& to) {
-  std::set<std::string> skip = {".git", ".optimas", "runs", "optimas-profile", "optimas-variant", "optimas-manual"};
+  std::set<std::string> skip;
   if (!app.binary.empty()) skip.insert(fs::path(app.binary).lexically_normal().string());
   for (const auto& o : app.outputs) skip.insert(fs::path(o).lexically_normal().string());
   if (!app.build_dir.empty()) skip.insert(fs::path(app.build_dir).lexically_normal().string());
@@ -87,7 +93,8 @@ Snapshot snapshot_into(const config::AppConfig& app, const std::string& to) {
   const fs::path from(app.dir);
   for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator(); ++it) {
     fs::path rel = fs::relative(it->path(), from);
-    if (skip.count(rel.string()) || it->path().filename() == ".git") {
+    if (skip.count(rel.string()) || it->path().filename() == ".git" ||
+        (it.depth() == 0 && optimas_folder(rel.string()))) {
       if (it->is_directory()) it.disable_recursion_pending();
       continue;
     }

@@ -21,6 +21,10 @@ struct Snapshot {
   std::vector<std::string> left_out;        // build outputs found in the folder and not copied
 };
 
+// A folder of an application folder that holds Optimas' own files, never the application's: the
+// run store, profiles, variants, the manual backend's prompts and replies.
+bool optimas_folder(const std::string& name);
+
 // Copies the application folder into `to` (created), leaving out version-control folders,
 // Optimas' own folders, the binary, the output files, build.dir, and build outputs (object
 // files, CMake caches). On failure (a full disk) `to` is removed and the Error says why.

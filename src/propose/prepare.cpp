@@ -1,6 +1,7 @@
 #include "propose/prepare.hpp"
 
 #include "analysis/json.hpp"
+#include "evaluate/snapshot.hpp"
 #include "profile/importer.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -85,9 +86,9 @@ std::map<std::string, std::string> read_host_sources(const config::AppConfig& ap
   for (; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (it->is_directory(ec)) {
-      // Build trees, run stores and hidden folders hold copies, not the application's code.
+      // Build trees, Optimas' folders and hidden ones hold copies, not the application's code.
       if (it.depth() >= 2 || name.rfind('.', 0) == 0 || name.rfind("build", 0) == 0 || name == "CMakeFiles" ||
-          name == "runs" || name == "optimas-profile" || name == "optimas-manual")
+          evaluate::optimas_folder(name))
         it.disable_recursion_pending();
       continue;
     }
