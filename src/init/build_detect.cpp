@@ -267,10 +267,12 @@ BuildGuess cmake_build(const fs::path& dir, const std::string& arch) {
   } else {
     reasons.push_back("the project already builds with -lineinfo");
   }
-  // A list the project sets itself is compiled one architecture after another: nvcc --threads 0
-  // compiles them side by side (the same code for each; a run builds every variant with it).
+  // A list the project sets itself (not one it sets only where none is given: init gives this
+  // GPU's) is compiled one architecture after another: nvcc --threads 0 compiles them side by
+  // side (the same code for each; a run builds every variant with it).
   static const std::regex arch_list(R"(set\s*\(\s*CMAKE_CUDA_ARCHITECTURES\s+([^)$]*)\))");
-  if (std::smatch a; std::regex_search(text, a, arch_list) && !util::contains(text, "--threads")) {
+  const bool ours = !arch.empty() && util::contains(text, "NOT DEFINED CMAKE_CUDA_ARCHITECTURES");
+  if (std::smatch a; !ours && std::regex_search(text, a, arch_list) && !util::contains(text, "--threads")) {
     std::istringstream words(a[1].str());
     const auto archs = std::distance(std::istream_iterator<std::string>(words), std::istream_iterator<std::string>());
     if (archs > 1) {

@@ -151,6 +151,12 @@ TEST(InitBuild, CMakeKeepsTheProjectsArchitecturesAndNvccLineLinksLibraries) {
   write(t.path / "c" / "CMakeLists.txt", "project(p LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_ARCHITECTURES ${ARCHS})\n"
                                          "add_executable(m m.cu)\n");
   EXPECT_EQ(detect_build((t.path / "c").string(), "90").command.value.find("--threads"), std::string::npos);
+  // A list set only where none is given: init gives this GPU's, one architecture.
+  write(t.path / "c" / "CMakeLists.txt", "project(p LANGUAGES CXX CUDA)\nif(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)\n"
+                                         "  set(CMAKE_CUDA_ARCHITECTURES 75 80 90)\nendif()\nadd_executable(m m.cu)\n");
+  const std::string given = detect_build((t.path / "c").string(), "90").command.value;
+  EXPECT_NE(given.find("-DCMAKE_CUDA_ARCHITECTURES=90"), std::string::npos) << given;
+  EXPECT_EQ(given.find("--threads"), std::string::npos) << given;
   fs::remove_all(common);
   EXPECT_EQ(c.binary.value, "build/matrixMul");
   EXPECT_EQ(c.outside, std::vector<std::string>{"../../../Common"});
