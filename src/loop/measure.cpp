@@ -187,6 +187,16 @@ std::optional<std::string> Loop::Rounds::run_one(const config::InputConfig& c, c
     evaluate::remove_outputs(e);
     return fmt::format("while being measured on {}, {}", c.name, tampered);
   }
+  if (!e.ok && role == "baseline") {
+    // The parent built, validated and ran before, so its failure is not the variant's doing (a
+    // lost build, a GPU fault, a full disk): recording the variant as failed would lose it and
+    // every later one the same way. The run stops, resumable, with what it measured.
+    const std::string parent = m_loop.m_best.empty() ? "the baseline" : m_loop.m_best;
+    throw Error(fmt::format("{} failed while being measured on {} beside {}: {}. It ran before, so this is not {}'s "
+                            "fault: the run stops here rather than record {} as failed; fix the cause and continue "
+                            "with `{}`",
+                            parent, c.name, m_v.key, e.failure, m_v.key, m_v.key, m_loop.resume_command()));
+  }
   if (!e.ok) return fmt::format("the {} failed while being measured on {}: {}", role, c.name, e.failure);
   // A run that ended after its kernels wrote no outputs: its validation runs checked them.
   std::string sha = e.ended_early ? std::string() : evaluate::outputs_sha256(e);
