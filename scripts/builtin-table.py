@@ -5,9 +5,9 @@
 
 One row per example: the run's outcome, its best variant (edit variant iNaM or tuned point tN),
 what made it (the rules of its applied edits, the tuned values and flags), the speedup of its
-primary configuration with the 95% interval and p, and every other configuration measured
-(held-out ones marked *) and the run's time (its steps' seconds). Then one row per variant and tuned point that was measured, so that
-every rejected one is visible too.
+primary configuration with the 95% interval and p, every other configuration measured (held-out
+ones marked *) and the run's time (its steps' seconds). Then one row per variant and tuned point
+that was measured, so that every rejected one is visible too.
 """
 import json
 import os

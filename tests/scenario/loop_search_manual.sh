@@ -1,9 +1,9 @@
 # Rounds and candidates with the manual backend on the host stand-in (issue #28): 2 rounds x 2
 # candidates, end to end. The run stops at each question (exit 4) with the prompt in a file; this
-# test answers as a user pasting a model's reply would, choosing by what the prompt says (a
-# later candidate gets another edit, a prompt carrying earlier results gets the honest one), and
-# resumes with the hint the run printed, until the run ends. Checked: four questions, four
-# variants in the search tree with their rounds and candidates, and the prompts of round 2 and of
+# test answers as a user pasting a model's reply would, choosing by what the prompt says (round
+# 1: a slower edit, then for the second candidate a faster one; round 2 two edits slower than
+# that), and resumes with the hint the run printed, until the run ends. Checked: four questions,
+# four variants in the search tree with their rounds and candidates, and the prompts of round 2 and of
 # the second candidates carry what they must. Round 2 is resumed without the scratch builds (as
 # after an interruption) and measures against round 1's accepted variant, built again.
 source "$(dirname "$0")/lib.sh"
