@@ -378,7 +378,7 @@ void rule_local_to_registers(const KernelInput& in, KernelEdits& ke) {
   const std::string_view body = in.body;
   const auto& t = in.tokens;
   const int base_line = in.base_line;
-  auto macros = object_macros(f);
+  const auto& macros = in.macros;
   Facts facts;
   facts.t = &t;
   facts.body = body;

@@ -534,13 +534,12 @@ void pad_array(const KernelInput& in, const PadContext& cx, const SharedArray& a
 
 void rule_pad_shared(const KernelInput& in, KernelEdits& ke) {
   const json& k = in.kernel;
-  const cuda::SourceFile& f = in.file;
   PadContext cx;
   cx.file = in.file_name;
   cx.body = in.body;
   cx.t = in.tokens;
   cx.base_line = in.base_line;
-  cx.macros = object_macros(f);
+  cx.macros = in.macros;
   auto arrays = shared_arrays(cx.t, cx.body, cx.macros);
   if (arrays.empty()) return;
   measure_conflicts(k, cx);

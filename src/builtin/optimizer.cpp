@@ -74,8 +74,16 @@ prompt::Edit signature_edit(KernelEdits& ke, const cuda::SourceFile& file, const
 KernelInput kernel_input(const json& kernel, const cuda::SourceFile& file, const cuda::Function& fn,
                          const std::map<std::string, std::string>& sources, bool allow_fp_changes) {
   const std::string_view body = std::string_view(file.text).substr(fn.body_begin, fn.end - fn.body_begin);
-  return {kernel,           file, fn, sources, allow_fp_changes, fs::path(file.path).filename().string(), body,
-          cuda::lex(body), fn.body_first_line - 1};
+  return {kernel,
+          file,
+          fn,
+          sources,
+          allow_fp_changes,
+          fs::path(file.path).filename().string(),
+          body,
+          cuda::lex(body),
+          fn.body_first_line - 1,
+          object_macros(file)};
 }
 
 namespace {

@@ -60,11 +60,12 @@ struct KernelInput {
   bool allow_fp_changes = false;                     // rules that change floating-point results may apply
   // What most rules start from, made once per kernel (kernel_input): the file's name as edits
   // name it, the kernel's body (from its '{') and its tokens, whose line numbers count from
-  // base_line + 1.
+  // base_line + 1, and the file's object-like #defines (object_macros).
   std::string file_name;
   std::string_view body;
   std::vector<cuda::Token> tokens;
   int base_line = 0;
+  std::map<std::string, std::string> macros;
 };
 KernelInput kernel_input(const nlohmann::json& kernel, const cuda::SourceFile& file, const cuda::Function& fn,
                          const std::map<std::string, std::string>& sources, bool allow_fp_changes);

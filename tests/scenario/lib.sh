@@ -35,6 +35,16 @@ expect_fail() {
   grep -qE -- "$pattern" <<<"$out" || fail "expected /$pattern/ in the output of: $*"$'\n'"$out"
 }
 
+# fake_ncu_recorded DIR: tests/scenario/fake-ncu serves the pages of a profile recorded on the
+# H200 (DIR: a configuration's folder of one, e.g. h200/stream/default), its timing pass and its
+# heavy pass, from $WORK/pages; what it is asked is logged in $WORK/ncu.log.
+fake_ncu_recorded() {
+  export FAKE_NCU_DATA="$WORK/pages" FAKE_NCU_LOG="$WORK/ncu.log"
+  mkdir -p "$FAKE_NCU_DATA/timing" "$FAKE_NCU_DATA/heavy"
+  for p in details raw source session; do gunzip -c "$1/$p.csv.gz" > "$FAKE_NCU_DATA/heavy/$p.csv"; done
+  gunzip -c "$1/timing_raw.csv.gz" > "$FAKE_NCU_DATA/timing/raw.csv"
+}
+
 # fake_ncu_pages: the pages tests/scenario/fake-ncu serves for a heavy pass, from the recorded
 # samples, into $FAKE_NCU_DATA/heavy (the caller writes its own timing page into $FAKE_NCU_DATA/timing).
 fake_ncu_pages() {

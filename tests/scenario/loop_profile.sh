@@ -5,10 +5,7 @@ source "$(dirname "$0")/lib.sh"
 : "${FAKE_LLM_SERVER:?ctest sets FAKE_LLM_SERVER}"
 
 D="$OPTIMAS_TEST_DATA/h200/stream/default"
-export FAKE_NCU_DATA="$WORK/pages" FAKE_NCU_LOG="$WORK/ncu.log"
-mkdir -p "$FAKE_NCU_DATA/timing" "$FAKE_NCU_DATA/heavy"
-for p in details raw source session; do gunzip -c "$D/$p.csv.gz" > "$FAKE_NCU_DATA/heavy/$p.csv"; done
-gunzip -c "$D/timing_raw.csv.gz" > "$FAKE_NCU_DATA/timing/raw.csv"
+fake_ncu_recorded "$D"
 cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/app"
 
 # Iteration 1 removes triad's repetition (8 -> 1) and computes the dot product's partial sums in

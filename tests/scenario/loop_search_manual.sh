@@ -12,10 +12,7 @@ command -v g++ >/dev/null || skip "the stand-in is built with g++"
 # Profiled by the stand-in ncu (fake-ncu replays the stream pages recorded on the H200), so that
 # round 1's accepted variant is re-profiled and round 2 starts from it.
 D="$OPTIMAS_TEST_DATA/h200/stream/default"
-export FAKE_NCU_DATA="$WORK/pages" FAKE_NCU_LOG="$WORK/ncu.log"
-mkdir -p "$FAKE_NCU_DATA/timing" "$FAKE_NCU_DATA/heavy"
-for p in details raw source session; do gunzip -c "$D/$p.csv.gz" > "$FAKE_NCU_DATA/heavy/$p.csv"; done
-gunzip -c "$D/timing_raw.csv.gz" > "$FAKE_NCU_DATA/timing/raw.csv"
+fake_ncu_recorded "$D"
 cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/app"
 cd "$WORK"
 
