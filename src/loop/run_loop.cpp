@@ -99,9 +99,15 @@ void Loop::configure() {
                        "found), and there is none beside optimas; pass --tracer PATH");
   }
   evaluate::shield_self(); // before any program of ours starts
-  // A rule that can never accept is worth knowing before anything runs.
-  if (auto w = evaluate::unreachable_significance(m_app.measure.runs, acceptance_rule(m_app),
-                                                  measured_configs(m_app).size(), tests_per_config(m_app)))
+  // A rule that can never accept is worth knowing before anything runs. The fixed rule's rank test
+  // on whole runs has a floor on its p-value that depends on the runs; the sequential rule's test
+  // on traced launches (Yuen's, evaluate/stats.hpp) has none, so with a trace there is nothing to
+  // warn of (as a warning it said "no variant can be accepted" of runs that accepted some).
+  const bool sequential_traced = m_app.measure.verdict == "sequential" && !m_measure_sandbox.tracer.empty();
+  if (auto w = sequential_traced ? std::nullopt
+                                 : evaluate::unreachable_significance(m_app.measure.runs, acceptance_rule(m_app),
+                                                                      measured_configs(m_app).size(),
+                                                                      tests_per_config(m_app)))
     m_warnings.push_back(*w +
                          (m_app.tune.runs() ? " (each tuning point the budget allows counts as an iteration)" : ""));
   if (std::string w = config::fp_reassociation_caveat(m_app); !w.empty()) m_warnings.push_back(w);

@@ -120,7 +120,7 @@ void Loop::recall_memories(int it) {
   m_recalled.clear();
   if (m_app.optimize.memory != "corpus" || m_settings.aa) return;
   const std::string round = std::to_string(it);
-  auto memories = store::collect_memories(store::RunStore(m_options.runs_root), m_id);
+  auto memories = store::collect_memories(store::RunStore(m_options.runs_root), m_id, m_settings.campaign);
   // An exported corpus (another machine's store) adds its accepted edits; the store's come first.
   if (!m_settings.memory_file.empty()) store::add_memories(memories, store::corpus_memories(m_settings.memory_file));
   if (const json& recorded = util::member(util::member(m_run, "memory"), round); recorded.is_array()) {

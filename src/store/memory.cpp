@@ -76,12 +76,11 @@ std::vector<std::string> kernel_features(const json& kernel) {
   return {f.begin(), f.end()};
 }
 
-namespace {} // namespace
+namespace {
 
-// The memories of one run: its accepted variants' edited kernels.
-std::vector<Memory> run_memories(const RunStore& store, const std::string& id) {
+// The memories of run `id`, whose run.json is `run`: its accepted variants' edited kernels.
+std::vector<Memory> memories_of(const RunStore& store, const std::string& id, const json& run) {
   std::vector<Memory> out;
-  const json run = store.load_run(id);
   if (!run.is_object() || run.value("aa", false) || !run["variants"].is_array()) return out;
   const fs::path dir = store.run_dir(id);
   json diagnostics;
@@ -125,14 +124,23 @@ std::vector<Memory> run_memories(const RunStore& store, const std::string& id) {
   return out;
 }
 
-std::vector<Memory> collect_memories(const RunStore& store, const std::string& except) {
+} // namespace
+
+std::vector<Memory> run_memories(const RunStore& store, const std::string& id) {
+  return memories_of(store, id, store.load_run(id));
+}
+
+std::vector<Memory> collect_memories(const RunStore& store, const std::string& except,
+                                     const std::string& campaign) {
   std::vector<Memory> out;
   for (const auto& id : store.run_ids()) {
     if (id == except) continue;
     // Memory never fails a run: a run folder that cannot be read (broken, or being written by a
     // run of its own) is left out, and runs list names the broken ones.
     try {
-      add_memories(out, run_memories(store, id));
+      const json run = store.load_run(id);
+      if (!campaign.empty() && util::member_string(util::member(run, "campaign"), "id") == campaign) continue;
+      add_memories(out, memories_of(store, id, run));
     } catch (const std::exception& e) {
       log::debug("memory: run {} left out: {}", id, e.what());
     }

@@ -32,7 +32,11 @@ struct Memory {
 
 // Every accepted variant of the store's runs (A/A runs left out, and run `except`), one Memory per
 // kernel its applied edits touched, with that kernel's features from the run's diagnostics.json.
-std::vector<Memory> collect_memories(const RunStore& store, const std::string& except = "");
+// A cell of campaign `campaign` leaves out the runs of that campaign, so that what a cell is shown
+// does not depend on the order its cells ran in: an ablation's cells stay independent (a 3-round
+// cell does not learn from the 1-round cell's accepted edit of the same kernel).
+std::vector<Memory> collect_memories(const RunStore& store, const std::string& except = "",
+                                     const std::string& campaign = "");
 
 // The memories of one run of the store (none for an A/A run).
 std::vector<Memory> run_memories(const RunStore& store, const std::string& id);

@@ -94,4 +94,18 @@ json_check "$m" '"verdict_rule" not in d and "launched none of the hot kernels" 
   "the renamed kernel's variant was not measured by the fixed rule: $(cat "$m")"
 grep -q "launched none of the hot kernels" "$WORK/renamed.log" || fail "the run does not say why: $(tail "$WORK/renamed.log")"
 
+# The warning that no variant can be accepted belongs to the fixed rule: its rank test on 3 whole
+# runs a side cannot reach p < 0.05. The sequential rule's test on traced launches can, and the
+# warning once told runs that then accepted variants that they could not.
+for rule in sequential fixed; do
+  "$OPTIMAS" run --app "$WORK/half" --runs-dir "$WORK/runs-warn-$rule" --import "$D" --timing trace \
+    --tracer "$WORK/fake-liboptimas-trace.so" --aa --runs 3 --verdict "$rule" --execute no \
+    > /dev/null 2> "$WORK/warn-$rule.log" || true
+  grep -q "run: " "$WORK/warn-$rule.log" || fail "$rule: the run did not start: $(tail "$WORK/warn-$rule.log")"
+done
+grep -q "cannot reach p" "$WORK/warn-sequential.log" &&
+  fail "the sequential rule warns that it cannot accept: $(grep 'cannot reach' "$WORK/warn-sequential.log")"
+grep -q "with 3 runs the rank test cannot reach p < 0.05" "$WORK/warn-fixed.log" ||
+  fail "the fixed rule with 3 runs does not warn: $(tail "$WORK/warn-fixed.log")"
+
 pass "measure.verdict sequential journals each run's hot-kernel time and stops at the first clear look; without hot launches the fixed rule measures"

@@ -30,7 +30,7 @@ json kernel(const std::string& name, const std::string& cls, const std::string& 
 
 // A run in `root`: its run.json with one variant of `status` editing `edited`, and its diagnostics.
 void add_run(const fs::path& root, const std::string& id, const json& kernels, const std::string& edited,
-             const std::string& status, double speedup, bool aa = false) {
+             const std::string& status, double speedup, bool aa = false, const std::string& campaign = "") {
   fs::create_directories(root / id / "iterations/1/attempt-1");
   json variant = {
       {"key", "i1a1"},
@@ -42,13 +42,37 @@ void add_run(const fs::path& root, const std::string& id, const json& kernels, c
        {{"speedup", speedup},
         {"ci", {speedup - 0.1, speedup + 0.1}},
         {"configs", {{"small", {{"speedup", speedup}}}, {"large", {{"speedup", speedup}}}}}}}};
-  store::write_json_atomic((root / id / "run.json").string(),
-                           {{"id", id}, {"app", "app-" + id}, {"aa", aa}, {"variants", json::array({variant})}});
+  json run = {{"id", id}, {"app", "app-" + id}, {"aa", aa}, {"variants", json::array({variant})}};
+  if (!campaign.empty()) run["campaign"] = {{"id", campaign}, {"cell", id}, {"seed", 1}};
+  store::write_json_atomic((root / id / "run.json").string(), run);
   store::write_json_atomic((root / id / "diagnostics.json").string(), {{"kernels", kernels}});
   std::ofstream(root / id / "iterations/1/attempt-1/diff.patch") << "--- a/k.cu\n+++ b/k.cu\n-old\n+new\n";
 }
 
 } // namespace
+
+// A campaign's cells run one after the other into one store; a later cell must not be shown an
+// earlier cell's accepted edit, or the ablation's cells would differ by the order they ran in.
+TEST(Memory, ACampaignCellLeavesOutTheRunsOfItsCampaign) {
+  test::TempDir dir;
+  const fs::path root = dir.path() / "runs";
+  const json k = json::array({kernel("k", "memory-bound", "stall_long_scoreboard")});
+  add_run(root, "bbbb0001", k, "k", "accepted", 1.5);                            // before the campaign
+  add_run(root, "bbbb0002", k, "k", "accepted", 1.4, false, "rounds");           // a cell of this campaign
+  add_run(root, "bbbb0003", k, "k", "accepted", 1.3, false, "another-campaign"); // of another
+  store::RunStore st(root.string());
+
+  auto run_ids = [](const std::vector<store::Memory>& memories) {
+    std::vector<std::string> ids;
+    for (const auto& m : memories) ids.push_back(m.run_id);
+    return ids;
+  };
+  EXPECT_EQ(run_ids(store::collect_memories(st, "bbbb0009", "rounds")),
+            (std::vector<std::string>{"bbbb0001", "bbbb0003"}));
+  // A run of its own sees every run.
+  EXPECT_EQ(run_ids(store::collect_memories(st, "bbbb0009")),
+            (std::vector<std::string>{"bbbb0001", "bbbb0002", "bbbb0003"}));
+}
 
 TEST(Memory, FeaturesOfAKernel) {
   EXPECT_EQ(store::kernel_features(kernel("k", "memory-bound", "stall_long_scoreboard", 16)),
