@@ -148,4 +148,15 @@ std::string run_outcome(bool accepted, bool executed) {
   return accepted ? "improved" : executed ? "no_improvement" : "not_measured";
 }
 
+std::string config_verdict(const nlohmann::json& measurement, const std::string& name) {
+  if (!measurement.is_object()) return "?";
+  if (measurement.value("verdict_rule", "") == "sequential" && measurement.value("primary", "") == name)
+    return "whole runs, screened";
+  const auto& configs = measurement.value("configs", nlohmann::json::object());
+  if (!configs.is_object() || !configs.contains(name) || !configs[name].is_object() ||
+      !configs[name].contains("verdict") || !configs[name]["verdict"].is_string())
+    return "?";
+  return configs[name]["verdict"].get<std::string>();
+}
+
 } // namespace optimas::evaluate

@@ -8,6 +8,8 @@
 #include "evaluate/acceptance.hpp"
 #include "evaluate/tree_guard.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -109,5 +111,12 @@ std::optional<std::string> small_output(std::uintmax_t bytes, const std::string&
 // A finished run: improved when a variant was accepted, else no_improvement where programs ran,
 // not_measured where none could.
 std::string run_outcome(bool accepted, bool executed);
+
+// The word shown for configuration `name` of a variant's measurement record (measurement.json):
+// its verdict, but "whole runs, screened" for the sequential rule's primary configuration, whose
+// hot kernels' looks decide (the overall figure) while its whole runs, as few as 3 a side, are
+// only a screen, where a rank test calls nothing: "no significant change" there read as a
+// contradiction beside an accepted 1.37x.
+std::string config_verdict(const nlohmann::json& measurement, const std::string& name);
 
 } // namespace optimas::evaluate

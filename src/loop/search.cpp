@@ -3,6 +3,7 @@
 #include "loop/run_state.hpp"
 
 #include "analysis/json.hpp"
+#include "evaluate/verdict.hpp"
 #include "store/journal.hpp"
 #include "util/json_text.hpp"
 #include "util/strings.hpp"
@@ -80,15 +81,9 @@ std::string describe_attempt(const json& v, const std::string& run_dir) {
       if (!c.value("passed", true))
         out += fmt::format("- Validation failed on {}: {}\n", c.value("label", "?"), c.value("detail", ""));
   if (const json& m = util::member(v, "measurement"); m.is_object() && !m.empty()) {
-    // The sequential rule decides on the primary configuration's hot kernels (the overall
-    // figure); its whole runs are only screened, with as few as 3 runs a side, where a rank
-    // test cannot call anything: their own verdict would read "no significant change" beside a
-    // decided 1.5x.
-    const std::string primary = m.value("verdict_rule", "") == "sequential" ? m.value("primary", "") : "";
     std::vector<std::string> per;
     for (const auto& [name, c] : util::member(m, "configs").items())
-      per.push_back(fmt::format("{} {} ({})", name, interval(c),
-                                name == primary ? "whole runs, screened" : c.value("verdict", "?")));
+      per.push_back(fmt::format("{} {} ({})", name, interval(c), evaluate::config_verdict(m, name)));
     out += fmt::format("- Measured: {} overall; {}.\n", interval(m), util::join(per, "; "));
   }
   if (v.value("status", "") != "accepted" && !v.value("reason", "").empty())

@@ -86,6 +86,10 @@ measure half
 [ "$rc" -eq 0 ] || fail "the faster variant's run exits $rc, not 0: $(tail -20 "$WORK/half.log")"
 json_check "$m" 'd["runs"] == 3 and d["looks"][0]["call"] == "faster" and abs(d["speedup"] - 2.0) < 1e-9 and "after 3 run(s) a side (sequential" in d["decision"]' \
   "the faster variant was not accepted at the first look: $(cat "$m")"
+# The summary calls the primary configuration's whole runs a screen, not "no significant change"
+# beside the accepted speedup.
+grep -E '^ +default +whole runs, screened +1\.800x' "$WORK/half.out" > /dev/null ||
+  fail "the summary does not call default's whole runs screened: $(cat "$WORK/half.out")"
 
 # A variant that launches no hot kernel (it renamed triad_kernel): the fixed rule, with the reason.
 app renamed 2000000 1000000 other_kernel

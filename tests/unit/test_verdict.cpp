@@ -202,6 +202,20 @@ TEST(Verdict, TooFewRunsToReachTheSignificanceAreSaidBeforeARun) {
   EXPECT_FALSE(unreachable_significance(6, rule, 5, 2).has_value());
 }
 
+TEST(Verdict, TheSequentialRulesPrimaryConfigurationIsScreenedNotJudged) {
+  nlohmann::json m = {{"verdict_rule", "sequential"},
+                      {"primary", "default"},
+                      {"configs",
+                       {{"default", {{"verdict", "no significant change"}}}, {"large", {{"verdict", "faster"}}}}}};
+  EXPECT_EQ(config_verdict(m, "default"), "whole runs, screened");
+  EXPECT_EQ(config_verdict(m, "large"), "faster");
+  // The fixed rule judges every configuration, the primary one too.
+  m.erase("verdict_rule");
+  EXPECT_EQ(config_verdict(m, "default"), "no significant change");
+  EXPECT_EQ(config_verdict(m, "missing"), "?");
+  EXPECT_EQ(config_verdict(nullptr, "default"), "?");
+}
+
 TEST(Verdict, ASmallOutputIsWarnedAbout) {
   auto w = small_output(k_small_output - 1, "default");
   ASSERT_TRUE(w.has_value());
