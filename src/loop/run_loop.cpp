@@ -214,6 +214,9 @@ void Loop::open_run() {
 void Loop::write_run(const std::string& status) {
   m_run["status"] = status;
   m_run["variants"] = m_variants;
+  // The tree follows the variants: a run stopped mid-round, or in the tuning stage after its last
+  // round, shows every variant measured so far.
+  if (!m_variants.empty()) m_run["search"] = search_tree();
   m_run["best"] = m_best.empty() ? json(nullptr) : json(m_best);
   store::write_json_atomic((m_dir / "run.json").string(), m_run);
   try {
@@ -366,7 +369,6 @@ void Loop::next_iteration(int it) {
 void Loop::iterate() {
   for (int it = 1; it <= m_app.optimize.rounds; ++it) {
     bool improved = iteration(it);
-    m_run["search"] = search_tree();
     if (it == m_app.optimize.rounds || !m_search_stopped.empty()) break;
     if (improved && !m_can_profile) {
       say("round " + std::to_string(it + 1), "not started: the best variant cannot be profiled here");

@@ -45,6 +45,11 @@ asked=0
 while [ "$rc" -eq 4 ] && [ "$asked" -lt 8 ]; do
   hint=$(grep -o 'continue with `[^`]*`' run.log | tail -1 | sed 's/^continue with `//; s/`$//')
   [ -n "$hint" ] || fail "the waiting run does not say how to continue: $(tail run.log)"
+  # The search tree on disk has every variant recorded so far, not only those of finished rounds
+  # (a run stopped mid-round, or in the tuning stage after the last round, showed a stale tree).
+  waiting=runs/$(ls runs | grep -E '^[0-9a-f-]{36}$')/run.json
+  json_check "$waiting" '[n["key"] for n in d.get("search", {}).get("nodes", [])] == [v["key"] for v in d["variants"]]' \
+    "the waiting run's search tree lags its variants: $(python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); print(d.get("search"), [v["key"] for v in d["variants"]])' "$waiting")"
   for p in optimas-manual/prompt-*.md; do
     [ -f "${p/prompt-/reply-}" ] || { answer "$p"; asked=$((asked + 1)); }
   done
