@@ -107,6 +107,7 @@ void Loop::reprofile(Variant& v) {
   fs::remove_all(dir);
   profile::NcuOptions o = ncu_options();
   o.configs = {m_diagnostics.config.empty() ? m_app.default_config().name : m_diagnostics.config};
+  o.also_profile = m_diagnostics.hot.hot_names(); // the kernels the edits were about, hot or not now
   profile::profile_app(app_in(v.work), o, dir.string(),
                        [&](const std::string& line) { say(v.key + " re-profile", line, false); });
   util::write_file((dir / ".complete").string(), util::utc_now_iso8601() + "\n");

@@ -22,6 +22,13 @@ std::vector<std::string> HotKernels::hot_demangled() const {
   return out;
 }
 
+std::vector<KernelTime> HotKernels::not_hot_of(const std::vector<std::string>& wanted) const {
+  std::vector<KernelTime> out;
+  for (const auto& k : kernels)
+    if (!k.hot && std::find(wanted.begin(), wanted.end(), k.kernel) != wanted.end()) out.push_back(k);
+  return out;
+}
+
 HotKernels select_hot_kernels(const std::vector<Launch>& launches, double alpha) {
   if (!(alpha > 0 && alpha <= 1)) throw UsageError("alpha must be in (0, 1], got " + std::to_string(alpha));
   HotKernels out;

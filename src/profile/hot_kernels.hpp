@@ -24,6 +24,10 @@ struct HotKernels {
   std::vector<KernelTime> kernels; // every kernel, by decreasing time
   std::vector<std::string> hot_names() const;
   std::vector<std::string> hot_demangled() const;
+  // The kernels named in `wanted` (KernelTime::kernel names) that ran but are not hot, each
+  // template instance once: what a variant's re-profile profiles besides its hot kernels
+  // (NcuOptions::also_profile), where an edit made its kernel fast enough to leave the hot set.
+  std::vector<KernelTime> not_hot_of(const std::vector<std::string>& wanted) const;
 };
 
 // Launches without a duration are ignored. Ties in time keep the first launched kernel first.

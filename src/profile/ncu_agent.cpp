@@ -481,10 +481,20 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
         }
         HotKernels hk = select_hot_kernels(timed, o.alpha);
         hot = hk.hot_names();
-        picks = pick_launches(timed, hk.hot_demangled(), o.launch_cap);
+        std::vector<std::string> demangled = hk.hot_demangled(), also;
+        for (const auto& k : hk.not_hot_of(o.also_profile)) {
+          demangled.push_back(k.demangled);
+          if (std::find(also.begin(), also.end(), k.kernel) == also.end()) also.push_back(k.kernel);
+        }
+        picks = pick_launches(timed, demangled, o.launch_cap);
         record_hot(run, hot, picks);
         progress(fmt::format("      hot kernels ({:.0f}% of {:.3f} ms): {} ({} launches timed, {:.0f} s so far)",
                              100 * o.alpha, hk.total_ns / 1e6, util::join(hot, ", "), timed.size(), elapsed()));
+        if (!also.empty()) {
+          run["also_profiled"] = also;
+          progress("      profiled too, hot before: " + util::join(also, ", "));
+          hot.insert(hot.end(), also.begin(), also.end());
+        }
       }
 
       say(fmt::format("{}: {} pass{}", run_name, o.mode == ProfileMode::full ? "--set full" : "roofline + PC sampling",

@@ -33,6 +33,10 @@ struct NcuOptions {
   int warp_sampling_interval = -1; // ncu --warp-sampling-interval (-1: ncu's default)
   double timeout_s = 1800;         // per ncu invocation; the whole process group is killed
   bool build = true;               // run the application's build command first
+  // Kernels (KernelTime::kernel names) the heavy pass profiles too where the timing pass finds
+  // them no longer hot: a variant's re-profile asks for its parent's hot kernels, so that an edit
+  // that made its kernel fast enough to leave the hot set is still compared before and after.
+  std::vector<std::string> also_profile;
 };
 
 // Roofline (SpeedOfLight + RooflineChart), PC sampling (SourceCounters + WarpStateStats),

@@ -51,3 +51,17 @@ TEST(HotKernels, LaunchesWithoutDurationAreIgnoredAndAlphaIsChecked) {
   EXPECT_THROW(select_hot_kernels({}, 0.0), optimas::UsageError);
   EXPECT_THROW(select_hot_kernels({}, 1.5), optimas::UsageError);
 }
+
+// A variant's re-profile asks for its parent's hot kernels: the one an edit made fast enough to
+// leave the hot set is profiled too (its counters compared before and after), the hot one and
+// one that did not run are not added.
+TEST(HotKernels, TheWantedKernelsThatAreNoLongerHot) {
+  // blur 90%, histogram 10%: only blur is hot at alpha 0.8.
+  auto hk = select_hot_kernels({launch("blur", 90), launch("histogram", 10)}, 0.8);
+  ASSERT_EQ(hk.hot_names(), std::vector<std::string>{"blur"});
+  auto cooled = hk.not_hot_of({"blur", "histogram", "gone"});
+  ASSERT_EQ(cooled.size(), 1u);
+  EXPECT_EQ(cooled[0].kernel, "histogram");
+  EXPECT_EQ(cooled[0].demangled, "histogram(int)");
+  EXPECT_TRUE(hk.not_hot_of({}).empty());
+}
