@@ -74,9 +74,10 @@ void print_summary(const nlohmann::json& run) {
     if (v.contains("measurement")) {
       for (const auto& [name, m] : v["measurement"]["configs"].items())
         std::cout << fmt::format("      {:<12} {:<22} {:.3f}x [{:.3f}, {:.3f}] p={:.3g}  {:.4g} -> {:.4g} ms{}\n", name,
-                                 evaluate::config_verdict(v["measurement"], name), m.value("speedup", 0.0), m["ci"][0].get<double>(),
-                                 m["ci"][1].get<double>(), m.value("p_value", 1.0), m.value("base_ms", 0.0),
-                                 m.value("variant_ms", 0.0), m.value("held_out", false) ? "  (held out)" : "");
+                                 evaluate::config_verdict(v["measurement"], name), m.value("speedup", 0.0),
+                                 m["ci"][0].get<double>(), m["ci"][1].get<double>(), m.value("p_value", 1.0),
+                                 m.value("base_ms", 0.0), m.value("variant_ms", 0.0),
+                                 m.value("held_out", false) ? "  (held out)" : "");
     }
     if (v.contains("ear")) {
       const auto& e = v["ear"];

@@ -144,9 +144,8 @@ void show_run(const std::string& root, const std::string& id, bool as_json) {
     if (v.contains("measurement"))
       for (const auto& [name, m] : v["measurement"]["configs"].items())
         std::cout << fmt::format("      {:<12} {:<22} {:.3f}x [{:.3f}, {:.3f}] p={:.3g}\n", name,
-                                 evaluate::config_verdict(v["measurement"], name),
-                                 m.value("speedup", 0.0), m["ci"][0].get<double>(), m["ci"][1].get<double>(),
-                                 m.value("p_value", 1.0));
+                                 evaluate::config_verdict(v["measurement"], name), m.value("speedup", 0.0),
+                                 m["ci"][0].get<double>(), m["ci"][1].get<double>(), m.value("p_value", 1.0));
     print_speed_of_light(util::member(v, "speed_of_light"));
   }
   print_search(run);

@@ -104,10 +104,10 @@ void Loop::configure() {
   // on traced launches (Yuen's, evaluate/stats.hpp) has none, so with a trace there is nothing to
   // warn of (as a warning it said "no variant can be accepted" of runs that accepted some).
   const bool sequential_traced = m_app.measure.verdict == "sequential" && !m_measure_sandbox.tracer.empty();
-  if (auto w = sequential_traced ? std::nullopt
-                                 : evaluate::unreachable_significance(m_app.measure.runs, acceptance_rule(m_app),
-                                                                      measured_configs(m_app).size(),
-                                                                      tests_per_config(m_app)))
+  if (auto w = sequential_traced
+                   ? std::nullopt
+                   : evaluate::unreachable_significance(m_app.measure.runs, acceptance_rule(m_app),
+                                                        measured_configs(m_app).size(), tests_per_config(m_app)))
     m_warnings.push_back(*w +
                          (m_app.tune.runs() ? " (each tuning point the budget allows counts as an iteration)" : ""));
   if (std::string w = config::fp_reassociation_caveat(m_app); !w.empty()) m_warnings.push_back(w);

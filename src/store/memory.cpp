@@ -130,8 +130,7 @@ std::vector<Memory> run_memories(const RunStore& store, const std::string& id) {
   return memories_of(store, id, store.load_run(id));
 }
 
-std::vector<Memory> collect_memories(const RunStore& store, const std::string& except,
-                                     const std::string& campaign) {
+std::vector<Memory> collect_memories(const RunStore& store, const std::string& except, const std::string& campaign) {
   std::vector<Memory> out;
   for (const auto& id : store.run_ids()) {
     if (id == except) continue;

@@ -203,10 +203,10 @@ TEST(Verdict, TooFewRunsToReachTheSignificanceAreSaidBeforeARun) {
 }
 
 TEST(Verdict, TheSequentialRulesPrimaryConfigurationIsScreenedNotJudged) {
-  nlohmann::json m = {{"verdict_rule", "sequential"},
-                      {"primary", "default"},
-                      {"configs",
-                       {{"default", {{"verdict", "no significant change"}}}, {"large", {{"verdict", "faster"}}}}}};
+  nlohmann::json m = {
+      {"verdict_rule", "sequential"},
+      {"primary", "default"},
+      {"configs", {{"default", {{"verdict", "no significant change"}}}, {"large", {{"verdict", "faster"}}}}}};
   EXPECT_EQ(config_verdict(m, "default"), "whole runs, screened");
   EXPECT_EQ(config_verdict(m, "large"), "faster");
   // The fixed rule judges every configuration, the primary one too.
