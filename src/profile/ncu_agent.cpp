@@ -23,6 +23,8 @@
 #include <functional>
 #include <limits>
 #include <regex>
+#include <tuple>
+#include <utility>
 
 // The installed library folder relative to the installed bin folder (cmake/install.cmake).
 #ifndef OPTIMAS_LIBDIR_FROM_BINDIR
@@ -406,6 +408,27 @@ void save_manifest(const nlohmann::json& manifest, const std::string& out_abs) {
   fs::rename(tmp, fs::path(out_abs) / "manifest.json");
 }
 
+// What the heavy pass profiles after the timing pass: the hot kernels, and those of
+// o.also_profile that are hot no longer (recorded as the run's also_profiled); their names and
+// the launches picked of each.
+std::pair<std::vector<std::string>, std::vector<LaunchPick>>
+heavy_kernels(const HotKernels& hk, const std::vector<Launch>& timed, const NcuOptions& o, nlohmann::json& run,
+              const std::function<void(const std::string&)>& progress) {
+  std::vector<std::string> names = hk.hot_names(), demangled = hk.hot_demangled(), also;
+  for (const auto& k : hk.not_hot_of(o.also_profile)) {
+    demangled.push_back(k.demangled);
+    if (std::find(also.begin(), also.end(), k.kernel) == also.end()) also.push_back(k.kernel);
+  }
+  auto picks = pick_launches(timed, demangled, o.launch_cap);
+  record_hot(run, names, picks);
+  if (!also.empty()) {
+    run["also_profiled"] = also;
+    progress("      profiled too, hot before: " + util::join(also, ", "));
+    names.insert(names.end(), also.begin(), also.end());
+  }
+  return {names, picks};
+}
+
 } // namespace
 
 Profile profile_app(const config::AppConfig& app, const NcuOptions& options, const std::string& out_dir,
@@ -480,21 +503,10 @@ Profile profile_app(const config::AppConfig& app, const NcuOptions& options, con
           timed = ncu_timing_pass(o, run, run_dir, app_argv, app.dir, out_abs, pass_timeout(), say);
         }
         HotKernels hk = select_hot_kernels(timed, o.alpha);
-        hot = hk.hot_names();
-        std::vector<std::string> demangled = hk.hot_demangled(), also;
-        for (const auto& k : hk.not_hot_of(o.also_profile)) {
-          demangled.push_back(k.demangled);
-          if (std::find(also.begin(), also.end(), k.kernel) == also.end()) also.push_back(k.kernel);
-        }
-        picks = pick_launches(timed, demangled, o.launch_cap);
-        record_hot(run, hot, picks);
         progress(fmt::format("      hot kernels ({:.0f}% of {:.3f} ms): {} ({} launches timed, {:.0f} s so far)",
-                             100 * o.alpha, hk.total_ns / 1e6, util::join(hot, ", "), timed.size(), elapsed()));
-        if (!also.empty()) {
-          run["also_profiled"] = also;
-          progress("      profiled too, hot before: " + util::join(also, ", "));
-          hot.insert(hot.end(), also.begin(), also.end());
-        }
+                             100 * o.alpha, hk.total_ns / 1e6, util::join(hk.hot_names(), ", "), timed.size(),
+                             elapsed()));
+        std::tie(hot, picks) = heavy_kernels(hk, timed, o, run, progress);
       }
 
       say(fmt::format("{}: {} pass{}", run_name, o.mode == ProfileMode::full ? "--set full" : "roofline + PC sampling",
