@@ -55,4 +55,8 @@ grep -- '--section' "$FAKE_NCU_LOG" | tail -1 | grep -q triad_kernel ||
 json_check "$R/run.json" '[e["outcome"] for e in d["variants"][0]["ear"]["effects"]] != ["unmeasured"] and d["variants"][0]["ear"]["effects"][0]["after"] is not None' \
   "the edit's expected effect was not measured after: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["variants"][0]["ear"]["effects"])' "$R/run.json")"
 
+# Its speed of light after, from the same launches (the H200's edges run showed "12% -> -").
+json_check "$R/run.json" 'd["variants"][0]["speed_of_light"]["triad_kernel"].get("after") is not None' \
+  "the kernel's speed of light after is missing: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["variants"][0]["speed_of_light"])' "$R/run.json")"
+
 pass "a kernel that left the hot set is re-profiled as its parent's hot kernel, and its edit's effect is compared"
