@@ -48,7 +48,7 @@ nlohmann::json to_json(const init::InitResult& r, const util::ProcessResult& che
                       {"run", {{"command", p.run.command.value}, {"output", p.run.outputs}}},
                       {"findings", p.findings},
                       {"todo", p.todo},
-                      {"dry_run", {{"ok", check.ok()}, {"output", check.out}}}};
+                      {"dry_run", {{"ok", check.ok()}, {"verdict", init::check_verdict(check)}, {"output", check.out}}}};
   if (p.kernel_time)
     j["kernel_time"] = {{"pattern", p.kernel_time->pattern},
                         {"unit", p.kernel_time->unit},
@@ -68,8 +68,7 @@ void print_summary(const init::InitResult& r, const util::ProcessResult& check) 
   if (p.kernel_time) std::cout << fmt::format("  time     '{}' ({})\n", p.kernel_time->pattern, p.kernel_time->unit);
   for (const auto& f : p.findings) std::cout << "  found:   " << f << "\n";
   for (const auto& t : p.todo) std::cout << "  TODO:    " << t << "\n";
-  std::cout << fmt::format("checked with: optimas run --app {} --dry-run: {}\n", r.path,
-                           check.ok() ? "it loads" : "it does not load, fix the file:");
+  std::cout << fmt::format("checked with: optimas run --app {} --dry-run: {}\n", r.path, init::check_verdict(check));
   if (!check.ok())
     for (auto line : util::split(check.out, '\n'))
       if (!line.empty()) std::cout << "  " << line << "\n";

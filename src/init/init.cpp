@@ -281,6 +281,13 @@ Proposal read_folder(const InitOptions& o, const std::string& dir, const std::st
 
 } // namespace
 
+std::string check_verdict(const util::ProcessResult& check) {
+  if (check.ok()) return "it loads";
+  if (check.spawn_failed || check.timed_out || check.signal != 0)
+    return "the check did not finish (" + check.describe() + ")";
+  return "it does not load (" + check.describe() + "), fix the file:";
+}
+
 std::vector<std::string> kernel_sources(const std::string& dir, const std::string& build_dir) {
   std::vector<std::string> kernels;
   for (const auto& f : files_below(dir, {".cu", ".cuh", ".h", ".hpp", ".hh", ".inl", ".cuhpp"}, build_dir)) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "init/proposal.hpp"
+#include "util/process.hpp"
 
 #include <functional>
 #include <string>
@@ -35,6 +36,12 @@ struct InitResult {
 // Investigates options.dir and writes its optimas.yml. Throws Error when the folder cannot be
 // read or the file exists (without force); a build or run that fails is a finding in the file.
 InitResult init_application(const InitOptions& options);
+
+// What init says of its check, `optimas run --app FILE --dry-run` (`check`): "it loads", "it does
+// not load (exit code 2), fix the file:" with the run's output below, or, where the check did
+// not finish (not started, timed out, killed), that and why: "does not load" with no output read
+// as a fault of the file when the binary had been replaced under a running init.
+std::string check_verdict(const util::ProcessResult& check);
 
 // The folder's kernel files: sources and headers defining __global__ or __device__ functions (relative
 // paths, sorted), outside hidden folders, Optimas' folders and `build_dir`.

@@ -287,3 +287,21 @@ TEST(InitArguments, PlaceholdersOutputAndSeed) {
   EXPECT_EQ(use_output_placeholder(p, {"out.txt"}), "out.txt");
   EXPECT_EQ(p.command.value, "./hotspot {arg1} {arg2} temp_512 {output}");
 }
+
+// init's last line: a check that ran and failed blames the file; one that did not finish says so
+// and why (with no output of its own, "does not load" alone blamed a file that loads).
+TEST(InitCheck, AFailedCheckSaysWhetherTheFileOrTheCheckFailed) {
+  util::ProcessResult r;
+  r.exit_code = 0;
+  EXPECT_EQ(init::check_verdict(r), "it loads");
+  r.exit_code = 2;
+  EXPECT_EQ(init::check_verdict(r), "it does not load (exit code 2), fix the file:");
+  util::ProcessResult gone;
+  gone.spawn_failed = true;
+  gone.err = "execv: No such file or directory";
+  EXPECT_EQ(init::check_verdict(gone), "the check did not finish (could not be started: execv: No such file or directory)");
+  util::ProcessResult slow;
+  slow.timed_out = true;
+  slow.wall_s = 120;
+  EXPECT_EQ(init::check_verdict(slow), "the check did not finish (timed out after 120.0 s (killed with everything it started))");
+}
