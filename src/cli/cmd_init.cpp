@@ -35,20 +35,21 @@ util::ProcessResult dry_run(const std::string& yml) {
 
 nlohmann::json to_json(const init::InitResult& r, const util::ProcessResult& check) {
   const init::Proposal& p = r.proposal;
-  nlohmann::json j = {{"path", r.path},
-                      {"built", r.built},
-                      {"runs", r.runs},
-                      {"build",
-                       {{"kind", p.build.kind},
-                        {"command", p.build.command.value},
-                        {"clean", p.build.clean.value},
-                        {"dir", p.build.dir.value},
-                        {"binary", p.build.binary.value}}},
-                      {"sources", p.sources},
-                      {"run", {{"command", p.run.command.value}, {"output", p.run.outputs}}},
-                      {"findings", p.findings},
-                      {"todo", p.todo},
-                      {"dry_run", {{"ok", check.ok()}, {"verdict", init::check_verdict(check)}, {"output", check.out}}}};
+  nlohmann::json j = {
+      {"path", r.path},
+      {"built", r.built},
+      {"runs", r.runs},
+      {"build",
+       {{"kind", p.build.kind},
+        {"command", p.build.command.value},
+        {"clean", p.build.clean.value},
+        {"dir", p.build.dir.value},
+        {"binary", p.build.binary.value}}},
+      {"sources", p.sources},
+      {"run", {{"command", p.run.command.value}, {"output", p.run.outputs}}},
+      {"findings", p.findings},
+      {"todo", p.todo},
+      {"dry_run", {{"ok", check.ok()}, {"verdict", init::check_verdict(check)}, {"output", check.out}}}};
   if (p.kernel_time)
     j["kernel_time"] = {{"pattern", p.kernel_time->pattern},
                         {"unit", p.kernel_time->unit},

@@ -299,9 +299,11 @@ TEST(InitCheck, AFailedCheckSaysWhetherTheFileOrTheCheckFailed) {
   util::ProcessResult gone;
   gone.spawn_failed = true;
   gone.err = "execv: No such file or directory";
-  EXPECT_EQ(init::check_verdict(gone), "the check did not finish (could not be started: execv: No such file or directory)");
+  EXPECT_EQ(init::check_verdict(gone),
+            "the check did not finish (could not be started: execv: No such file or directory)");
   util::ProcessResult slow;
   slow.timed_out = true;
   slow.wall_s = 120;
-  EXPECT_EQ(init::check_verdict(slow), "the check did not finish (timed out after 120.0 s (killed with everything it started))");
+  EXPECT_EQ(init::check_verdict(slow),
+            "the check did not finish (timed out after 120.0 s (killed with everything it started))");
 }
