@@ -23,12 +23,9 @@ PY
 cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/app"
 cd "$WORK"
 
-run() {
-  rc=0
-  "$OPTIMAS" run "$@" > run.out 2> run.log || rc=$?
-}
-run --app app --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" -m manual --runs-dir runs --no-tune --retries 0 \
-  --runs 5 --warmup 0
+rc=0
+"$OPTIMAS" run --app app --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" -m manual --runs-dir runs --no-tune \
+  --retries 0 --runs 5 --warmup 0 > run.out 2> run.log || rc=$?
 [ "$rc" -eq 4 ] || fail "the manual run did not stop at its question (exit $rc): $(tail run.log)"
 prompt=$(ls optimas-manual/prompt-*.md)
 cat > "${prompt/prompt-/reply-}" <<'JSON'
