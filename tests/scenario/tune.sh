@@ -17,7 +17,10 @@ D="$OPTIMAS_TEST_DATA/h200/stream"
 APP="$OPTIMAS_SOURCE_DIR/tests/scenario/tune-app"
 RUNS="$WORK/runs"
 source "$(dirname "$0")/loop_lib.sh"
-new_app app
+# app (the edited case): 20 repetitions on default, about 100 ms a run, so that the edit's saving
+# (about half) stands out of a loaded machine's noise; at 5 its interval once reached 0.99x.
+new_app app 's/{name: default, n: 16384, reps: 5,/{name: default, n: 16384, reps: 20,/'
+grep -q 'reps: 20, seed: 42' "$WORK/app/optimas.yml" || fail "the default configuration was not edited"
 # The tuning stage alone runs on the stand-in as the edit below leaves it (add_kernel's idle
 # chain removed), so that the chunk's setup is most of the time and CHUNK 256 beats 64 by far.
 new_app lean
