@@ -80,15 +80,40 @@ struct Makefile {
   std::vector<std::pair<std::string, std::string>> rules;  // target -> prerequisites, in file order
   std::map<std::string, std::vector<std::string>> recipes; // target -> its recipe lines
   std::set<std::string> phony;
+  std::vector<std::string> included; // what its include lines name, variables expanded
+  std::set<std::string> read;         // the files read (at most 16; each once)
 };
 
-Makefile read_makefile(const std::string& path) {
-  Makefile m;
-  m.text = util::read_file(path);
+std::string expand(const Makefile& m, std::string s, int depth = 0) {
+  static const std::regex ref(R"(\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}])");
+  if (depth > 8) return s;
+  std::string out;
+  std::smatch g;
+  bool any = false;
+  while (std::regex_search(s, g, ref)) {
+    auto it = m.vars.find(g[1]);
+    out += g.prefix().str() + (it == m.vars.end() ? "" : it->second);
+    s = g.suffix().str();
+    any = true;
+  }
+  out += s;
+  return any ? expand(m, out, depth + 1) : out;
+}
+
+// Reads the makefile at `path` into `m`. An include line (`include`, `-include`, `sinclude`) reads
+// the files it names where it stands, as make does: their variables, rules and recipes join m's,
+// and their text m.text (so that an nvcc call or a climbing path in an included common.mk counts).
+// Names are expanded with the variables set so far and read relative to `dir`, the folder make
+// runs in; a file that is not there is only listed in m.included, and none is read twice.
+void read_into(Makefile& m, const fs::path& dir, const fs::path& path) {
+  if (!m.read.insert(path.lexically_normal().string()).second || m.read.size() > 16) return;
+  const std::string text = util::read_file(path.string());
+  m.text += (m.text.empty() ? "" : "\n") + text;
   static const std::regex assign(R"(^(?:override\s+|export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(\?=|::=|:=|\+=|=)\s*(.*)$)");
   static const std::regex rule(R"(^([^\s:=#][^:=#]*?)\s*::?\s*([^=]*)$)");
+  static const std::regex include(R"(^(?:-include|sinclude|include)\s+(.+)$)");
   std::string current;
-  for (auto line : util::split(m.text, '\n')) {
+  for (auto line : util::split(text, '\n')) {
     std::string l(line);
     if (!l.empty() && l.back() == '\r') l.pop_back();
     if (!l.empty() && l[0] == '\t') {
@@ -97,7 +122,17 @@ Makefile read_makefile(const std::string& path) {
     }
     std::string s(util::trim(l.substr(0, l.find('#'))));
     std::smatch g;
-    if (std::regex_match(s, g, assign)) {
+    if (std::regex_match(s, g, include)) {
+      current.clear();
+      const std::string names = expand(m, g[1].str());
+      for (auto name : util::split(names, ' ')) {
+        if (name.empty()) continue;
+        m.included.emplace_back(name);
+        fs::path file = fs::path(name).is_absolute() ? fs::path(name) : dir / name;
+        std::error_code ec;
+        if (fs::is_regular_file(file, ec)) read_into(m, dir, file);
+      }
+    } else if (std::regex_match(s, g, assign)) {
       std::string value(util::trim(g[3].str()));
       if (g[2] == "+=")
         m.vars[g[1]] += (m.vars[g[1]].empty() ? "" : " ") + value;
@@ -121,23 +156,12 @@ Makefile read_makefile(const std::string& path) {
       current.clear();
     }
   }
-  return m;
 }
 
-std::string expand(const Makefile& m, std::string s, int depth = 0) {
-  static const std::regex ref(R"(\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}])");
-  if (depth > 8) return s;
-  std::string out;
-  std::smatch g;
-  bool any = false;
-  while (std::regex_search(s, g, ref)) {
-    auto it = m.vars.find(g[1]);
-    out += g.prefix().str() + (it == m.vars.end() ? "" : it->second);
-    s = g.suffix().str();
-    any = true;
-  }
-  out += s;
-  return any ? expand(m, out, depth + 1) : out;
+Makefile read_makefile(const fs::path& dir, const std::string& name) {
+  Makefile m;
+  read_into(m, dir, dir / name);
+  return m;
 }
 
 bool is_goal_word(const std::string& t) {
@@ -179,7 +203,7 @@ std::string retarget_arch(const std::string& value, const std::string& arch) {
 }
 
 BuildGuess make_build(const fs::path& dir, const std::string& makefile, const std::string& arch) {
-  Makefile m = read_makefile((dir / makefile).string());
+  Makefile m = read_makefile(dir, makefile);
   BuildGuess b;
   b.kind = "make";
   std::string command =
@@ -187,9 +211,8 @@ BuildGuess make_build(const fs::path& dir, const std::string& makefile, const st
   std::vector<std::string> added, reasons;
   b.outside = climbing_paths(m.text);
   merge(b.outside, climbing_includes(dir));
-  static const std::regex climbing_include_line(R"((^|\n)\s*-?include\s+\.\./)");
   std::string make_include; // make's own -I, for `make clean` too
-  if (std::regex_search(m.text, climbing_include_line)) {
+  if (std::any_of(m.included.begin(), m.included.end(), [](const std::string& p) { return p.rfind("../", 0) == 0; })) {
     // make looks for an include it does not find in the folder in its -I folders: the original.
     make_include = " -I " + util::shell_quote(dir.lexically_normal().string());
     command += make_include;

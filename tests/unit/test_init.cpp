@@ -131,6 +131,29 @@ TEST(InitBuild, MakefileThatClimbsOutAndCleansWithoutForce) {
   EXPECT_EQ(b.outside, (std::vector<std::string>{"../../common/make.config", "../util"}));
 }
 
+// As PolyBench-ACC's: the Makefile sets variables and includes a common.mk named through one of
+// them, which holds the nvcc line and the clean rule. The included file is read where it stands:
+// its recipe names the program and calls nvcc, and make finds it from a copy through -I.
+TEST(InitBuild, MakefileThatIncludesItsRulesThroughAVariable) {
+  TempDir t;
+  write(t.path / "utilities" / "common.mk",
+        "all:\n\tnvcc -O3 ${CUFILES} -I${PATH_TO_UTILS} -o ${EXECUTABLE}\nclean:\n\trm -f *~ *.exe\n");
+  write(t.path / "kernels" / "atax" / "Makefile",
+        "EXECUTABLE := atax.exe\nCUFILES := atax.cu\nPATH_TO_UTILS := ../../utilities\n\n"
+        "include ${PATH_TO_UTILS}/common.mk\n");
+  const fs::path dir = t.path / "kernels" / "atax";
+  BuildGuess b = detect_build(dir.string(), "90");
+  const std::string utilities = (t.path / "utilities").string();
+  EXPECT_EQ(b.command.value, "NVCC_APPEND_FLAGS=\"$NVCC_APPEND_FLAGS -lineinfo -arch=sm_90 -I" + utilities + " -I" +
+                                 dir.string() + "\" make -I " + dir.string());
+  EXPECT_EQ(b.binary.value, "atax.exe");
+  EXPECT_EQ(b.clean.value, "make -I " + dir.string() + " clean");
+  // An include that is not there is left to make (a copy of the folder finds it through -I).
+  fs::remove(t.path / "utilities" / "common.mk");
+  BuildGuess missing = detect_build(dir.string(), "90");
+  EXPECT_NE(missing.command.value.find("make -I " + dir.string()), std::string::npos) << missing.command.value;
+}
+
 TEST(InitBuild, CMakeKeepsTheProjectsArchitecturesAndNvccLineLinksLibraries) {
   TempDir t;
   write(t.path / "c" / "CMakeLists.txt", "project(p LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 75 80 90)\n"
