@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On a GPU machine, from the repository root, with optimas packed by scripts/device-pack.sh and
-# the public suites under .scratch/pub (fetched, never part of the repository): each program as a
+# the public suites under .scratch/pub (scripts/public-suites.sh; never part of the repository): each program as a
 # new user meets it (issue #29's count). The program's folder is copied to a scratch folder beside
 # its suite's shared headers (cuda-samples' Common/, Rodinia's common/), `optimas init` writes its
 # optimas.yml (no arguments after `--` for cuda-samples, which run without any; Rodinia's programs
@@ -24,18 +24,8 @@ source "$(dirname "$0")/device-lib.sh"
 device_env
 nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || { echo "no GPU" >&2; exit 125; }
 PUB=$PWD/.scratch/pub
-default_programs="
-cuda-samples/Samples/0_Introduction/vectorAdd cuda-samples/Samples/0_Introduction/matrixMul
-cuda-samples/Samples/0_Introduction/mergeSort cuda-samples/Samples/0_Introduction/fp16ScalarProduct
-cuda-samples/Samples/2_Concepts_and_Techniques/reduction cuda-samples/Samples/2_Concepts_and_Techniques/histogram
-cuda-samples/Samples/2_Concepts_and_Techniques/scalarProd cuda-samples/Samples/2_Concepts_and_Techniques/sortingNetworks
-cuda-samples/Samples/2_Concepts_and_Techniques/convolutionSeparable cuda-samples/Samples/2_Concepts_and_Techniques/shfl_scan
-cuda-samples/Samples/2_Concepts_and_Techniques/threadFenceReduction cuda-samples/Samples/2_Concepts_and_Techniques/eigenvalues
-cuda-samples/Samples/5_Domain_Specific/BlackScholes cuda-samples/Samples/5_Domain_Specific/fastWalshTransform
-cuda-samples/Samples/5_Domain_Specific/binomialOptions cuda-samples/Samples/5_Domain_Specific/quasirandomGenerator
-cuda-samples/Samples/5_Domain_Specific/SobolQRNG cuda-samples/Samples/5_Domain_Specific/MonteCarloMultiGPU
-cuda-samples/Samples/5_Domain_Specific/FDTD3d cuda-samples/Samples/6_Performance/transpose
-cuda-samples/Samples/6_Performance/alignedTypes rodinia/cuda/nw rodinia/cuda/pathfinder rodinia/cuda/bfs"
+# The programs of scripts/public-programs.txt, which scripts/public-suites.sh puts in .scratch/pub.
+default_programs=$(sed -e 's/#.*//' "$(dirname "$0")/public-programs.txt")
 # Rodinia's programs need a command line (their run scripts').
 declare -A PUBLIC_COMMAND=([nw]="./needle 2048 10" [pathfinder]="./pathfinder 100000 100 20"
   [bfs]="./bfs.out graph100k.txt")
