@@ -385,6 +385,24 @@ BuildGuess nvcc_build(const fs::path& dir, const std::string& arch) {
 
 } // namespace
 
+std::vector<std::string> build_failure_causes(const std::string& log) {
+  std::vector<std::string> causes;
+  // nvcc says "Unsupported gpu architecture 'compute_13'" for -arch, and "Value 'compute_20' is
+  // not defined for option 'gpu-code'" for the long options (Rodinia's cfd).
+  static const std::regex arch(R"(Unsupported gpu architecture|Value '(sm|compute)_[0-9]+a?' is not defined for option)");
+  if (std::regex_search(log, arch))
+    causes.push_back("the build names a GPU architecture this nvcc does not support: set the build's arch");
+  for (const auto& [gone, now] :
+       std::vector<std::pair<std::string, std::string>>{{"cudaThreadSynchronize", "cudaDeviceSynchronize"},
+                                                        {"cudaThreadExit", "cudaDeviceReset"},
+                                                        {"deviceOverlap", "asyncEngineCount"},
+                                                        {"cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig"}})
+    if (util::contains(log, "\"" + gone + "\" is undefined") || util::contains(log, "no member \"" + gone + "\""))
+      causes.push_back(
+          fmt::format("{} is gone from this CUDA: the sources need {} in its place (init changes no source)", gone, now));
+  return causes;
+}
+
 BuildGuess detect_build(const std::string& dir_name, const std::string& arch) {
   fs::path dir(dir_name);
   std::string makefile;

@@ -6,6 +6,7 @@
 #include "init/proposal.hpp"
 
 #include <string>
+#include <vector>
 
 namespace optimas::init {
 
@@ -13,6 +14,11 @@ namespace optimas::init {
 // The command builds with -lineinfo (the profiler's source lines) and for `arch` where the build
 // allows. Throws Error when the folder has no Makefile, CMakeLists.txt or .cu file.
 BuildGuess detect_build(const std::string& dir, const std::string& arch);
+
+// What a failed build's log shows of causes init knows, each a TODO line: an architecture this
+// nvcc no longer has, runtime calls CUDA 13 removed (which old suites still use: the program
+// needs a source edit).
+std::vector<std::string> build_failure_causes(const std::string& log);
 
 // The compute capability of the first GPU ("90"), from nvidia-smi; empty when there is none.
 std::string gpu_arch();

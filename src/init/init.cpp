@@ -110,18 +110,7 @@ bool build_copy(const InitOptions& o, Scratch& s, Proposal& p) {
     p.findings.push_back(
         fmt::format("the build failed ({}); the end of its log:\n{}", r.describe(), util::join(last, "\n")));
     p.todo.push_back("make build.command work (init built a copy of the folder; the log's end is above)");
-    if (util::contains(log, "Unsupported gpu architecture"))
-      p.todo.push_back("the build names a GPU architecture this nvcc does not support: set the build's arch");
-    // Runtime calls CUDA 13 removed, which old suites still use: the program needs a source edit.
-    for (const auto& [gone, now] :
-         std::vector<std::pair<std::string, std::string>>{{"cudaThreadSynchronize", "cudaDeviceSynchronize"},
-                                                          {"cudaThreadExit", "cudaDeviceReset"},
-                                                          {"deviceOverlap", "asyncEngineCount"},
-                                                          {"cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig"}})
-      if (util::contains(log, "\"" + gone + "\" is undefined") || util::contains(log, "no member \"" + gone + "\""))
-        p.todo.push_back(fmt::format("{} is gone from this CUDA: the sources need {} in its place (init changes no "
-                                     "source)",
-                                     gone, now));
+    for (auto& cause : build_failure_causes(log)) p.todo.push_back(std::move(cause));
     if (!p.build.outside.empty())
       p.todo.push_back(fmt::format("the build reaches outside the folder ({}), and Optimas builds in a copy of it "
                                    "(init points -I at the originals): if that is why it fails, run init on a folder "

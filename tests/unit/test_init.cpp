@@ -154,6 +154,19 @@ TEST(InitBuild, MakefileThatIncludesItsRulesThroughAVariable) {
   EXPECT_NE(missing.command.value.find("make -I " + dir.string()), std::string::npos) << missing.command.value;
 }
 
+// The causes init names from a failed build's log (nvcc 13.0's own messages).
+TEST(InitBuild, KnownCausesOfAFailedBuild) {
+  const std::string arch = "the build names a GPU architecture this nvcc does not support: set the build's arch";
+  using V = std::vector<std::string>;
+  EXPECT_EQ(build_failure_causes("nvcc fatal   : Unsupported gpu architecture 'sm_13'\n"), V{arch});
+  // Rodinia's cfd: --gpu-architecture=compute_20 --gpu-code=compute_20.
+  EXPECT_EQ(build_failure_causes("nvcc fatal   : Value 'compute_20' is not defined for option 'gpu-code'\n"), V{arch});
+  EXPECT_EQ(build_failure_causes("atax.cu(164): error: identifier \"cudaThreadSynchronize\" is undefined\n"),
+            V{"cudaThreadSynchronize is gone from this CUDA: the sources need cudaDeviceSynchronize in its place (init "
+              "changes no source)"});
+  EXPECT_TRUE(build_failure_causes("main.cu(3): error: expected a \";\"\n").empty());
+}
+
 TEST(InitBuild, CMakeKeepsTheProjectsArchitecturesAndNvccLineLinksLibraries) {
   TempDir t;
   write(t.path / "c" / "CMakeLists.txt", "project(p LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 75 80 90)\n"
