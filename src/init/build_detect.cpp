@@ -81,7 +81,7 @@ struct Makefile {
   std::map<std::string, std::vector<std::string>> recipes; // target -> its recipe lines
   std::set<std::string> phony;
   std::vector<std::string> included; // what its include lines name, variables expanded
-  std::set<std::string> read;         // the files read (at most 16; each once)
+  std::set<std::string> read;        // the files read (at most 16; each once)
 };
 
 std::string expand(const Makefile& m, std::string s, int depth = 0) {
@@ -387,9 +387,10 @@ BuildGuess nvcc_build(const fs::path& dir, const std::string& arch) {
 
 std::vector<std::string> build_failure_causes(const std::string& log) {
   std::vector<std::string> causes;
-  // nvcc says "Unsupported gpu architecture 'compute_13'" for -arch, and "Value 'compute_20' is
+  // nvcc says "Unsupported gpu architecture 'sm_13'" for -arch, and "Value 'compute_20' is
   // not defined for option 'gpu-code'" for the long options (Rodinia's cfd).
-  static const std::regex arch(R"(Unsupported gpu architecture|Value '(sm|compute)_[0-9]+a?' is not defined for option)");
+  static const std::regex arch(
+      R"(Unsupported gpu architecture|Value '(sm|compute)_[0-9]+a?' is not defined for option)");
   if (std::regex_search(log, arch))
     causes.push_back("the build names a GPU architecture this nvcc does not support: set the build's arch");
   for (const auto& [gone, now] :
@@ -398,8 +399,8 @@ std::vector<std::string> build_failure_causes(const std::string& log) {
                                                         {"deviceOverlap", "asyncEngineCount"},
                                                         {"cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig"}})
     if (util::contains(log, "\"" + gone + "\" is undefined") || util::contains(log, "no member \"" + gone + "\""))
-      causes.push_back(
-          fmt::format("{} is gone from this CUDA: the sources need {} in its place (init changes no source)", gone, now));
+      causes.push_back(fmt::format(
+          "{} is gone from this CUDA: the sources need {} in its place (init changes no source)", gone, now));
   return causes;
 }
 
