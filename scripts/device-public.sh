@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine, from the repository root, with optimas packed by scripts/device-pack.sh and
-# the public suites under .scratch/pub (scripts/public-suites.sh; never part of the repository): each program as a
-# new user meets it (issue #29's count). The program's folder is copied to a scratch folder beside
+# the public suites under .scratch/pub (scripts/public-suites.sh; never part of the repository):
+# each program as a new user meets it (issue #29's count). The program's folder is copied to a scratch folder beside
 # its suite's shared headers (cuda-samples' Common/, Rodinia's common/), `optimas init` writes its
 # optimas.yml (no arguments after `--` for cuda-samples, which run without any; Rodinia's programs
 # take theirs from PUBLIC_COMMAND), then `optimas run --app .` runs with every default (the builtin
