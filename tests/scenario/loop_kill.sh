@@ -139,7 +139,12 @@ for ((i = 1; i <= POINTS; i++)); do
   echo "$stop" > "$WORK/stop_at"
   rm -f "$WORK/events" "$WORK/events.log" "$WORK/optimas.pid"
 
+  # The two lines of this point (the stop, then how optimas ended) come from two writers, read
+  # through one descriptor held open for reading and writing: opened anew for the second line,
+  # the FIFO could still have the first writer attached, and its close read as an empty line.
+  exec 3<> "$WORK/stopped"
   (
+    exec 3>&-
     rc=0
     # optimas' pid is written before it starts (exec keeps it), so before any stop point.
     bash -c 'echo $$ > "$0"; exec "$@"' "$WORK/optimas.pid" "$OPTIMAS" run --app "$WORK/app" --runs-dir "$runs" \
@@ -147,11 +152,12 @@ for ((i = 1; i <= POINTS; i++)); do
     echo "exited $rc" > "$WORK/stopped"
   ) 2> /dev/null & # without bash's own "Killed" notice
   first=$!
-  read -r word n kind < "$WORK/stopped"
+  read -r word n kind <&3
   [ "$word" = stopped ] || fail "point $i: the run ended ($n) before event $stop:"$'\n'"$(cat "$WORK/first.log")"
   optimas=$(cat "$WORK/optimas.pid")
   kill -KILL "$optimas" || fail "point $i: optimas (pid $optimas) could not be killed"
-  read -r word rc < "$WORK/stopped"
+  read -r word rc <&3
+  exec 3>&-
   [ "$word $rc" = "exited 137" ] || fail "point $i: optimas was not killed: $word $rc"
   optimas=""
   wait "$first" || true

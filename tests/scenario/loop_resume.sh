@@ -69,8 +69,13 @@ server=$!
 read -r word port < "$WORK/ready"
 [ "$word" = ready ] || fail "the fake server did not start"
 
-# The first run, in the background; whatever ends it, a line reaches the FIFO.
+# The first run, in the background; whatever ends it, a line reaches the FIFO. Its two lines (the
+# stop, then how optimas ended) come from two writers, read through one descriptor held open for
+# reading and writing: opened anew for the second line, the FIFO could still have the first
+# writer attached, and its close read as an empty line (loop_kill.sh met that).
+exec 3<> "$WORK/stopped"
 (
+  exec 3>&-
   "$OPTIMAS" run --app "$WORK/app" --runs-dir "$RUNS" --cache-dir "$WORK/cache" --no-cache \
     -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --import "$D" \
     --scope file --retries 0 --fresh-seeds 1 --runs 5 --warmup 1 --no-tune > "$WORK/first.out" 2> "$WORK/first.log" &
@@ -80,13 +85,14 @@ read -r word port < "$WORK/ready"
   echo "exited $rc" > "$WORK/stopped"
 ) 2> /dev/null & # without bash's own "Killed" notice
 first=$!
-read -r word value < "$WORK/stopped"
+read -r word value <&3
 [ "$word" = stopped ] || fail "the run ended ($value) before program run $STOP_AT:"$'\n'"$(cat "$WORK/first.log")"
 [[ "$value" =~ ^[0-9]+$ ]] && [ "$value" -gt 1 ] || fail "the wrapper reported no process group: $value"
 pgid=$value
 optimas=$(cat "$WORK/optimas.pid")
 kill -KILL "$optimas"
-read -r word rc < "$WORK/stopped"
+read -r word rc <&3
+exec 3>&-
 [ "$word $rc" = "exited 137" ] || fail "optimas was not killed: $word $rc"
 optimas="" first=""
 # The stopped program is not the test's to kill: its supervisor ends it when optimas dies, and
