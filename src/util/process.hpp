@@ -99,7 +99,9 @@ bool end_child(const ChildInfo& child);
 void set_child_mark(const std::string& name, const std::string& value);
 
 // Sends SIGKILL to every process but us whose environment holds `name=value`, until none is
-// left; returns how many there were.
+// left; returns how many there were. A process caught inside execve reads an empty environment
+// for a moment, so a pass that saw one (not a kernel thread's or a zombie's) is followed by up
+// to 3 more, 10 ms apart.
 int end_marked(const std::string& name, const std::string& value);
 
 // Seconds on CLOCK_MONOTONIC (async-signal-safe: the supervisor's timing uses it too).

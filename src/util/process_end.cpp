@@ -63,6 +63,29 @@ bool signal_if_same(pid_t pid, std::uint64_t start, int sig, double wait_s, bool
   return false;
 }
 
+// Whether a process whose environment read empty may still show one: a user process (not a
+// kernel thread, whose environment is always empty, nor a zombie). One caught inside execve,
+// between its new memory and its environment's place being set, reads empty for that moment
+// (a loaded machine can stop it there); so does one started with an empty environment.
+bool may_show_environment(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto paren = text.rfind(')');
+  if (paren == std::string::npos) return false; // gone
+  std::istringstream fields(text.substr(paren + 1));
+  std::string state, field;
+  fields >> state;
+  for (int i = 4; i <= 9; ++i) fields >> field; // the 9th field: the flags
+  constexpr unsigned long k_kernel_thread = 0x00200000;   // PF_KTHREAD
+  unsigned long flags = 0;
+  try {
+    flags = std::stoul(field);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return state != "Z" && state != "X" && (flags & k_kernel_thread) == 0;
+}
+
 } // namespace
 
 std::optional<std::uint64_t> process_start_time(int pid) {
@@ -106,9 +129,13 @@ int end_marked(const std::string& name, const std::string& value) {
   const std::string mark = name + "=" + value;
   const std::string self = std::to_string(::getpid());
   std::set<std::string> ended;
-  // A marked process may start another while we look: look again until a pass finds none.
+  // A marked process may start another while we look: look again until a pass finds none. A
+  // pass that read an empty environment where one may yet show (a process inside execve) is not
+  // the last: up to 3 more look again, 10 ms apart.
+  int unsure_passes = 0;
   for (int pass = 0; pass < 100; ++pass) {
     int found = 0;
+    bool unsure = false;
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
       const std::string pid = entry.path().filename().string();
@@ -122,8 +149,15 @@ int end_marked(const std::string& name, const std::string& value) {
         ended.insert(pid);
         ++found;
       }
+      if (env.empty() && may_show_environment(pid)) unsure = true;
     }
-    if (found == 0) break;
+    if (found == 0 && (!unsure || ++unsure_passes > 3)) break;
+    if (found == 0) {
+      struct timespec pause {
+        0, 10'000'000
+      };
+      ::nanosleep(&pause, nullptr);
+    }
   }
   return static_cast<int>(ended.size());
 }

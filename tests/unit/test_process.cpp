@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -370,10 +371,47 @@ TEST(Process, WhatAKilledSupervisorLeftIsEndedByItsMark) {
   EXPECT_EQ(::waitpid(background, nullptr, WNOHANG), 0);
   EXPECT_EQ(end_marked("OPTIMAS_TEST_MARK", "other-" + mark), 0);
   EXPECT_EQ(end_marked("OPTIMAS_TEST_MARK", mark), 1);
-  EXPECT_TRUE(wait_exit(background));
+  const bool ended = wait_exit(background);
+  EXPECT_TRUE(ended);
+  if (!ended) ::kill(background, SIGKILL); // not 20 minutes of waiting for the sleep below
   ASSERT_EQ(::waitpid(background, nullptr, 0), background);
   EXPECT_TRUE(gone(background));
   EXPECT_EQ(end_marked("OPTIMAS_TEST_MARK", mark), 0) << "nothing is left to end";
+}
+
+// A process with an empty environment may be one caught inside execve, so end_marked looks
+// again (a few times) before it answers; one that stays empty (env -i) is left alone, and the
+// answer still comes.
+TEST(Process, EndMarkedLeavesAProcessWithAnEmptyEnvironmentAlone) {
+  pid_t bare = ::fork();
+  ASSERT_GE(bare, 0);
+  if (bare == 0) {
+    char* const argv[] = {const_cast<char*>("sleep"), const_cast<char*>("1211"), nullptr};
+    char* const envp[] = {nullptr};
+    ::execve("/bin/sleep", argv, envp);
+    ::_exit(127);
+  }
+  // Until it has exec'd, it is a copy of this process, environment included: looked at every
+  // millisecond, for up to 10 s.
+  std::string environment = "?";
+  for (int i = 0; i < 10000 && !environment.empty(); ++i) {
+    std::ifstream cmdline("/proc/" + std::to_string(bare) + "/cmdline", std::ios::binary);
+    std::string args((std::istreambuf_iterator<char>(cmdline)), {});
+    if (args.rfind(std::string("sleep\0", 6), 0) == 0) {
+      std::ifstream env("/proc/" + std::to_string(bare) + "/environ", std::ios::binary);
+      environment.assign((std::istreambuf_iterator<char>(env)), {});
+    } else {
+      struct timespec ms {
+        0, 1'000'000
+      };
+      ::nanosleep(&ms, nullptr);
+    }
+  }
+  ASSERT_TRUE(environment.empty()) << "the sleep did not start with an empty environment";
+  EXPECT_EQ(end_marked("OPTIMAS_TEST_MARK", "test-bare-" + std::to_string(::getpid())), 0);
+  EXPECT_EQ(::waitpid(bare, nullptr, WNOHANG), 0) << "an unmarked process was ended";
+  ::kill(bare, SIGKILL);
+  ASSERT_EQ(::waitpid(bare, nullptr, 0), bare);
 }
 
 // While the program leads its group (its supervisor killed, the program not), end_child ends
