@@ -75,8 +75,8 @@ bool may_show_environment(const std::string& pid) {
   std::istringstream fields(text.substr(paren + 1));
   std::string state, field;
   fields >> state;
-  for (int i = 4; i <= 9; ++i) fields >> field; // the 9th field: the flags
-  constexpr unsigned long k_kernel_thread = 0x00200000;   // PF_KTHREAD
+  for (int i = 4; i <= 9; ++i) fields >> field;         // the 9th field: the flags
+  constexpr unsigned long k_kernel_thread = 0x00200000; // PF_KTHREAD
   unsigned long flags = 0;
   try {
     flags = std::stoul(field);
