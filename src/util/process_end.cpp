@@ -12,8 +12,10 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
+#include <vector>
 
 namespace optimas::util {
 
@@ -27,6 +29,17 @@ int pidfd_open(pid_t pid) {
   errno = ENOSYS;
   return -1;
 #endif
+}
+
+// The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses):
+// [0] is the 3rd field, the state. Empty when the process is gone.
+std::vector<std::string> stat_fields(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto paren = text.rfind(')');
+  if (paren == std::string::npos) return {};
+  std::istringstream words(text.substr(paren + 1));
+  return {std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
 }
 
 // Sends `sig` to the process `pid` when it still started at `start`. Through a pidfd (Linux
@@ -54,10 +67,8 @@ bool signal_if_same(pid_t pid, std::uint64_t start, int sig, double wait_s, bool
   for (double t0 = monotonic_s(); monotonic_s() - t0 < wait_s;) {
     auto now = process_start_time(pid);
     if (now != start) return true;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
-    auto paren = text.rfind(')');
-    if (paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z') return true;
+    auto fields = stat_fields(std::to_string(pid));
+    if (!fields.empty() && fields[0] == "Z") return true;
     ::usleep(10000);
   }
   return false;
@@ -68,39 +79,26 @@ bool signal_if_same(pid_t pid, std::uint64_t start, int sig, double wait_s, bool
 // between its new memory and its environment's place being set, reads empty for that moment
 // (a loaded machine can stop it there); so does one started with an empty environment.
 bool may_show_environment(const std::string& pid) {
-  std::ifstream in("/proc/" + pid + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  auto paren = text.rfind(')');
-  if (paren == std::string::npos) return false; // gone
-  std::istringstream fields(text.substr(paren + 1));
-  std::string state, field;
-  fields >> state;
-  for (int i = 4; i <= 9; ++i) fields >> field;         // the 9th field: the flags
-  constexpr unsigned long k_kernel_thread = 0x00200000; // PF_KTHREAD
+  auto fields = stat_fields(pid);
+  if (fields.size() < 7) return false;                  // gone
+  constexpr unsigned long k_kernel_thread = 0x00200000; // PF_KTHREAD, in the 9th field: the flags
   unsigned long flags = 0;
   try {
-    flags = std::stoul(field);
+    flags = std::stoul(fields[6]);
   } catch (const std::exception&) {
     return false;
   }
-  return state != "Z" && state != "X" && (flags & k_kernel_thread) == 0;
+  return fields[0] != "Z" && fields[0] != "X" && (flags & k_kernel_thread) == 0;
 }
 
 } // namespace
 
 std::optional<std::uint64_t> process_start_time(int pid) {
   if (pid <= 0) return std::nullopt;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  auto paren = text.rfind(')');
-  if (paren == std::string::npos) return std::nullopt;
-  // Fields after the command name start with the third, the state; the start time is the 22nd.
-  std::istringstream fields(text.substr(paren + 1));
-  std::string field;
-  for (int i = 3; i <= 22; ++i)
-    if (!(fields >> field)) return std::nullopt;
+  auto fields = stat_fields(std::to_string(pid));
+  if (fields.size() < 20) return std::nullopt; // the start time is the 22nd field
   try {
-    return std::stoull(field);
+    return std::stoull(fields[19]);
   } catch (const std::exception&) {
     return std::nullopt;
   }
