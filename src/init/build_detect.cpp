@@ -397,7 +397,12 @@ std::vector<std::string> build_failure_causes(const std::string& log) {
        std::vector<std::pair<std::string, std::string>>{{"cudaThreadSynchronize", "cudaDeviceSynchronize"},
                                                         {"cudaThreadExit", "cudaDeviceReset"},
                                                         {"deviceOverlap", "asyncEngineCount"},
-                                                        {"cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig"}})
+                                                        {"cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig"},
+                                                        {"clockRate", "cudaDeviceGetAttribute with cudaDevAttrClockRate"},
+                                                        {"memoryClockRate",
+                                                         "cudaDeviceGetAttribute with cudaDevAttrMemoryClockRate"},
+                                                        {"cudaBindTexture", "a texture object (cudaCreateTextureObject)"},
+                                                        {"cudaBindTexture2D", "a texture object (cudaCreateTextureObject)"}})
     if (util::contains(log, "\"" + gone + "\" is undefined") || util::contains(log, "no member \"" + gone + "\""))
       causes.push_back(fmt::format(
           "{} is gone from this CUDA: the sources need {} in its place (init changes no source)", gone, now));
