@@ -28,7 +28,8 @@ PUB=$PWD/.scratch/pub
 default_programs=$(sed -e 's/#.*//' "$(dirname "$0")/public-programs.txt")
 # Rodinia's programs need a command line (their run scripts').
 declare -A PUBLIC_COMMAND=([nw]="./needle 2048 10" [pathfinder]="./pathfinder 100000 100 20"
-  [bfs]="./bfs.out graph100k.txt")
+  [bfs]="./bfs.out graph100k.txt" [hotspot]="./hotspot 1024 2 100 temp_1024 power_1024 output.out"
+  [gaussian]="./gaussian -s 512" [streamcluster]="./sc_gpu 10 20 256 65536 65536 1000 none output.txt 1")
 # Inputs a program needs that its suite does not ship, written into its folder before init.
 # bfs: Rodinia's graph format (node count; each node's first edge and edge count; the source; the
 # edge count; each edge's node and cost), 100,000 nodes with 1-10 random edges each, seed 1.
@@ -39,6 +40,11 @@ prepare_input() {
                 print ""; print 0; print ""; print e
                 for (i = 0; i < n; i++) for (k = 0; k < c[i]; k++) print int(rand() * n), 1 + int(rand() * 10) }' \
            > "$2/graph100k.txt" ;;
+    # hotspot: a 1024 x 1024 grid's temperatures (K) and powers, one value a line, seed 1.
+    hotspot) awk 'BEGIN { srand(1); for (i = 0; i < 1024 * 1024; i++) printf "%.6f\n", 320 + rand() * 20 }' \
+               > "$2/temp_1024"
+             awk 'BEGIN { srand(2); for (i = 0; i < 1024 * 1024; i++) printf "%.8f\n", rand() * 0.001 }' \
+               > "$2/power_1024" ;;
   esac
 }
 { nvidia-smi; ncu --version; nvcc --version; optimas --version; } > "$R/environment.txt" 2>&1

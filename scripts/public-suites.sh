@@ -25,7 +25,7 @@ extract() {
   while IFS=$'\t' read -r meta path; do
     read -r mode type sha <<< "$meta"
     [ "$type" = blob ] || continue
-    case "/$path" in */doc/* | */.vscode/* | *.pdf) continue ;; esac
+    case "/$path" in */doc/* | */.vscode/* | *.pdf | */lavaMD/result.txt) continue ;; esac # lavaMD/result.txt: its output, as committed
     mkdir -p "$dest/$suite/$(dirname "$path")"
     if ! git --git-dir="$git_dir" cat-file blob "$sha" > "$dest/$suite/$path" 2> /dev/null; then
       echo "public-suites: $suite/$path is missing from $git_dir" >&2
@@ -46,5 +46,15 @@ for p in "${programs[@]}"; do
 done
 extract "$cs" cuda-samples "${cs_paths[@]}"
 extract "$rodinia" rodinia "${rodinia_paths[@]}"
+# The port to CUDA 13 that `optimas init` names and a user makes before anything runs: calls
+# CUDA 13 removed, replaced by their successors in Rodinia's sources (the same behaviour for one
+# device per thread; asyncEngineCount > 0 is what deviceOverlap said; gaussian's line that
+# prints the clock rate, a field CUDA 13 removed, is deleted).
+grep -rlE 'cudaThread(Synchronize|Exit)|deviceOverlap|deviceProp\.clockRate' "$dest/rodinia" --include='*.cu' --include='*.c' --include='*.h' \
+  --include='*.cuh' --include='*.cpp' | while read -r f; do
+  sed -i -e 's/cudaThreadSynchronize/cudaDeviceSynchronize/g' -e 's/cudaThreadExit/cudaDeviceReset/g' \
+    -e 's/\bdeviceOverlap\b/asyncEngineCount/g' -e '/deviceProp\.clockRate/d' "$f"
+  echo "public-suites: ported ${f#"$dest/"} (calls CUDA 13 removed)"
+done
 du -sh "$dest"
 [ "$missing" -eq 0 ] || { echo "public-suites: $missing file(s) missing (fetch the suite again)" >&2; exit 1; }
