@@ -337,6 +337,29 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
   return e;
 }
 
+bool compares_stdout(const config::AppConfig& app) {
+  return app.run_command.find("{output}") == std::string::npos && app.outputs.empty();
+}
+
+void drop_whole_lines(const std::string& path, const std::vector<std::string>& patterns) {
+  std::vector<std::regex> drop;
+  for (const auto& p : patterns) drop.push_back(util::compile_regex(p));
+  const std::string text = util::read_file(path);
+  std::string kept;
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    end = end == std::string::npos ? text.size() : end + 1;
+    const std::size_t length = end - start - (text[end - 1] == '\n' ? 1 : 0);
+    const auto line = text.begin() + static_cast<long>(start);
+    bool dropped = false;
+    for (const auto& re : drop)
+      dropped = dropped || (length <= k_max_searched_line && std::regex_match(line, line + static_cast<long>(length), re));
+    if (!dropped) kept.append(text, start, end - start);
+    start = end;
+  }
+  util::write_file(path, kept);
+}
+
 std::string outputs_sha256(const Execution& e) {
   if (e.outputs.size() == 1) return util::sha256_file(e.outputs.front());
   std::string all;

@@ -92,6 +92,13 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
 // The outputs of a run as one hash (one output: its file's SHA-256), their total size, and
 // their removal once compared.
 std::string outputs_sha256(const Execution& e);
+
+// Whether the output compared is the program's stdout (neither run.outputs nor {output}).
+bool compares_stdout(const config::AppConfig& app);
+
+// Rewrites the file at `path` without the lines (newline not counted) that one of `patterns`
+// matches whole; a line longer than the searched limit stays.
+void drop_whole_lines(const std::string& path, const std::vector<std::string>& patterns);
 std::uintmax_t outputs_bytes(const Execution& e);
 void remove_outputs(const Execution& e);
 

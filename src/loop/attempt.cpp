@@ -366,6 +366,8 @@ json Loop::validation_check(Variant& v, const evaluate::Check& check, std::size_
     std::string declared = m_baseline["configs"][check.config].value("output_sha256", "");
     if (auto drift = evaluate::baseline_drift(m_id, check.label, check.config, evaluate::outputs_sha256(be), declared))
       throw Error(*drift);
+    drop_echoes(v, be);
+    drop_echoes(v, ve);
     auto cmp =
         evaluate::compare_output_sets(be.outputs, ve.outputs, m_app.outputs, evaluate::tolerance_from(m_app.validate));
     rec["passed"] = cmp.equal;
@@ -376,6 +378,11 @@ json Loop::validation_check(Variant& v, const evaluate::Check& check, std::size_
   }
   evaluate::remove_outputs(ve);
   return rec;
+}
+
+void Loop::drop_echoes(const Variant& v, const evaluate::Execution& e) const {
+  if (!v.echoes.empty() && evaluate::compares_stdout(m_app) && !e.ended_early && !e.outputs.empty())
+    evaluate::drop_whole_lines(e.outputs.front(), v.echoes);
 }
 
 // Validation runs are traced where measurement runs may end after their kernels, whose traces

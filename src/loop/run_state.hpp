@@ -72,6 +72,7 @@ struct Variant {
   std::set<std::string> left_behind;            // files its runs left in its scratch copy (removed after each run)
   std::map<std::string, std::string> build_env; // a tuning point's: NVCC_APPEND_FLAGS, OPTIMAS_TUNE_FLAGS
   std::string build_note;                       // what its build step says it builds
+  std::vector<std::string> echoes;              // a tuning point's: stdout lines reporting a knob, not compared
 };
 
 class Loop {
@@ -154,6 +155,8 @@ private:
   std::optional<evaluate::Outcome> build_variant(Variant& v, json& result, const std::string& replies);
   bool validate(Variant& v, json& result);
   json validation_check(Variant& v, const evaluate::Check& check, std::size_t index);
+  // A tuning point's outputs less the lines reporting its knobs (Variant::echoes), before compared.
+  void drop_echoes(const Variant& v, const evaluate::Execution& e) const;
   std::optional<evaluate::Sandbox> validation_sandbox() const;
   void record_ear(Variant& v, const Proposal& proposal, json& result);
   json speed_of_light_record(const profile::Profile& after) const;
@@ -223,6 +226,7 @@ private:
   std::chrono::steady_clock::time_point m_started = std::chrono::steady_clock::now();
   std::string m_best;                              // key of the best accepted variant ("" = baseline)
   std::map<std::string, std::string> m_tune_edits; // source -> its text made tunable (found knobs)
+  std::vector<std::string> m_tune_echoes;          // the found knobs' printed lines (tune/config_echo.hpp)
   mutable std::optional<std::map<std::string, std::string>> m_host_sources; // host_sources(), once read
   std::vector<json> m_variants;
   std::optional<evaluate::ChildRecord> m_children; // children.json: what a resume must end if we are killed

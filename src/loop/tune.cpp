@@ -106,6 +106,7 @@ json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index,
   v.work = m_dir / "work" / v.key;
   v.build_env = space.build_env(p, inherited_nvcc_flags());
   v.build_note = label + "; building";
+  v.echoes = m_tune_echoes;
   const fs::path record = v.dir / "result.json";
   if (fs::exists(record)) {
     json r = read_json(record.string());
@@ -247,6 +248,16 @@ config::TuneSettings Loop::discovered_knobs(json& rec, std::optional<tune::Point
                           found.settings.params.size()));
   for (const auto& k : found.knobs) say("tune", "  " + k);
   m_tune_edits = found.edited;
+  m_tune_echoes.clear();
+  rec["discovered"]["echoes"] = json::array();
+  for (const auto& e : found.echoes) {
+    say("tune", fmt::format("  {}:{} prints {} (the program reporting its configuration): validation of a point drops "
+                            "the line(s) {}",
+                            e.file, e.line, util::join(e.knobs, ", "), util::join(e.patterns, " ")));
+    rec["discovered"]["echoes"].push_back(
+        {{"file", e.file}, {"line", e.line}, {"knobs", e.knobs}, {"patterns", e.patterns}});
+    m_tune_echoes.insert(m_tune_echoes.end(), e.patterns.begin(), e.patterns.end());
+  }
   tune::Point p;
   for (const auto& param : found.settings.params) {
     auto v = std::find(param.values.begin(), param.values.end(), found.defaults[param.name]);

@@ -277,6 +277,11 @@ Discovery discover(const std::map<std::string, std::string>& sources, const anal
   block_knobs(sources, hot, out, block_macro_of);
   bounds_knobs(sources, hot, out, block_macro_of);
   cache_knob(hot, out);
+  std::set<std::string> block_macros; // the block-size macros made knobs
+  for (const auto& [kernel, macro] : block_macro_of)
+    for (const auto& p : out.settings.params)
+      if (p.name == macro) block_macros.insert(macro);
+  out.echoes = config_echoes(sources, block_macros);
   // Macros before flags, as read_tune orders them.
   std::stable_partition(out.settings.params.begin(), out.settings.params.end(),
                         [](const config::TuneParam& p) { return p.kind == config::TuneParam::Kind::macro; });

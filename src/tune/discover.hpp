@@ -10,12 +10,14 @@
 //   - `-Xptxas -dlcm=ca` / `-dlcm=cg` when a hot kernel waits on global loads (long_scoreboard
 //     or lg_throttle dominant) and is memory- or latency-bound.
 // With no -D and no flag every edited source compiles to the program it was: the guards keep
-// each default. Kernels launched with a literal block size are left alone (the grid computed
+// each default. Lines the program prints to report a block-size knob are found too
+// (config_echo.hpp): validation of a point drops them. Kernels launched with a literal block size are left alone (the grid computed
 // from it would have to change with it), and so are template kernels' bounds.
 #pragma once
 
 #include "analysis/diagnostics.hpp"
 #include "config/tune_config.hpp"
+#include "tune/config_echo.hpp"
 
 #include <map>
 #include <string>
@@ -33,6 +35,7 @@ struct Discovery {
   std::map<std::string, std::string> defaults; // each knob's value in the program as it is ("" for no flag)
   std::vector<std::string> knobs;              // one line per knob: what, where and the evidence
   std::vector<std::string> passed;             // candidates not made knobs, and why
+  std::vector<ConfigEcho> echoes;              // printed lines that report a knob (config_echo.hpp)
   bool empty() const { return settings.params.empty(); }
 };
 

@@ -120,6 +120,30 @@ json_check "$run_json" 'd["tune"]["discovered"]["knobs"][0].startswith("CHUNK (k
 grep -q 'double\* __restrict__ a' "$WORK"/runs-builtin/*/iterations/1/attempt-1/diff.patch ||
   fail "hostfile: the builtin did not see main.cu's launch: $(cat "$WORK/builtin.out")"
 
+# A program that prints its block size on stdout, the output compared (Rodinia's print "WG size"):
+# every other block size changes that line while computing the same results. The lines a printf
+# of the knob prints are dropped from both outputs when a point is validated, and said so.
+cp -r "$WORK/found" "$WORK/echo"
+python3 - "$WORK/echo" <<'PY'
+import sys
+d = sys.argv[1]
+s = open(d + "/main.cu").read()
+for old, new in [('  FILE* f = std::fopen(out.c_str(), "w");', '  std::printf("work per block (CHUNK) %d\\n", CHUNK);\n  FILE* f = stdout;'),
+                 ("  std::fclose(f);", "  std::fflush(f);")]:
+    assert old in s, old
+    s = s.replace(old, new)
+open(d + "/main.cu", "w").write(s)
+y = open(d + "/optimas.yml").read()
+assert "--out {output}" in y
+open(d + "/optimas.yml", "w").write(y.replace("--out {output}", "--out -"))
+PY
+loop echo "$WORK/echo" "$WORK/replies/none.json" --runs 8 --tune-search exhaustive --execute yes
+[ "$rc" -eq 0 ] || fail "echo: exit $rc"$'\n'"$(tail -30 "$log")"
+grep -q "main.cu:[0-9]* prints CHUNK (the program reporting its configuration): validation of a point drops the line(s) ^work per block" "$log" ||
+  fail "echo: the printed knob not said:"$'\n'"$(grep tune "$log")"
+json_check "$run_json" 'd["tune"]["discovered"]["echoes"][0]["knobs"] == ["CHUNK"] and any(p["accepted"] and p["values"]["CHUNK"] == 64 for p in d["tune"]["points"])' \
+  "echo: CHUNK 64 should be accepted: $(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["tune"]; print(t["discovered"].get("echoes"), [(p["values"], p["status"], p["reason"]) for p in t["points"]])' "$run_json")"
+
 # --budget-minutes ends the stage too, keeping what was measured (here: nothing, it is spent at once).
 loop spent "$WORK/found" "$WORK/replies/none.json" --runs 2 --tune-search exhaustive --execute yes --budget-minutes 0.0001
 json_check "$run_json" 'd["tune"]["stopped"].startswith("the budget of") and d["tune"]["points"] == [] and len(d["tune"]["discovered"]["knobs"]) == 3' \

@@ -1,7 +1,9 @@
 // tune/discover: the knobs found in an application's sources where its hot kernels' evidence
 // points to them, the edits that make them tunable, and what is passed over.
 #include "tune/discover.hpp"
+#include "tune/config_echo.hpp"
 
+#include "evaluate/sandbox.hpp"
 #include "tune/space.hpp"
 #include "util/process.hpp"
 #include "util/strings.hpp"
@@ -195,4 +197,54 @@ TEST(TuneDiscover, ABlockVariableIsFollowedToItsMacro) {
   EXPECT_EQ(knobs(with_launch("  int t = TPB;\n  if (n < 1000) t = 64;", "t")), (V{"OPTIMAS_MIN_BLOCKS_scale"}));
   EXPECT_EQ(knobs(with_launch("  dim3 threads(TPB, TPB);", "threads")), (V{"OPTIMAS_MIN_BLOCKS_scale"}));
   EXPECT_EQ(knobs(with_launch("  dim3 threads(TPB);\n  threads.x = 32;", "threads")), (V{"OPTIMAS_MIN_BLOCKS_scale"}));
+}
+
+// Rodinia's programs print their block sizes; a point that changes one must not fail for that.
+TEST(TuneDiscover, LinesThatPrintABlockKnobAreFoundWithTheKnob) {
+  std::string s = k_app;
+  s.replace(s.find("  float *x, *y;"), 14,
+            "  float *x, *y;\n  printf(\"WG size of kernel = %d \\n\", TPB);\n"
+            "  // printf(\"commented %d\\n\", TPB);\n  printf(\"sum %f\\n\", 1.0);");
+  auto found = tune::discover({{"main.cu", s}}, diagnostics({hot("scale", "registers", "latency-bound")}), 8);
+  ASSERT_EQ(found.echoes.size(), 1u);
+  EXPECT_EQ(found.echoes[0].file, "main.cu");
+  EXPECT_EQ(found.echoes[0].line, 11);
+  EXPECT_EQ(found.echoes[0].knobs, (std::vector<std::string>{"TPB"}));
+  EXPECT_EQ(found.echoes[0].patterns, (std::vector<std::string>{"^WG size of kernel =  *[-+]?[0-9]+ * $"}));
+  // No knob, no line: TPB is not made a knob where the evidence does not point at it.
+  EXPECT_TRUE(tune::discover({{"main.cu", s}}, diagnostics({hot("scale", "warps", "compute-bound")}), 8).echoes.empty());
+}
+
+TEST(TuneDiscover, ConfigEchoesAreIntegersOfNamesMatchedAsWholeLines) {
+  auto echoes = [](const std::string& call) {
+    return tune::config_echoes({{"m.cu", "void f() {\n  " + call + "\n}\n"}}, {"BLOCK_SIZE", "TPB"});
+  };
+  // pathfinder's: one call, six lines, values derived from the knob among them.
+  auto p = echoes(R"(printf("pyramidHeight: %d\ngridSize: [%d]\nblockSize: %d\nid:[%d]\n", h, cols, BLOCK_SIZE, (cols - 2 * h) / BLOCK_SIZE);)");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].patterns, (std::vector<std::string>{"^pyramidHeight:  *[-+]?[0-9]+ *$", "^gridSize: \\[ *[-+]?[0-9]+ *\\]$",
+                                                     "^blockSize:  *[-+]?[0-9]+ *$"}))
+      << "id:[%d] has two letters of its own: too little to tell it from a result line";
+  // gaussian's: the knob twice, named once; fprintf to stdout counts, to stderr is not compared.
+  auto g = echoes(R"(fprintf(stdout, "WG %d X %d (%x)\n", TPB, TPB, 16);)");
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].knobs, (std::vector<std::string>{"TPB"}));
+  EXPECT_EQ(g[0].patterns, (std::vector<std::string>{"^WG  *[-+]?[0-9]+ * X  *[-+]?[0-9]+ * \\( *(0[xX])?[0-9a-fA-F]+ *\\)$"}));
+  EXPECT_TRUE(echoes(R"(fprintf(stderr, "WG %d\n", TPB);)").empty());
+  // What could print a result is compared as it is: a float, a string, a call, an element, a
+  // member, a line without a value of its own, a format that is not one literal.
+  for (const char* call : {R"(printf("block %d sum %f\n", TPB, sum);)", R"(printf("block %d %s\n", TPB, name);)",
+                           R"(printf("block %d errors %d\n", TPB, count(x));)", R"(printf("block %d got %d\n", TPB, out[0]);)",
+                           R"(printf("block %d got %d\n", TPB, r.errors);)", R"(printf("%d\n", TPB);)",
+                           R"(printf("block %d\n", TPB, extra);)", R"(printf(fmt, TPB);)", R"(printf("block %.3d\n", TPB);)",
+                           R"(printf("block %d\n", N);)"})
+    EXPECT_TRUE(echoes(call).empty()) << call;
+}
+
+TEST(TuneDiscover, DroppedEchoLinesLeaveTheRestOfAnOutput) {
+  test::TempDir t;
+  const std::string out = (t.path() / "out.txt").string();
+  util::write_file(out, "WG size of kernel = 64 \nresult 3.5\nWG size of kernel = 64 and more\nlast");
+  evaluate::drop_whole_lines(out, {"^WG size of kernel =  *[-+]?[0-9]+ * $"});
+  EXPECT_EQ(util::read_file(out), "result 3.5\nWG size of kernel = 64 and more\nlast");
 }
