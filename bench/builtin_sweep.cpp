@@ -75,7 +75,8 @@ json diagnostics(const cuda::SourceFile& f, const std::string& name, std::set<st
 }
 
 // The knob search on one file, with evidence that lets every knob fire; writes FILE.tune.cu and
-// FILE.tune.flags where it finds knobs and returns their names.
+// FILE.tune.flags where it finds knobs and returns their names, then echo:LINE:KNOBS for each
+// printf that prints one (tune/config_echo.hpp).
 std::vector<std::string> knobs(const std::string& path, const std::string& name, const std::string& text,
                                const cuda::SourceFile& f) {
   analysis::Diagnostics d;
@@ -106,6 +107,8 @@ std::vector<std::string> knobs(const std::string& path, const std::string& name,
         break;
       }
   }
+  for (const auto& e : found.echoes) // lines its validation would drop: the program printing a knob
+    names.push_back(fmt::format("echo:{}:{}", e.line, util::join(e.knobs, "+")));
   if (!names.empty()) {
     auto edited = found.edited.find(name);
     std::ofstream(path + ".tune.cu", std::ios::binary) << (edited != found.edited.end() ? edited->second : text);

@@ -105,6 +105,7 @@ std::vector<ConfigEcho> config_echoes(const std::map<std::string, std::string>& 
       int depth = 1;
       std::size_t k = i + 2;
       for (; k < t.size() && depth > 0; ++k) {
+        if (t[k].text == "\\") continue; // a line continued (pathfinder's printf)
         if (t[k].text == "(") ++depth;
         if (t[k].text == ")" && --depth == 0) break;
         if (t[k].text == "," && depth == 1)

@@ -5,6 +5,7 @@
 #include "cuda/macros.hpp"
 #include "cuda/source.hpp"
 #include "profile/stalls.hpp"
+#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -69,6 +70,15 @@ std::vector<std::string> block_values(long long own) {
   return out;
 }
 
+// The sides a square 2-D block's macro tries: 8, 16 and 32 (64 to 1024 threads), and its own.
+std::vector<std::string> square_values(long long own) {
+  std::set<long long> v = {8, 16, 32};
+  v.insert(own);
+  std::vector<std::string> out;
+  for (long long x : v) out.push_back(std::to_string(x));
+  return out;
+}
+
 std::string evidence_of(const analysis::Roofline& r) {
   std::string occupancy =
       std::isfinite(r.achieved_occupancy) ? fmt::format(", {:.0f}% achieved occupancy", r.achieved_occupancy) : "";
@@ -95,9 +105,25 @@ std::string one_dimension(std::string block) {
   return block;
 }
 
+// A launch's block argument as the side of a square 2-D block: `dim3(B, B)` or `dim3(B, B, 1)`
+// give B; anything else "".
+std::string square_side(std::string block) {
+  for (const char* wrap : {"dim3(", "dim3 ("})
+    if (block.rfind(wrap, 0) == 0 && block.back() == ')') {
+      block = block.substr(std::string(wrap).size());
+      block.pop_back();
+      std::vector<std::string> sides;
+      for (const auto& part : util::split(block, ',')) sides.emplace_back(util::trim(part));
+      if (sides.size() == 3 && sides[2] == "1") sides.pop_back();
+      return sides.size() == 2 && sides[0] == sides[1] && !sides[0].empty() ? sides[0] : "";
+    }
+  return "";
+}
+
 // What the variable `name` was last declared as before offset `at` of `text`, when that is one
-// initialiser (`int name = E;`, `dim3 name(E, ...);`, `dim3 name = dim3(E);`) and nothing assigns
-// it between there and `at`; "" otherwise. The initialiser's text, whitespace-normalised.
+// initialiser (`int name = E;`, `dim3 name(E, ...);`, `dim3 name = dim3(E);`), or a bare
+// declaration set by one statement (`int name; ... name = E;`), and nothing else assigns it
+// before `at`; "" otherwise. The initialiser's text, whitespace-normalised.
 std::string variable_value(std::string_view text, std::size_t at, const std::string& name) {
   const auto t = cuda::lex(text.substr(0, at));
   for (std::size_t i = t.size(); i-- > 1;) {
@@ -106,7 +132,19 @@ std::string variable_value(std::string_view text, std::size_t at, const std::str
     if (i + 2 >= t.size()) return "";
     std::size_t from = i + 2, to = from;
     const bool constructed = t[i + 1].text == "(" || t[i + 1].text == "{";
-    if (t[i + 1].text == "=") {
+    if (t[i + 1].text == ";" || t[i + 1].text == ",") {
+      // Declared bare (`int b, g;`), then set once by a statement of its own (`b = TPB;`), as
+      // Rodinia's gaussian sets its 2-D block.
+      std::size_t set = 0, sets = 0;
+      for (std::size_t j = i + 2; j + 2 < t.size(); ++j)
+        if (t[j].text == name && t[j + 1].text == "=" && t[j + 2].text != "=" &&
+            (t[j - 1].text == ";" || t[j - 1].text == "{" || t[j - 1].text == "}"))
+          set = j, ++sets;
+      if (sets != 1) return "";
+      from = set + 2;
+      for (to = from; to < t.size() && t[to].text != ";"; ++to) {
+      }
+    } else if (t[i + 1].text == "=") {
       while (to < t.size() && t[to].text != ";" && t[to].text != ",") ++to;
     } else if (constructed) {
       int depth = 1;
@@ -145,11 +183,18 @@ void block_knobs(const std::map<std::string, std::string>& sources, const std::v
     for (const auto& l : cuda::find_launches(text)) {
       auto h = std::find_if(hot.begin(), hot.end(), [&](const Hot& x) { return x.name == l.kernel; });
       if (h == hot.end() || l.config.size() < 2 || !h->k->roofline) continue;
-      std::string block = one_dimension(l.config[1]);
-      // A variable set once from a macro before the launch (`int threads = TPB;`, `dim3 b(TPB);`).
-      if (!block.empty() && !macros.count(block) && (std::isalpha(block[0]) || block[0] == '_'))
-        block = one_dimension(variable_value(text, l.config_offsets[1].first, block));
-      if (block.empty()) continue; // 2-D blocks, and what cannot be followed: left alone
+      // The block's size, or the side of a square 2-D block, through variables set once from a
+      // macro before the launch (`int threads = TPB;`, `dim3 b(TPB);`, `dim3 b(s, s)` with `s = SIDE;`).
+      std::string block = l.config[1];
+      int dims = 1;
+      for (int hop = 0; hop < 3; ++hop) {
+        std::string one = one_dimension(block);
+        if (one.empty() && dims == 1 && !(one = square_side(block)).empty()) dims = 2;
+        block = one;
+        if (block.empty() || macros.count(block) || !(std::isalpha(block[0]) || block[0] == '_')) break;
+        block = variable_value(text, l.config_offsets[1].first, block);
+      }
+      if (block.empty()) continue; // other 2-D blocks, 3-D ones, and what cannot be followed: left alone
       auto found = macros.find(block);
       if (found == macros.end()) {
         if (!block.empty() && std::all_of(block.begin(), block.end(), ::isdigit))
@@ -161,17 +206,18 @@ void block_knobs(const std::map<std::string, std::string>& sources, const std::v
       const auto& r = *h->k->roofline;
       bool occupancy = limited_by(r, "registers") || limited_by(r, "shared memory") || limited_by(r, "blocks");
       if (!occupancy && r.bound != "latency-bound") continue;
-      block_macro_of[l.kernel] = block;
+      block_macro_of[l.kernel] = dims == 1 ? block : "(" + block + " * " + block + ")"; // its threads
       if (!done.insert(block).second) continue;
       if (found->second.size() != 1) {
         out.passed.push_back(fmt::format("{} is defined in {} files: not tuned", block, found->second.size()));
         continue;
       }
       const Macro& m = found->second.front();
-      if (m.value < 32 || m.value > 1024 || m.value % 32 != 0) continue;
+      if (dims == 1 && (m.value < 32 || m.value > 1024 || m.value % 32 != 0)) continue;
+      if (dims == 2 && (m.value < 2 || m.value > 32)) continue;
       config::TuneParam p;
       p.name = block;
-      p.values = block_values(m.value);
+      p.values = dims == 1 ? block_values(m.value) : square_values(m.value);
       out.settings.params.push_back(p);
       out.defaults[block] = std::to_string(m.value);
       if (!m.guarded) {
@@ -182,8 +228,9 @@ void block_knobs(const std::map<std::string, std::string>& sources, const std::v
           t.insert(at, "#ifndef " + block + "\n");
         }
       }
-      out.knobs.push_back(fmt::format("{} ({}:{}, {}): the block size of {}; {}{}", block, m.file, l.line,
-                                      fmt::join(p.values, " "), l.kernel, evidence_of(r),
+      out.knobs.push_back(fmt::format("{} ({}:{}, {}): the block {} of {}; {}{}", block, m.file, l.line,
+                                      fmt::join(p.values, " "), dims == 1 ? "size" : "side (a square 2-D block)",
+                                      l.kernel, evidence_of(r),
                                       m.guarded ? "" : "; #ifndef added so that -D reaches it"));
     }
 }
@@ -273,15 +320,14 @@ Discovery discover(const std::map<std::string, std::string>& sources, const anal
   Discovery out;
   std::vector<Hot> hot;
   for (const auto& k : d.kernels) hot.push_back({&k, bare_name(k.time.kernel)});
-  std::map<std::string, std::string> block_macro_of; // kernel -> its block-size macro knob
+  std::map<std::string, std::string> block_macro_of; // kernel -> its threads per block, in its macro
   block_knobs(sources, hot, out, block_macro_of);
   bounds_knobs(sources, hot, out, block_macro_of);
   cache_knob(hot, out);
-  std::set<std::string> block_macros; // the block-size macros made knobs
-  for (const auto& [kernel, macro] : block_macro_of)
-    for (const auto& p : out.settings.params)
-      if (p.name == macro) block_macros.insert(macro);
-  out.echoes = config_echoes(sources, block_macros);
+  std::set<std::string> macros; // the block-size macros made knobs (the bounds' are new names)
+  for (const auto& p : out.settings.params)
+    if (p.kind == config::TuneParam::Kind::macro) macros.insert(p.name);
+  out.echoes = config_echoes(sources, macros);
   // Macros before flags, as read_tune orders them.
   std::stable_partition(out.settings.params.begin(), out.settings.params.end(),
                         [](const config::TuneParam& p) { return p.kind == config::TuneParam::Kind::macro; });

@@ -219,8 +219,8 @@ TEST(TuneDiscover, ConfigEchoesAreIntegersOfNamesMatchedAsWholeLines) {
   auto echoes = [](const std::string& call) {
     return tune::config_echoes({{"m.cu", "void f() {\n  " + call + "\n}\n"}}, {"BLOCK_SIZE", "TPB"});
   };
-  // pathfinder's: one call, six lines, values derived from the knob among them.
-  auto p = echoes(R"(printf("pyramidHeight: %d\ngridSize: [%d]\nblockSize: %d\nid:[%d]\n", h, cols, BLOCK_SIZE, (cols - 2 * h) / BLOCK_SIZE);)");
+  // pathfinder's: one call continued by a backslash, four lines printed, values derived from the knob among them.
+  auto p = echoes("printf(\"pyramidHeight: %d\\ngridSize: [%d]\\nblockSize: %d\\nid:[%d]\\n\",\\\n  h, cols, BLOCK_SIZE, (cols - 2 * h) / BLOCK_SIZE);");
   ASSERT_EQ(p.size(), 1u);
   EXPECT_EQ(p[0].patterns, (std::vector<std::string>{"^pyramidHeight:  *[-+]?[0-9]+ *$", "^gridSize: \\[ *[-+]?[0-9]+ *\\]$",
                                                      "^blockSize:  *[-+]?[0-9]+ *$"}))
@@ -247,4 +247,38 @@ TEST(TuneDiscover, DroppedEchoLinesLeaveTheRestOfAnOutput) {
   util::write_file(out, "WG size of kernel = 64 \nresult 3.5\nWG size of kernel = 64 and more\nlast");
   evaluate::drop_whole_lines(out, {"^WG size of kernel =  *[-+]?[0-9]+ * $"});
   EXPECT_EQ(util::read_file(out), "result 3.5\nWG size of kernel = 64 and more\nlast");
+}
+
+// Rodinia's gaussian: `int side, g; side = SIDE; dim3 b(side, side);`, 4 x 4 threads a block.
+TEST(TuneDiscover, ASquareBlocksSideIsFollowedThroughAVariableSetOnce) {
+  auto with_side = [](const std::string& lines) {
+    std::string s = k_app;
+    s.replace(s.find("#define N_ITER 4\n"), 17, "#define N_ITER 4\n#define SIDE 4\n");
+    s.replace(s.find("  scale<<<(n + TPB - 1) / TPB, TPB>>>(x, y, n);"), 47,
+              lines + "\n  dim3 threads(side, side);\n  scale<<<n / (side * side), threads>>>(x, y, n);");
+    return s;
+  };
+  const std::string s = with_side("  int side, g;\n  side = SIDE;\n  g = n / side;");
+  auto found = tune::discover({{"main.cu", s}}, diagnostics({hot("scale", "registers", "latency-bound")}), 8);
+  ASSERT_FALSE(found.settings.params.empty());
+  EXPECT_EQ(found.settings.params[0].name, "SIDE");
+  EXPECT_EQ(found.settings.params[0].values, (std::vector<std::string>{"4", "8", "16", "32"}));
+  EXPECT_NE(found.knobs[0].find("the block side (a square 2-D block) of scale"), std::string::npos) << found.knobs[0];
+  // The bounds count the block's threads, not its side.
+  EXPECT_NE(found.edited.at("main.cu").find("__launch_bounds__((SIDE * SIDE), OPTIMAS_MIN_BLOCKS_scale)"),
+            std::string::npos)
+      << found.edited.at("main.cu");
+  // Set twice, or not square: left alone.
+  auto names = [](const std::string& src) {
+    std::vector<std::string> out;
+    for (const auto& p :
+         tune::discover({{"main.cu", src}}, diagnostics({hot("scale", "blocks", "latency-bound")}), 8).settings.params)
+      out.push_back(p.name);
+    return out;
+  };
+  EXPECT_EQ(names(s), (std::vector<std::string>{"SIDE", "dlcm"}));
+  EXPECT_EQ(names(with_side("  int side;\n  side = SIDE;\n  if (n > 99) { side = 8; }")), (std::vector<std::string>{"dlcm"}));
+  std::string oblong = s;
+  oblong.replace(oblong.find("dim3 threads(side, side);"), 25, "dim3 threads(side, 2);");
+  EXPECT_EQ(names(oblong), (std::vector<std::string>{"dlcm"}));
 }
