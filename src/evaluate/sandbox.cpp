@@ -353,7 +353,8 @@ void drop_whole_lines(const std::string& path, const std::vector<std::string>& p
     const auto line = text.begin() + static_cast<long>(start);
     bool dropped = false;
     for (const auto& re : drop)
-      dropped = dropped || (length <= k_max_searched_line && std::regex_match(line, line + static_cast<long>(length), re));
+      dropped =
+          dropped || (length <= k_max_searched_line && std::regex_match(line, line + static_cast<long>(length), re));
     if (!dropped) kept.append(text, start, end - start);
     start = end;
   }

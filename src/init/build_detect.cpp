@@ -393,16 +393,15 @@ std::vector<std::string> build_failure_causes(const std::string& log) {
       R"(Unsupported gpu architecture|Value '(sm|compute)_[0-9]+a?' is not defined for option)");
   if (std::regex_search(log, arch))
     causes.push_back("the build names a GPU architecture this nvcc does not support: set the build's arch");
-  for (const auto& [gone, now] :
-       std::vector<std::pair<std::string, std::string>>{{"cudaThreadSynchronize", "cudaDeviceSynchronize"},
-                                                        {"cudaThreadExit", "cudaDeviceReset"},
-                                                        {"deviceOverlap", "asyncEngineCount"},
-                                                        {"cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig"},
-                                                        {"clockRate", "cudaDeviceGetAttribute with cudaDevAttrClockRate"},
-                                                        {"memoryClockRate",
-                                                         "cudaDeviceGetAttribute with cudaDevAttrMemoryClockRate"},
-                                                        {"cudaBindTexture", "a texture object (cudaCreateTextureObject)"},
-                                                        {"cudaBindTexture2D", "a texture object (cudaCreateTextureObject)"}})
+  for (const auto& [gone, now] : std::vector<std::pair<std::string, std::string>>{
+           {"cudaThreadSynchronize", "cudaDeviceSynchronize"},
+           {"cudaThreadExit", "cudaDeviceReset"},
+           {"deviceOverlap", "asyncEngineCount"},
+           {"cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig"},
+           {"clockRate", "cudaDeviceGetAttribute with cudaDevAttrClockRate"},
+           {"memoryClockRate", "cudaDeviceGetAttribute with cudaDevAttrMemoryClockRate"},
+           {"cudaBindTexture", "a texture object (cudaCreateTextureObject)"},
+           {"cudaBindTexture2D", "a texture object (cudaCreateTextureObject)"}})
     if (util::contains(log, "\"" + gone + "\" is undefined") || util::contains(log, "no member \"" + gone + "\""))
       causes.push_back(fmt::format(
           "{} is gone from this CUDA: the sources need {} in its place (init changes no source)", gone, now));

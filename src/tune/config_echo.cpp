@@ -18,15 +18,10 @@ std::optional<std::string> unescape(std::string_view literal) {
       out += literal[i];
       continue;
     }
-    if (++i >= literal.size()) return std::nullopt;
-    switch (literal[i]) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case '\\': out += '\\'; break;
-      case '"': out += '"'; break;
-      case '\'': out += '\''; break;
-      default: return std::nullopt;
-    }
+    static constexpr std::string_view escaped = "nt\\\"'", meant = "\n\t\\\"'";
+    const std::size_t at = ++i < literal.size() ? escaped.find(literal[i]) : std::string_view::npos;
+    if (at == std::string_view::npos) return std::nullopt;
+    out += meant[at];
   }
   return out;
 }
@@ -126,8 +121,10 @@ std::vector<ConfigEcho> config_echoes(const std::map<std::string, std::string>& 
         literal = literal && tok->kind == cuda::TokenKind::string && tok->text.size() >= 2;
         if (!literal) break;
         auto text_of = unescape(tok->text.substr(1, tok->text.size() - 2));
-        if (!text_of) literal = false;
-        else format += *text_of;
+        if (!text_of)
+          literal = false;
+        else
+          format += *text_of;
       }
       if (!literal) continue;
       ConfigEcho e{file, t[i].line, {}, {}};

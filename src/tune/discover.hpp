@@ -11,8 +11,8 @@
 //     or lg_throttle dominant) and is memory- or latency-bound.
 // With no -D and no flag every edited source compiles to the program it was: the guards keep
 // each default. Lines the program prints to report a block-size knob are found too
-// (config_echo.hpp): validation of a point drops them. Kernels launched with a literal block size are left alone (the grid computed
-// from it would have to change with it), and so are template kernels' bounds.
+// (config_echo.hpp): validation of a point drops them. Kernels launched with a literal block size are left alone (the
+// grid computed from it would have to change with it), and so are template kernels' bounds.
 #pragma once
 
 #include "analysis/diagnostics.hpp"

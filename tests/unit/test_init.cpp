@@ -165,12 +165,14 @@ TEST(InitBuild, KnownCausesOfAFailedBuild) {
             V{"cudaThreadSynchronize is gone from this CUDA: the sources need cudaDeviceSynchronize in its place (init "
               "changes no source)"});
   // Rodinia's gaussian (a member CUDA 13 removed) and kmeans (texture references, gone since CUDA 12).
-  EXPECT_EQ(build_failure_causes("gaussian.cu(244): error: class \"cudaDeviceProp\" has no member \"clockRate\"\n"),
-            V{"clockRate is gone from this CUDA: the sources need cudaDeviceGetAttribute with cudaDevAttrClockRate in its "
-              "place (init changes no source)"});
-  EXPECT_EQ(build_failure_causes("kmeans_cuda.cu(169): error: identifier \"cudaBindTexture\" is undefined\n"),
-            V{"cudaBindTexture is gone from this CUDA: the sources need a texture object (cudaCreateTextureObject) in its "
-              "place (init changes no source)"});
+  EXPECT_EQ(
+      build_failure_causes("gaussian.cu(244): error: class \"cudaDeviceProp\" has no member \"clockRate\"\n"),
+      V{"clockRate is gone from this CUDA: the sources need cudaDeviceGetAttribute with cudaDevAttrClockRate in its "
+        "place (init changes no source)"});
+  EXPECT_EQ(
+      build_failure_causes("kmeans_cuda.cu(169): error: identifier \"cudaBindTexture\" is undefined\n"),
+      V{"cudaBindTexture is gone from this CUDA: the sources need a texture object (cudaCreateTextureObject) in its "
+        "place (init changes no source)"});
   EXPECT_TRUE(build_failure_causes("main.cu(3): error: expected a \";\"\n").empty());
 }
 

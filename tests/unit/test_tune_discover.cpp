@@ -1,7 +1,7 @@
 // tune/discover: the knobs found in an application's sources where its hot kernels' evidence
 // points to them, the edits that make them tunable, and what is passed over.
-#include "tune/discover.hpp"
 #include "tune/config_echo.hpp"
+#include "tune/discover.hpp"
 
 #include "evaluate/sandbox.hpp"
 #include "tune/space.hpp"
@@ -212,7 +212,8 @@ TEST(TuneDiscover, LinesThatPrintABlockKnobAreFoundWithTheKnob) {
   EXPECT_EQ(found.echoes[0].knobs, (std::vector<std::string>{"TPB"}));
   EXPECT_EQ(found.echoes[0].patterns, (std::vector<std::string>{"^WG size of kernel =  *[-+]?[0-9]+ * $"}));
   // No knob, no line: TPB is not made a knob where the evidence does not point at it.
-  EXPECT_TRUE(tune::discover({{"main.cu", s}}, diagnostics({hot("scale", "warps", "compute-bound")}), 8).echoes.empty());
+  EXPECT_TRUE(
+      tune::discover({{"main.cu", s}}, diagnostics({hot("scale", "warps", "compute-bound")}), 8).echoes.empty());
 }
 
 TEST(TuneDiscover, ConfigEchoesAreIntegersOfNamesMatchedAsWholeLines) {
@@ -220,24 +221,28 @@ TEST(TuneDiscover, ConfigEchoesAreIntegersOfNamesMatchedAsWholeLines) {
     return tune::config_echoes({{"m.cu", "void f() {\n  " + call + "\n}\n"}}, {"BLOCK_SIZE", "TPB"});
   };
   // pathfinder's: one call continued by a backslash, four lines printed, values derived from the knob among them.
-  auto p = echoes("printf(\"pyramidHeight: %d\\ngridSize: [%d]\\nblockSize: %d\\nid:[%d]\\n\",\\\n  h, cols, BLOCK_SIZE, (cols - 2 * h) / BLOCK_SIZE);");
+  auto p = echoes("printf(\"pyramidHeight: %d\\ngridSize: [%d]\\nblockSize: %d\\nid:[%d]\\n\",\\\n  h, cols, "
+                  "BLOCK_SIZE, (cols - 2 * h) / BLOCK_SIZE);");
   ASSERT_EQ(p.size(), 1u);
-  EXPECT_EQ(p[0].patterns, (std::vector<std::string>{"^pyramidHeight:  *[-+]?[0-9]+ *$", "^gridSize: \\[ *[-+]?[0-9]+ *\\]$",
-                                                     "^blockSize:  *[-+]?[0-9]+ *$"}))
+  EXPECT_EQ(p[0].patterns,
+            (std::vector<std::string>{"^pyramidHeight:  *[-+]?[0-9]+ *$", "^gridSize: \\[ *[-+]?[0-9]+ *\\]$",
+                                      "^blockSize:  *[-+]?[0-9]+ *$"}))
       << "id:[%d] has two letters of its own: too little to tell it from a result line";
   // gaussian's: the knob twice, named once; fprintf to stdout counts, to stderr is not compared.
   auto g = echoes(R"(fprintf(stdout, "WG %d X %d (%x)\n", TPB, TPB, 16);)");
   ASSERT_EQ(g.size(), 1u);
   EXPECT_EQ(g[0].knobs, (std::vector<std::string>{"TPB"}));
-  EXPECT_EQ(g[0].patterns, (std::vector<std::string>{"^WG  *[-+]?[0-9]+ * X  *[-+]?[0-9]+ * \\( *(0[xX])?[0-9a-fA-F]+ *\\)$"}));
+  EXPECT_EQ(g[0].patterns,
+            (std::vector<std::string>{"^WG  *[-+]?[0-9]+ * X  *[-+]?[0-9]+ * \\( *(0[xX])?[0-9a-fA-F]+ *\\)$"}));
   EXPECT_TRUE(echoes(R"(fprintf(stderr, "WG %d\n", TPB);)").empty());
   // What could print a result is compared as it is: a float, a string, a call, an element, a
   // member, a line without a value of its own, a format that is not one literal.
-  for (const char* call : {R"(printf("block %d sum %f\n", TPB, sum);)", R"(printf("block %d %s\n", TPB, name);)",
-                           R"(printf("block %d errors %d\n", TPB, count(x));)", R"(printf("block %d got %d\n", TPB, out[0]);)",
-                           R"(printf("block %d got %d\n", TPB, r.errors);)", R"(printf("%d\n", TPB);)",
-                           R"(printf("block %d\n", TPB, extra);)", R"(printf(fmt, TPB);)", R"(printf("block %.3d\n", TPB);)",
-                           R"(printf("block %d\n", N);)"})
+  for (const char* call :
+       {R"(printf("block %d sum %f\n", TPB, sum);)", R"(printf("block %d %s\n", TPB, name);)",
+        R"(printf("block %d errors %d\n", TPB, count(x));)", R"(printf("block %d got %d\n", TPB, out[0]);)",
+        R"(printf("block %d got %d\n", TPB, r.errors);)", R"(printf("%d\n", TPB);)",
+        R"(printf("block %d\n", TPB, extra);)", R"(printf(fmt, TPB);)", R"(printf("block %.3d\n", TPB);)",
+        R"(printf("block %d\n", N);)"})
     EXPECT_TRUE(echoes(call).empty()) << call;
 }
 
@@ -277,7 +282,8 @@ TEST(TuneDiscover, ASquareBlocksSideIsFollowedThroughAVariableSetOnce) {
     return out;
   };
   EXPECT_EQ(names(s), (std::vector<std::string>{"SIDE", "dlcm"}));
-  EXPECT_EQ(names(with_side("  int side;\n  side = SIDE;\n  if (n > 99) { side = 8; }")), (std::vector<std::string>{"dlcm"}));
+  EXPECT_EQ(names(with_side("  int side;\n  side = SIDE;\n  if (n > 99) { side = 8; }")),
+            (std::vector<std::string>{"dlcm"}));
   std::string oblong = s;
   oblong.replace(oblong.find("dim3 threads(side, side);"), 25, "dim3 threads(side, 2);");
   EXPECT_EQ(names(oblong), (std::vector<std::string>{"dlcm"}));
