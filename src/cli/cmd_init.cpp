@@ -55,7 +55,8 @@ nlohmann::json to_json(const init::InitResult& r, const util::ProcessResult& che
                         {"unit", p.kernel_time->unit},
                         {"per", p.kernel_time->per_call ? "call" : "run"},
                         {"calls", p.kernel_time->calls}};
-  for (const auto& i : p.ignore) j["ignore"].push_back(i.pattern);
+  j["ignore"] = j["ignore_todo"] = nlohmann::json::array(); // ignore_todo: varying lines likely results, not ignored
+  for (const auto& i : p.ignore) j[i.active ? "ignore" : "ignore_todo"].push_back(i.pattern);
   return j;
 }
 

@@ -158,9 +158,12 @@ std::vector<IgnoreGuess> ignore_patterns(const std::vector<ObservedRun>& runs, c
         out.push_back({shape, everywhere ? "prints a time or rate: a faster variant changes it"
                                          : "varied between the runs; it prints a time or rate"});
       else {
-        out.push_back({shape, "varied between the runs and does not read as a time: check that it is no result"});
+        out.push_back({shape,
+                       "varied between the runs and does not read as a time: likely a result (an input seeded from "
+                       "the clock?), which ignoring would leave unchecked; uncomment this only if it is no result",
+                       false});
         findings.push_back(fmt::format("stdout is not the same every run: \"{}\" varies and does not read as a time "
-                                       "(a non-deterministic result?); it is ignored, check validate.ignore",
+                                       "(a non-deterministic result?); it is not ignored",
                                        line.size() > 80 ? line.substr(0, 80) + "..." : line));
       }
     }

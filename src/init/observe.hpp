@@ -30,8 +30,10 @@ struct ObservedRun {
 
 // validate.ignore: the shape of every stdout line that is not printed identically by every run,
 // and of every line that reads as a time or rate (a faster variant changes it). Lines the kernel
-// time pattern matches are left out (they are dropped anyway). `findings` gets a sentence for
-// each varying line that does not read as a time: a result that is not deterministic.
+// time pattern matches are left out (they are dropped anyway). A varying line that does not read
+// as a time is likely a result that is not deterministic: it comes back inactive (a TODO, not
+// ignored: ignoring it would let a variant that computes something else pass), and `findings`
+// gets a sentence for it.
 std::vector<IgnoreGuess> ignore_patterns(const std::vector<ObservedRun>& runs, const std::string& kernel_time_pattern,
                                          std::vector<std::string>& findings);
 

@@ -58,6 +58,9 @@ struct KernelTimeGuess {
 struct IgnoreGuess {
   std::string pattern;
   std::string why;
+  // false for a varying line that does not read as a time: likely a result, which ignoring would
+  // leave unchecked. Written as a TODO for the user to decide, not ignored.
+  bool active = true;
 };
 
 struct Proposal {

@@ -126,13 +126,19 @@ std::string write_yml(const Proposal& p, const std::string& header) {
       y += "  seed: " + param.name + "   # the program's seed: validation also runs fresh ones\n";
   if (!p.needs_gpu) y += "  needs_gpu: false                 # a host program: it runs where there is no GPU\n";
 
+  const bool any_active =
+      std::any_of(p.ignore.begin(), p.ignore.end(), [](const IgnoreGuess& i) { return i.active; });
   if (!p.ignore.empty()) {
-    y += "validate:\n";
+    // Without an active line the whole block is a comment: an empty `ignore:` would not load.
+    const std::string off = any_active ? "" : "# ";
+    y += off + "validate:\n";
     y += comment("stdout lines dropped before stdout is compared (they matter only when stdout is the compared "
                  "output: no {output} and no run.output)",
                  "  ");
-    y += "  ignore:\n";
-    for (const auto& i : p.ignore) y += comment(i.why, "    ") + "    - " + scalar(i.pattern) + "\n";
+    y += off + "  ignore:\n";
+    for (const auto& i : p.ignore)
+      y += comment(i.active ? i.why : "TODO: " + i.why, "    ") + (i.active ? off + "    - " : "    # - ") +
+           scalar(i.pattern) + "\n";
   }
 
   y += "configs:\n";

@@ -244,7 +244,7 @@ TEST(InitPrinted, LinesOfARun) {
   EXPECT_EQ(line_shape("sum = -1.5e3 (x2)"), R"(^sum = *[-+0-9.eE]+ \(x[-+0-9.eE]+\))");
 }
 
-TEST(InitObserve, VaryingAndTimingLinesAreIgnoredAndNonDeterminismReported) {
+TEST(InitObserve, TimingLinesAreIgnoredAndAVaryingResultIsLeftToTheUser) {
   std::vector<ObservedRun> runs(3);
   for (int k = 0; k < 3; ++k)
     runs[k].stdout_text =
@@ -253,9 +253,13 @@ TEST(InitObserve, VaryingAndTimingLinesAreIgnoredAndNonDeterminismReported) {
   auto ignore = ignore_patterns(runs, "kernel_time_ms: ([0-9.eE+-]+)", findings);
   ASSERT_EQ(ignore.size(), 2u);
   EXPECT_EQ(ignore[0].pattern, R"(^bandwidth *[-+0-9.eE]+ GB\/s)");
+  EXPECT_TRUE(ignore[0].active);
+  // `sum` varies and is no time: likely a result, so not ignored (a TODO in optimas.yml).
   EXPECT_EQ(ignore[1].pattern, "^sum *[-+0-9.eE]+");
+  EXPECT_FALSE(ignore[1].active);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_NE(findings[0].find("\"sum 0\""), std::string::npos);
+  EXPECT_NE(findings[0].find("it is not ignored"), std::string::npos) << findings[0];
 }
 
 TEST(InitObserve, KernelTimeMatchedAgainstTheTracePerRunOrPerCall) {
