@@ -1,6 +1,8 @@
 #include "tune/config_echo.hpp"
 
+#include "cuda/macros.hpp"
 #include "cuda/source.hpp"
+#include "tune/discover.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -31,27 +33,23 @@ std::string regex_escape(char c) {
   return special.find(c) != std::string::npos ? std::string("\\") + c : std::string(1, c);
 }
 
-// One line's pattern as it is built: its regex, whether it holds a value, its letters.
-struct LineOf {
+// One line a format prints: its regex, the indices of its conversions, its letters.
+struct Line {
   std::string regex;
-  bool value = false;
+  std::vector<std::size_t> values;
   int letters = 0;
 };
 
-// The whole-line patterns of a format whose conversions are all integer ones, and how many
-// conversions it has; nullopt for any other conversion.
-std::optional<std::pair<std::vector<std::string>, int>> line_patterns(const std::string& format) {
-  std::vector<std::string> out;
-  LineOf line;
-  int conversions = 0;
-  auto end_line = [&] {
-    if (line.value && line.letters >= 3) out.push_back("^" + line.regex + "$");
-    line = {};
-  };
+// The lines of a format whose conversions are all integer ones (the last may be unfinished), and
+// how many conversions it has; nullopt for any other conversion.
+std::optional<std::pair<std::vector<Line>, std::size_t>> lines_of(const std::string& format) {
+  std::vector<Line> out(1);
+  std::size_t conversions = 0;
   for (std::size_t i = 0; i < format.size(); ++i) {
     char c = format[i];
+    Line& line = out.back();
     if (c == '\n') {
-      end_line();
+      out.emplace_back();
       continue;
     }
     if (c != '%') {
@@ -76,12 +74,22 @@ std::optional<std::pair<std::vector<std::string>, int>> line_patterns(const std:
       line.regex += " *(0[xX])?[0-9a-fA-F]+ *";
     else
       return std::nullopt; // %f, %s, %c, %p, %*d, precisions: not a configuration's integer
-    line.value = true;
-    ++conversions;
+    line.values.push_back(conversions++);
     i = j;
   }
-  end_line();
   return std::make_pair(out, conversions);
+}
+
+// The knob `name` is, or that its value was computed from before offset `at` (through variables
+// set once, a few steps deep); "" for none.
+std::string knob_behind(std::string_view text, std::size_t at, const std::string& name,
+                        const std::set<std::string>& knobs, int steps = 3) {
+  if (knobs.count(name)) return name;
+  if (steps == 0) return "";
+  const std::string value = variable_value(text, at, name);
+  for (const auto& id : cuda::identifiers_in(value))
+    if (auto knob = knob_behind(text, at, id, knobs, steps - 1); !knob.empty()) return knob;
+  return "";
 }
 
 } // namespace
@@ -89,6 +97,9 @@ std::optional<std::pair<std::vector<std::string>, int>> line_patterns(const std:
 std::vector<ConfigEcho> config_echoes(const std::map<std::string, std::string>& sources,
                                       const std::set<std::string>& knobs) {
   std::vector<ConfigEcho> out;
+  std::set<std::string> macros; // every object macro of the sources: a value that is the same in every build
+  for (const auto& [file, text] : sources)
+    for (const auto& m : cuda::object_macros(text)) macros.insert(m.name);
   for (const auto& [file, text] : sources) {
     const auto t = cuda::lex(text);
     for (std::size_t i = 0; i + 1 < t.size(); ++i) {
@@ -126,30 +137,48 @@ std::vector<ConfigEcho> config_echoes(const std::map<std::string, std::string>& 
         else
           format += *text_of;
       }
-      if (!literal) continue;
+      auto lines = lines_of(format); // first: most prints of results have a %f, and end here
+      if (!literal || !lines || lines->second != args.size() - first - 1 || lines->second == 0) continue;
+      // Each value: plain (names, numbers, arithmetic: no call, element or member), then what
+      // it is: computed from a knob, or fixed (numbers and macros only, the same in every build).
       ConfigEcho e{file, t[i].line, {}, {}};
+      std::vector<bool> knobbed, fixed;
       bool plain = true;
       for (std::size_t a = first + 1; a < args.size() && plain; ++a) {
         plain = !args[a].empty();
+        std::string knob;
+        bool constant = true;
         for (std::size_t n = 0; n < args[a].size() && plain; ++n) {
           const auto* tok = args[a][n];
           if (tok->kind == cuda::TokenKind::identifier) {
-            const bool call = n + 1 < args[a].size() && args[a][n + 1]->text == "(";
-            plain = !call;
+            plain = !(n + 1 < args[a].size() && args[a][n + 1]->text == "(");
             const std::string name(tok->text);
-            if (knobs.count(name) && std::find(e.knobs.begin(), e.knobs.end(), name) == e.knobs.end())
-              e.knobs.push_back(name);
+            const std::string behind = knob_behind(text, t[i].offset, name, knobs);
+            if (!behind.empty() && knob.empty()) knob = behind;
+            constant = constant && macros.count(name) && !knobs.count(name);
           } else if (tok->kind == cuda::TokenKind::punct) {
             plain = std::string_view("+-*/%()").find(tok->text) != std::string_view::npos && tok->text.size() == 1;
           } else {
             plain = tok->kind == cuda::TokenKind::number;
           }
         }
+        knobbed.push_back(!knob.empty());
+        fixed.push_back(constant && knob.empty());
+        if (!knob.empty() && std::find(e.knobs.begin(), e.knobs.end(), knob) == e.knobs.end()) e.knobs.push_back(knob);
       }
       if (!plain || e.knobs.empty()) continue;
-      auto lines = line_patterns(format);
-      if (!lines || lines->second != static_cast<int>(args.size() - first - 1) || lines->first.empty()) continue;
-      e.patterns = std::move(lines->first);
+      // A line is dropped whole when a knob is behind one of its values and every other value is
+      // fixed: it reports the configuration and nothing computed. The first line may continue
+      // what was printed before, and the last one what follows: they are matched whole anyway.
+      for (const auto& line : lines->first) {
+        bool any = false, only = !line.values.empty() && line.letters >= 3;
+        for (std::size_t v : line.values) {
+          any = any || knobbed[v];
+          only = only && (knobbed[v] || fixed[v]);
+        }
+        if (any && only) e.patterns.push_back("^" + line.regex + "$");
+      }
+      if (e.patterns.empty()) continue;
       out.push_back(std::move(e));
     }
   }

@@ -16,6 +16,55 @@
 
 namespace optimas::tune {
 
+std::string variable_value(std::string_view text, std::size_t at, const std::string& name) {
+  const auto t = cuda::lex(text.substr(0, at));
+  for (std::size_t i = t.size(); i-- > 1;) {
+    if (t[i].text != name || t[i - 1].kind != cuda::TokenKind::identifier) continue;
+    // A declaration: a type word before the name. Then `= E;` or `(E);`.
+    if (i + 2 >= t.size()) return "";
+    std::size_t from = i + 2, to = from;
+    const bool constructed = t[i + 1].text == "(" || t[i + 1].text == "{";
+    if (t[i + 1].text == ";" || t[i + 1].text == ",") {
+      // Declared bare (`int b, g;`), then set once by a statement of its own (`b = TPB;`), as
+      // Rodinia's gaussian sets its 2-D block.
+      std::size_t set = 0, sets = 0;
+      for (std::size_t j = i + 2; j + 2 < t.size(); ++j)
+        if (t[j].text == name && t[j + 1].text == "=" && t[j + 2].text != "=" &&
+            (t[j - 1].text == ";" || t[j - 1].text == "{" || t[j - 1].text == "}"))
+          set = j, ++sets;
+      if (sets != 1) return "";
+      from = set + 2;
+      for (to = from; to < t.size() && t[to].text != ";"; ++to) {
+      }
+    } else if (t[i + 1].text == "=") {
+      while (to < t.size() && t[to].text != ";" && t[to].text != ",") ++to;
+    } else if (constructed) {
+      int depth = 1;
+      for (to = from; to < t.size() && depth > 0; ++to) {
+        if (t[to].text == "(" || t[to].text == "{") ++depth;
+        if ((t[to].text == ")" || t[to].text == "}") && --depth == 0) break;
+      }
+    } else {
+      return "";
+    }
+    if (to >= t.size() || to == from) return "";
+    // Nothing may assign it after its declaration (b = ..., b.x = ..., b += ..., ++b, &b).
+    auto is = [&](std::size_t j, const char* what) { return j < t.size() && t[j].text == what; };
+    for (std::size_t j = to; j < t.size(); ++j) {
+      if (t[j].text != name) continue;
+      bool assigned = (is(j + 1, "=") && !is(j + 2, "=")) ||
+                      (is(j + 2, "=") && (is(j + 1, "+") || is(j + 1, "-") || is(j + 1, "*") || is(j + 1, "/"))) ||
+                      (is(j + 1, "+") && is(j + 2, "+")) || (is(j + 1, "-") && is(j + 2, "-")) ||
+                      (j >= 2 && ((is(j - 1, "+") && is(j - 2, "+")) || (is(j - 1, "-") && is(j - 2, "-")))) ||
+                      (j >= 1 && is(j - 1, "&")) || (is(j + 1, ".") && is(j + 3, "=") && !is(j + 4, "="));
+      if (assigned) return "";
+    }
+    const std::string value = cuda::normalise(text.substr(t[from].offset, t[to].offset - t[from].offset));
+    return constructed ? "dim3(" + value + ")" : value; // dim3 b(TPB, 1) reads as the dim3 it builds
+  }
+  return "";
+}
+
 namespace {
 
 // "void foo<int>(float*)", "ns::foo<8>" -> "foo": what a launch names.
@@ -120,58 +169,6 @@ std::string square_side(std::string block) {
   return "";
 }
 
-// What the variable `name` was last declared as before offset `at` of `text`, when that is one
-// initialiser (`int name = E;`, `dim3 name(E, ...);`, `dim3 name = dim3(E);`), or a bare
-// declaration set by one statement (`int name; ... name = E;`), and nothing else assigns it
-// before `at`; "" otherwise. The initialiser's text, whitespace-normalised.
-std::string variable_value(std::string_view text, std::size_t at, const std::string& name) {
-  const auto t = cuda::lex(text.substr(0, at));
-  for (std::size_t i = t.size(); i-- > 1;) {
-    if (t[i].text != name || t[i - 1].kind != cuda::TokenKind::identifier) continue;
-    // A declaration: a type word before the name. Then `= E;` or `(E);`.
-    if (i + 2 >= t.size()) return "";
-    std::size_t from = i + 2, to = from;
-    const bool constructed = t[i + 1].text == "(" || t[i + 1].text == "{";
-    if (t[i + 1].text == ";" || t[i + 1].text == ",") {
-      // Declared bare (`int b, g;`), then set once by a statement of its own (`b = TPB;`), as
-      // Rodinia's gaussian sets its 2-D block.
-      std::size_t set = 0, sets = 0;
-      for (std::size_t j = i + 2; j + 2 < t.size(); ++j)
-        if (t[j].text == name && t[j + 1].text == "=" && t[j + 2].text != "=" &&
-            (t[j - 1].text == ";" || t[j - 1].text == "{" || t[j - 1].text == "}"))
-          set = j, ++sets;
-      if (sets != 1) return "";
-      from = set + 2;
-      for (to = from; to < t.size() && t[to].text != ";"; ++to) {
-      }
-    } else if (t[i + 1].text == "=") {
-      while (to < t.size() && t[to].text != ";" && t[to].text != ",") ++to;
-    } else if (constructed) {
-      int depth = 1;
-      for (to = from; to < t.size() && depth > 0; ++to) {
-        if (t[to].text == "(" || t[to].text == "{") ++depth;
-        if ((t[to].text == ")" || t[to].text == "}") && --depth == 0) break;
-      }
-    } else {
-      return "";
-    }
-    if (to >= t.size() || to == from) return "";
-    // Nothing may assign it after its declaration (b = ..., b.x = ..., b += ..., ++b, &b).
-    auto is = [&](std::size_t j, const char* what) { return j < t.size() && t[j].text == what; };
-    for (std::size_t j = to; j < t.size(); ++j) {
-      if (t[j].text != name) continue;
-      bool assigned = (is(j + 1, "=") && !is(j + 2, "=")) ||
-                      (is(j + 2, "=") && (is(j + 1, "+") || is(j + 1, "-") || is(j + 1, "*") || is(j + 1, "/"))) ||
-                      (is(j + 1, "+") && is(j + 2, "+")) || (is(j + 1, "-") && is(j + 2, "-")) ||
-                      (j >= 2 && ((is(j - 1, "+") && is(j - 2, "+")) || (is(j - 1, "-") && is(j - 2, "-")))) ||
-                      (j >= 1 && is(j - 1, "&")) || (is(j + 1, ".") && is(j + 3, "=") && !is(j + 4, "="));
-      if (assigned) return "";
-    }
-    const std::string value = cuda::normalise(text.substr(t[from].offset, t[to].offset - t[from].offset));
-    return constructed ? "dim3(" + value + ")" : value; // dim3 b(TPB, 1) reads as the dim3 it builds
-  }
-  return "";
-}
 
 void block_knobs(const std::map<std::string, std::string>& sources, const std::vector<Hot>& hot, Discovery& out,
                  std::map<std::string, std::string>& block_macro_of) {

@@ -21,6 +21,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace optimas::tune {
@@ -38,6 +39,12 @@ struct Discovery {
   std::vector<ConfigEcho> echoes;              // printed lines that report a knob (config_echo.hpp)
   bool empty() const { return settings.params.empty(); }
 };
+
+// What the variable `name` was last declared as before offset `at` of `text`, when that is one
+// initialiser (`int name = E;`, `dim3 name(E, ...);`, `dim3 name = dim3(E);`), or a bare
+// declaration set by one statement (`int name; ... name = E;`), and nothing else assigns it
+// before `at`; "" otherwise. The initialiser's text, whitespace-normalised.
+std::string variable_value(std::string_view text, std::size_t at, const std::string& name);
 
 // The knobs of `sources` (name -> text) for the hot kernels of `d`; `budget` is the stage's
 // (tune.budget), capped at k_discovered_budget.

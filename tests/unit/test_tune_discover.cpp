@@ -218,32 +218,39 @@ TEST(TuneDiscover, LinesThatPrintABlockKnobAreFoundWithTheKnob) {
 
 TEST(TuneDiscover, ConfigEchoesAreIntegersOfNamesMatchedAsWholeLines) {
   auto echoes = [](const std::string& call) {
-    return tune::config_echoes({{"m.cu", "void f() {\n  " + call + "\n}\n"}}, {"BLOCK_SIZE", "TPB"});
+    return tune::config_echoes({{"m.cu", "#define N 8\nvoid f() {\n  " + call + "\n}\n"}}, {"BLOCK_SIZE", "TPB"});
   };
-  // pathfinder's: one call continued by a backslash, four lines printed, values derived from the knob among them.
-  auto p = echoes("printf(\"pyramidHeight: %d\\ngridSize: [%d]\\nblockSize: %d\\nid:[%d]\\n\",\\\n  h, cols, "
-                  "BLOCK_SIZE, (cols - 2 * h) / BLOCK_SIZE);");
+  // pathfinder's: one call continued by a backslash, five lines. Dropped: the lines whose values
+  // come from the knob, directly or through variables computed from it; kept: the input's.
+  auto p = echoes("int small = BLOCK_SIZE - h * 2;\n  int grid = cols / small + 1;\n"
+                  "  printf(\"pyramidHeight: %d\\ngridSize: [%d]\\nblockSize: %d\\nblockGrid:[%d]\\n"
+                  "targetBlock:[%d]\\n\",\\\n  h, cols, BLOCK_SIZE, grid, small);");
   ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].knobs, (std::vector<std::string>{"BLOCK_SIZE"}));
   EXPECT_EQ(p[0].patterns,
-            (std::vector<std::string>{"^pyramidHeight:  *[-+]?[0-9]+ *$", "^gridSize: \\[ *[-+]?[0-9]+ *\\]$",
-                                      "^blockSize:  *[-+]?[0-9]+ *$"}))
-      << "id:[%d] has two letters of its own: too little to tell it from a result line";
-  // gaussian's: the knob twice, named once; fprintf to stdout counts, to stderr is not compared.
-  auto g = echoes(R"(fprintf(stdout, "WG %d X %d (%x)\n", TPB, TPB, 16);)");
+            (std::vector<std::string>{"^blockSize:  *[-+]?[0-9]+ *$", "^blockGrid:\\[ *[-+]?[0-9]+ *\\]$",
+                                      "^targetBlock:\\[ *[-+]?[0-9]+ *\\]$"}));
+  // gaussian's: the knob twice, named once, beside a macro and a number; fprintf to stdout
+  // counts, to stderr is not compared.
+  auto g = echoes(R"(fprintf(stdout, "WG %d X %d (%x, %d)\n", TPB, TPB, 16, N);)");
   ASSERT_EQ(g.size(), 1u);
   EXPECT_EQ(g[0].knobs, (std::vector<std::string>{"TPB"}));
-  EXPECT_EQ(g[0].patterns,
-            (std::vector<std::string>{"^WG  *[-+]?[0-9]+ * X  *[-+]?[0-9]+ * \\( *(0[xX])?[0-9a-fA-F]+ *\\)$"}));
+  EXPECT_EQ(g[0].patterns, (std::vector<std::string>{
+                               "^WG  *[-+]?[0-9]+ * X  *[-+]?[0-9]+ * \\( *(0[xX])?[0-9a-fA-F]+ *,  *[-+]?[0-9]+ *\\)$"}));
   EXPECT_TRUE(echoes(R"(fprintf(stderr, "WG %d\n", TPB);)").empty());
   // What could print a result is compared as it is: a float, a string, a call, an element, a
-  // member, a line without a value of its own, a format that is not one literal.
+  // member, a line without three letters of its own, a format that is not one literal, a value
+  // beside the knob's that comes from neither a knob nor a macro (errors), a line of no knob.
   for (const char* call :
        {R"(printf("block %d sum %f\n", TPB, sum);)", R"(printf("block %d %s\n", TPB, name);)",
         R"(printf("block %d errors %d\n", TPB, count(x));)", R"(printf("block %d got %d\n", TPB, out[0]);)",
         R"(printf("block %d got %d\n", TPB, r.errors);)", R"(printf("%d\n", TPB);)",
         R"(printf("block %d\n", TPB, extra);)", R"(printf(fmt, TPB);)", R"(printf("block %.3d\n", TPB);)",
-        R"(printf("block %d\n", N);)"})
+        R"(printf("block %d\n", N);)", R"(printf("block %d errors %d\n", TPB, errors);)"})
     EXPECT_TRUE(echoes(call).empty()) << call;
+  auto two = echoes(R"(printf("block %d\nseen %d\n", TPB, seen);)");
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(two[0].patterns, (std::vector<std::string>{"^block  *[-+]?[0-9]+ *$"})) << "the line of `seen` stays";
 }
 
 TEST(TuneDiscover, DroppedEchoLinesLeaveTheRestOfAnOutput) {
