@@ -207,9 +207,9 @@ void conclude_runs(const std::vector<ObservedRun>& runs, const std::vector<Print
   p.ignore = ignore_patterns(runs, p.kernel_time ? p.kernel_time->pattern : "", p.findings);
   if (std::any_of(p.ignore.begin(), p.ignore.end(), [](const IgnoreGuess& i) { return !i.active; }))
     p.todo.push_back("stdout varies between runs in lines that do not read as times (results of an input seeded "
-                     "from the clock?): byte-for-byte validation cannot compare them, and `optimas run` stops "
-                     "when it validates its first variant. Make the program deterministic (a fixed seed, or a seed argument), "
-                     "or, for a line that is no result, uncomment it under validate.ignore");
+                     "from the clock?): byte-for-byte validation cannot compare them, and `optimas run` stops when "
+                     "it validates its first variant. Make the program deterministic (a fixed seed, or a seed "
+                     "argument), or, for a line that is no result, uncomment it under validate.ignore");
   if (!files_compared)
     p.run.outputs_why = "none: the program wrote no file every run, so its stdout is the compared output (less "
                         "validate.ignore's lines)";

@@ -126,8 +126,7 @@ std::string write_yml(const Proposal& p, const std::string& header) {
       y += "  seed: " + param.name + "   # the program's seed: validation also runs fresh ones\n";
   if (!p.needs_gpu) y += "  needs_gpu: false                 # a host program: it runs where there is no GPU\n";
 
-  const bool any_active =
-      std::any_of(p.ignore.begin(), p.ignore.end(), [](const IgnoreGuess& i) { return i.active; });
+  const bool any_active = std::any_of(p.ignore.begin(), p.ignore.end(), [](const IgnoreGuess& i) { return i.active; });
   if (!p.ignore.empty()) {
     // Without an active line the whole block is a comment: an empty `ignore:` would not load.
     const std::string off = any_active ? "" : "# ";

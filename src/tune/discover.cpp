@@ -169,7 +169,6 @@ std::string square_side(std::string block) {
   return "";
 }
 
-
 void block_knobs(const std::map<std::string, std::string>& sources, const std::vector<Hot>& hot, Discovery& out,
                  std::map<std::string, std::string>& block_macro_of) {
   std::map<std::string, std::vector<Macro>> macros; // name -> definitions (one per file)

@@ -235,8 +235,9 @@ TEST(TuneDiscover, ConfigEchoesAreIntegersOfNamesMatchedAsWholeLines) {
   auto g = echoes(R"(fprintf(stdout, "WG %d X %d (%x, %d)\n", TPB, TPB, 16, N);)");
   ASSERT_EQ(g.size(), 1u);
   EXPECT_EQ(g[0].knobs, (std::vector<std::string>{"TPB"}));
-  EXPECT_EQ(g[0].patterns, (std::vector<std::string>{
-                               "^WG  *[-+]?[0-9]+ * X  *[-+]?[0-9]+ * \\( *(0[xX])?[0-9a-fA-F]+ *,  *[-+]?[0-9]+ *\\)$"}));
+  EXPECT_EQ(g[0].patterns,
+            (std::vector<std::string>{
+                "^WG  *[-+]?[0-9]+ * X  *[-+]?[0-9]+ * \\( *(0[xX])?[0-9a-fA-F]+ *,  *[-+]?[0-9]+ *\\)$"}));
   EXPECT_TRUE(echoes(R"(fprintf(stderr, "WG %d\n", TPB);)").empty());
   // What could print a result is compared as it is: a float, a string, a call, an element, a
   // member, a line without three letters of its own, a format that is not one literal, a value
