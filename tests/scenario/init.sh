@@ -58,6 +58,16 @@ json_check "$WORK/noisy.json" 'any("seeded from the clock" in t for t in d["todo
 grep -q "^# validate:$" "$WORK/noisy/optimas.yml" && grep -q "^    # - '^draw" "$WORK/noisy/optimas.yml" ||
   fail "the line is written as a comment to uncomment:"$'\n'"$(cat "$WORK/noisy/optimas.yml")"
 "$OPTIMAS" run --app "$WORK/noisy" --dry-run > /dev/null || fail "the file with the commented block does not load"
+# Beside a varying rate, which is ignored: the block is live, the result line a comment in it.
+mkdir "$WORK/noisy2"
+printf 'all:\n\tcp noisy.sh noisy && chmod +x noisy\n' > "$WORK/noisy2/Makefile"
+printf '#!/bin/sh\necho "answer 42"\necho "bandwidth $(od -An -N2 -tu2 /dev/urandom) GB/s"\necho "draw $(od -An -N4 -tu4 /dev/urandom)"\n' \
+  > "$WORK/noisy2/noisy.sh"
+(cd "$WORK/noisy2" && "$OPTIMAS" init --cpu --json -- ./noisy > "$WORK/noisy2.json") || fail "init on noisy2"
+json_check "$WORK/noisy2.json" 'd["ignore"] == [r"^bandwidth *[-+0-9.eE]+ GB\/s"] and d["ignore_todo"] == ["^draw *[-+0-9.eE]+"]' "noisy2: one ignored, one left"
+grep -q "^validate:$" "$WORK/noisy2/optimas.yml" && grep -q "^    - '^bandwidth" "$WORK/noisy2/optimas.yml" &&
+  grep -q "^    # - '^draw" "$WORK/noisy2/optimas.yml" || fail "noisy2: the block:"$'\n'"$(cat "$WORK/noisy2/optimas.yml")"
+"$OPTIMAS" run --app "$WORK/noisy2" --dry-run > /dev/null || fail "noisy2: the file does not load"
 
 # An existing file is the user's: left as it is without --force.
 echo "# mine" > "$WORK/noisy/optimas.yml"
