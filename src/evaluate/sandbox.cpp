@@ -149,24 +149,28 @@ bool search_line(std::string::const_iterator begin, std::string::const_iterator 
   return search_line(begin, end, re, unused);
 }
 
+// `text` less the lines (each with its newline, if any) that `drop` is true of.
+template <class Drop> std::string without_lines(const std::string& text, const Drop& drop) {
+  std::string kept;
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    end = end == std::string::npos ? text.size() : end + 1;
+    if (!drop(text.begin() + static_cast<long>(start), text.begin() + static_cast<long>(end)))
+      kept.append(text, start, end - start);
+    start = end;
+  }
+  return kept;
+}
+
 // A run's stdout as it is compared: less the lines that vary from run to run, the kernel time
 // and what validate.ignore names (bandwidths, elapsed times).
 std::string compared_stdout(const config::AppConfig& app, const std::string& out) {
   std::vector<std::regex> drop;
   if (!app.kernel_time.empty()) drop.push_back(util::compile_regex(app.kernel_time.pattern));
   for (const auto& re : app.validate.ignore) drop.push_back(util::compile_regex(re));
-  std::string kept;
-  for (std::size_t start = 0; start < out.size();) {
-    std::size_t end = out.find('\n', start);
-    end = end == std::string::npos ? out.size() : end + 1;
-    bool dropped = false;
-    for (const auto& re : drop)
-      dropped =
-          dropped || search_line(out.begin() + static_cast<long>(start), out.begin() + static_cast<long>(end), re);
-    if (!dropped) kept.append(out, start, end - start);
-    start = end;
-  }
-  return kept;
+  return without_lines(out, [&](auto begin, auto end) {
+    return std::any_of(drop.begin(), drop.end(), [&](const std::regex& re) { return search_line(begin, end, re); });
+  });
 }
 
 } // namespace
@@ -344,21 +348,12 @@ bool compares_stdout(const config::AppConfig& app) {
 void drop_whole_lines(const std::string& path, const std::vector<std::string>& patterns) {
   std::vector<std::regex> drop;
   for (const auto& p : patterns) drop.push_back(util::compile_regex(p));
-  const std::string text = util::read_file(path);
-  std::string kept;
-  for (std::size_t start = 0; start < text.size();) {
-    std::size_t end = text.find('\n', start);
-    end = end == std::string::npos ? text.size() : end + 1;
-    const std::size_t length = end - start - (text[end - 1] == '\n' ? 1 : 0);
-    const auto line = text.begin() + static_cast<long>(start);
-    bool dropped = false;
-    for (const auto& re : drop)
-      dropped =
-          dropped || (length <= k_max_searched_line && std::regex_match(line, line + static_cast<long>(length), re));
-    if (!dropped) kept.append(text, start, end - start);
-    start = end;
-  }
-  util::write_file(path, kept);
+  util::write_file(path, without_lines(util::read_file(path), [&](auto begin, auto end) {
+                     if (end > begin && *(end - 1) == '\n') --end;
+                     return static_cast<std::size_t>(end - begin) <= k_max_searched_line &&
+                            std::any_of(drop.begin(), drop.end(),
+                                        [&](const std::regex& re) { return std::regex_match(begin, end, re); });
+                   }));
 }
 
 std::string outputs_sha256(const Execution& e) {

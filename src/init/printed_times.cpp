@@ -1,5 +1,7 @@
 #include "init/printed_times.hpp"
 
+#include "util/regex.hpp"
+
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -67,16 +69,6 @@ double unit_ms(const std::string& unit) {
   return 0;
 }
 
-std::string regex_literal(const std::string& text) {
-  static const std::string special = R"(\^$.|?*+()[]{}/)";
-  std::string out;
-  for (char c : text) {
-    if (special.find(c) != std::string::npos) out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 std::vector<PrintedTime> printed_times_in_source(const std::string& file, const std::string& text) {
   static const std::regex call(R"((?:\bprintf|\bfprintf\s*\(\s*stdout\s*,)\s*\(?\s*"((?:[^"\\\n]|\\.)*)\")");
   static const std::regex conversion(R"(%[-+ #0]*[0-9]*(?:\.[0-9]+)?(?:l|L)?([fgeFGE]))");
@@ -102,7 +94,7 @@ std::vector<PrintedTime> printed_times_in_source(const std::string& file, const 
       PrintedTime t;
       t.label = label;
       t.unit = unit;
-      t.pattern = regex_literal(label) + k_figure + regex_literal(literal);
+      t.pattern = util::regex_literal(label) + k_figure + util::regex_literal(literal);
       t.where = fmt::format("{}:{}", file, line);
       classify(t);
       found.push_back(t);
@@ -131,7 +123,7 @@ std::vector<PrintedTime> printed_times_in_output(const std::string& stdout_text)
       t.unit = unit;
       t.value = std::strtod(it->str().c_str(), nullptr);
       std::string shape = line_shape(label);
-      t.pattern = shape.substr(1) + k_figure + regex_literal(literal);
+      t.pattern = shape.substr(1) + k_figure + util::regex_literal(literal);
       classify(t);
       found.push_back(t);
       break;
@@ -149,10 +141,10 @@ std::string line_shape(const std::string& line) {
     // Spaces before a number are its padding (%8d): their count varies with the number.
     std::string literal = line.substr(at, pos - at);
     std::size_t kept = literal.find_last_not_of(' ') + 1;
-    out += regex_literal(literal.substr(0, kept)) + (kept < literal.size() ? " *" : "") + "[-+0-9.eE]+";
+    out += util::regex_literal(literal.substr(0, kept)) + (kept < literal.size() ? " *" : "") + "[-+0-9.eE]+";
     at = pos + static_cast<std::size_t>(it->length(0));
   }
-  return out + regex_literal(line.substr(at));
+  return out + util::regex_literal(line.substr(at));
 }
 
 bool looks_like_timing(const std::string& line) {

@@ -22,9 +22,6 @@ struct PrintedTime {
 // Milliseconds per unit: ms 1, us 1e-3, ns 1e-6, s 1e3; 0 for an unknown unit.
 double unit_ms(const std::string& unit);
 
-// Escapes a literal for an ECMAScript regex.
-std::string regex_literal(const std::string& text);
-
 // The printf formats of `text` (a source file named `file`) that print a floating-point figure
 // labelled as a time or with a time unit.
 std::vector<PrintedTime> printed_times_in_source(const std::string& file, const std::string& text);

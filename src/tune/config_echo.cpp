@@ -3,6 +3,7 @@
 #include "cuda/macros.hpp"
 #include "cuda/source.hpp"
 #include "tune/discover.hpp"
+#include "util/regex.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -28,11 +29,6 @@ std::optional<std::string> unescape(std::string_view literal) {
   return out;
 }
 
-std::string regex_escape(char c) {
-  static const std::string special = R"(\^$.|?*+()[]{}-/)";
-  return special.find(c) != std::string::npos ? std::string("\\") + c : std::string(1, c);
-}
-
 // One line a format prints: its regex, the indices of its conversions, its letters.
 struct Line {
   std::string regex;
@@ -53,7 +49,7 @@ std::optional<std::pair<std::vector<Line>, std::size_t>> lines_of(const std::str
       continue;
     }
     if (c != '%') {
-      line.regex += regex_escape(c);
+      line.regex += util::regex_literal(std::string(1, c));
       line.letters += std::isalpha(static_cast<unsigned char>(c)) ? 1 : 0;
       continue;
     }

@@ -191,4 +191,14 @@ std::regex compile_regex(const std::string& pattern) {
   }
 }
 
+std::string regex_literal(const std::string& text) {
+  static const std::string special = R"(\^$.|?*+()[]{}/)";
+  std::string out;
+  for (char c : text) {
+    if (special.find(c) != std::string::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 } // namespace optimas::util

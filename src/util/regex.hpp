@@ -20,4 +20,7 @@ struct BadRegex : std::runtime_error {
 // The compiled pattern (ECMAScript grammar), or BadRegex saying what is wrong with it.
 std::regex compile_regex(const std::string& pattern);
 
+// `text` escaped to match itself in an ECMAScript regex.
+std::string regex_literal(const std::string& text);
+
 } // namespace optimas::util
