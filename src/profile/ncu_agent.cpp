@@ -11,6 +11,7 @@
 #include "util/log.hpp"
 #include "util/names.hpp"
 #include "util/process.hpp"
+#include "util/regex.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -62,16 +63,6 @@ namespace {
 
 // ncu output must not depend on the user's locale (thousands separators).
 const std::map<std::string, std::string> k_ncu_env = {{"LC_ALL", "C"}};
-
-std::string regex_escape(std::string_view s) {
-  static constexpr std::string_view k_special = R"(\^$.|?*+()[]{})";
-  std::string out;
-  for (char c : s) {
-    if (k_special.find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 nlohmann::json gpu_info() {
   nlohmann::json out = nlohmann::json::object();
@@ -256,7 +247,7 @@ std::vector<std::string> heavy_command(const NcuOptions& o, const std::string& r
   auto metrics = o.metrics.empty() ? default_metrics() : o.metrics;
   if (!metrics.empty()) cmd.insert(cmd.end(), {"--metrics", util::join(metrics, ",")});
   auto add_name = [](std::vector<std::string>& names, std::string_view kernel) {
-    std::string f = regex_escape(kernel_function_name(kernel));
+    std::string f = util::regex_literal(std::string(kernel_function_name(kernel)));
     if (std::find(names.begin(), names.end(), f) == names.end()) names.push_back(f);
   };
   if (!picks.empty() && o.launch_cap > 0) {
