@@ -1,6 +1,7 @@
 // The baseline: built once from a copy of the snapshot, then one run of each configuration that
 // validation or measurement will use. Its outputs' hashes are the reference the baseline itself
 // must reproduce later; baseline/baseline.json records them as they are taken.
+#include "evaluate/probe.hpp"
 #include "evaluate/snapshot.hpp"
 #include "loop/run_state.hpp"
 
@@ -142,6 +143,77 @@ void Loop::baseline() {
   warn_small_outputs();
   m_run["warnings"] = m_warnings;
   write_run("running");
+}
+
+// Validation that cannot fail proves nothing (evaluate/probe.hpp): the hot kernels (every kernel
+// of the sources when no profile named them) emptied in a copy, built, and run on the first
+// validation check's input. When the compared output is the baseline's, the run stops before any
+// variant is judged. Once per run: baseline.json's "probe" holds the result for a resume.
+void Loop::probe_validation() {
+  if (!m_execute) return;
+  const auto checks = evaluate::validation_checks(m_app, "");
+  if (checks.empty()) return;
+  const auto& check = checks.front();
+  const fs::path dir = m_dir / "baseline" / "probe";
+  json& rec = m_baseline["probe"];
+  if (!rec.is_object()) {
+    std::map<std::string, std::string> sources;
+    for (const auto& s : m_app.sources) sources[s] = util::read_file((m_dir / "snapshot" / s).string());
+    auto emptied = evaluate::empty_kernels(sources, hot_kernel_names(m_diagnostics));
+    rec = {{"config", check.config}, {"kernels", emptied.kernels}};
+    if (emptied.kernels.empty()) {
+      rec["result"] = "skipped: no hot kernel is defined in the sources";
+    } else {
+      say("probe", fmt::format("{} emptied; building", util::join(emptied.kernels, ", ")), false);
+      fs::create_directories(dir);
+      const fs::path src = m_dir / "work" / "probe-src", work = m_dir / "work" / "probe";
+      fs::remove_all(src);
+      for (const auto& [name, text] : emptied.sources) {
+        fs::create_directories((src / name).parent_path());
+        util::write_file((src / name).string(), text);
+      }
+      auto b = build_copy(src, work, dir / "build.log");
+      const auto stale = b.ok ? evaluate::stale_build(evaluate::build_fingerprint(m_app, work.string(), m_snapshot),
+                                                      m_baseline.value("fingerprint", ""), m_app.binary, false)
+                              : std::nullopt;
+      if (!b.ok) {
+        rec["result"] = "skipped: the probe does not build (" + b.result + ")";
+      } else if (stale) {
+        // Its output would be the baseline's for that reason alone; the variants' builds meet
+        // the same check (build_stale).
+        rec["result"] = "skipped: the probe's build is the baseline's (" + stale->reason + ")";
+      } else {
+        say("probe", "running " + check.label, false);
+        auto e = execute(work, check.input, util::path_in(work / "out", "probe.out"), dir / "run.log");
+        if (!e.ok) {
+          rec["result"] = "seen: the probe's run failed (" + e.failure + ")";
+        } else {
+          rec["output_sha256"] = evaluate::outputs_sha256(e);
+          const bool same =
+              rec["output_sha256"] == m_baseline["configs"][check.config].value("output_sha256", std::string("-"));
+          rec["result"] = same ? "blind" : "seen: the compared output changed";
+          // What the user compares with their baseline when told validation is blind.
+          for (std::size_t i = 0; same && i < e.outputs.size(); ++i)
+            fs::copy_file(e.outputs[i], dir / fmt::format("output-{}", i + 1), fs::copy_options::overwrite_existing);
+        }
+        evaluate::remove_outputs(e);
+      }
+      fs::remove_all(work);
+      fs::remove_all(src);
+      // work/building leads to the baseline's build again, as after the baseline was built.
+      std::error_code ec;
+      fs::remove(m_dir / "work" / "building", ec);
+      fs::create_directory_symlink("baseline", m_dir / "work" / "building", ec);
+    }
+    store::write_json_atomic((m_dir / "baseline" / "baseline.json").string(), m_baseline);
+    m_run["baseline"] = m_baseline;
+    write_run("running");
+  }
+  const std::string result = rec.value("result", "");
+  if (result == "blind")
+    throw Error(
+        evaluate::blind_validation(check.config, rec.value("kernels", std::vector<std::string>{}), dir.string()));
+  say("probe", result == "seen: the compared output changed" ? "validation sees the hot kernels' results" : result);
 }
 
 } // namespace optimas::loop

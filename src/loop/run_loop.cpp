@@ -433,8 +433,9 @@ RunResult Loop::run() {
     if (!m_app.tune.only) {
       step("profile_s", [&] { obtain_profile(); });
       step("analysis_s", [&] { analyze(); });
-      step("iterations_s", [&] { iterate(); });
     }
+    step("probe_s", [&] { probe_validation(); });
+    if (!m_app.tune.only) step("iterations_s", [&] { iterate(); });
     step("tune_s", [&] { tune_stage(); });
   } catch (const PendingError& e) {
     write_run("waiting");
@@ -489,6 +490,9 @@ json Loop::plan() {
   for (const auto& c : m_app.configs) commands[c.name] = m_app.command_for(c, "{output}");
   std::size_t measured = m_app.measure.configs.empty() ? m_app.configs.size() : m_app.measure.configs.size();
   if (execute) {
+    steps.push_back({{"step", "probe"},
+                     {"kernels", m_app.tune.only ? "every kernel of the sources" : "the hot kernels"},
+                     {"check", checks.empty() ? json(nullptr) : checks.front()}});
     steps.push_back(
         {{"step", "validate"}, {"checks", checks.size()}, {"tolerance", m_app.validate.tolerance}, {"labels", checks}});
     steps.push_back(

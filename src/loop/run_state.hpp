@@ -2,7 +2,8 @@
 // steps, in the order a run takes them, and the file of each:
 //   run_loop.cpp   open or resume the run, its settings, the source snapshot, the iterations and
 //                  the summary; plan() for --dry-run
-//   baseline.cpp   build the baseline from the snapshot and run each configuration once
+//   baseline.cpp   build the baseline from the snapshot and run each configuration once; probe
+//                  that validation sees the hot kernels' results (evaluate/probe.hpp)
 //   profiling.cpp  profile the baseline (or import a recorded profile), re-profile a variant
 //   attempt.cpp    one attempt: prompt, replies, proposal, build, validate, then measure
 //   measure.cpp    interleaved measured rounds and the acceptance rule's decision
@@ -136,6 +137,7 @@ private:
   void build_baseline(const path& work, const path& record);
   void run_baseline(const path& work, const path& record);
   void warn_small_outputs();
+  void probe_validation();
 
   // profiling.cpp
   UsageError cannot_profile() const; // neither --import nor a profiler to run

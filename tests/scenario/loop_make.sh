@@ -87,6 +87,9 @@ new_app elsewhere "s|^  command: make\$|  command: make -s -C $WORK/app stream \
 grep -q "make -s -C" "$WORK/elsewhere/optimas.yml" || fail "the build command was not changed"
 loop elsewhere "$WORK/elsewhere" "$OPTIMAS_SOURCE_DIR/tests/scenario/replies/make-app-honest.json" --runs 2 --warmup 0
 expect elsewhere i1a1 build_stale 'did not pick up the edits'
+# The validation probe's build is stale the same way: skipped, not taken for blind validation.
+json_check "$run_json" "d['baseline']['probe']['result'].startswith(\"skipped: the probe's build is the baseline's\")" \
+  "elsewhere: the probe should be skipped as stale: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["baseline"].get("probe"))' "$run_json")"
 [ ! -s "$RUNS/$id/iterations/1/attempt-1/measurements.jsonl" ] || fail "elsewhere: a stale build was measured"
 
 # --- A/A: the baseline against a second build of itself ------------------------------------

@@ -44,8 +44,8 @@ read -r word port < "$WORK/ready"
 cd "$WORK"
 # --dry-run shows the plan and creates nothing.
 "$OPTIMAS" run --app app --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" --runs-dir runs --dry-run --json > plan.json
-json_check plan.json '[s["step"] for s in d["steps"]] == ["baseline", "profile", "analyze", "optimize", "validate", "measure", "tune"] and d["steps"][6]["discover"].startswith("after the analysis") and d["steps"][6]["budget"] == 8'
-json_check plan.json 'd["steps"][4]["checks"] == 6 and "heldout" in d["steps"][4]["labels"]' "3 configs + 3 fresh seeds"
+json_check plan.json '[s["step"] for s in d["steps"]] == ["baseline", "profile", "analyze", "optimize", "probe", "validate", "measure", "tune"] and d["steps"][4]["kernels"] == "the hot kernels" and d["steps"][7]["discover"].startswith("after the analysis") and d["steps"][7]["budget"] == 8'
+json_check plan.json 'd["steps"][5]["checks"] == 6 and "heldout" in d["steps"][5]["labels"]' "3 configs + 3 fresh seeds"
 [ ! -e runs ] || fail "--dry-run created the run store"
 [ ! -e "$FAKE_NCU_LOG" ] || fail "--dry-run ran ncu"
 rc=0

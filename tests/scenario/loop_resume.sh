@@ -23,10 +23,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Program runs before the measurement: 3 baseline runs (one per config), 6 validation checks
-# (3 configs, 3 fresh seeds) of a variant and the baseline each, then one warm-up run of each.
-# The measured rounds follow; the run is stopped as the fifth timed sample starts.
-STOP_AT=$((3 + 6 * 2 + 2 + 4 + 1))
+# Program runs before the measurement: 3 baseline runs (one per config), the validation probe's
+# run, 6 validation checks (3 configs, 3 fresh seeds) of a variant and the baseline each, then
+# one warm-up run of each. The measured rounds follow; the run is stopped as the fifth timed
+# sample starts.
+STOP_AT=$((3 + 1 + 6 * 2 + 2 + 4 + 1))
 
 cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/app"
 sed -i -e "s|command: g++|command: echo built >> $WORK/builds.log \&\& g++|" \
@@ -131,8 +132,8 @@ after=$(wc -l < "$journal")
   fail "the samples taken before the kill changed:"$'\n'"$(cat "$WORK/journal.before")"$'\n'"---"$'\n'"$(cat "$journal")"
 
 [ "$(cat "$WORK/count")" = 1 ] || fail "the backend was asked $(cat "$WORK/count") times, expected once"
-[ "$(wc -l < "$WORK/builds.log")" -eq 2 ] ||
-  fail "expected 2 builds (baseline, variant), got $(wc -l < "$WORK/builds.log"):"$'\n'"$(cat "$WORK/resume.log")"
+[ "$(wc -l < "$WORK/builds.log")" -eq 3 ] ||
+  fail "expected 3 builds (baseline, probe, variant), got $(wc -l < "$WORK/builds.log"):"$'\n'"$(cat "$WORK/resume.log")"
 # What remained: the rest of the measurement (a warm-up of each and 6 samples) and the 10 runs
 # of the confirmation, nothing else.
 runs_after=$(($(cat "$WORK/invocations") - STOP_AT))
