@@ -47,7 +47,7 @@ Outcome unchanged_code(bool same_replies) {
 }
 
 Outcome duplicate_candidate(const std::string& twin, bool same_replies) {
-  std::string why = fmt::format("the edits give the same code as {}, an earlier candidate of this round; it was not "
+  std::string why = fmt::format("the edits give the same code as {}, an earlier variant of this run; it was not "
                                 "built or measured again",
                                 twin);
   return {"duplicate", why, !same_replies,

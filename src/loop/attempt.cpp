@@ -144,10 +144,16 @@ Proposal Loop::propose(Variant& v, const std::vector<std::string>& replies,
   return proposal;
 }
 
-// An earlier candidate of this round whose sources `sources` are (file name -> text), or "".
+// An earlier variant of the run (any round: a later round may propose again what an earlier one
+// measured, as the builtin did on digits' unchanged best) whose sources `sources` are (file name
+// -> text), or "". A variant that never built is not one: its twin may build after a fix.
 std::string Loop::same_code_as(const Variant& v, const std::map<std::string, std::string>& sources) const {
   for (const auto& x : m_variants) {
-    if (x.value("iteration", 0) != v.iteration || !x.contains("source")) continue;
+    if (x.value("key", "") == v.key || !x.contains("source")) continue;
+    const std::string status = x.value("status", "");
+    if (status == "build_failed" || status == "guardrail_rejected" || status == "invalid_reply" ||
+        status == "no_edits" || status == "duplicate" || status == "build_stale")
+      continue;
     const fs::path dir = m_dir / x.value("source", "");
     if (!fs::is_directory(dir)) continue;
     bool same = true;

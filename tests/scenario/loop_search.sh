@@ -95,4 +95,11 @@ rc=0
 "$OPTIMAS" run --app "$WORK/elsewhere" --runs-dir "$RUNS" --import "$D" --memory-file "$WORK/broken.jsonl" > /dev/null 2> "$WORK/broken.log" || rc=$?
 [ "$rc" -ne 0 ] && grep -q "broken.jsonl:1: a memory has no" "$WORK/broken.log" || fail "a broken corpus was not named (exit $rc): $(cat "$WORK/broken.log")"
 
-pass "two rounds of two candidates: the second candidate told of the first, round 2 told what round 1 measured, duplicates not measured, the honest edit accepted; a budget stops the search; the next run recalls the accepted edit, from the store and from an exported corpus"
+# A later round that proposes again what an earlier round measured (the builtin does, on a best
+# that did not change: digits on the H200, session 21) is a duplicate too, not measured twice.
+new_app again
+loop again "$WORK/again" "$R/slow.json" --rounds 2 --retries 0 --runs 3 --memory off
+expect again i2a1 duplicate 'same code as i1a1, an earlier variant of this run'
+json_check "$run_json" "[v['status'] for v in d['variants']] == ['rejected', 'duplicate']" "again: only i1a1 is measured"
+
+pass "two rounds of two candidates: the second candidate told of the first, round 2 told what round 1 measured, duplicates not measured, the honest edit accepted; a budget stops the search; the next run recalls the accepted edit, from the store and from an exported corpus; a later round's repeat is a duplicate"
