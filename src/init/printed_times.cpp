@@ -30,19 +30,26 @@ std::string unit_after(const std::string& after, std::string* literal) {
 }
 
 // A unit named in the label: "time (ms):", "elapsed_us=", "Time in msec", "[s]".
-std::string unit_in_label(const std::string& label) {
+// The units named in a line, each with where its match ends, in order: a label's unit is the
+// last one ending within it. One pass over the line, however many figures it holds.
+std::vector<std::pair<std::size_t, std::string>> units_in_line(const std::string& line) {
   static const std::regex unit(
       R"((?:[\[(]|_|\bin\s)(ms|msec|milliseconds|us|usec|microseconds|ns|nsec|s|sec|seconds)(?:[\])]|\b))",
       std::regex::icase);
-  std::smatch g;
-  std::string last;
-  for (auto it = std::sregex_iterator(label.begin(), label.end(), unit); it != std::sregex_iterator(); ++it)
-    last = util::to_lower((*it)[1].str());
-  if (last.empty()) return {};
-  if (last[0] == 'm') return "ms";
-  if (last[0] == 'u') return "us";
-  if (last[0] == 'n') return "ns";
-  return "s";
+  std::vector<std::pair<std::size_t, std::string>> found;
+  for (auto it = std::sregex_iterator(line.begin(), line.end(), unit); it != std::sregex_iterator(); ++it) {
+    std::string u = util::to_lower((*it)[1].str());
+    found.emplace_back(static_cast<std::size_t>(it->position(0) + it->length(0)), u[0] == 'm'   ? "ms"
+                                                                                  : u[0] == 'u' ? "us"
+                                                                                  : u[0] == 'n' ? "ns"
+                                                                                                : "s");
+  }
+  return found;
+}
+
+std::string unit_in_label(const std::string& label) {
+  auto units = units_in_line(label);
+  return units.empty() ? std::string() : units.back().second;
 }
 
 void classify(PrintedTime& t) {
@@ -52,11 +59,18 @@ void classify(PrintedTime& t) {
   t.kernel_word = util::contains(l, "kernel") || util::contains(l, "gpu") || util::contains(l, "device");
 }
 
+// Where the first time word of `text` ends (npos: none): a label holds one when it is no
+// shorter than that.
+std::size_t time_word_end(const std::string& text) {
+  std::string l = util::to_lower(text);
+  std::size_t end = std::string::npos;
+  for (const std::string w : {"time", "elapsed", "duration", "took", "latency"})
+    if (auto at = l.find(w); at != std::string::npos) end = std::min(end, at + w.size());
+  return end;
+}
+
 bool time_words(const std::string& label) {
-  std::string l = util::to_lower(label);
-  for (const char* w : {"time", "elapsed", "duration", "took", "latency"})
-    if (util::contains(l, w)) return true;
-  return false;
+  return time_word_end(label) != std::string::npos;
 }
 
 } // namespace
@@ -109,14 +123,30 @@ std::vector<PrintedTime> printed_times_in_output(const std::string& stdout_text)
   for (auto view : util::split(stdout_text, '\n')) {
     std::string line(view);
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    // Worked out once a line, not once a figure: a printed matrix row holds hundreds of figures.
+    const std::size_t time_word = time_word_end(line);
+    std::vector<std::pair<std::size_t, std::string>> units;
+    bool units_read = false;
     for (std::sregex_iterator it(line.begin(), line.end(), number), end; it != end; ++it) {
-      std::string label = line.substr(0, static_cast<std::size_t>(it->position(0)));
+      const auto at = static_cast<std::size_t>(it->position(0));
       // A number glued to a word ("sm_90", "x2") is part of that word.
-      if (!label.empty() && (std::isalnum(static_cast<unsigned char>(label.back())) || label.back() == '_')) continue;
-      std::string literal;
-      std::string unit = unit_after(line.substr(static_cast<std::size_t>(it->position(0) + it->length(0))), &literal);
-      if (unit.empty()) unit = unit_in_label(label);
-      if (unit.empty() || !(time_words(label) || !literal.empty())) continue;
+      if (at > 0 && (std::isalnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_')) continue;
+      std::string literal, unit;
+      // " milliseconds" and a word boundary: a unit after a figure is within its next 16 characters,
+      // and starts with a letter (µ's first byte is not ASCII).
+      const std::size_t after = at + static_cast<std::size_t>(it->length(0));
+      auto byte = [&](std::size_t i) { return i < line.size() ? static_cast<unsigned char>(line[i]) : 0; };
+      const std::size_t first = std::isspace(byte(after)) ? after + 1 : after;
+      if (std::isalpha(byte(first)) || byte(first) >= 0x80) unit = unit_after(line.substr(after, 16), &literal);
+      const bool timed = time_word <= at;
+      if (!timed && literal.empty()) continue;
+      if (unit.empty()) {
+        if (!units_read) units = units_in_line(line), units_read = true;
+        for (const auto& [ends, u] : units)
+          if (ends <= at) unit = u;
+      }
+      if (unit.empty()) continue;
+      std::string label = line.substr(0, at);
       // The label up to the figure, its numbers generalised (an iteration count in it varies).
       PrintedTime t;
       t.label = label;

@@ -244,6 +244,25 @@ TEST(InitPrinted, LinesOfARun) {
   EXPECT_EQ(line_shape("sum = -1.5e3 (x2)"), R"(^sum = *[-+0-9.eE]+ \(x[-+0-9.eE]+\))");
 }
 
+// A program that prints its results (Rodinia's gaussian, verbose: matrices of 512 figures a
+// line) holds figures that are no times, and a time after them is still found.
+TEST(InitPrinted, LongLinesOfFigures) {
+  std::string row;
+  for (int j = 0; j < 512; ++j) row += fmt::format("{:8.2f} ", j * 0.25);
+  auto found = printed_times_in_output(row + "\n" + row + "took 3.5\tms\n" + row + "(us) \n" + "Time in s: " + row +
+                                       "\nelapsed " + row + "\n");
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_DOUBLE_EQ(found[0].value, 3.5);
+  EXPECT_EQ(found[0].unit, "ms");
+  EXPECT_TRUE(found[0].pattern.size() > 512 * 10 &&
+              found[0].pattern.find("took ([0-9.eE+-]+)\tms") != std::string::npos)
+      << found[0].pattern.substr(found[0].pattern.size() - 40);
+  // A unit in the label, and a time word: its first figure, with the label's unit.
+  EXPECT_EQ(found[1].unit, "s");
+  EXPECT_DOUBLE_EQ(found[1].value, 0);
+  EXPECT_EQ(found[1].label, "Time in s:     "); // %8.2f pads the figure
+}
+
 TEST(InitObserve, TimingLinesAreIgnoredAndAVaryingResultIsLeftToTheUser) {
   std::vector<ObservedRun> runs(3);
   for (int k = 0; k < 3; ++k)
