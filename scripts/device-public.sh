@@ -97,14 +97,16 @@ on_gpu() {
       run_dir=$(ls -td "$W/runs-$gpu"/*-*-*-*-*/ 2>/dev/null | head -1)
       left=$(( DEADLINE - $(date +%s) - 15 ))
       # Where the best is a tuned point (tN), the tuning stage runs again under the fixed rule: the
-      # knob search is deterministic up to the measurements, so the point is measured afresh.
+      # knob search is deterministic up to the measurements, so the point is measured afresh, with
+      # --no-cache: the tuning stage's point cache would otherwise hand back the first run's
+      # figures (session 22: gaussian's "confirmation" repeated them to the last digit).
       tune=--no-tune
       python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if (r.get("best") or (r.get("tune") or {}).get("best") or "").startswith("t") else 1)' \
         "$R/$name.json" 2>/dev/null && tune=
       if [ "$rc" -eq 0 ] && [ -d "$run_dir/profile" ] && [ "$left" -gt 60 ]; then
         # shellcheck disable=SC2086
         (cd "$dest" && timeout "$left" optimas run --app . --runs-dir "$W/runs-$gpu" --import "$run_dir/profile" \
-          --verdict fixed $tune --json) > "$R/$name.confirm.json" 2> "$R/$name.confirm.log"
+          --verdict fixed --no-cache $tune --json) > "$R/$name.confirm.json" 2> "$R/$name.confirm.log"
         echo "$name confirm $?" >> "$R/exits.txt"
       fi
     fi
