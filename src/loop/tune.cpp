@@ -89,7 +89,7 @@ json Loop::tune_context() const {
           {"configs", configs},
           {"measure",
            {ms.runs, ms.warmup, ms.timing, ms.configs, ms.confidence, ms.min_speedup, ms.confirm,
-            rule.corrected_significance(), !m_measure_sandbox.tracer.empty()}},
+            rule.corrected_significance(), !m_measure_sandbox.tracer.empty(), ms.verdict, ms.end_after_kernels}},
           {"validate", {vs.tolerance, vs.tolerance_value, vs.fresh_seeds, vs.configs, vs.ignore}},
           {"nvcc_append_flags", inherited_nvcc_flags()},
           {"machine", {{"host", host_name()}, {"gpu", m_app.needs_gpu ? evaluate::gpu_name() : ""}}}};

@@ -107,6 +107,10 @@ again_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"]
 ! ls "$RUNS/$again_id"/tune/*/measurements.jsonl 2>/dev/null | grep -q . || fail "again: a cached point was measured again"
 ! ls "$RUNS/$again_id"/tune/*/build.log 2>/dev/null | grep -q . || fail "again: a cached point was built again"
 [ -n "$(find "$WORK/cache/tune" -name '*.json')" ] || fail "the cache is not in --cache-dir/tune"
+# Under the other verdict rule (a confirmation's --verdict fixed), no figure comes from the cache.
+tune_run fixed --verdict fixed
+[ "$rc" -eq 0 ] || fail "fixed: exit $rc"$'\n'"$(tail -30 "$WORK/fixed.log")"
+[ "$(points "$json" 'any(x["cached"] for x in t["points"])')" = False ] || fail "fixed: a point judged by the other verdict rule came from the cache"
 
 # --- After the edit step: the variant's sources, against the variant --------------------------
 ADD='    // 256 dependent multiply-adds whose result nothing uses: t waits for them, unchanged.
