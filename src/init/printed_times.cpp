@@ -17,6 +17,11 @@ const char* const k_figure = "([0-9.eE+-]+)";
 
 // A unit word at the start of `after` (" us over 20 iterations" -> us), normalised.
 std::string unit_after(const std::string& after, std::string* literal) {
+  // The regex below, cheaply first: a unit starts with a letter (µ's first byte is not ASCII),
+  // after at most one space. Most figures of a printed result have none.
+  auto byte = [&](std::size_t i) { return i < after.size() ? static_cast<unsigned char>(after[i]) : 0; };
+  const std::size_t first = std::isspace(byte(0)) ? 1 : 0;
+  if (!std::isalpha(byte(first)) && byte(first) < 0x80) return {};
   static const std::regex unit(
       R"(^(\s?)(ms|msec|milliseconds?|us|usec|microseconds?|µs|ns|nsec|nanoseconds?|s|sec|secs|seconds?)\b)");
   std::smatch g;
@@ -131,13 +136,9 @@ std::vector<PrintedTime> printed_times_in_output(const std::string& stdout_text)
       const auto at = static_cast<std::size_t>(it->position(0));
       // A number glued to a word ("sm_90", "x2") is part of that word.
       if (at > 0 && (std::isalnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_')) continue;
-      std::string literal, unit;
-      // " milliseconds" and a word boundary: a unit after a figure is within its next 16 characters,
-      // and starts with a letter (µ's first byte is not ASCII).
-      const std::size_t after = at + static_cast<std::size_t>(it->length(0));
-      auto byte = [&](std::size_t i) { return i < line.size() ? static_cast<unsigned char>(line[i]) : 0; };
-      const std::size_t first = std::isspace(byte(after)) ? after + 1 : after;
-      if (std::isalpha(byte(first)) || byte(first) >= 0x80) unit = unit_after(line.substr(after, 16), &literal);
+      std::string literal;
+      // " milliseconds" and a word boundary: a unit after a figure is within its next 16 characters.
+      std::string unit = unit_after(line.substr(at + static_cast<std::size_t>(it->length(0)), 16), &literal);
       const bool timed = time_word <= at;
       if (!timed && literal.empty()) continue;
       if (unit.empty()) {
