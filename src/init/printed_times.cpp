@@ -181,9 +181,10 @@ std::string line_shape(const std::string& line) {
 bool looks_like_timing(const std::string& line) {
   if (!printed_times_in_output(line).empty()) return true;
   std::string l = util::to_lower(line);
-  // A rate as words too: cuda-samples' BlackScholes prints "Gigaoptions per second    : 354.75".
+  // A rate as words too: cuda-samples' BlackScholes prints "Gigaoptions per second    : 354.75",
+  // MonteCarloMultiGPU "Options per sec.: 1234.5" ("per sector" is no rate).
   for (const char* w : {"gb/s", "gbytes/s", "mb/s", "gflop", "tflop", "bandwidth", "throughput", "elapsed", "time",
-                        "per second", "per sec ", "/sec"})
+                        "per second", "per sec ", "per sec.", "per sec:", "/sec"})
     if (util::contains(l, w)) return true;
   return false;
 }
