@@ -145,6 +145,14 @@ void copy_tree(const std::string& from, const std::string& to) {
   scratch.keep();
 }
 
+void write_tree(const std::string& to, const std::map<std::string, std::string>& files) {
+  for (const auto& [rel, text] : files) {
+    const fs::path target = fs::path(to) / rel;
+    fs::create_directories(target.parent_path());
+    util::write_file(target.string(), text);
+  }
+}
+
 ScratchFolder::~ScratchFolder() {
   if (m_keep) return;
   std::error_code ec; // a destructor may run while an exception unwinds: it must not throw

@@ -34,6 +34,10 @@ Snapshot snapshot_application(const config::AppConfig& app, const std::string& t
 // failure `to` is removed, so no half copy is left behind, and the Error says why.
 void copy_tree(const std::string& from, const std::string& to);
 
+// Writes `files` (path relative to `to` -> text) under `to`, making folders as needed: a
+// variant's or the probe's sources over a scratch copy.
+void write_tree(const std::string& to, const std::map<std::string, std::string>& files);
+
 // A folder removed when this goes out of scope, unless kept: a copy that fails half-way (a full
 // disk) leaves nothing behind to keep the disk full or to be taken for a complete copy.
 class ScratchFolder {

@@ -238,11 +238,9 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
     edited = proposal->application.result;
   }
 
-  fs::path src = v.dir / "src";
-  for (const auto& s : m_app.sources) {
-    fs::create_directories((src / s).parent_path());
-    util::write_file((src / s).string(), edited.at(fs::path(s).filename().string()));
-  }
+  std::map<std::string, std::string> files; // edited is by file name, the variant's folder by path
+  for (const auto& s : m_app.sources) files[s] = edited.at(fs::path(s).filename().string());
+  evaluate::write_tree((v.dir / "src").string(), files);
   auto built = std::chrono::steady_clock::now();
   auto build_outcome = build_variant(v, result, replies_text);
   result["times"]["build_s"] = seconds_since(built);

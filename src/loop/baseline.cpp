@@ -168,10 +168,7 @@ void Loop::probe_validation() {
       fs::create_directories(dir);
       const fs::path src = m_dir / "work" / "probe-src", work = m_dir / "work" / "probe";
       fs::remove_all(src);
-      for (const auto& [name, text] : emptied.sources) {
-        fs::create_directories((src / name).parent_path());
-        util::write_file((src / name).string(), text);
-      }
+      evaluate::write_tree(src.string(), emptied.sources);
       auto b = build_copy(src, work, dir / "build.log");
       const auto stale = b.ok ? evaluate::stale_build(evaluate::build_fingerprint(m_app, work.string(), m_snapshot),
                                                       m_baseline.value("fingerprint", ""), m_app.binary, false)

@@ -142,19 +142,11 @@ json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index,
                  {"cached", false}};
   // The sources are the parent's (made tunable where knobs were found, which changes nothing
   // without the point's -D): the point differs only in what its build is told.
-  const fs::path src = v.dir / "src";
-  for (const auto& s : m_app.sources) {
-    fs::create_directories((src / s).parent_path());
-    auto edited = m_tune_edits.find(fs::path(s).lexically_normal().string());
-    util::write_file((src / s).string(),
-                     edited != m_tune_edits.end() ? edited->second : util::read_file((parent_sources() / s).string()));
-  }
   // A header the knob search made tunable goes over the snapshot's copy too.
-  for (const auto& [file, text] : m_tune_edits)
-    if (!fs::exists(src / file)) {
-      fs::create_directories((src / file).parent_path());
-      util::write_file((src / file).string(), text);
-    }
+  std::map<std::string, std::string> files = m_tune_edits;
+  for (const auto& s : m_app.sources)
+    files.emplace(fs::path(s).lexically_normal().string(), util::read_file((parent_sources() / s).string()));
+  evaluate::write_tree((v.dir / "src").string(), files);
   result["built"] = false;
   if (auto outcome = build_variant(v, result, "")) {
     result["status"] = outcome->status;

@@ -361,6 +361,13 @@ TEST(Sandbox, SnapshotLeavesOutBuildOutputs) {
   copy_tree(t.string(), (to.path() / "work").string());
   EXPECT_EQ(read_all((to.path() / "work/main.cu").string()), "__global__ void k() {}\n");
   EXPECT_TRUE(fs::exists(to.path() / "work/lib/vendor.a"));
+
+  // A variant's sources written over it: into folders that exist and folders that do not.
+  write_tree((to.path() / "work").string(),
+             {{"main.cu", "__global__ void k() { return; }\n"}, {"sub/k.cuh", "// new\n"}});
+  EXPECT_EQ(read_all((to.path() / "work/main.cu").string()), "__global__ void k() { return; }\n");
+  EXPECT_EQ(read_all((to.path() / "work/sub/k.cuh").string()), "// new\n");
+  EXPECT_TRUE(fs::exists(to.path() / "work/Makefile"));
 }
 
 // Two builds of one source by nvcc differ only in its temporary names; a build with the edits
