@@ -186,7 +186,7 @@ bool looks_like_timing(const std::string& line) {
   for (const char* w : {"gb/s", "gbytes/s", "mb/s", "gflop", "tflop", "bandwidth", "throughput", "elapsed", "time",
                         "per second", "per sec ", "per sec.", "per sec:", "/sec"})
     if (util::contains(l, w)) return true;
-  return false;
+  return util::trim(l).ends_with("per sec");
 }
 
 } // namespace optimas::init

@@ -244,6 +244,7 @@ TEST(InitPrinted, LinesOfARun) {
   EXPECT_TRUE(looks_like_timing("Gigaoptions per second    : 354.754908     "));
   EXPECT_TRUE(looks_like_timing("Sorted at 12.5 Mkeys/sec"));
   EXPECT_TRUE(looks_like_timing("Options per sec.: 51234.5"));
+  EXPECT_TRUE(looks_like_timing("51234.5 options per sec  "));
   EXPECT_FALSE(looks_like_timing("Options processed per call: 8000000"));
   EXPECT_FALSE(looks_like_timing("bytes per sector: 32"));
   EXPECT_EQ(line_shape("sum = -1.5e3 (x2)"), R"(^sum = *[-+0-9.eE]+ \(x[-+0-9.eE]+\))");
