@@ -9,7 +9,8 @@
 # transpose pathfinder nw; AA= for none) also get an A/A run (`--aa`), and every program whose run
 # accepted a variant gets a confirmation run (NAME.confirm.json, below). Per program: init's and
 # the run's output and exit codes go into $OUT/results.tgz, rewritten after each program so that
-# a call stopped at its limit keeps what finished; python3 scripts/builtin-table.py FOLDER reads the unpacked .json files.
+# a call stopped at its limit keeps what finished; python3 scripts/builtin-table.py FOLDER reads the unpacked .json files, and
+# python3 scripts/public-count.py FOLDER... counts over several calls.
 # With several GPUs the programs are spread over them, one at a time per GPU.
 #   PROGRAMS: paths under .scratch/pub (default: the list below), RUN_SECONDS (limit per program,
 #   default 300), TOTAL_SECONDS (default 570), RUN_ARGS (more arguments for optimas run).

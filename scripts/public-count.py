@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Issue #29's count from the unpacked results of scripts/device-public.sh, over several calls.
+
+    python3 scripts/public-count.py FOLDER [FOLDER ...]
+
+Each FOLDER holds a call's NAME.json (the run's summary), NAME.confirm.json and NAME.aa.json.
+A later folder's run of a program replaces an earlier one's, with its confirmation; an A/A run
+counts from whichever folder holds it. A program counts as run when its summary came back (a run
+stopped by its time limit leaves none). An accepted run is confirmed when its confirmation
+(fresh builds, the fixed rule) accepted the same best variant or point; a confirmation whose
+tuned points carry the first run's figures to the last digit came from the point cache and is
+no confirmation. The geomean is over the confirmed figures (the fixed rule's, all kernels).
+"""
+import json
+import math
+import os
+import sys
+
+
+def load(path):
+    try:
+        return json.load(open(path))
+    except (OSError, ValueError):
+        return None
+
+
+def best_of(run):
+    return run.get("best") or (run.get("tune") or {}).get("best")
+
+
+def point_figures(run):
+    return [p.get("speedup") for p in (run.get("tune") or {}).get("points", [])]
+
+
+def figure(run):
+    ci = run.get("ci") or [float("nan"), float("nan")]
+    return f'{run["speedup"]:.3f}x [{ci[0]:.3f}, {ci[1]:.3f}]'
+
+
+def main(folders):
+    runs, aa = {}, {}
+    for folder in folders:
+        for name in sorted(os.listdir(folder)):
+            if not name.endswith(".json") or name.count(".") > 2:
+                continue
+            program, _, kind = name[:-5].partition(".")
+            data = load(os.path.join(folder, name))
+            if data is None:
+                continue
+            if kind == "":
+                runs[program] = (folder, data, load(os.path.join(folder, program + ".confirm.json")))
+            elif kind == "aa":
+                aa[program] = data
+    rows, confirmed = [], []
+    for program in sorted(runs):
+        folder, run, confirm = runs[program]
+        outcome, best = run.get("outcome", "?"), best_of(run)
+        verdict, check = outcome, "-"
+        if outcome == "improved":
+            verdict = f"accepted {best}: {figure(run)}"
+            if confirm is None:
+                check = "pending"
+            elif point_figures(confirm) and point_figures(confirm) == point_figures(run):
+                check = "not fresh (the tuned points' figures are the first run's)"
+            elif confirm.get("outcome") == "improved" and best_of(confirm) == best:
+                check = f"confirmed {figure(confirm)}"
+                confirmed.append((program, confirm["speedup"]))
+            else:
+                check = f"NOT confirmed: {confirm.get('outcome', '?')}, best {best_of(confirm) or '-'}"
+        a = aa.get(program)
+        a_text = "-" if a is None else ("FALSE ACCEPT" if a.get("outcome") == "improved" else "not accepted")
+        rows.append(f"| {program} | {verdict} | {check} | {a_text} | {folder} |")
+    print("| program | verdict | confirmation | A/A | results |")
+    print("|---|---|---|---|---|")
+    print("\n".join(rows))
+    accepted = sum(1 for _, run, _ in runs.values() if run.get("outcome") == "improved")
+    geomean = math.exp(sum(math.log(s) for _, s in confirmed) / len(confirmed)) if confirmed else float("nan")
+    print()
+    print(f"{len(runs)} programs run, {accepted} accepted, {len(confirmed)} confirmed "
+          f"(geomean {geomean:.3f}x over the confirmed), A/A on {len(aa)} "
+          f"({sum(1 for a in aa.values() if a.get('outcome') == 'improved')} false accepts)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    main(sys.argv[1:])
