@@ -44,6 +44,8 @@ def main(folders):
             if not name.endswith(".json") or name.count(".") > 2:
                 continue
             program, _, kind = name[:-5].partition(".")
+            if kind not in ("", "aa"):  # a confirmation is read with its run, below
+                continue
             data = load(os.path.join(folder, name))
             if data is None:
                 continue
