@@ -307,7 +307,10 @@ RunPages export_pages(const std::string& ncu, const std::string& report, const s
     auto r = util::run_process(spec);
     bool empty = fs::exists(path) && fs::file_size(path) == 0;
     if (!r.ok() || empty) {
-      std::string why = r.ok() ? "it printed nothing" : r.describe() + ": " + std::string(util::trim(r.err));
+      // ncu prints its errors ("==ERROR== ...") on stdout, into the page's file.
+      std::string said(util::trim(r.err));
+      if (said.empty() && !empty) said = util::trim(log_tail(path, 600));
+      std::string why = r.ok() ? "it printed nothing" : r.describe() + ": " + said;
       if (p.required) throw Error(fmt::format("exporting the {} page of {} failed: {}", p.name, report, why));
       log::warn("{}: no {} page ({})", report, p.name, why);
       std::error_code ec;

@@ -2,7 +2,12 @@
 
 #include "util/strings.hpp"
 
+#include <cxxabi.h>
+
 #include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <memory>
 
 namespace optimas::profile {
 
@@ -100,6 +105,25 @@ std::string canonical(std::string_view s) {
 }
 
 } // namespace
+
+std::string demangle_static_kernel(std::string_view mangled) {
+  // "__nv_static_" N "__", then N characters (a hash, the file's name and another hash), then
+  // the kernel's own mangled name.
+  constexpr std::string_view prefix = "__nv_static_";
+  if (mangled.substr(0, prefix.size()) != prefix) return {};
+  std::string_view rest = mangled.substr(prefix.size());
+  std::size_t n = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), n);
+  if (ec != std::errc() || end == rest.data()) return {};
+  rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
+  if (rest.substr(0, 2) != "__" || rest.size() < 2 + n) return {};
+  std::string inner(rest.substr(2 + n));
+  if (inner.rfind("_Z", 0) != 0) return {};
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(inner.c_str(), nullptr, nullptr, &status),
+                                             std::free);
+  return status == 0 && out ? std::string(out.get()) : std::string();
+}
 
 std::string kernel_base_name(std::string_view demangled) {
   std::string_view s = util::trim(demangled);

@@ -115,6 +115,12 @@ struct Profile {
   std::vector<Run> runs;
 };
 
+// The readable name of a file-static kernel, whose symbol nvcc prefixes so that no other file's
+// kernel of the same name clashes with it: "__nv_static_52__e03210f2_30_quasirandomGenerator_
+// kernel_cu_71f57a80__Z26quasirandomGeneratorKernelPfjj" -> "quasirandomGeneratorKernel(float*,
+// unsigned int, unsigned int)". Empty for any other symbol, or one that does not demangle.
+std::string demangle_static_kernel(std::string_view mangled);
+
 // Strips the parameter list and a leading return type: "void rhs4<0, 1>(double *)" -> "rhs4<0, 1>".
 std::string kernel_base_name(std::string_view demangled);
 

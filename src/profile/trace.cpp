@@ -105,7 +105,12 @@ private:
       m_out.start_ns = m_out.start_ns == 0 ? start : std::min(m_out.start_ns, start);
     } else if (f[0] == "K" && f.size() == 4) {
       auto id = num<std::uint32_t>(f[1], "the name id");
-      if (!m_names.emplace(id, Name{std::string(f[2]), std::string(f[3]), kernel_base_name(f[3])}).second)
+      // The tracer's demangler (the host compiler's) leaves a file-static kernel's symbol as it is.
+      std::string demangled(f[3]);
+      if (demangled == f[2])
+        if (auto s = demangle_static_kernel(f[2]); !s.empty()) demangled = std::move(s);
+      std::string base = kernel_base_name(demangled);
+      if (!m_names.emplace(id, Name{std::string(f[2]), std::move(demangled), std::move(base)}).second)
         fail(fmt::format("name id {} is defined twice", id));
     } else if (f[0] == "L" && f.size() == k_launch_fields) {
       launch(f);

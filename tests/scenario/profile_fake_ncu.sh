@@ -84,6 +84,15 @@ grep -q 'simulated crash' "$WORK/prof2/crash/timing.log" || fail "the program's 
 expect_fail 1 'timed out after' -- \
   "$OPTIMAS" profile "$WORK/app" -i hang -o "$WORK/prof3" --timeout 2 --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu"
 
+# A hot kernel that ncu does not find under the name the timing pass gave it (session 24: a
+# file-static kernel's symbol): ncu profiles nothing and writes no report; the error says so.
+cp "$FAKE_NCU_DATA/timing/raw.csv" "$WORK/timing-raw.csv"
+sed -i 's/dloop(int, double \*)/ghost(int, double *)/' "$FAKE_NCU_DATA/timing/raw.csv"
+expect_fail 1 'default: ncu wrote no report in profiling round 1: no launch matched its kernel filter' -- \
+  "$OPTIMAS" profile "$WORK/app" -i default -o "$WORK/prof-ghost" --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu"
+grep -q 'No kernels were profiled' "$WORK/prof-ghost/default/ncu.r1.log" || fail "no ncu log kept for the empty round"
+cp "$WORK/timing-raw.csv" "$FAKE_NCU_DATA/timing/raw.csv"
+
 # run.command means what it means in a shell, under the profiler as in every other run: the
 # pipe and the `;` below reach /bin/sh, not the program as arguments.
 cp -r "$WORK/app" "$WORK/shell-app"

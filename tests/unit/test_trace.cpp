@@ -244,6 +244,26 @@ TEST(Trace, KernelKeysMatchTheTracersAndNcusSpelling) {
   EXPECT_NE(kernel_signature_key("k(int)"), kernel_signature_key("k(long)"));
 }
 
+// A file-static kernel: nvcc prefixes its symbol, which the host compiler's demangler (the
+// tracer's) leaves as it is; seen on cuda-samples' quasirandomGenerator (H200, session 24).
+TEST(Trace, AFileStaticKernelIsReadUnderItsOwnName) {
+  const std::string symbol = "__nv_static_52__e03210f2_30_quasirandomGenerator_kernel_cu_71f57a80__"
+                             "Z26quasirandomGeneratorKernelPfjj";
+  EXPECT_EQ(demangle_static_kernel(symbol), "quasirandomGeneratorKernel(float*, unsigned int, unsigned int)");
+  EXPECT_EQ(demangle_static_kernel("_Z26quasirandomGeneratorKernelPfjj"), "");    // not static
+  EXPECT_EQ(demangle_static_kernel("__nv_static_99__e03210f2_30_x__Z1kv"), "");    // length past the end
+  EXPECT_EQ(demangle_static_kernel("__nv_static_3__abc_notmangled"), "");          // no _Z after the prefix
+  EXPECT_EQ(demangle_static_kernel("__nv_static___Z1kv"), "");                     // no length
+  test::TempDir dir;
+  Trace t = read_trace(dir.file("trace-1.tsv", "# optimas-trace 1\nP\t1\t1000\nK\t0\t" + symbol + "\t" + symbol +
+                                                 "\nL\t0\t0\t1\t7\t64\t1\t1\t128\t1\t1\t0\t0\t32\t2000\t5000\nE\t1\t0\n"));
+  ASSERT_EQ(t.launches.size(), 1u);
+  EXPECT_EQ(t.launches[0].kernel, "quasirandomGeneratorKernel");
+  EXPECT_EQ(t.launches[0].mangled, symbol);
+  EXPECT_EQ(kernel_signature_key(t.launches[0].demangled),
+            kernel_signature_key("quasirandomGeneratorKernel(float *, unsigned int, unsigned int)"));
+}
+
 TEST(Trace, TracedLaunchesTakeNcusNames) {
   test::TempDir dir;
   Trace t = read_trace(dir.file("trace-1.tsv", k_trace));
