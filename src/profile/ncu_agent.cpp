@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -276,6 +277,11 @@ std::vector<std::string> heavy_command(const NcuOptions& o, const std::string& r
   return cmd;
 }
 
+double optional_export_limit(double timeout_s, double required_s) {
+  double limit = std::max(k_optional_export_floor_s, 10 * required_s);
+  return timeout_s > 0 ? std::min(timeout_s, limit) : limit;
+}
+
 RunPages export_pages(const std::string& ncu, const std::string& report, const std::string& dir,
                       const std::string& prefix, PageSet set, double timeout_s) {
   RunPages pages;
@@ -294,6 +300,11 @@ RunPages export_pages(const std::string& ncu, const std::string& report, const s
     wanted.push_back({&pages.source, "source", {"--page", "source", "--print-source", "cuda,sass"}, false});
     wanted.push_back({&pages.session, "session", {"--page", "session"}, false});
   }
+  // An optional page gets a limit of its own: ncu once stalled for minutes at the end of a source
+  // page it had all but written (cuda-samples' sortingNetworks, H200, session 24), where the
+  // required pages of the same report took a second. Without the page the round loses its
+  // PC samples; the run goes on.
+  double required_s = 0;
   for (auto& p : wanted) {
     std::string file = prefix + p.name + ".csv";
     std::string path = (fs::path(dir) / file).string();
@@ -302,9 +313,10 @@ RunPages export_pages(const std::string& ncu, const std::string& report, const s
     util::ProcessSpec spec;
     spec.argv = argv;
     spec.env = k_ncu_env;
-    spec.timeout_s = timeout_s;
+    spec.timeout_s = p.required ? timeout_s : optional_export_limit(timeout_s, required_s);
     spec.stdout_path = path;
     auto r = util::run_process(spec);
+    if (p.required) required_s += r.wall_s;
     bool empty = fs::exists(path) && fs::file_size(path) == 0;
     if (!r.ok() || empty) {
       // ncu prints its errors ("==ERROR== ...") on stdout, into the page's file.

@@ -49,11 +49,17 @@ std::vector<std::string> default_metrics();
 Profile profile_app(const config::AppConfig& app, const NcuOptions& options, const std::string& out_dir,
                     const std::function<void(const std::string&)>& progress);
 
+// The time an optional page (source, session) may take to export: ten times what the required
+// pages of the same report took, at least k_optional_export_floor_s, at most timeout_s (0: none).
+constexpr double k_optional_export_floor_s = 30;
+double optional_export_limit(double timeout_s, double required_s);
+
 // Which pages to export: the timing pass needs only its raw page.
 enum class PageSet { timing, all };
 
 // Exports the pages of an .ncu-rep into `dir` (files named <prefix>details.csv, ...) with
-// LC_ALL=C and base units. Optional pages ncu cannot produce for the report are left out.
+// LC_ALL=C and base units. Optional pages ncu cannot produce for the report, or does not
+// produce within optional_export_limit, are left out with a warning.
 RunPages export_pages(const std::string& ncu, const std::string& report, const std::string& dir,
                       const std::string& prefix, PageSet set, double timeout_s);
 

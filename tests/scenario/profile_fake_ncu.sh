@@ -93,6 +93,14 @@ expect_fail 1 'default: ncu wrote no report in profiling round 1: no launch matc
 grep -q 'No kernels were profiled' "$WORK/prof-ghost/default/ncu.r1.log" || fail "no ncu log kept for the empty round"
 cp "$WORK/timing-raw.csv" "$FAKE_NCU_DATA/timing/raw.csv"
 
+# An optional page whose export hangs (session 24: ncu stalled at the end of a source page) is
+# stopped at its own limit (--timeout here, below the 30 s floor); the profile goes on without it.
+FAKE_NCU_HANG_PAGE=source "$OPTIMAS" profile "$WORK/app" -i default -o "$WORK/prof-hang-page" --timeout 3 \
+  --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" > /dev/null 2> "$WORK/hang-page.txt" ||
+  fail "a hanging source export failed the profile: $(cat "$WORK/hang-page.txt")"
+grep -q 'no source page (timed out after' "$WORK/hang-page.txt" || fail "no warning: $(cat "$WORK/hang-page.txt")"
+json_check "$WORK/prof-hang-page/manifest.json" 'all(set(x["pages"]) == {"details", "raw", "session"} for x in d["runs"][0]["rounds"])'
+
 # run.command means what it means in a shell, under the profiler as in every other run: the
 # pipe and the `;` below reach /bin/sh, not the program as arguments.
 cp -r "$WORK/app" "$WORK/shell-app"

@@ -124,3 +124,10 @@ TEST(NcuAgent, HeavyPassAsksForTheMemoryAccessCounters) {
   cmd = heavy_command(o, "/p/report", {"k"}, {}, {"./app"});
   EXPECT_TRUE(has_pair(cmd, "--metrics", "dram__bytes.sum"));
 }
+
+TEST(NcuAgent, AnOptionalPageHasALimitOfItsOwn) {
+  EXPECT_DOUBLE_EQ(optional_export_limit(600, 0.5), k_optional_export_floor_s); // the floor
+  EXPECT_DOUBLE_EQ(optional_export_limit(600, 12), 120);                        // ten times the required pages
+  EXPECT_DOUBLE_EQ(optional_export_limit(60, 12), 60);                          // never past --timeout
+  EXPECT_DOUBLE_EQ(optional_export_limit(0, 12), 120);                          // 0: no --timeout
+}
