@@ -10,7 +10,9 @@
 # accepted a variant gets a confirmation run (NAME.confirm.json, below). Per program: init's and
 # the run's output and exit codes go into $OUT/results.tgz, rewritten after each program so that
 # a call stopped at its limit keeps what finished; python3 scripts/builtin-table.py FOLDER reads the unpacked .json files, and
-# python3 scripts/public-count.py FOLDER... counts over several calls.
+# python3 scripts/public-count.py FOLDER... counts over several calls. Copy each call's .json files,
+# exits.txt and device.log into docs/h200-public/DATE/: .scratch does not outlive a checkout
+# (sessions 20 to 23's were lost with theirs; their figures are in docs/h200-builtin.md).
 # With several GPUs the programs are spread over them, one at a time per GPU.
 #   PROGRAMS: paths under .scratch/pub (default: the list below), RUN_SECONDS (limit per program,
 #   default 300), TOTAL_SECONDS (default 570), RUN_ARGS (more arguments for optimas run).
@@ -97,17 +99,19 @@ on_gpu() {
       # screening runs are followed by as many fresh confirming ones.
       run_dir=$(ls -td "$W/runs-$gpu"/*-*-*-*-*/ 2>/dev/null | head -1)
       left=$(( DEADLINE - $(date +%s) - 15 ))
-      # Where the best is a tuned point (tN), the tuning stage runs again under the fixed rule: the
-      # knob search is deterministic up to the measurements, so the point is measured afresh, with
-      # --no-cache: the tuning stage's point cache would otherwise hand back the first run's
-      # figures (session 22: gaussian's "confirmation" repeated them to the last digit).
-      tune=--no-tune
-      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if (r.get("best") or (r.get("tune") or {}).get("best") or "").startswith("t") else 1)' \
-        "$R/$name.json" 2>/dev/null && tune=
+      # Where the best is a tuned point (tN), that point alone is measured again under the fixed
+      # rule (--tune-point), with --no-cache: the tuning stage's point cache would otherwise hand
+      # back the first run's figures (session 22: gaussian's "confirmation" repeated them to the
+      # last digit). Searching again cost pathfinder's confirmation 8 points (session 24).
+      tune=(--no-tune)
+      point=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); t=r.get("tune") or {}; b=r.get("best") or t.get("best") or ""
+print(next((p.get("point", "") for p in t.get("points", []) if b.startswith("t") and p.get("key") == b), ""))' \
+        "$R/$name.json" 2>/dev/null)
+      [ -n "$point" ] && tune=(--tune-point "$point")
       if [ "$rc" -eq 0 ] && [ -d "$run_dir/profile" ] && [ "$left" -gt 60 ]; then
         # shellcheck disable=SC2086
         (cd "$dest" && timeout "$left" optimas run --app . --runs-dir "$W/runs-$gpu" --import "$run_dir/profile" \
-          --verdict fixed --no-cache $tune --json) > "$R/$name.confirm.json" 2> "$R/$name.confirm.log"
+          --verdict fixed --no-cache "${tune[@]}" --json) > "$R/$name.confirm.json" 2> "$R/$name.confirm.log"
         echo "$name confirm $?" >> "$R/exits.txt"
       fi
     fi

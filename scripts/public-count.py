@@ -2,12 +2,14 @@
 """Issue #29's count from the unpacked results of scripts/device-public.sh, over several calls.
 
     python3 scripts/public-count.py FOLDER [FOLDER ...]
+    python3 scripts/public-count.py docs/h200-public/*/    (the results kept in the repository)
 
 Each FOLDER holds a call's NAME.json (the run's summary), NAME.confirm.json and NAME.aa.json.
 A later folder's run of a program replaces an earlier one's, with its confirmation; an A/A run
 counts from whichever folder holds it. A program counts as run when its summary came back (a run
 stopped by its time limit leaves none). An accepted run is confirmed when its confirmation
-(fresh builds, the fixed rule) accepted the same best variant or point; a confirmation whose
+(fresh builds, the fixed rule) accepted the same best variant or point (the same values; a tuned
+best is confirmed by --tune-point, that point alone); a confirmation whose
 tuned points carry the first run's figures to the last digit came from the point cache and is
 no confirmation. The geomean is over the confirmed figures (the fixed rule's, all kernels).
 """
@@ -26,6 +28,16 @@ def load(path):
 
 def best_of(run):
     return run.get("best") or (run.get("tune") or {}).get("best")
+
+
+def best_made(run):
+    """What the best is: a variant's key (its edits are deterministic), or a tuned point's values
+    (a confirmation by --tune-point measures that point alone, under a key of its own)."""
+    best = best_of(run)
+    for p in (run.get("tune") or {}).get("points", []):
+        if best and best.startswith("t") and p.get("key") == best:
+            return json.dumps(p.get("values"), sort_keys=True)
+    return best
 
 
 def point_figures(run):
@@ -64,7 +76,7 @@ def main(folders):
                 check = "pending"
             elif point_figures(confirm) and point_figures(confirm) == point_figures(run):
                 check = "not fresh (the tuned points' figures are the first run's)"
-            elif confirm.get("outcome") == "improved" and best_of(confirm) == best:
+            elif confirm.get("outcome") == "improved" and best_made(confirm) == best_made(run):
                 check = f"confirmed {figure(confirm)}"
                 confirmed.append((program, confirm["speedup"]))
             else:

@@ -246,6 +246,10 @@ std::vector<Option> make_table() {
      "min blocks per SM, -dlcm; docs/tuning.md)", "", Kind::flag, true, "", nullptr, {}},
     {"tune_only", "--tune-only", "Only the tuning stage: baseline, then the points of tune: (no profile, no edits)",
      "", Kind::flag, false, "", nullptr, {}},
+    {"tune_point", "--tune-point",
+     "Measure this one point of the tuning space alone, named as the run's progress and run.json's \"point\" name it "
+     "(\"BLOCK_SIZE=128 dlcm=-Xptxas -dlcm=ca\"): a point an earlier run found, measured afresh", "", Kind::text,
+     nullptr, "", nullptr, {}},
     {"tune_search", "--tune-search",
      "How to search the tuning space: auto (exhaustive up to 64 points, else nlopt), exhaustive, or nlopt (NLopt's "
      "Sbplx on the grid)", "", Kind::text, "auto", "tune.search", search, {}},

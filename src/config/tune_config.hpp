@@ -39,6 +39,7 @@ struct TuneSettings {
   bool enabled = default_of<bool>("tune");           // --no-tune: skip the stage
   bool only = default_of<bool>("tune_only");         // --tune-only: the stage alone, no edit step
   bool discover = default_of<bool>("tune_discover"); // without params: tune the knobs found in the sources
+  std::string point;                                 // --tune-point: that point alone (its label)
   int line = 0;                                      // of tune:, for messages
 
   bool empty() const { return params.empty(); }

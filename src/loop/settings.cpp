@@ -159,10 +159,12 @@ void apply_overrides(config::AppConfig& app, const Overrides& o) {
   if (o.contains("tune_only")) tune.only = o["tune_only"].get<bool>();
   if (o.contains("tune_discover")) tune.discover = o["tune_discover"].get<bool>();
   if (o.contains("tune_search")) tune.search = o["tune_search"].get<std::string>();
+  if (o.contains("tune_point")) tune.point = o["tune_point"].get<std::string>();
   if (o.contains("tune_budget")) tune.budget = o["tune_budget"].get<int>();
   if (tune.only && tune.empty())
     throw UsageError(fmt::format("--tune-only needs a tune: block (macros or flags to tune) in {}", app.path));
   if (tune.only && !tune.enabled) throw UsageError("--tune-only and --no-tune contradict each other");
+  if (!tune.point.empty() && !tune.enabled) throw UsageError("--tune-point and --no-tune contradict each other");
   for (const auto& [list, section] : {std::pair{&ms.configs, "measure"}, std::pair{&vs.configs, "validate"}})
     if (std::string why = config::unknown_config(app, *list, section); !why.empty()) throw UsageError(why);
 }

@@ -23,7 +23,7 @@ namespace optimas::loop {
 // (["k=v"]), diagnostics, scope, iterations, retries, runs, warmup, timing, measure_configs,
 // validate_configs, fresh_seeds, tolerance ("rel=1e-12"), import, ncu, tracer, full_profile,
 // execute, template, token_budget, cache_dir, no_cache, keep_work, aa, min_speedup, confirm,
-// work_dir, alpha, tune, tune_only, tune_search, tune_budget, campaign, cell, seed.
+// work_dir, alpha, tune, tune_only, tune_point, tune_search, tune_budget, campaign, cell, seed.
 using Overrides = nlohmann::json;
 
 // Applies the settings overrides to an application's configuration; UsageError on a bad value

@@ -50,6 +50,7 @@ std::string host_name() {
 // A point's line in run.json's tune.points; its whole record is tune/<key>/result.json.
 json point_summary(const json& r) {
   json s = {{"key", r.value("key", "")},
+            {"point", r.value("point", "")},
             {"values", r.value("values", json::object())},
             {"flags", r.value("flags", "")},
             {"built", r.value("built", false)},
@@ -65,6 +66,20 @@ json point_summary(const json& r) {
     s["ci"] = r["measurement"]["ci"];
   }
   return s;
+}
+
+// The allowed point --tune-point names (as Space::label writes it); none without the option. A
+// name that is no allowed point is a UsageError that shows how the points are named.
+std::optional<tune::Point> given_point(const tune::Space& space, const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  const auto& allowed = space.allowed_points();
+  for (const auto& p : allowed)
+    if (space.label(p) == name) return p;
+  std::vector<std::string> some;
+  for (std::size_t i = 0; i < allowed.size() && i < 4; ++i) some.push_back("\"" + space.label(allowed[i]) + "\"");
+  throw UsageError(fmt::format("--tune-point \"{}\" is not a point of the tuning space ({} allowed; they are named "
+                               "like {})",
+                               name, allowed.size(), util::join(some, ", ")));
 }
 
 } // namespace
@@ -258,6 +273,7 @@ config::TuneSettings Loop::discovered_knobs(json& rec, std::optional<tune::Point
   as_it_is = p;
   config::TuneSettings t = found.settings;
   t.search = m_app.tune.search; // --tune-search
+  t.point = m_app.tune.point;   // --tune-point
   t.line = 0;
   return t;
 }
@@ -286,14 +302,15 @@ void Loop::tune_stage() {
   if (allowed.empty())
     throw UsageError(fmt::format("{}:{}: no point of tune: satisfies its constraints", m_app.path, t.line));
   const auto method = tune::choose(t.search, allowed.size(), t.budget);
+  const std::optional<tune::Point> given = given_point(space, t.point);
   const std::string parent = m_best.empty() ? "baseline" : m_best;
   build_parent_if_gone();
   std::optional<tune::PointCache> cache;
   if (!m_settings.no_cache) cache.emplace(fs::path(m_settings.cache_dir) / "tune");
   json context = tune_context();
   for (const auto& [file, text] : m_tune_edits) context["tunable"][file] = util::sha256_hex(text);
-  const std::size_t most = std::min(allowed.size(), static_cast<std::size_t>(t.budget));
-  rec.update({{"method", tune::method_name(method)},
+  const std::size_t most = given ? 1 : std::min(allowed.size(), static_cast<std::size_t>(t.budget));
+  rec.update({{"method", given ? "point" : tune::method_name(method)},
               {"grid", t.grid_size()},
               {"allowed", allowed.size()},
               {"budget", t.budget},
@@ -301,8 +318,12 @@ void Loop::tune_stage() {
               {"cache", cache ? json(cache->dir().string()) : json(nullptr)},
               {"points", json::array()},
               {"best", nullptr}});
-  say("tune", fmt::format("{} search over {} allowed point(s) of {} (at most {} measured), on {}'s sources",
-                          tune::method_name(method), allowed.size(), t.grid_size(), most, parent));
+  if (given)
+    say("tune", fmt::format("the point {} alone (--tune-point), of {} allowed, on {}'s sources", t.point,
+                            allowed.size(), parent));
+  else
+    say("tune", fmt::format("{} search over {} allowed point(s) of {} (at most {} measured), on {}'s sources",
+                            tune::method_name(method), allowed.size(), t.grid_size(), most, parent));
   int index = 0;
   struct Spent {}; // --budget-minutes is spent: the search stops with what it measured
   auto objective = [&](const tune::Point& p) -> std::optional<double> {
@@ -324,7 +345,10 @@ void Loop::tune_stage() {
     return std::nullopt;
   };
   try {
-    tune::search(space, method, t.budget, objective);
+    if (given)
+      objective(*given);
+    else
+      tune::search(space, method, t.budget, objective);
   } catch (const Spent&) {
     rec["stopped"] = fmt::format("the budget of {:.1f} min is spent", *m_settings.budget_minutes);
     say("tune", rec["stopped"].get<std::string>() + fmt::format(" after {} point(s)", index));
@@ -361,6 +385,10 @@ json Loop::tune_plan() const {
   const auto& allowed = space.allowed_points();
   const auto method = tune::choose(t.search, allowed.size(), t.budget);
   json points = json::array();
+  if (auto given = given_point(space, t.point))
+    return {{"step", "tune"},       {"method", "point"},
+            {"grid", t.grid_size()}, {"allowed", allowed.size()},
+            {"env", "NVCC_APPEND_FLAGS, OPTIMAS_TUNE_FLAGS"}, {"points", {space.label(*given) + "  [" + space.flags(*given) + "]"}}};
   if (method == tune::Method::exhaustive)
     for (const auto& p : tune::exhaustive_order(space, t.budget))
       points.push_back(space.label(p) + "  [" + space.flags(p) + "]");

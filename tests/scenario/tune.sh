@@ -111,6 +111,18 @@ again_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"]
 tune_run fixed --verdict fixed
 [ "$rc" -eq 0 ] || fail "fixed: exit $rc"$'\n'"$(tail -30 "$WORK/fixed.log")"
 [ "$(points "$json" 'any(x["cached"] for x in t["points"])')" = False ] || fail "fixed: a point judged by the other verdict rule came from the cache"
+# --tune-point: the best point alone, measured afresh (how a confirmation re-measures a tuned
+# best without searching again); a name that is no point says how points are named.
+"$OPTIMAS" run --app "$WORK/lean" --runs-dir "$RUNS" --tune-only --tune-point "CHUNK=256 dlcm=none" --dry-run \
+  > "$WORK/dry-point.out" || fail "dry run with --tune-point: exit $?"
+[ "$(grep -c '^    point  ' "$WORK/dry-point.out")" -eq 1 ] && grep -q 'point  CHUNK=256 dlcm=none  \[-DCHUNK=256\]' "$WORK/dry-point.out" ||
+  fail "dry run with --tune-point: one point expected:"$'\n'"$(cat "$WORK/dry-point.out")"
+tune_run point --verdict fixed --no-cache --tune-point "CHUNK=256 dlcm=none"
+[ "$rc" -eq 0 ] || fail "point: exit $rc"$'\n'"$(tail -30 "$WORK/point.log")"
+[ "$(points "$json" 't["method"], len(t["points"]), t["best"], t["points"][0]["point"], t["points"][0]["cached"], t["points"][0]["accepted"]')" = \
+  "('point', 1, 't1', 'CHUNK=256 dlcm=none', False, True)" ] || fail "point: the one point, measured afresh and accepted: $(points "$json" 't')"
+expect_fail 2 '--tune-point "CHUNK=512 dlcm=none" is not a point of the tuning space \(10 allowed; they are named like "CHUNK=1 dlcm=none"' -- \
+  "$OPTIMAS" run --app "$WORK/lean" --runs-dir "$RUNS" --tune-only --tune-point "CHUNK=512 dlcm=none" --dry-run
 
 # --- After the edit step: the variant's sources, against the variant --------------------------
 ADD='    // 256 dependent multiply-adds whose result nothing uses: t waits for them, unchanged.
