@@ -116,7 +116,7 @@ std::string demangle_static_kernel(std::string_view mangled) {
   auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), n);
   if (ec != std::errc() || end == rest.data()) return {};
   rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
-  if (rest.substr(0, 2) != "__" || rest.size() < 2 + n) return {};
+  if (rest.substr(0, 2) != "__" || rest.size() - 2 < n) return {};
   std::string inner(rest.substr(2 + n));
   if (inner.rfind("_Z", 0) != 0) return {};
   int status = 0;

@@ -62,8 +62,18 @@ json_check "$RUNS/$id/snapshot.json" 'set(d["left_out"]) == {"main.o", "stream_k
 # Per-call microseconds: the run's kernel time is average x calls, in ms, and part of the wall time.
 json_check "$V/result.json" 'all(s["kernel_ms"] < 1000 * s["wall_s"] for s in d["measurement"]["configs"]["default"]["base"])' \
   "kernel times in ms below the wall time: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measurement"]["configs"]["default"]["base"])' "$V/result.json")"
-json_check "$V/result.json" 'd["measurement"]["timing"] == "kernel_time" and d["measurement"]["speedup"] >= 1.7' \
+# The verdict is the printed times' (their medians' ratio), well above the whole runs' ratio. The
+# triad's four dependent repetitions cost 1.27x to 1.33x of the loop on a 2-core CI machine (more
+# elsewhere): the size of the gain depends on the processor, so only its sign and source are fixed.
+json_check "$V/result.json" 'd["measurement"]["timing"] == "kernel_time" and d["measurement"]["speedup"] >= 1.15' \
   "the measured speedup of the triad: $(grep -o '"speedup": [0-9.]*' "$V/measurement.json" | head -1)"
+python3 - "$V/result.json" <<'PY' || fail "the verdict is not the printed times' ratio"
+import json, statistics, sys
+c = json.load(open(sys.argv[1]))["measurement"]["configs"]["default"]
+wall = statistics.median(s["wall_s"] for s in c["base"]) / statistics.median(s["wall_s"] for s in c["variant"])
+assert abs(c["speedup"] - c["base_ms"] / c["variant_ms"]) < 1e-9, c
+assert c["speedup"] > wall + 0.1, (c["speedup"], wall)
+PY
 json_check "$V/result.json" 'len(d["measurement"]["confirmation"]["fresh"]["base"]) == 10' "a confirmation round of 10 fresh runs"
 # What the variant cost, step by step: the confirmation timed on its own, inside measure's time,
 # and shown by runs show (issue #27's costs in the run record).
