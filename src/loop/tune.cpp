@@ -386,9 +386,12 @@ json Loop::tune_plan() const {
   const auto method = tune::choose(t.search, allowed.size(), t.budget);
   json points = json::array();
   if (auto given = given_point(space, t.point))
-    return {{"step", "tune"},       {"method", "point"},
-            {"grid", t.grid_size()}, {"allowed", allowed.size()},
-            {"env", "NVCC_APPEND_FLAGS, OPTIMAS_TUNE_FLAGS"}, {"points", {space.label(*given) + "  [" + space.flags(*given) + "]"}}};
+    return {{"step", "tune"},
+            {"method", "point"},
+            {"grid", t.grid_size()},
+            {"allowed", allowed.size()},
+            {"env", "NVCC_APPEND_FLAGS, OPTIMAS_TUNE_FLAGS"},
+            {"points", {space.label(*given) + "  [" + space.flags(*given) + "]"}}};
   if (method == tune::Method::exhaustive)
     for (const auto& p : tune::exhaustive_order(space, t.budget))
       points.push_back(space.label(p) + "  [" + space.flags(p) + "]");

@@ -49,9 +49,9 @@ util::ProcessResult run_round(const RoundContext& c, int k, const std::vector<st
   }
   // ncu exits 0 without a report when its filter matched no launch ("No kernels were profiled").
   if (!fs::exists(report + ".ncu-rep", ec))
-    throw Error(fmt::format("{}: ncu wrote no report in profiling round {}: no launch matched its kernel filter\n{}\n{}",
-                            c.run_dir.filename().string(), k, round["ncu_command"].get<std::string>(),
-                            log_tail(log_path)));
+    throw Error(
+        fmt::format("{}: ncu wrote no report in profiling round {}: no launch matched its kernel filter\n{}\n{}",
+                    c.run_dir.filename().string(), k, round["ncu_command"].get<std::string>(), log_tail(log_path)));
   RunPages pages =
       export_pages(o.ncu, report + ".ncu-rep", c.run_dir.string(), fmt::format("r{}_", k), PageSet::all, o.timeout_s);
   round["pages"] = nlohmann::json::object();

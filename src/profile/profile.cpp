@@ -120,8 +120,7 @@ std::string demangle_static_kernel(std::string_view mangled) {
   std::string inner(rest.substr(2 + n));
   if (inner.rfind("_Z", 0) != 0) return {};
   int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(inner.c_str(), nullptr, nullptr, &status),
-                                             std::free);
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(inner.c_str(), nullptr, nullptr, &status), std::free);
   return status == 0 && out ? std::string(out.get()) : std::string();
 }
 

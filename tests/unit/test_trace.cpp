@@ -250,15 +250,16 @@ TEST(Trace, AFileStaticKernelIsReadUnderItsOwnName) {
   const std::string symbol = "__nv_static_52__e03210f2_30_quasirandomGenerator_kernel_cu_71f57a80__"
                              "Z26quasirandomGeneratorKernelPfjj";
   EXPECT_EQ(demangle_static_kernel(symbol), "quasirandomGeneratorKernel(float*, unsigned int, unsigned int)");
-  EXPECT_EQ(demangle_static_kernel("_Z26quasirandomGeneratorKernelPfjj"), "");    // not static
-  EXPECT_EQ(demangle_static_kernel("__nv_static_99__e03210f2_30_x__Z1kv"), "");    // length past the end
-  EXPECT_EQ(demangle_static_kernel("__nv_static_3__abc_notmangled"), "");          // no _Z after the prefix
-  EXPECT_EQ(demangle_static_kernel("__nv_static___Z1kv"), "");                     // no length
+  EXPECT_EQ(demangle_static_kernel("_Z26quasirandomGeneratorKernelPfjj"), "");      // not static
+  EXPECT_EQ(demangle_static_kernel("__nv_static_99__e03210f2_30_x__Z1kv"), "");     // length past the end
+  EXPECT_EQ(demangle_static_kernel("__nv_static_3__abc_notmangled"), "");           // no _Z after the prefix
+  EXPECT_EQ(demangle_static_kernel("__nv_static___Z1kv"), "");                      // no length
   EXPECT_EQ(demangle_static_kernel("__nv_static_18446744073709551615___Z1kv"), ""); // a length past any name
   EXPECT_EQ(demangle_static_kernel("__nv_static_1"), "");                           // cut short
   test::TempDir dir;
-  Trace t = read_trace(dir.file("trace-1.tsv", "# optimas-trace 1\nP\t1\t1000\nK\t0\t" + symbol + "\t" + symbol +
-                                                 "\nL\t0\t0\t1\t7\t64\t1\t1\t128\t1\t1\t0\t0\t32\t2000\t5000\nE\t1\t0\n"));
+  Trace t =
+      read_trace(dir.file("trace-1.tsv", "# optimas-trace 1\nP\t1\t1000\nK\t0\t" + symbol + "\t" + symbol +
+                                             "\nL\t0\t0\t1\t7\t64\t1\t1\t128\t1\t1\t0\t0\t32\t2000\t5000\nE\t1\t0\n"));
   ASSERT_EQ(t.launches.size(), 1u);
   EXPECT_EQ(t.launches[0].kernel, "quasirandomGeneratorKernel");
   EXPECT_EQ(t.launches[0].mangled, symbol);
