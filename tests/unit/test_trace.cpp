@@ -250,6 +250,13 @@ TEST(Trace, AFileStaticKernelIsReadUnderItsOwnName) {
   const std::string symbol = "__nv_static_52__e03210f2_30_quasirandomGenerator_kernel_cu_71f57a80__"
                              "Z26quasirandomGeneratorKernelPfjj";
   EXPECT_EQ(demangle_static_kernel(symbol), "quasirandomGeneratorKernel(float*, unsigned int, unsigned int)");
+  // Symbols nvcc 13.0 wrote for a static template kernel in a namespace, and a kernel in an
+  // anonymous namespace (nvcc -cubin -rdc=true).
+  EXPECT_EQ(demangle_static_kernel("__nv_static_25__158e04f3_4_k_cu_a6473341__ZN2ns2tkILi3EEEvPf"),
+            "void ns::tk<3>(float*)");
+  EXPECT_EQ(demangle_static_kernel("__nv_static_25__158e04f3_4_k_cu_a6473341__ZN36_GLOBAL__N__158e04f3_4_k_cu_"
+                                   "a64733414anonEPi"),
+            "(anonymous namespace)::anon(int*)");
   EXPECT_EQ(demangle_static_kernel("_Z26quasirandomGeneratorKernelPfjj"), "");      // not static
   EXPECT_EQ(demangle_static_kernel("__nv_static_99__e03210f2_30_x__Z1kv"), "");     // length past the end
   EXPECT_EQ(demangle_static_kernel("__nv_static_3__abc_notmangled"), "");           // no _Z after the prefix
