@@ -68,6 +68,14 @@ json_check "$run_json" 'all(p["status"] == "build_stale" for p in d["tune"]["poi
 json_check "$run_json" 'any(p["accepted"] and p["values"]["CHUNK"] == 64 for p in d["tune"]["points"])' \
   "found: CHUNK 64 should be accepted: $(python3 -c 'import json,sys; print([(p["values"], p["status"], p["speedup"]) for p in json.load(open(sys.argv[1]))["tune"]["points"]])' "$run_json")"
 grep -q "best: t.*and the sources made tunable, in " "$log" || fail "found: the best point's sources not named"
+# The best point measured alone (how scripts/device-public.sh confirms a tuned best): the knobs are
+# found again, the point is named as run.json names it, and only it is built and measured.
+best_point=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["tune"]; print([p["point"] for p in t["points"] if p["key"] == t["best"]][0])' "$run_json")
+case $best_point in CHUNK=64\ *) ;; *) fail "found: the best point's name: $best_point" ;; esac
+loop point "$WORK/found" "$WORK/replies/none.json" --runs 8 --execute yes --verdict fixed --no-cache --tune-point "$best_point"
+[ "$rc" -eq 0 ] || fail "point: exit $rc"$'\n'"$(tail -30 "$log")"
+json_check "$run_json" "d['tune']['method'] == 'point' and [(p['point'], p['accepted'], p['cached']) for p in d['tune']['points']] == [('$best_point', True, False)]" \
+  "point: the one point, measured afresh and accepted: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tune"])' "$run_json")"
 
 # The block size in a header the source includes: the header is read, made tunable and given to
 # every point (over the snapshot's copy).
