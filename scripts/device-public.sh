@@ -131,8 +131,9 @@ print(next((p.get("point", "") for p in t.get("points", []) if b.startswith("t")
 for ((g = 0; g < gpus; g++)); do on_gpu "$g" & done
 wait
 # The results first (a program skipped for want of time is in exits.txt only from here), then the
-# run folders, whose archive once took the call past its limit (session 24: pathfinder's tuning
-# points and their CSV pages); RUNS_TGZ=no leaves them out.
+# run folders, whose archive most likely took a call past its limit (session 24: the call ended
+# at 600 s after its last program's end, its runs.tgz too large to come back, pathfinder's tuning
+# points and their CSV pages in it); RUNS_TGZ=no leaves them out.
 save
 [ "${RUNS_TGZ:-yes}" = no ] ||
   timeout 60 tar czf "$OUT/runs.tgz" --exclude='*.ncu-rep' --exclude='*.csv.gz' --exclude='work' \
