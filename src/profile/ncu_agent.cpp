@@ -277,6 +277,20 @@ std::vector<std::string> heavy_command(const NcuOptions& o, const std::string& r
   return cmd;
 }
 
+namespace {
+
+// The "==..." lines ncu printed at the head of a file it wrote to (its errors and warnings).
+std::string ncu_messages(const std::string& path) {
+  std::ifstream in(path);
+  std::string out;
+  int lines = 0;
+  for (std::string line; lines < 50 && std::getline(in, line); ++lines)
+    if (line.rfind("==", 0) == 0) out += (out.empty() ? "" : "\n") + line;
+  return out;
+}
+
+} // namespace
+
 double optional_export_limit(double timeout_s, double required_s) {
   double limit = std::max(k_optional_export_floor_s, 10 * required_s);
   return timeout_s > 0 ? std::min(timeout_s, limit) : limit;
@@ -319,9 +333,10 @@ RunPages export_pages(const std::string& ncu, const std::string& report, const s
     if (p.required) required_s += r.wall_s;
     bool empty = fs::exists(path) && fs::file_size(path) == 0;
     if (!r.ok() || empty) {
-      // ncu prints its errors ("==ERROR== ...") on stdout, into the page's file.
+      // ncu prints its errors ("==ERROR== ...") on stdout, into the page's file; a page cut short
+      // by its limit holds rows, not messages.
       std::string said(util::trim(r.err));
-      if (said.empty() && !empty) said = util::trim(log_tail(path, 600));
+      if (said.empty() && !empty && !r.timed_out) said = ncu_messages(path);
       std::string why = r.ok() ? "it printed nothing" : r.describe() + ": " + said;
       if (p.required) throw Error(fmt::format("exporting the {} page of {} failed: {}", p.name, report, why));
       log::warn("{}: no {} page ({})", report, p.name, why);

@@ -100,6 +100,13 @@ FAKE_NCU_HANG_PAGE=source "$OPTIMAS" profile "$WORK/app" -i default -o "$WORK/pr
   fail "a hanging source export failed the profile: $(cat "$WORK/hang-page.txt")"
 grep -q 'no source page (timed out after' "$WORK/hang-page.txt" || fail "no warning: $(cat "$WORK/hang-page.txt")"
 json_check "$WORK/prof-hang-page/manifest.json" 'all(set(x["pages"]) == {"details", "raw", "session"} for x in d["runs"][0]["rounds"])'
+# A page ncu cannot export: its error, printed on stdout as ncu prints it, is the warning's reason.
+mv "$FAKE_NCU_DATA/heavy/session.csv" "$WORK/session.csv"
+"$OPTIMAS" profile "$WORK/app" -i default -o "$WORK/prof-no-session" --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu" \
+  > /dev/null 2> "$WORK/no-session.txt" || fail "a missing session page failed the profile: $(cat "$WORK/no-session.txt")"
+grep -q 'no session page (exit code 1: ==ERROR== no session page in this report)' "$WORK/no-session.txt" ||
+  fail "the warning lacks ncu's reason: $(cat "$WORK/no-session.txt")"
+mv "$WORK/session.csv" "$FAKE_NCU_DATA/heavy/session.csv"
 
 # run.command means what it means in a shell, under the profiler as in every other run: the
 # pipe and the `;` below reach /bin/sh, not the program as arguments.
