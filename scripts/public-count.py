@@ -5,7 +5,7 @@
     python3 scripts/public-count.py docs/h200-public/*/    (the results kept in the repository)
 
 Each FOLDER holds a call's NAME.json (the run's summary), NAME.confirm.json and NAME.aa.json.
-A later folder's run of a program replaces an earlier one's, with its confirmation; an A/A run
+The folder whose name sorts later replaces an earlier one's run of a program, with its confirmation; an A/A run
 counts from whichever folder holds it. A program counts as run when its summary came back (a run
 stopped by its time limit leaves none). An accepted run is confirmed when its confirmation
 (fresh builds, the fixed rule) accepted the same best variant or point (the same values; a tuned
@@ -51,7 +51,9 @@ def figure(run):
 
 def main(folders):
     runs, aa = {}, {}
-    for folder in folders:
+    # In the order of their names, whatever order the shell's glob gave (a day's second session's
+    # DATE-s25 sorts before DATE/ there, as '-' comes before '/').
+    for folder in sorted(folders, key=os.path.normpath):
         for name in sorted(os.listdir(folder)):
             if not name.endswith(".json") or name.count(".") > 2:
                 continue
