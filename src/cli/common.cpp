@@ -72,6 +72,8 @@ void print_tune(const nlohmann::json& run) {
     std::cout << fmt::format("    {:<4} {:<40} {:<18} {:<24}{}\n", p.value("key", ""), p.value("flags", ""),
                              p.value("status", ""), speed, p.value("cached", false) ? " (cached)" : "");
   }
+  for (const auto& o : t.value("passed_over", nlohmann::json::array()))
+    std::cout << fmt::format("    {}: {}\n", o.value("point", ""), o.value("reason", ""));
   if (t.contains("stopped")) std::cout << "    stopped: " << t["stopped"].get<std::string>() << "\n";
   if (t.contains("best") && t["best"].is_string())
     std::cout << fmt::format("    best: {}\n", t["best"].get<std::string>());

@@ -12,6 +12,7 @@
 #include "tune/search.hpp"
 #include "util/error.hpp"
 #include "util/hash.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/strings.hpp"
 
@@ -80,6 +81,22 @@ std::optional<tune::Point> given_point(const tune::Space& space, const std::stri
   throw UsageError(fmt::format("--tune-point \"{}\" is not a point of the tuning space ({} allowed; they are named "
                                "like {})",
                                name, allowed.size(), util::join(some, ", ")));
+}
+
+// A point whose validation failed because its run did (a crash, a hang), not on its output.
+bool crashed_run(const json& r) {
+  if (r.value("status", "") != "validation_failed") return false;
+  const json& checks = util::member(util::member(r, "validation"), "checks");
+  if (!checks.is_array() || checks.empty()) return false;
+  const json& last = checks.back();
+  return !last.value("tampered", false) && last.value("detail", "").rfind("the variant failed: ", 0) == 0;
+}
+
+// Whether two points give a macro parameter different values (flags aside).
+bool differs_in_macros(const tune::Space& space, const tune::Point& a, const tune::Point& b) {
+  for (std::size_t d = 0; d < space.dimensions(); ++d)
+    if (space.settings().params[d].kind == config::TuneParam::Kind::macro && a[d] != b[d]) return true;
+  return false;
 }
 
 } // namespace
@@ -325,6 +342,7 @@ void Loop::tune_stage() {
     say("tune", fmt::format("{} search over {} allowed point(s) of {} (at most {} measured), on {}'s sources",
                             tune::method_name(method), allowed.size(), t.grid_size(), most, parent));
   int index = 0;
+  std::vector<std::pair<tune::Point, std::string>> crashed; // found knobs' points whose runs failed, with keys
   struct Spent {}; // --budget-minutes is spent: the search stops with what it measured
   auto objective = [&](const tune::Point& p) -> std::optional<double> {
     if (as_it_is && p == *as_it_is) return 1.0; // the parent's own values: nothing to build
@@ -342,13 +360,29 @@ void Loop::tune_stage() {
                                              : ""));
     if (s["status"] == "build_stale") return 1.0; // the parent's own build: its speed is the parent's
     if (s["speedup"].is_number()) return s["speedup"].get<double>();
+    if (discover && as_it_is && crashed_run(r) && differs_in_macros(space, p, *as_it_is))
+      crashed.push_back({p, s["key"].get<std::string>()});
     return std::nullopt;
+  };
+  // Found knobs' flags are -dlcm's cache policies, which do not make a block size that crashed
+  // the program work: a point whose macros are those of one that crashed is not built. A crash
+  // at the program's own macro values is the flag's, and passes nothing over.
+  auto known_bad = [&](const tune::Point& p) {
+    for (const auto& [bad, key] : crashed) {
+      if (differs_in_macros(space, p, bad)) continue;
+      const std::string why =
+          fmt::format("not built: {} crashed the program at {} with the same macro values", space.label(bad), key);
+      rec["passed_over"].push_back({{"point", space.label(p)}, {"reason", why}});
+      say("tune", fmt::format("{}: {}", space.label(p), why));
+      return true;
+    }
+    return false;
   };
   try {
     if (given)
       objective(*given);
     else
-      tune::search(space, method, t.budget, objective);
+      tune::search(space, method, t.budget, objective, known_bad);
   } catch (const Spent&) {
     rec["stopped"] = fmt::format("the budget of {:.1f} min is spent", *m_settings.budget_minutes);
     say("tune", rec["stopped"].get<std::string>() + fmt::format(" after {} point(s)", index));

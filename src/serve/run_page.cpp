@@ -203,6 +203,8 @@ std::string tune_section(const RunData& d, const PageOptions& o) {
     }
     s += "</table>\n";
   }
+  for (const auto& o : member(t, "passed_over"))
+    s += "<p>" + escape(member_string(o, "point")) + ": " + escape(member_string(o, "reason")) + "</p>\n";
   return s + "</section>\n";
 }
 

@@ -47,6 +47,7 @@ double distance2(const Space& space, const Point& a, const Point& b) {
 struct Walk {
   const Space& space;
   const Objective& objective;
+  const Known& known_bad;
   int budget;
   std::vector<std::size_t> free;          // the dimensions with more than one value: NLopt's variables
   Point fixed;                            // the grid point the other dimensions keep
@@ -64,10 +65,12 @@ struct Walk {
   }
 
   // NLopt minimises: a measured point gives minus its score, one that could not be measured
-  // 1 (worse than any speedup), one the constraints exclude 2 (never measured, not counted).
+  // (or is known to fail: not measured, not counted) 1 (worse than any speedup), one the
+  // constraints exclude 2 (never measured, not counted).
   double value(const Point& p) {
     if (auto it = seen.find(p); it != seen.end()) return it->second;
     if (!space.allowed(p)) return seen[p] = 2.0;
+    if (known_bad && known_bad(p)) return seen[p] = 1.0;
     auto score = objective(p);
     tried.push_back(p);
     return seen[p] = score ? -*score : 1.0;
@@ -137,16 +140,21 @@ Point start_point(const Space& space) {
   return *best;
 }
 
-std::vector<Point> search(const Space& space, Method method, int budget, const Objective& objective) {
+std::vector<Point> search(const Space& space, Method method, int budget, const Objective& objective,
+                          const Known& known_bad) {
   if (method == Method::exhaustive) {
+    // In grid order, as exhaustive_order lists them; a point known to fail leaves its place in
+    // the budget to the next one.
     std::vector<Point> tried;
-    for (const auto& p : exhaustive_order(space, budget)) {
+    for (const auto& p : space.allowed_points()) {
+      if (static_cast<int>(tried.size()) >= budget) break;
+      if (known_bad && known_bad(p)) continue;
       objective(p);
       tried.push_back(p);
     }
     return tried;
   }
-  Walk w{space, objective, budget, {}, start_point(space), {}, {}, nullptr};
+  Walk w{space, objective, known_bad, budget, {}, start_point(space), {}, {}, nullptr};
   if (w.fixed.empty()) return {};
   for (std::size_t d = 0; d < space.dimensions(); ++d)
     if (space.values(d) > 1) w.free.push_back(d);

@@ -34,8 +34,14 @@ std::vector<Point> exhaustive_order(const Space& space, int budget);
 // The allowed point nearest the middle of the grid: where NLopt starts.
 Point start_point(const Space& space);
 
-// Calls `objective` on at most `budget` distinct allowed points, never twice on one; returns
-// them in the order tried. `objective` may throw to stop the search (the exception passes on).
-std::vector<Point> search(const Space& space, Method method, int budget, const Objective& objective);
+// Whether a point is known to fail without being tried (what was measured says so): such a point
+// scores as one that could not be measured, costs no budget, and `objective` is not called on it.
+using Known = std::function<bool(const Point&)>;
+
+// Calls `objective` on at most `budget` distinct allowed points, never twice on one, passing over
+// the points `known_bad` names (asked at most once a point); returns the points tried, in order.
+// `objective` may throw to stop the search (the exception passes on).
+std::vector<Point> search(const Space& space, Method method, int budget, const Objective& objective,
+                          const Known& known_bad = {});
 
 } // namespace optimas::tune

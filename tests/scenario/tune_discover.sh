@@ -152,6 +152,35 @@ grep -q "main.cu:[0-9]* prints CHUNK (the program reporting its configuration): 
 json_check "$run_json" 'd["tune"]["discovered"]["echoes"][0]["knobs"] == ["CHUNK"] and any(p["accepted"] and p["values"]["CHUNK"] == 64 for p in d["tune"]["points"])' \
   "echo: CHUNK 64 should be accepted: $(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["tune"]; print(t["discovered"].get("echoes"), [(p["values"], p["status"], p["reason"]) for p in t["points"]])' "$run_json")"
 
+# A block size that crashes the program (CHUNK 64 aborts here, as mergeSort's SAMPLE_STRIDE 64 did
+# on the H200): once it has crashed, the points that differ from it only in -dlcm are not built,
+# and their places in the budget go to other points.
+cp -r "$WORK/found" "$WORK/crash"
+python3 - "$WORK/crash/main.cu" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+old = "int main("
+assert old in s
+s = s.replace(old, "#include <cstdlib>\nstatic const bool chunk_crashes = CHUNK == 64;\nint main(", 1)
+at = s.index("{", s.index("int main(")) + 1
+s = s[:at] + "\n  if (chunk_crashes) std::abort();" + s[at:]
+open(p, "w").write(s)
+PY
+loop crash "$WORK/crash" "$WORK/replies/none.json" --runs 8 --tune-search exhaustive --execute yes
+[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "crash: exit $rc"$'\n'"$(tail -30 "$log")"
+json_check "$run_json" 'any(p["values"]["CHUNK"] == 64 and p["status"] == "validation_failed" for p in d["tune"]["points"])' \
+  "crash: CHUNK 64 should have crashed: $(python3 -c 'import json,sys; print([(p["point"], p["status"]) for p in json.load(open(sys.argv[1]))["tune"]["points"]])' "$run_json")"
+json_check "$run_json" 'len(d["tune"].get("passed_over", [])) >= 2 and all(o["point"].startswith("CHUNK=64 ") and "dlcm=none" not in o["point"] for o in d["tune"]["passed_over"])' \
+  "crash: CHUNK 64's -dlcm siblings should be passed over: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tune"].get("passed_over"))' "$run_json")"
+json_check "$run_json" 'not any(p["values"]["CHUNK"] == 64 and p["values"]["dlcm"] != "" for p in d["tune"]["points"]) and len(d["tune"]["points"]) == 7' \
+  "crash: no sibling built, the budget spent on others: $(python3 -c 'import json,sys; print([(p["point"], p["status"]) for p in json.load(open(sys.argv[1]))["tune"]["points"]])' "$run_json")"
+grep -q "tune: CHUNK=64 .*: not built: CHUNK=64 .* crashed the program at t[0-9]* with the same macro values" "$log" ||
+  fail "crash: the passed-over point not said:"$'\n'"$(grep tune "$log")"
+"$OPTIMAS" runs show "$id" --runs-dir "$RUNS" > "$WORK/crash-show.txt" || fail "crash: runs show: $(cat "$WORK/crash-show.txt")"
+grep -q "^    CHUNK=64 .*dlcm=-Xptxas -dlcm=cg: not built: CHUNK=64 " "$WORK/crash-show.txt" ||
+  fail "crash: runs show does not list the passed-over points:"$'\n'"$(cat "$WORK/crash-show.txt")"
+
 # --budget-minutes ends the stage too, keeping what was measured (here: nothing, it is spent at once).
 loop spent "$WORK/found" "$WORK/replies/none.json" --runs 2 --tune-search exhaustive --execute yes --budget-minutes 0.0001
 json_check "$run_json" 'd["tune"]["stopped"].startswith("the budget of") and d["tune"]["points"] == [] and len(d["tune"]["discovered"]["knobs"]) == 3' \

@@ -220,26 +220,29 @@ TEST(ServeRunPageTune, KnobsFoundAndEveryPoint) {
 
   const auto path = dir.path() / test::k_run_id / "run.json";
   auto run = nlohmann::json::parse(test::read_all(path.string()));
-  run["tune"] = {{"discovered",
-                  {{"knobs", {"TPB (main.cu:172, 64 128 256 512 1024): the block size of k <1>"}},
-                   {"passed", {"main.cu:9: other is launched with a literal block size (128)"}},
-                   {"edited", {"main.cu"}}}},
-                 {"method", "exhaustive"},
-                 {"grid", 5},
-                 {"allowed", 5},
-                 {"budget", 8},
-                 {"parent", "baseline"},
-                 {"best", "t2"},
-                 {"stopped", "the budget of 1.0 min is spent"},
-                 {"points",
-                  {{{"key", "t1"}, {"flags", "-DTPB=64"}, {"status", "rejected"}, {"speedup", 0.9}, {"ci", {0.8, 1.0}}},
-                   {{"key", "t2"},
-                    {"flags", "-DTPB=128"},
-                    {"status", "accepted"},
-                    {"speedup", 1.25},
-                    {"ci", {1.2, 1.3}},
-                    {"cached", true}},
-                   {{"key", "t3"}, {"flags", "-DTPB=512"}, {"status", "build_stale"}, {"speedup", nullptr}}}}};
+  run["tune"] = {
+      {"discovered",
+       {{"knobs", {"TPB (main.cu:172, 64 128 256 512 1024): the block size of k <1>"}},
+        {"passed", {"main.cu:9: other is launched with a literal block size (128)"}},
+        {"edited", {"main.cu"}}}},
+      {"method", "exhaustive"},
+      {"grid", 5},
+      {"allowed", 5},
+      {"budget", 8},
+      {"parent", "baseline"},
+      {"best", "t2"},
+      {"stopped", "the budget of 1.0 min is spent"},
+      {"points",
+       {{{"key", "t1"}, {"flags", "-DTPB=64"}, {"status", "rejected"}, {"speedup", 0.9}, {"ci", {0.8, 1.0}}},
+        {{"key", "t2"},
+         {"flags", "-DTPB=128"},
+         {"status", "accepted"},
+         {"speedup", 1.25},
+         {"ci", {1.2, 1.3}},
+         {"cached", true}},
+        {{"key", "t3"}, {"flags", "-DTPB=512"}, {"status", "build_stale"}, {"speedup", nullptr}}}},
+      {"passed_over",
+       {{{"point", "TPB=64 dlcm=<ca>"}, {"reason", "not built: TPB=64 dlcm=none crashed the program at t1"}}}}};
   std::ofstream(path) << run.dump();
   std::string html = serve::run_page(serve::load_run_data(st, test::k_run_id));
   auto at = [&](const std::string& text) { return html.find(text); };
@@ -255,4 +258,6 @@ TEST(ServeRunPageTune, KnobsFoundAndEveryPoint) {
             std::string::npos)
       << html.substr(at("id=\"tune\""));
   EXPECT_NE(at("<code>-DTPB=512</code></td><td>build_stale</td><td></td>"), std::string::npos);
+  EXPECT_NE(at("<p>TPB=64 dlcm=&lt;ca&gt;: not built: TPB=64 dlcm=none crashed the program at t1</p>"),
+            std::string::npos);
 }

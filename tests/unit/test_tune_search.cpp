@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 
 using namespace optimas;
@@ -118,4 +119,33 @@ TEST(TuneSearch, AnObjectiveThatThrowsStopsTheSearch) {
   };
   EXPECT_THROW(tune::search(s, tune::Method::nlopt, 20, throwing), Error);
   EXPECT_EQ(calls, 3);
+}
+
+// Points known to fail (a block size that crashed, with another flag) are never measured and
+// leave their budget to others, in both walks; each is asked about at most once.
+TEST(TuneSearch, PointsKnownToFailAreNotMeasuredAndCostNoBudget) {
+  tune::Space s(grid(6, 6), "optimas.yml");
+  std::map<tune::Point, int> asked;
+  auto known_bad = [&](const tune::Point& p) {
+    ++asked[p];
+    return p[0] == 2;
+  };
+  Hill hill{2, 3, {}}; // the top is among the points known to fail
+  auto tried = tune::search(s, tune::Method::nlopt, 20, std::ref(hill), known_bad);
+  EXPECT_EQ(tried.size(), 20u) << "the budget goes to points not known to fail";
+  EXPECT_EQ(hill.calls, tried);
+  for (const auto& p : hill.calls) EXPECT_NE(p[0], 2u) << "measured a point known to fail";
+  EXPECT_EQ(distinct(hill.calls).size(), hill.calls.size());
+  for (const auto& [p, n] : asked) EXPECT_EQ(n, 1) << "asked twice about (" << p[0] << ", " << p[1] << ")";
+  // Every point of the space, less the six known to fail, when the budget covers them.
+  Hill all{2, 3, {}};
+  tried = tune::search(s, tune::Method::nlopt, 100, std::ref(all), known_bad);
+  EXPECT_EQ(distinct(tried).size(), 30u);
+
+  // Exhaustive: grid order, the known failures passed over, the budget filled from the next ones.
+  Hill ex{0, 0, {}};
+  tried = tune::search(s, tune::Method::exhaustive, 15, std::ref(ex), known_bad);
+  ASSERT_EQ(tried.size(), 15u);
+  EXPECT_EQ(tried.back(), (tune::Point{3, 2})); // 12 points of X = 0, 1; X = 2 passed over; 3 of X = 3
+  for (const auto& p : tried) EXPECT_NE(p[0], 2u);
 }
