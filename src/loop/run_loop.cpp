@@ -172,6 +172,7 @@ void Loop::start_run() {
   m_overrides = m_options.overrides;
   pin_paths(m_overrides);
   configure(); // bad settings fail before a run folder exists
+  check_tune_point(false);
   if (m_settings.import.empty() && !m_can_profile && !m_app.tune.only) throw cannot_profile();
   m_store.emplace(m_options.runs_root);
   m_id = store::new_run_id();
@@ -429,6 +430,7 @@ RunResult Loop::run() {
       m_run["times"][name] = seconds_since(start);
     };
     step("snapshot_s", [&] { snapshot(); });
+    check_tune_point(true);
     step("baseline_s", [&] { baseline(); });
     if (!m_app.tune.only) {
       step("profile_s", [&] { obtain_profile(); });

@@ -188,6 +188,10 @@ private:
   const std::map<std::string, std::string>& host_sources() const;
   json tune_context() const;
   json tune_plan() const;
+  // --tune-point checked before the run's work: a point of the tune: block (at once), or, for
+  // knobs found in the sources, a name whose parameters are knobs the search can find there
+  // (after the snapshot; the point itself exists only once the evidence has chosen the knobs).
+  void check_tune_point(bool snapshot_taken) const;
 
   // execute.cpp
   // Executes one configuration of the program built in `work`; the output goes to `output`.

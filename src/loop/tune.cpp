@@ -19,7 +19,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
+#include <set>
 #include <sstream>
 #include <string_view>
 
@@ -403,6 +405,51 @@ void Loop::tune_stage() {
     say("tune", "no point was shown to be faster than " + parent);
   }
   write_run("running");
+}
+
+void Loop::check_tune_point(bool snapshot_taken) const {
+  const std::string& name = m_app.tune.point;
+  if (name.empty() || !m_app.tune.enabled || m_settings.aa) return;
+  if (!m_app.tune.empty()) {
+    if (!snapshot_taken) given_point(tune::Space(m_app.tune, m_app.path), name); // throws when it is none
+    return;
+  }
+  if (!snapshot_taken) return;
+  // Space::label's form: "NAME=value NAME=value dlcm=-Xptxas -dlcm=ca"; a parameter starts at a
+  // word that begins with a name and '=' (a flag's own words begin with '-').
+  std::set<std::string> defined;
+  for (const auto& [file, text] : knob_sources()) {
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      std::string hash, define, macro;
+      words >> hash;
+      if (hash == "#")
+        words >> define;
+      else if (hash.size() > 1 && hash[0] == '#')
+        define = hash.substr(1);
+      else
+        continue;
+      if (define == "define" && words >> macro) defined.insert(macro.substr(0, macro.find('(')));
+    }
+  }
+  std::vector<std::string> params, unknown;
+  std::istringstream words(name);
+  for (std::string w; words >> w;) {
+    const auto eq = w.find('=');
+    if (eq == std::string::npos || eq == 0 || !(std::isalpha(static_cast<unsigned char>(w[0])) || w[0] == '_'))
+      continue;
+    const std::string param = w.substr(0, eq);
+    params.push_back(param);
+    if (param != "dlcm" && param.rfind("OPTIMAS_MIN_BLOCKS_", 0) != 0 && !defined.count(param))
+      unknown.push_back(param);
+  }
+  if (params.empty() || !unknown.empty())
+    throw UsageError(fmt::format(
+        "--tune-point \"{}\": {} (without a tune: block, a point names knobs found in the sources: macros they "
+        "#define, OPTIMAS_MIN_BLOCKS_<kernel> and dlcm, as in \"BLOCK_SIZE=128 dlcm=-Xptxas -dlcm=ca\"; the "
+        "progress lines and tune.points[].point of an earlier run name them)",
+        name, params.empty() ? "names no parameter" : "no macro of the sources is named " + util::join(unknown, ", ")));
 }
 
 // What the tuning stage would do, for --dry-run: the points of an exhaustive search, or where

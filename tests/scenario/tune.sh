@@ -123,6 +123,11 @@ tune_run point --verdict fixed --no-cache --tune-point "CHUNK=256 dlcm=none"
   "('point', 1, 't1', 'CHUNK=256 dlcm=none', False, True)" ] || fail "point: the one point, measured afresh and accepted: $(points "$json" 't')"
 expect_fail 2 '--tune-point "CHUNK=512 dlcm=none" is not a point of the tuning space \(10 allowed; they are named like "CHUNK=1 dlcm=none"' -- \
   "$OPTIMAS" run --app "$WORK/lean" --runs-dir "$RUNS" --tune-only --tune-point "CHUNK=512 dlcm=none" --dry-run
+# A run, not a dry run, refuses it before any work: no run is recorded.
+ls "$RUNS" > "$WORK/runs-before.txt"
+expect_fail 2 '--tune-point "CHUNK=512 dlcm=none" is not a point of the tuning space' -- \
+  "$OPTIMAS" run --app "$WORK/lean" --runs-dir "$RUNS" --tune-only --tune-point "CHUNK=512 dlcm=none"
+ls "$RUNS" | diff -q "$WORK/runs-before.txt" - >/dev/null || fail "a refused --tune-point left a run behind"
 
 # --- After the edit step: the variant's sources, against the variant --------------------------
 ADD='    // 256 dependent multiply-adds whose result nothing uses: t waits for them, unchanged.

@@ -77,6 +77,19 @@ loop point "$WORK/found" "$WORK/replies/none.json" --runs 8 --execute yes --verd
 json_check "$run_json" "d['tune']['method'] == 'point' and [(p['point'], p['accepted'], p['cached']) for p in d['tune']['points']] == [('$best_point', True, False)]" \
   "point: the one point, measured afresh and accepted: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tune"])' "$run_json")"
 
+# A point naming a parameter no macro of the sources defines is refused at once, after the
+# snapshot, before the baseline is built (a typo costs no profile); a name the sources define
+# goes on (here to the tuning stage, where it is refused as no point of the found space).
+loop badpoint "$WORK/found" "$WORK/replies/none.json" --runs 8 --execute yes --tune-point "CHUNKS=64 dlcm=none"
+[ "$rc" -eq 2 ] || fail "badpoint: exit $rc, 2 expected"$'\n'"$(tail -5 "$log")"
+grep -q -- '--tune-point "CHUNKS=64 dlcm=none": no macro of the sources is named CHUNKS' "$log" ||
+  fail "badpoint: the message:"$'\n'"$(tail -5 "$log")"
+json_check "$run_json" 'd["outcome"] == "failed" and "baseline_s" not in d.get("times", {})' \
+  "badpoint: refused before the baseline: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("times"), d.get("error"))' "$run_json")"
+loop farpoint "$WORK/found" "$WORK/replies/none.json" --runs 8 --execute yes --tune-point "CHUNK=48 dlcm=none"
+[ "$rc" -eq 2 ] && grep -q -- '--tune-point "CHUNK=48 dlcm=none" is not a point of the tuning space' "$log" ||
+  fail "farpoint: exit $rc, refused by the tuning stage expected:"$'\n'"$(tail -5 "$log")"
+
 # The block size in a header the source includes: the header is read, made tunable and given to
 # every point (over the snapshot's copy).
 cp -r "$WORK/found" "$WORK/header"
