@@ -362,6 +362,7 @@ json Loop::validation_check(Variant& v, const evaluate::Check& check, std::size_
     rec["detail"] = tampered;
   } else if (!ve.ok) {
     rec["passed"] = false;
+    rec["run_failed"] = true; // a crash, a hang: no output to compare (loop/tune.cpp reads it)
     rec["detail"] = "the variant failed: " + ve.failure;
   } else {
     auto be = execute(base_work, check.input, base_work / "out" / (stem + ".out"),

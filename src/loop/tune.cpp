@@ -7,6 +7,7 @@
 // are cached by (sources and settings, point) under <cache_dir>/tune.
 #include "loop/run_state.hpp"
 
+#include "cuda/macros.hpp"
 #include "store/journal.hpp"
 #include "tune/discover.hpp"
 #include "tune/search.hpp"
@@ -90,8 +91,7 @@ bool crashed_run(const json& r) {
   if (r.value("status", "") != "validation_failed") return false;
   const json& checks = util::member(util::member(r, "validation"), "checks");
   if (!checks.is_array() || checks.empty()) return false;
-  const json& last = checks.back();
-  return !last.value("tampered", false) && last.value("detail", "").rfind("the variant failed: ", 0) == 0;
+  return checks.back().value("run_failed", false);
 }
 
 // Whether two points give a macro parameter different values (flags aside).
@@ -417,22 +417,9 @@ void Loop::check_tune_point(bool snapshot_taken) const {
   if (!snapshot_taken) return;
   // Space::label's form: "NAME=value NAME=value dlcm=-Xptxas -dlcm=ca"; a parameter starts at a
   // word that begins with a name and '=' (a flag's own words begin with '-').
-  std::set<std::string> defined;
-  for (const auto& [file, text] : knob_sources()) {
-    std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);) {
-      std::istringstream words(line);
-      std::string hash, define, macro;
-      words >> hash;
-      if (hash == "#")
-        words >> define;
-      else if (hash.size() > 1 && hash[0] == '#')
-        define = hash.substr(1);
-      else
-        continue;
-      if (define == "define" && words >> macro) defined.insert(macro.substr(0, macro.find('(')));
-    }
-  }
+  std::set<std::string> defined; // the knobs a search can find are object-like macros of these files
+  for (const auto& [file, text] : knob_sources())
+    for (const auto& m : cuda::object_macros(text)) defined.insert(m.name);
   std::vector<std::string> params, unknown;
   std::istringstream words(name);
   for (std::string w; words >> w;) {
