@@ -233,6 +233,7 @@ Diagnostics analyze(const profile::Profile& profile, const AnalysisOptions& o) {
                      fmt::format("{}:{} ({:.1f}% of the kernel's samples) {}: {:.0f}% | {}",
                                  std::filesystem::path(l.file).filename().string(), l.line, 100 * l.kernel_share,
                                  profile::stall_label(l.dominant), 100 * l.dominant_fraction, l.code)};
+          if (std::string why = l.causes_text(); !why.empty()) e.text += " | " + why;
           // The samples stalled for this reason on this line, as a share of the kernel's, of its time.
           const double stalled = l.samples ? static_cast<double>(l.stalled) / static_cast<double>(l.samples) : 0;
           set_gain(e, std::min(kd.headroom, k.share * l.kernel_share * stalled * l.dominant_fraction),

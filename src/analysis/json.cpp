@@ -69,6 +69,73 @@ json roofline_json(const Roofline& r) {
           {"access", access_json(r.access)}};
 }
 
+const char* status_name(Cause::Status s) {
+  switch (s) {
+  case Cause::Status::found:
+    return "found";
+  case Cause::Status::ambiguous:
+    return "ambiguous";
+  case Cause::Status::undecided:
+    break;
+  }
+  return "undecided";
+}
+
+json facts_json(const LineFacts& f) {
+  json accesses = json::array();
+  for (const auto& a : f.accesses)
+    accesses.push_back({{"space", a.space},
+                        {"operation", a.operation},
+                        {"bits", a.bits},
+                        {"requests", a.executed},
+                        {"sectors", a.sectors},
+                        {"sectors_ideal", a.sectors_ideal},
+                        {"sectors_excessive", a.sectors_excessive},
+                        {"sectors_per_request", num(a.sectors_per_request())},
+                        {"ideal_sectors_per_request", num(a.ideal_sectors_per_request())},
+                        {"wavefronts", a.wavefronts},
+                        {"wavefronts_ideal", a.wavefronts_ideal},
+                        {"wavefronts_excessive", a.wavefronts_excessive},
+                        {"conflict_ways", a.conflict_ways},
+                        {"excessive_share", num(a.excessive_share())},
+                        {"text", a.text()}});
+  return {{"accesses", accesses},
+          {"threads", num(f.threads)},
+          {"divergent_branches", f.divergent_branches},
+          {"text", f.text()}};
+}
+
+json cause_json(const Cause& c) {
+  json j = {{"status", status_name(c.status)},
+            {"kind", c.kind},
+            {"stall", std::string(profile::stall_label(c.stall))},
+            {"file", c.status == Cause::Status::found ? json(c.file) : json(nullptr)},
+            {"line", c.status == Cause::Status::found ? json(c.line) : json(nullptr)},
+            {"code", c.code},
+            {"instruction", c.instruction},
+            {"details", c.details},
+            {"operation", c.operation},
+            {"share", c.share},
+            {"candidates", c.candidates},
+            {"why", c.why},
+            {"text", c.text()}};
+  if (!c.barrier_at.empty()) j["barrier"] = c.barrier_at;
+  j["facts"] = c.facts ? facts_json(*c.facts) : json(nullptr);
+  return j;
+}
+
+json divergence_json(const Divergence& d) {
+  return {{"status", status_name(d.status)},
+          {"file", d.status == Cause::Status::found ? json(d.file) : json(nullptr)},
+          {"line", d.status == Cause::Status::found ? json(d.line) : json(nullptr)},
+          {"code", d.code},
+          {"threads", d.threads},
+          {"branch_threads", d.branch_threads},
+          {"candidates", d.candidates},
+          {"why", d.why},
+          {"text", d.text()}};
+}
+
 json stalls_json(const StallSummary& s) {
   const auto& dict = Dictionary::builtin();
   json lines = json::array();
@@ -81,7 +148,10 @@ json stalls_json(const StallSummary& s) {
               {"stalled", l.stalled},
               {"kernel_share", l.kernel_share},
               {"stall", std::string(profile::stall_label(l.dominant))},
-              {"fraction", l.dominant_fraction}};
+              {"fraction", l.dominant_fraction},
+              {"memory", facts_json(l.facts)},
+              {"cause", l.cause ? cause_json(*l.cause) : json(nullptr)},
+              {"divergence", l.divergence ? divergence_json(*l.divergence) : json(nullptr)}};
     if (const auto* x = dict.stall_explanation(l.dominant))
       e["explanation"] = {{"title", x->title}, {"helps", x->helps}};
     lines.push_back(std::move(e));

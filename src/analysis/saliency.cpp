@@ -16,27 +16,44 @@ void StallAggregator::add(const profile::KernelSource& block, std::uint64_t page
   auto [it, inserted] = m_kernels.try_emplace(block.demangled);
   if (inserted) m_order.push_back(block.demangled);
   Kernel& k = it->second;
+  m_code.add(block);
   k.raw_bytes += page_bytes;
   k.launches += 1;
-  auto add_samples = [](profile::Samples& into, const profile::Samples& s) {
-    into.all += s.all;
-    into.not_issued += s.not_issued;
-    for (std::size_t i = 0; i < k_stall_count; ++i) {
-      into.stalls[i] += s.stalls[i];
-      into.stalls_not_issued[i] += s.stalls_not_issued[i];
-    }
-  };
   auto line_for = [&](const std::string& file, int line, const std::string& code) -> Line& {
     auto [li, fresh] = k.index.try_emplace({file, line}, k.lines.size());
     if (fresh) k.lines.push_back({file, line, code, {}});
     return k.lines[li->second];
   };
   if (!block.lines.empty()) {
-    for (const auto& l : block.lines) add_samples(line_for(l.file, l.line, l.code).samples, l.samples);
+    for (const auto& l : block.lines) line_for(l.file, l.line, l.code).samples.add(l.samples);
   } else {
     // A sass-only page: instructions without line correlation count under line 0.
-    for (const auto& i : block.instructions) add_samples(line_for(i.file, i.line, "").samples, i.samples);
+    for (const auto& i : block.instructions) line_for(i.file, i.line, "").samples.add(i.samples);
   }
+}
+
+std::vector<std::pair<std::string, int>> SalientLine::cause_lines() const {
+  std::vector<std::pair<std::string, int>> out;
+  if (cause && cause->status == Cause::Status::found && (cause->line != line || cause->file != file))
+    out.emplace_back(cause->file, cause->line);
+  if (divergence && divergence->status == Cause::Status::found) out.emplace_back(divergence->file, divergence->line);
+  return out;
+}
+
+std::string SalientLine::causes_text() const {
+  std::vector<std::string> parts;
+  if (cause) parts.push_back(cause->text());
+  // The cause line's own figures where they say more than its producer's (another access, few
+  // threads): the JSON always has them.
+  if (cause && cause->facts && (cause->facts->accesses.size() > 1 || cause->facts->threads < 31.5))
+    parts.push_back(fmt::format("{}:{}: {}", std::filesystem::path(cause->file).filename().string(), cause->line,
+                                cause->facts->text()));
+  // The line's own facts; its thread count is said with the divergence where there is one.
+  LineFacts own = facts;
+  if (divergence) own.threads = profile::k_nan;
+  if (std::string f = own.text(); !f.empty()) parts.push_back("this line: " + f);
+  if (divergence) parts.push_back(divergence->text());
+  return util::join(parts, "; ");
 }
 
 std::vector<std::string> StallAggregator::kernels() const {
@@ -91,6 +108,22 @@ StallSummary StallAggregator::summarize(const std::string& kernel, const Salienc
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const SalientLine& a, const SalientLine& b) { return a.samples > b.samples; });
 
+  const KernelCode kernel_code = m_code.code(kernel);
+  for (auto& c : candidates) {
+    c.facts = line_facts(kernel_code, c.file, c.line);
+    c.cause = find_cause(kernel_code, c.file, c.line, c.dominant);
+    c.divergence = find_divergence(kernel_code, c.file, c.line);
+    // The cause line's code, from the page (a line with SASS has its row there).
+    auto code_of = [&](const std::string& file, int line) -> std::string {
+      auto it = k.index.find({file, line});
+      return it == k.index.end() ? "" : std::string(util::trim(k.lines[it->second].code));
+    };
+    if (c.cause && c.cause->status == Cause::Status::found && (c.cause->line != c.line || c.cause->file != c.file))
+      c.cause->code = code_of(c.cause->file, c.cause->line);
+    if (c.divergence && c.divergence->status == Cause::Status::found)
+      c.divergence->code = code_of(c.divergence->file, c.divergence->line);
+  }
+
   std::string header = fmt::format("Kernel {}: {} PC samples", s.kernel, s.total_samples);
   if (!s.kernel_stalls.empty()) {
     header += "; most common stalls:";
@@ -104,9 +137,11 @@ StallSummary StallAggregator::summarize(const std::string& kernel, const Salienc
     SalientLine& c = candidates[ci];
     std::string id = fmt::format("{}{}", id_prefix, next_id);
     std::string code = c.code.size() > 160 ? c.code.substr(0, 157) + "..." : c.code;
-    std::string entry = fmt::format("[{}] {}:{} ({:.1f}% of samples) {}: {:.0f}% | {}\n", id,
+    std::string entry = fmt::format("[{}] {}:{} ({:.1f}% of samples) {}: {:.0f}% | {}", id,
                                     std::filesystem::path(c.file).filename().string(), c.line, 100 * c.kernel_share,
                                     profile::stall_label(c.dominant), 100 * c.dominant_fraction, code);
+    if (std::string why = c.causes_text(); !why.empty()) entry += " | " + why;
+    entry += "\n";
     if (s.text.size() + entry.size() > o.max_bytes) {
       s.lines_over_budget = candidates.size() - ci; // lower-ranked lines stay out too
       break;

@@ -3,10 +3,12 @@
 // share of the kernel's samples, and emit a small summary linking line, code and stall.
 #pragma once
 
+#include "analysis/causes.hpp"
 #include "profile/profile.hpp"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,14 @@ struct SalientLine {
   double kernel_share = 0;   // samples / the kernel's samples
   profile::Stall dominant = profile::Stall::selected;
   double dominant_fraction = 0; // of the line's stalled samples
+  // Root causes (issue #49, analysis/causes.hpp), where the page has the line's SASS.
+  LineFacts facts;                      // its memory accesses and active threads
+  std::optional<Cause> cause;           // what its dominant stall waits on
+  std::optional<Divergence> divergence; // where its warps split, when it runs with fewer threads
+  std::vector<std::pair<std::string, int>> cause_lines() const; // (file, line) of the cause and the branch
+  // "waits on the global load (32-bit) of main.cu:40 (...); global load (32-bit): ..."; empty when
+  // nothing is known beyond the stall.
+  std::string causes_text() const;
 };
 
 struct StallSummary {
@@ -70,6 +80,7 @@ private:
   };
   std::map<std::string, Kernel> m_kernels;
   std::vector<std::string> m_order;
+  CodeAggregator m_code;
 };
 
 } // namespace optimas::analysis

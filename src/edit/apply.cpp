@@ -52,8 +52,10 @@ Application apply_edits(const std::map<std::string, std::string>& sources, const
     for (const auto& id : e.evidence)
       if (!known.count(id))
         o.unknown_evidence.push_back(id);
-      else
+      else {
         ++o.known_evidence;
+        o.cited.push_back(id);
+      }
     auto fail = [&](std::string why) {
       o.reason = std::move(why);
       app.outcomes.push_back(o);

@@ -21,6 +21,7 @@ struct EditOutcome {
   int last_line = 0;
   std::vector<std::string> unknown_evidence; // cited IDs the prompt did not have
   std::size_t known_evidence = 0;            // cited IDs it had
+  std::vector<std::string> cited;            // the IDs it had, as cited
   bool unknown_file = false;                 // `file` is not one of the sources (the guardrail "file")
 };
 

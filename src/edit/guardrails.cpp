@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 namespace optimas::edit {
@@ -108,6 +109,16 @@ bool inside_scope(const EditOutcome& oc, const std::string& original, const Guar
   return false;
 }
 
+// Whether the applied edit `oc` covers a cause line of a PC item it cites.
+bool on_cited_cause(const EditOutcome& oc, const GuardrailOptions& o) {
+  for (const auto& c : o.cause_lines) {
+    if (std::filesystem::path(c.file).filename() != std::filesystem::path(oc.file).filename()) continue;
+    if (c.line < oc.first_line || c.line > oc.last_line) continue;
+    if (std::find(oc.cited.begin(), oc.cited.end(), c.id) != oc.cited.end()) return true;
+  }
+  return false;
+}
+
 } // namespace
 
 std::vector<Violation> check_guardrails(const Application& app, const GuardrailOptions& o) {
@@ -159,7 +170,7 @@ std::vector<Violation> check_guardrails(const Application& app, const GuardrailO
   if (o.scope != Scope::file) {
     // Each applied edit must fall inside the code its scope allows.
     for (const auto& oc : app.outcomes) {
-      if (!oc.applied || inside_scope(oc, app.original.at(oc.file), o)) continue;
+      if (!oc.applied || inside_scope(oc, app.original.at(oc.file), o) || on_cited_cause(oc, o)) continue;
       out.push_back({"scope", oc.file,
                      fmt::format("{}: edit {} (lines {}-{}) is outside the {}", oc.file, oc.index + 1, oc.first_line,
                                  oc.last_line,

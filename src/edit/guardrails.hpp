@@ -36,6 +36,14 @@ struct GuardrailOptions {
   // Scope::application: name prefixes of the runtime calls whose host functions edits may touch
   // (analysis::application_calls).
   std::vector<std::string> host_calls;
+  // The lines a PC item's stall waits on (its cause, where its warps split; issue #49): an edit on
+  // one that cites that item acts where the evidence points, whatever the scope says of its place.
+  struct CauseLine {
+    std::string id;   // "PC1"
+    std::string file; // as the profile names it; compared by file name
+    int line = 0;
+  };
+  std::vector<CauseLine> cause_lines;
 };
 
 struct Violation {

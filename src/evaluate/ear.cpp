@@ -180,8 +180,11 @@ void localize(const EarContext& cx, const prompt::Edit& e, const edit::EditOutco
   if (!key.empty())
     for (const auto& kd : cx.diagnostics.kernels) {
       if (!kd.stalls || kernel_key(kd.time.kernel) != key) continue;
-      for (const auto& l : kd.stalls->lines)
+      for (const auto& l : kd.stalls->lines) {
         if (l.line > 0) spots.push_back({l.file, l.line});
+        // What the line waits on is where its stall is fixed (issue #49).
+        for (const auto& [file, line] : l.cause_lines()) spots.push_back({file, line});
+      }
     }
   if (spots.empty()) return;
   ++m.localizable;

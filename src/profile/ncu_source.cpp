@@ -25,8 +25,28 @@ namespace optimas::profile {
 
 namespace {
 
+// The SourceCounters columns of an instruction row (issue #49), by header, and where each goes.
+struct CounterColumn {
+  std::string_view header;
+  std::uint64_t InstructionCounters::*field;
+};
+constexpr CounterColumn k_counter_columns[] = {
+    {"Instructions Executed", &InstructionCounters::executed},
+    {"Thread Instructions Executed", &InstructionCounters::thread_executed},
+    {"Divergent Branches", &InstructionCounters::divergent_branches},
+    {"L1 Tag Requests Global", &InstructionCounters::global_requests},
+    {"L2 Theoretical Sectors Global", &InstructionCounters::global_sectors},
+    {"L2 Theoretical Sectors Global Ideal", &InstructionCounters::global_sectors_ideal},
+    {"L2 Theoretical Sectors Global Excessive", &InstructionCounters::global_sectors_excessive},
+    {"L1 Wavefronts Shared", &InstructionCounters::shared_wavefronts},
+    {"L1 Wavefronts Shared Ideal", &InstructionCounters::shared_wavefronts_ideal},
+    {"L1 Wavefronts Shared Excessive", &InstructionCounters::shared_wavefronts_excessive},
+};
+
 struct SourceColumns {
   int line_no = -1, code = -1, address = -1, sass = -1, all = -1, not_issued = -1;
+  int conflict_ways = -1, access_size = -1;
+  std::vector<std::pair<std::size_t, std::uint64_t InstructionCounters::*>> counters;
   std::vector<std::pair<std::size_t, StallColumn>> stalls;
   std::vector<std::string> names;
   std::size_t width = 0;
@@ -54,6 +74,14 @@ SourceColumns parse_header(const util::CsvReader& r, std::set<std::string>& unkn
       c.all = idx;
     else if (h == "Warp Stall Sampling (Not-issued Samples)")
       c.not_issued = idx;
+    else if (h == "L1 Conflicts Shared N-Way")
+      c.conflict_ways = idx;
+    else if (h == "Access Size")
+      c.access_size = idx;
+    else if (auto it = std::find_if(std::begin(k_counter_columns), std::end(k_counter_columns),
+                                    [&](const CounterColumn& k) { return k.header == h; });
+             it != std::end(k_counter_columns))
+      c.counters.emplace_back(i, it->field);
     else if (auto s = parse_stall_column(h))
       c.stalls.emplace_back(i, *s);
     else if (h.substr(0, 6) == "stall_")
@@ -89,6 +117,24 @@ Samples read_samples(const util::CsvReader& r, const SourceColumns& c) {
     target[static_cast<std::size_t>(col.stall)] += v;
   }
   return s;
+}
+
+// An instruction row's counters; "-" and empty count as zero, and so does a size that is not a
+// number (line rows print "32(64)"; instruction rows a plain number).
+InstructionCounters read_counters(const util::CsvReader& r, const SourceColumns& c) {
+  InstructionCounters k;
+  for (const auto& [i, field] : c.counters) k.*field = count_field(r, i, c.names[i]);
+  if (c.conflict_ways >= 0)
+    k.shared_conflict_ways = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+        count_field(r, static_cast<std::size_t>(c.conflict_ways), c.names[static_cast<std::size_t>(c.conflict_ways)]),
+        1u << 16));
+  if (c.access_size >= 0) {
+    std::string_view f = r[static_cast<std::size_t>(c.access_size)];
+    unsigned bits = 0;
+    auto [p, ec] = std::from_chars(f.data(), f.data() + f.size(), bits);
+    if (ec == std::errc() && p == f.data() + f.size() && bits <= 1024) k.access_bits = static_cast<std::uint16_t>(bits);
+  }
+  return k;
 }
 
 bool parse_address(std::string_view f, std::uint64_t& out) {
@@ -205,6 +251,7 @@ private:
       if (!m_have_block) m_r.fail("source page header before any \"Function Name\" or \"Kernel Name\" record");
       m_cols = parse_header(m_r, m_unknown_stalls);
       m_have_header = true;
+      m_k.has_counters = m_k.has_counters || !m_cols.counters.empty();
       return true;
     }
     return false;
@@ -250,6 +297,7 @@ private:
       ins.line = m_line_number;
     }
     ins.samples = read_samples(m_r, m_cols);
+    if (!m_cols.counters.empty() || m_cols.conflict_ways >= 0) ins.counters = read_counters(m_r, m_cols);
   }
 
   util::CsvReader m_r;

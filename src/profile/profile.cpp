@@ -4,6 +4,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -19,6 +20,30 @@ const Metric* Launch::metric(const std::string& name) const {
 double Launch::value(const std::string& name) const {
   const Metric* m = metric(name);
   return m ? m->value : k_nan;
+}
+
+void Samples::add(const Samples& o) {
+  all += o.all;
+  not_issued += o.not_issued;
+  for (std::size_t i = 0; i < k_stall_count; ++i) {
+    stalls[i] += o.stalls[i];
+    stalls_not_issued[i] += o.stalls_not_issued[i];
+  }
+}
+
+void InstructionCounters::add(const InstructionCounters& o) {
+  executed += o.executed;
+  thread_executed += o.thread_executed;
+  divergent_branches += o.divergent_branches;
+  global_requests += o.global_requests;
+  global_sectors += o.global_sectors;
+  global_sectors_ideal += o.global_sectors_ideal;
+  global_sectors_excessive += o.global_sectors_excessive;
+  shared_wavefronts += o.shared_wavefronts;
+  shared_wavefronts_ideal += o.shared_wavefronts_ideal;
+  shared_wavefronts_excessive += o.shared_wavefronts_excessive;
+  shared_conflict_ways = std::max(shared_conflict_ways, o.shared_conflict_ways);
+  if (!access_bits) access_bits = o.access_bits;
 }
 
 std::uint64_t KernelSource::total_samples() const {

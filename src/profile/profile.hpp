@@ -64,6 +64,7 @@ struct Samples {
   std::uint64_t not_issued = 0; // "Warp Stall Sampling (Not-issued Samples)"
   StallCounts stalls{};         // by reason, all samples
   StallCounts stalls_not_issued{};
+  void add(const Samples& o);
 };
 
 struct SourceLine {
@@ -73,12 +74,32 @@ struct SourceLine {
   Samples samples;
 };
 
+// What the source page's SourceCounters columns say of one instruction (issue #49), summed over
+// launches; zero where the page lacks the column. Sectors and wavefronts are the page's
+// theoretical figures: what the access pattern needs, not what hit or missed.
+struct InstructionCounters {
+  std::uint64_t executed = 0;           // "Instructions Executed" (per warp)
+  std::uint64_t thread_executed = 0;    // "Thread Instructions Executed"
+  std::uint64_t divergent_branches = 0; // "Divergent Branches"
+  std::uint64_t global_requests = 0;    // "L1 Tag Requests Global"
+  std::uint64_t global_sectors = 0;     // "L2 Theoretical Sectors Global"
+  std::uint64_t global_sectors_ideal = 0;
+  std::uint64_t global_sectors_excessive = 0;
+  std::uint64_t shared_wavefronts = 0; // "L1 Wavefronts Shared"
+  std::uint64_t shared_wavefronts_ideal = 0;
+  std::uint64_t shared_wavefronts_excessive = 0;
+  std::uint32_t shared_conflict_ways = 0; // "L1 Conflicts Shared N-Way": the most of any launch
+  std::uint16_t access_bits = 0;          // "Access Size" of a memory instruction
+  void add(const InstructionCounters& o);
+};
+
 struct SassInstruction {
   std::uint64_t address = 0;
   std::string sass;
   std::string file; // empty when the page had no CUDA correlation
   int line = 0;     // 0 when unknown
   Samples samples;
+  InstructionCounters counters;
 };
 
 // The source page's data for one profiled launch.
@@ -88,6 +109,7 @@ struct KernelSource {
   std::string demangled;
   std::vector<SourceLine> lines;
   std::vector<SassInstruction> instructions;
+  bool has_counters = false;    // the page had the SourceCounters columns ("Instructions Executed", ...)
   std::uint64_t page_bytes = 0; // bytes of the source page this block took (uncompressed)
   std::size_t page_line = 0;    // the page's line where the block starts (for messages)
   std::uint64_t total_samples() const;

@@ -121,8 +121,9 @@ std::string host_code(const std::vector<cuda::SourceFile>& files, const std::vec
 
 // Rule 2: where edits may go, as the guardrails check it (edit/guardrails.cpp).
 std::string scope_rule(const config::AppConfig& app) {
-  const std::string implicated = "Change only the code the evidence implicates: the lines a PC item cites (and the "
-                                 "lines right around them), or the kernel an RF or IA item is about";
+  const std::string implicated = "Change only the code the evidence implicates: the lines a PC item cites and the "
+                                 "lines it says they wait on or split at (and the lines right around them), or the "
+                                 "kernel an RF or IA item is about";
   if (app.optimize.scope == "application")
     return implicated + ", and the host code shown: the functions that launch these kernels or make the copies, "
                         "memsets and synchronisations an AP item is about. There you may change transfers (fewer, "

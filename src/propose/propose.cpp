@@ -101,6 +101,10 @@ Proposal make_proposal(const std::vector<std::string>& replies, const analysis::
   go.hot_kernels = hot_kernel_names(diagnostics);
   if (diagnostics.timeline) go.host_calls = analysis::application_calls(*diagnostics.timeline);
   go.code_only = code_only;
+  for (const auto& k : diagnostics.kernels)
+    if (k.stalls)
+      for (const auto& l : k.stalls->lines)
+        for (const auto& [file, line] : l.cause_lines()) go.cause_lines.push_back({l.id, file, line});
   p.violations = edit::check_guardrails(p.application, go);
   for (const auto& [name, text] : p.application.result) {
     auto path = paths.find(name);
