@@ -217,12 +217,15 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  // A kernel by name or by its number in this list (optimas.yml passes numbers, which `optimas
+  // init` reads as parameters as it would write them).
   const char* kernels[] = {"chain", "later", "pred", "conflict", "divergent", "barrier"};
+  if (kernel.size() == 1 && kernel[0] >= '1' && kernel[0] <= '6') kernel = kernels[kernel[0] - '1'];
   bool known = false;
   for (const char* k : kernels) known = known || kernel == k;
   if (!known || out_path.empty()) {
-    fprintf(stderr, "usage: %s --kernel chain|later|pred|conflict|divergent|barrier --n N --steps S --reps R "
-                    "--seed X --out PATH\n", argv[0]);
+    fprintf(stderr, "usage: %s --kernel chain|later|pred|conflict|divergent|barrier (or 1-6) --n N --steps S "
+                    "--reps R --seed X --out PATH\n", argv[0]);
     return 1;
   }
   if (n < BLOCK || n > (1 << 26) || n % BLOCK != 0 || steps < 1 || steps > 100000 || reps < 1) {

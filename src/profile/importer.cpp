@@ -109,19 +109,27 @@ Run read_run(const RunPages& pages) {
     if (page.empty()) continue;
     auto begin = run.launches.begin() + static_cast<std::ptrdiff_t>(first[i]);
     auto end = run.launches.begin() + static_cast<std::ptrdiff_t>(first[i + 1]);
-    int expected = begin == end ? -1 : static_cast<int>(end - begin);
-    auto sources = read_source_page(page, expected);
     add_file(page);
     if (begin == end) {
       // A source page alone: its blocks come in result order.
+      auto sources = read_source_page(page, -1);
       int offset = run.launches.empty() ? 0 : run.launches.back().id + 1;
       for (std::size_t b = 0; b < sources.size(); ++b) sources[b].result_id = offset + static_cast<int>(b);
-    } else if (reports.size() == 1) {
-      match_sources(sources, run.launches, run.timing, page);
-    } else {
-      match_sources(sources, std::vector<Launch>(begin, end), run.timing, page);
+      for (auto& s : sources) run.sources.push_back(std::move(s));
+      continue;
     }
-    for (auto& s : sources) run.sources.push_back(std::move(s));
+    // Matched as the page is read, so that blocks printed again are dropped as they come: a page
+    // of many repeats holds no more than its distinct blocks (bench_analyze_page).
+    const std::vector<Launch> launches(begin, end);
+    SourceMatcher matcher(launches, run.timing, page);
+    KernelSource previous;
+    for_each_source_block(page, [&](KernelSource&& b) {
+      // The sass view prints each block twice in a row (read_source_page undoes it likewise).
+      if (b.lines.empty() && same_block(previous, b)) return;
+      if (b.lines.empty()) previous = b;
+      matcher.add(std::move(b));
+    });
+    matcher.finish(run.sources);
   }
   return run;
 }

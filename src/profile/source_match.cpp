@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <unordered_map>
 
 namespace optimas::profile {
@@ -129,11 +130,24 @@ void report(const SourceMatch& m, const Matcher& x, const std::string& page, std
 
 } // namespace
 
-SourceMatch match_sources(std::vector<KernelSource>& blocks, const std::vector<Launch>& launches,
-                          const std::vector<Launch>& timing, const std::string& page) {
-  Matcher x(launches);
-  for (auto& b : blocks) x.add(std::move(b));
-  KernelIndex timed(timing);
+struct SourceMatcher::State {
+  explicit State(const std::vector<Launch>& l) : x(l) {}
+  Matcher x;
+};
+
+SourceMatcher::SourceMatcher(const std::vector<Launch>& launches, const std::vector<Launch>& timing, std::string page)
+    : m_state(std::make_unique<State>(launches)), m_launches(launches), m_timing(timing), m_page(std::move(page)) {}
+
+SourceMatcher::~SourceMatcher() = default;
+
+void SourceMatcher::add(KernelSource&& block) {
+  m_state->x.add(std::move(block));
+}
+
+SourceMatch SourceMatcher::finish(std::vector<KernelSource>& out) {
+  Matcher& x = m_state->x;
+  const auto& launches = m_launches;
+  KernelIndex timed(m_timing);
   for (std::size_t i = 0; i < x.kept.size(); ++i) {
     KernelSource& b = x.kept[i];
     if (std::size_t l = x.launch_of[i]; l != k_none) {
@@ -141,14 +155,23 @@ SourceMatch match_sources(std::vector<KernelSource>& blocks, const std::vector<L
       x.result.renamed += rename(b, launches[l]);
     } else {
       b.result_id = -1;
-      if (const auto* kernel = timed.kernel_of(b.demangled)) rename(b, timing[kernel->front()]);
+      if (const auto* kernel = timed.kernel_of(b.demangled)) rename(b, m_timing[kernel->front()]);
     }
   }
   for (std::size_t l = 0; l < launches.size(); ++l)
     if (x.block_of[l] == k_none) x.result.without_source.push_back(launches[l].id);
-  report(x.result, x, page, launches.size());
-  blocks = std::move(x.kept);
+  report(x.result, x, m_page, launches.size());
+  for (auto& b : x.kept) out.push_back(std::move(b));
+  x.kept.clear();
   return x.result;
+}
+
+SourceMatch match_sources(std::vector<KernelSource>& blocks, const std::vector<Launch>& launches,
+                          const std::vector<Launch>& timing, const std::string& page) {
+  SourceMatcher m(launches, timing, page);
+  for (auto& b : blocks) m.add(std::move(b));
+  blocks.clear();
+  return m.finish(blocks);
 }
 
 } // namespace optimas::profile

@@ -10,6 +10,7 @@
 #include "profile/profile.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,23 @@ struct SourceMatch {
 // `page` names the page in warnings.
 SourceMatch match_sources(std::vector<KernelSource>& blocks, const std::vector<Launch>& launches,
                           const std::vector<Launch>& timing, const std::string& page);
+
+// match_sources block by block, as a page is read: a block printed a second time is dropped as it
+// comes, so a page of many repeated blocks never holds more than the blocks it keeps.
+class SourceMatcher {
+public:
+  SourceMatcher(const std::vector<Launch>& launches, const std::vector<Launch>& timing, std::string page);
+  ~SourceMatcher();
+  void add(KernelSource&& block);
+  // Appends the kept blocks, with their result IDs and names, to `out`.
+  SourceMatch finish(std::vector<KernelSource>& out);
+
+private:
+  struct State;
+  std::unique_ptr<State> m_state;
+  const std::vector<Launch>& m_launches;
+  const std::vector<Launch>& m_timing;
+  std::string m_page;
+};
 
 } // namespace optimas::profile

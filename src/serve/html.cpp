@@ -34,6 +34,7 @@ pre{white-space:pre-wrap;background:#f3f4f6;padding:6px;margin:4px 0}
 .status-validation_failed,.status-build_failed,.status-failed,.status-run_failed,.status-guardrail_rejected,.status-invalid_reply{background:#fecaca}
 .badge{display:inline-block;font:11px ui-monospace,monospace;padding:0 4px;margin:0 2px;border-radius:4px;background:#1a56c4;color:#fff;text-decoration:none}
 .badge.cited{background:#7c3aed}.stalled td,.stalled td.muted,.stalled td.n{color:#1d2433}.src td{border:0;padding:0 6px;white-space:pre}.src td.n{color:#8b93a1;text-align:right}
+.src tr.facts td{white-space:pre-wrap;color:#4b5563;font-size:11px;padding-bottom:4px}.src tr.marked{background:#fef3c7}.src .mark{color:#92400e;font-weight:600}
 .diff{width:100%;table-layout:fixed}.diff td{white-space:pre-wrap;font:12px/1.4 ui-monospace,monospace;border:0}
 .diff .del{background:#fde2e2}.diff .add{background:#dcfce7}.diff .hunk{color:#6b7280;background:#f3f4f6}
 .muted{color:#6b7280}.kv td:first-child{color:#4b5563}.ev:target,.edit:target{outline:2px solid #7c3aed}

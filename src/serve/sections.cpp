@@ -1,6 +1,7 @@
 #include "serve/sections.hpp"
 
 #include "serve/html.hpp"
+#include "util/json_text.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 #include <sstream>
 
@@ -27,18 +29,66 @@ std::vector<std::string> split_lines(const std::string& text) {
   return out;
 }
 
-// One row of the source table.
-std::string source_row(long number, const std::string& code, const json* stall, const Citations& citations) {
-  if (!stall) return fmt::format("<tr><td class=\"n\">{}</td><td></td><td>{}</td></tr>\n", number, escape(code));
+std::string base_name(const std::string& file) {
+  return std::filesystem::path(file).filename().string();
+}
+
+// Under a stalled line, what the analysis found about it (diagnostics.json's memory, cause and
+// divergence), one sentence each. Lines of an older diagnostics.json have none: no row.
+std::string facts_row(const json& stall) {
+  std::string notes;
+  for (const auto& [key, label] : {std::pair{"memory", "memory"}, {"cause", "cause"}, {"divergence", "divergence"}}) {
+    std::string text = util::member_string(util::member(stall, key), "text");
+    if (!text.empty()) notes += fmt::format("<div><b>{}:</b> {}</div>", label, escape(text));
+  }
+  if (notes.empty()) return "";
+  return "<tr class=\"facts\"><td></td><td></td><td colspan=\"2\">" + notes + "</td></tr>\n";
+}
+
+// Line number -> what points at it from other lines: "cause of PC1" where a stalled line's wait
+// comes from, "warps split here for PC3" where its warps diverge. Only found causes in the
+// stalled line's own file (by base name) and on another line are marked.
+using Marks = std::map<long, std::vector<std::string>>;
+
+Marks marks_of(const std::map<long, const json*>& by_line, const Citations& citations) {
+  Marks marks;
+  for (const auto& [n, l] : by_line) {
+    std::string file = base_name(util::member_string(*l, "file"));
+    std::string id = util::member_string(*l, "id");
+    std::string who = id.empty() ? fmt::format("line {}", n) : evidence_badge(id, citations);
+    for (const auto& [key, what] : {std::pair{"cause", "cause of "}, {"divergence", "warps split here for "}}) {
+      const json& found = util::member(*l, key);
+      const json& at = util::member(found, "line");
+      if (util::member_string(found, "status") != "found" || !at.is_number_integer()) continue;
+      long target = at.get<long>();
+      if (target < 1 || target == n || base_name(util::member_string(found, "file")) != file) continue;
+      marks[target].push_back(what + who);
+    }
+  }
+  return marks;
+}
+
+// One row of the source table; `mark` is the line's marks (see marks_of), "" for none.
+std::string source_row(long number, const std::string& code, const json* stall, const std::string& mark,
+                       const Citations& citations) {
+  if (!stall && mark.empty())
+    return fmt::format("<tr><td class=\"n\">{}</td><td></td><td>{}</td></tr>\n", number, escape(code));
+  if (!stall)
+    return fmt::format("<tr class=\"marked\"><td class=\"n\">{}</td><td></td><td>{}</td><td "
+                       "class=\"mark\">{}</td></tr>\n",
+                       number, escape(code), mark);
   double share = stall->value("kernel_share", 0.0);
   // A square root keeps lines with a few percent of the samples visible beside a dominant one.
   // At most 0.45, so dark text stays readable on the hottest line.
   double alpha = 0.06 + 0.39 * std::sqrt(std::clamp(share, 0.0, 1.0));
   std::string id = stall->value("id", "");
-  return fmt::format("<tr class=\"stalled\" data-share=\"{:.4f}\" style=\"background:rgba(220,38,38,{:.3f})\">"
-                     "<td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"muted\">{:.1f}% {} {:.0f}%</td></tr>\n",
-                     share, alpha, number, id.empty() ? "" : evidence_badge(id, citations), escape(code), 100 * share,
-                     escape(stall->value("stall", "")), 100 * stall->value("fraction", 0.0));
+  return fmt::format(
+             "<tr class=\"stalled\" data-share=\"{:.4f}\" style=\"background:rgba(220,38,38,{:.3f})\">"
+             "<td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"muted\">{:.1f}% {} {:.0f}%{}</td></tr>\n",
+             share, alpha, number, id.empty() ? "" : evidence_badge(id, citations), escape(code), 100 * share,
+             escape(stall->value("stall", "")), 100 * stall->value("fraction", 0.0),
+             mark.empty() ? "" : " <span class=\"mark\">" + mark + "</span>") +
+         facts_row(*stall);
 }
 
 struct Row {
@@ -103,23 +153,39 @@ std::string stall_source(const std::string& file_text, const json& lines, const 
     if (n >= 1 && static_cast<std::size_t>(n) <= source.size() &&
         util::trim(source[n - 1]) == util::trim(l->value("code", "")))
       ++matching;
+  Marks marks = marks_of(by_line, citations);
+  auto mark_of = [&](long n) { return marks.count(n) ? util::join(marks.at(n), ", ") : std::string(); };
+  auto stall_at = [&](long n) -> const json* {
+    auto it = by_line.find(n);
+    return it == by_line.end() ? nullptr : it->second;
+  };
   std::string out = "<table class=\"src\">\n";
   if (matching * 2 < by_line.size() || source.empty()) {
-    // The snapshot is not the profiled source: the profile's own lines are all there is.
-    for (const auto& [n, l] : by_line) out += source_row(n, l->value("code", ""), l, citations);
+    // The snapshot is not the profiled source: the profile's own lines are all there is (a
+    // marked line without samples shows without its code).
+    std::set<long> rows;
+    for (const auto& [n, l] : by_line) rows.insert(n);
+    for (const auto& [n, m] : marks) rows.insert(n);
+    for (long n : rows) {
+      const json* l = stall_at(n);
+      out += source_row(n, l ? l->value("code", "") : "", l, mark_of(n), citations);
+    }
     return "<p class=\"muted\">The run's copy of this file does not hold the profiled lines; showing the lines as "
            "the profile recorded them.</p>\n" +
            out + "</table>\n";
   }
   std::set<long> shown;
-  for (const auto& [n, l] : by_line)
+  auto show_around = [&](long n) {
     for (long k = n - k_context_lines; k <= n + k_context_lines; ++k)
       if (k >= 1 && static_cast<std::size_t>(k) <= source.size()) shown.insert(k);
+  };
+  for (const auto& [n, l] : by_line) show_around(n);
+  for (const auto& [n, m] : marks)
+    if (static_cast<std::size_t>(n) <= source.size()) show_around(n);
   long previous = 0;
   for (long n : shown) {
     if (previous && n != previous + 1) out += "<tr><td class=\"n\">&#8942;</td><td></td><td></td></tr>\n";
-    auto it = by_line.find(n);
-    out += source_row(n, source[n - 1], it == by_line.end() ? nullptr : it->second, citations);
+    out += source_row(n, source[n - 1], stall_at(n), mark_of(n), citations);
     previous = n;
   }
   return out + "</table>\n";

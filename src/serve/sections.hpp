@@ -23,8 +23,11 @@ std::string evidence_badge(const std::string& id, const Citations& citations);
 // The lines of one kernel's PC-stall summary (diagnostics.json "stalls"."lines") over the source
 // `file_text` (the run's snapshot of that file; empty when absent): the stalled lines and a few
 // around them, each shaded by its share of the kernel's samples, with its evidence badge and the
-// dominant stall. When the snapshot's lines are not the profiled ones (another version of the
-// file), the profile's own copies of the lines are shown instead, and the page says so.
+// dominant stall. Under a stalled line, its memory facts, root cause and divergence (the line's
+// "memory", "cause" and "divergence" texts, where the diagnostics have them); a line a stalled
+// line's found cause or divergence points to is shown too and marked ("cause of PC1", "warps
+// split here for PC3"). When the snapshot's lines are not the profiled ones (another version of
+// the file), the profile's own copies of the lines are shown instead, and the page says so.
 std::string stall_source(const std::string& file_text, const nlohmann::json& lines, const Citations& citations);
 
 // A unified diff as a two-column table (old left, new right), hunk by hunk.

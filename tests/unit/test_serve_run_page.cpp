@@ -118,6 +118,190 @@ TEST(ServeSections, SideBySidePairsDeletionsWithAdditions) {
   EXPECT_NE(serve::side_by_side("").find("No diff"), std::string::npos);
 }
 
+namespace {
+
+// A stall line of diagnostics.json as `optimas analyze` writes it since it finds causes: its
+// memory facts, the line its wait comes from and the branch where its warps split.
+nlohmann::json line_with_causes(const std::string& id, long line, long cause_line, long branch_line) {
+  using nlohmann::json;
+  return {{"id", id},
+          {"file", "/profiled/there/main.cu"},
+          {"line", line},
+          {"code", "code " + std::to_string(line)},
+          {"kernel_share", 0.5},
+          {"stall", "stall_long_scoreboard"},
+          {"fraction", 0.8},
+          {"memory",
+           {{"accesses", json::array({{{"space", "global"}, {"operation", "load"}, {"text", "global load <32-bit>"}}})},
+            {"threads", 12.5},
+            {"divergent_branches", 3},
+            {"text", "global load (32-bit): 4.0 sectors per request <ideal 1.0>"}}},
+          {"cause",
+           {{"status", "found"},
+            {"kind", "producer"},
+            {"file", "/elsewhere/main.cu"},
+            {"line", cause_line},
+            {"instruction", "LDG.E"},
+            {"text", "waits on the global load (32-bit) of main.cu:" + std::to_string(cause_line) +
+                         " (LDG.E, 32-bit, 4.0 sectors per request) & more"},
+            {"facts", nullptr}}},
+          {"divergence",
+           {{"status", "found"},
+            {"file", "main.cu"},
+            {"line", branch_line},
+            {"threads", 12.5},
+            {"branch_threads", 32},
+            {"text", "runs with 12.5 of 32 threads: its warps split at the branch of main.cu:" +
+                         std::to_string(branch_line) + " <32.0 threads there>"}}}};
+}
+
+std::string numbered_source(int lines) {
+  std::string text;
+  for (int n = 1; n <= lines; ++n) text += "code " + std::to_string(n) + "\n";
+  return text;
+}
+
+} // namespace
+
+// A stalled line shows its memory facts, cause and divergence under it; the line its cause and
+// the branch its divergence point to are shown (though far off and without samples) and marked.
+TEST(ServeSections, StalledLinesShowTheirCausesAndMarkWhereTheyComeFrom) {
+  auto lines = nlohmann::json::array({line_with_causes("PC1", 30, 4, 20)});
+  // Causes that are not marked: in another file, not found (no line), on the stalled line itself.
+  auto other = line_with_causes("PC2", 36, 10, 36);
+  other["cause"]["file"] = "/profiled/there/other.cu";
+  lines.push_back(other);
+  auto ambiguous = line_with_causes("PC3", 38, 12, 38);
+  ambiguous["cause"]["status"] = "ambiguous";
+  ambiguous["cause"]["line"] = nullptr;
+  ambiguous["divergence"]["line"] = "14";
+  lines.push_back(ambiguous);
+  std::string t = serve::stall_source(numbered_source(40), lines, {{"PC1", {"edit-i1a1-0"}}});
+
+  const std::string memory = "<b>memory:</b> global load (32-bit): 4.0 sectors per request &lt;ideal 1.0&gt;";
+  const std::string cause = "<b>cause:</b> waits on the global load (32-bit) of main.cu:4 (LDG.E, 32-bit, 4.0 sectors "
+                            "per request) &amp; more";
+  const std::string divergence =
+      "<b>divergence:</b> runs with 12.5 of 32 threads: its warps split at the branch of main.cu:20 &lt;32.0 threads "
+      "there&gt;";
+  // Under line 30's row, before line 31's.
+  auto row30 = t.find("<td class=\"n\">30</td>"), row31 = t.find("<td class=\"n\">31</td>");
+  ASSERT_NE(row30, std::string::npos) << t;
+  ASSERT_NE(row31, std::string::npos) << t;
+  auto facts = t.find("<tr class=\"facts\">", row30);
+  ASSERT_LT(facts, row31) << t;
+  std::string under = t.substr(facts, row31 - facts);
+  EXPECT_NE(under.find(memory), std::string::npos) << under;
+  EXPECT_NE(under.find(cause), std::string::npos) << under;
+  EXPECT_NE(under.find(divergence), std::string::npos) << under;
+  EXPECT_EQ(t.find("<32"), std::string::npos) << "unescaped text";
+
+  // Line 4 (no samples, 26 lines above) and line 20 are shown with their marks, their context too.
+  EXPECT_NE(t.find("<tr class=\"marked\"><td class=\"n\">4</td><td></td><td>code 4</td><td class=\"mark\">cause of "
+                   "<a class=\"badge cited\" href=\"#ev-PC1\">PC1</a></td></tr>"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("<tr class=\"marked\"><td class=\"n\">20</td><td></td><td>code 20</td><td class=\"mark\">warps "
+                   "split here for <a class=\"badge cited\" href=\"#ev-PC1\">PC1</a></td></tr>"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("<td class=\"n\">1</td>"), std::string::npos);
+  EXPECT_NE(t.find("<td class=\"n\">7</td>"), std::string::npos);
+  EXPECT_EQ(t.find("<td class=\"n\">8</td>"), std::string::npos);
+  EXPECT_EQ(t.find("<td class=\"n\">16</td>"), std::string::npos);
+  EXPECT_NE(t.find("<td class=\"n\">17</td>"), std::string::npos);
+
+  // Not marked: PC2's cause is in other.cu, its divergence on its own line; PC3's are not found.
+  EXPECT_EQ(t.find("for <a class=\"badge\" href=\"#ev-PC2\">"), std::string::npos) << t;
+  EXPECT_EQ(t.find("of <a class=\"badge\" href=\"#ev-PC2\">"), std::string::npos) << t;
+  EXPECT_EQ(t.find("for <a class=\"badge\" href=\"#ev-PC3\">"), std::string::npos) << t;
+  EXPECT_EQ(t.find("of <a class=\"badge\" href=\"#ev-PC3\">"), std::string::npos) << t;
+  EXPECT_EQ(t.find("<td class=\"n\">10</td>"), std::string::npos) << t;
+  EXPECT_EQ(t.find("<td class=\"n\">12</td>"), std::string::npos) << t;
+  EXPECT_EQ(t.find("<td class=\"n\">14</td>"), std::string::npos) << t;
+  // Their texts are still shown under them.
+  EXPECT_NE(t.find("of main.cu:10 (LDG.E"), std::string::npos);
+}
+
+// A cause line that is itself a stalled line carries its mark after its stall.
+TEST(ServeSections, AStalledCauseLineCarriesItsMarkToo) {
+  auto lines = nlohmann::json::array({line_with_causes("PC1", 8, 5, 8), line_with_causes("PC2", 5, 5, 5)});
+  std::string t = serve::stall_source(numbered_source(10), lines, {});
+  auto row5 = t.find("<td class=\"n\">5</td>");
+  ASSERT_NE(row5, std::string::npos);
+  std::string row = t.substr(row5, t.find("</tr>", row5) - row5);
+  EXPECT_NE(row.find("80% <span class=\"mark\">cause of <a class=\"badge\" href=\"#ev-PC1\">PC1</a></span>"),
+            std::string::npos)
+      << row;
+  EXPECT_EQ(t.find("class=\"marked\""), std::string::npos) << t;
+}
+
+// A line of an older diagnostics.json (no memory, cause or divergence, or null, or mistyped):
+// the row as before, no facts row and no mark.
+TEST(ServeSections, OldStallLinesRenderAsBefore) {
+  nlohmann::json old = {{"id", "PC1"},         {"file", "/p/main.cu"},  {"line", 2},       {"code", "b();"},
+                        {"kernel_share", 0.5}, {"stall", "stall_wait"}, {"fraction", 0.75}};
+  const std::string expected =
+      "<table class=\"src\">\n<tr><td class=\"n\">1</td><td></td><td>a();</td></tr>\n"
+      "<tr class=\"stalled\" data-share=\"0.5000\" style=\"background:rgba(220,38,38,0.336)\"><td "
+      "class=\"n\">2</td><td><a class=\"badge\" href=\"#ev-PC1\">PC1</a></td><td>b();</td><td class=\"muted\">50.0% "
+      "stall_wait 75%</td></tr>\n<tr><td class=\"n\">3</td><td></td><td>c();</td></tr>\n</table>\n";
+  const std::string file = "a();\nb();\nc();\n";
+  EXPECT_EQ(serve::stall_source(file, nlohmann::json::array({old}), {}), expected);
+
+  auto nulls = old;
+  nulls["memory"] = nullptr, nulls["cause"] = nullptr, nulls["divergence"] = nullptr;
+  EXPECT_EQ(serve::stall_source(file, nlohmann::json::array({nulls}), {}), expected);
+
+  auto empty = old; // no facts to tell, a cause not decided without words
+  empty["memory"] = {
+      {"accesses", nlohmann::json::array()}, {"threads", nullptr}, {"divergent_branches", 0}, {"text", ""}};
+  empty["cause"] = {{"status", "found"}, {"file", "main.cu"}, {"line", 2}, {"text", ""}};
+  EXPECT_EQ(serve::stall_source(file, nlohmann::json::array({empty}), {}), expected);
+
+  auto mistyped = old;
+  mistyped["memory"] = "global load";
+  mistyped["cause"] = {{"status", "found"}, {"file", 3}, {"line", "1"}, {"text", 7}};
+  mistyped["divergence"] = nlohmann::json::array({1, 2});
+  EXPECT_EQ(serve::stall_source(file, nlohmann::json::array({mistyped}), {}), expected);
+}
+
+// The Run page: the fixture's lines (no causes) show no facts; with causes, the texts and marks.
+TEST(ServeRunPageCauses, TheSourceViewShowsFactsAndCauseLines) {
+  test::TempDir dir;
+  test::write_fixture_run(dir);
+  store::RunStore st(dir.path().string());
+  std::string before = serve::run_page(serve::load_run_data(st, test::k_run_id));
+  EXPECT_EQ(before.find("<tr class=\"facts\">"), std::string::npos);
+  EXPECT_EQ(before.find("class=\"marked\""), std::string::npos);
+  EXPECT_EQ(before.find("class=\"mark\""), std::string::npos);
+
+  auto d = test::fixture_diagnostics();
+  auto& pc1 = d["kernels"][0]["stalls"]["lines"][0]; // main.cu:3
+  auto with = line_with_causes("PC1", 3, 1, 1);
+  for (const char* key : {"memory", "cause", "divergence"}) pc1[key] = with[key];
+  store::write_json_atomic((dir.path() / test::k_run_id / "diagnostics.json").string(), d);
+  std::string html = serve::run_page(serve::load_run_data(st, test::k_run_id));
+  EXPECT_NE(html.find("<b>memory:</b> global load (32-bit): 4.0 sectors per request &lt;ideal 1.0&gt;"),
+            std::string::npos);
+  EXPECT_NE(html.find("<b>cause:</b> waits on the global load (32-bit) of main.cu:1 (LDG.E"), std::string::npos);
+  EXPECT_NE(html.find("<b>divergence:</b> runs with 12.5 of 32 threads"), std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"marked\"><td class=\"n\">1</td><td></td><td>__global__ void triad_kernel() "
+                      "{</td><td class=\"mark\">cause of <a class=\"badge cited\" href=\"#ev-PC1\">PC1</a>, warps "
+                      "split here for <a class=\"badge cited\" href=\"#ev-PC1\">PC1</a></td></tr>"),
+            std::string::npos)
+      << html;
+
+  // Another version of the source: the profile's lines, and the cause line without its code.
+  dir.file(std::string(test::k_run_id) + "/snapshot/main.cu", "// rewritten\nint main() {}\n");
+  html = serve::run_page(serve::load_run_data(st, test::k_run_id));
+  EXPECT_NE(html.find("does not hold the profiled lines"), std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"marked\"><td class=\"n\">1</td><td></td><td></td><td class=\"mark\">cause of "),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<b>cause:</b> waits on the global load"), std::string::npos);
+}
+
 // A search (rounds x candidates): the tree under the baseline, each node linking to its variant,
 // a child under its parent, with its status, speedup, cost; the budget and why it stopped.
 TEST(ServeRunPageSearch, TheTreeUnderItsParents) {

@@ -1,0 +1,95 @@
+// `optimas analyze` on a profile whose source page is large (issue #49): the pages of a profile
+// recorded on the H200 (tests/data/h200/stencil/default: details, raw, session), its source page
+// replaced by bench_distill's (that page's blocks repeated to the requested size, as a report of
+// many launches prints them). Import and analysis with the root causes computed, timed in one
+// process on one core; peak RSS must not grow with the page.
+//
+//   bench_analyze_page [SIZE_MB ...] [--dir DIR] [--keep]     (default: 256 1024)
+#include "analysis/diagnostics.hpp"
+#include "profile/importer.hpp"
+#include "util/gzip.hpp"
+#include "util/strings.hpp"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace optimas;
+
+namespace {
+
+double peak_rss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+std::string recorded(const std::string& page) {
+  return util::gunzip(util::read_file(std::string(OPTIMAS_TEST_DATA) + "/h200/stencil/default/" + page + ".csv.gz"));
+}
+
+void write(const fs::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+std::uint64_t generate(const fs::path& path, const std::string& page, std::uint64_t bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  std::uint64_t written = 0;
+  while (written < bytes) {
+    out.write(page.data(), static_cast<std::streamsize>(page.size()));
+    written += page.size();
+  }
+  return written;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::uint64_t> sizes_mb;
+  std::string dir = fs::temp_directory_path().string();
+  bool keep = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--dir" && i + 1 < argc)
+      dir = argv[++i];
+    else if (a == "--keep")
+      keep = true;
+    else
+      sizes_mb.push_back(std::stoull(a));
+  }
+  if (sizes_mb.empty()) sizes_mb = {256, 1024};
+  const std::string page = recorded("source");
+  std::printf("profile: h200/stencil/default's details, raw and session pages; its source page (%.2f MB) repeated\n",
+              page.size() / 1e6);
+  std::printf("%10s %12s %10s %10s %10s %12s\n", "page_MB", "seconds", "MB/s", "PC_items", "causes", "peak_RSS_MB");
+  for (auto mb : sizes_mb) {
+    fs::path folder = fs::path(dir) / ("optimas-bench-profile-" + std::to_string(mb) + "MB");
+    fs::create_directories(folder);
+    for (const char* p : {"details", "raw", "session"}) write(folder / (std::string(p) + ".csv"), recorded(p));
+    std::uint64_t bytes = generate(folder / "source.csv", page, mb * 1000 * 1000);
+
+    auto t0 = std::chrono::steady_clock::now();
+    auto profile = profile::import_profile(folder.string());
+    analysis::AnalysisOptions o;
+    analysis::Diagnostics d = analysis::analyze(profile, o);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::size_t items = 0, causes = 0;
+    for (const auto& k : d.kernels)
+      if (k.stalls)
+        for (const auto& l : k.stalls->lines) {
+          ++items;
+          causes += l.cause && l.cause->status == analysis::Cause::Status::found;
+        }
+    std::printf("%10.1f %12.3f %10.1f %10zu %10zu %12.1f\n", bytes / 1e6, seconds, bytes / 1e6 / seconds, items, causes,
+                peak_rss_mb());
+    if (!keep) fs::remove_all(folder);
+  }
+  std::printf("goal (issue #49): >= 300 MB/s, peak RSS <= 256 MB with the causes computed\n");
+  return 0;
+}
