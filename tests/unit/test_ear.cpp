@@ -221,6 +221,33 @@ TEST(Ear, LocalisationMatchesFilesByName) {
   EXPECT_EQ(m.localized, 1u);
 }
 
+// An edit at the line a PC item's stall waits on (its cause, issue #49) or where its warps split
+// is localized too: there the stall is fixed. A cause not found names no line.
+TEST(Ear, LocalisationCountsTheLinesAStallWaitsOn) {
+  analysis::Diagnostics d;
+  auto l = salient("PC1", "/abs/main.cu", 60);
+  l.cause = analysis::Cause{};
+  l.cause->status = analysis::Cause::Status::found;
+  l.cause->file = "/abs/main.cu";
+  l.cause->line = 20;
+  l.divergence = analysis::Divergence{};
+  l.divergence->status = analysis::Cause::Status::found;
+  l.divergence->file = "/abs/main.cu";
+  l.divergence->line = 40;
+  auto ambiguous = salient("PC2", "/abs/main.cu", 90);
+  ambiguous.cause = analysis::Cause{};
+  ambiguous.cause->status = analysis::Cause::Status::ambiguous;
+  ambiguous.cause->line = 5;
+  add_kernel(d, "k", {l, ambiguous});
+  prompt::Reply r;
+  r.edits = {range_edit("k", 21, 21, {"PC1"}), range_edit("k", 39, 39, {"PC1"}), range_edit("k", 5, 5, {"PC2"})};
+  auto app = edit::apply_edits({{"main.cu", numbered_source(100)}}, r, ids(d));
+  ASSERT_EQ(app.applied(), 3u);
+  auto m = compute_ear(inputs(d, r, app));
+  EXPECT_EQ(m.localizable, 3u);
+  EXPECT_EQ(m.localized, 2u);
+}
+
 TEST(Ear, LocalisationFallsBackToTheOnlySourceFile) {
   analysis::Diagnostics d;
   // Compiled from a copy under another name: no source is called main_copy.cu.

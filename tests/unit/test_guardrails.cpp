@@ -175,3 +175,24 @@ TEST(Guardrails, EditsOfOtherFilesAreRejected) {
     EXPECT_NE(v[0].message.find("is not one of the prompt's sources (k.cu)"), std::string::npos) << v[0].message;
   }
 }
+
+// A PC item names the line its stall waits on (issue #49): an edit there that cites the item acts
+// where the evidence points, even where the scope would refuse it (here a kernel the hot set
+// leaves out); citing another item, or editing another line, does not make it so.
+TEST(Guardrails, AnEditOnACauseLineThatCitesItsItemIsAccepted) {
+  auto run = [](const std::vector<std::string>& cites, const std::string& cause_file, int cause_line) {
+    prompt::Reply r;
+    prompt::Edit e = replace("a[threadIdx.x] = 0;", "a[threadIdx.x] = 1;");
+    e.evidence = cites;
+    r.edits = {e};
+    auto app = edit::apply_edits({{"k.cu", k_src}}, r, {"PC1", "PC2", "RF1"});
+    EXPECT_EQ(app.applied(), 1u);
+    edit::GuardrailOptions o{edit::Scope::kernel, {"hot"}};
+    o.cause_lines = {{"PC1", cause_file, cause_line}};
+    return edit::check_guardrails(app, o);
+  };
+  EXPECT_TRUE(run({"PC1"}, "/work/app/k.cu", 7).empty()) << "the cause of PC1, edited citing PC1";
+  EXPECT_TRUE(has(run({"PC2"}, "/work/app/k.cu", 7), "scope")) << "cites another item";
+  EXPECT_TRUE(has(run({"PC1"}, "/work/app/k.cu", 4), "scope")) << "the cause is another line";
+  EXPECT_TRUE(has(run({"PC1"}, "/work/app/other.cu", 7), "scope")) << "the cause is in another file";
+}
