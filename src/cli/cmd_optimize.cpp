@@ -91,6 +91,8 @@ void run_optimize(const OptimizeArgs& a) {
                            {"withheld", merged.withheld.size()}};
   result["outcomes"] = propose::to_json(proposal);
   result["violations"] = edit::to_json(violations);
+  result["coverage"] = propose::to_json(proposal.coverage);
+  result["time_addressed"] = proposal.coverage.time_addressed;
   result["accepted"] = violations.empty() && app.applied() > 0;
   result["variant"] = variant.string();
 
@@ -114,6 +116,7 @@ void run_optimize(const OptimizeArgs& a) {
     }
     for (const auto& w : merged.withheld) std::cout << fmt::format("  withheld: {} ({})\n", w.suggestion, w.reason);
     for (const auto& v : violations) std::cout << "  REJECTED (" << v.rule << "): " << v.message << "\n";
+    std::cout << "  " << proposal.coverage.text() << "\n";
     std::cout << diff;
     if (result.contains("compiled"))
       std::cout << fmt::format("build: {} ({})\n", result["compiled"].get<bool>() ? "ok" : "FAILED",

@@ -79,6 +79,8 @@ void print_summary(const nlohmann::json& run) {
                                  m.value("base_ms", 0.0), m.value("variant_ms", 0.0),
                                  m.value("held_out", false) ? "  (held out)" : "");
     }
+    if (v.contains("coverage") && v["coverage"].is_object() && v["coverage"].contains("text"))
+      std::cout << "      " << v["coverage"]["text"].get<std::string>() << "\n";
     if (v.contains("ear")) {
       const auto& e = v["ear"];
       auto pct = [&](const char* k) {

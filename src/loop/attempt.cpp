@@ -62,6 +62,8 @@ void record_edits(const Proposal& proposal, json& result) {
   for (const auto& w : proposal.reply.withheld) ignored.push_back({{"suggestion", w.suggestion}, {"reason", w.reason}});
   result["applied_edits"] = applied;
   result["ignored"] = ignored;
+  // Where the time is that the edits act on (issue #50): runs show and the run page say it.
+  result["coverage"] = optimas::propose::to_json(proposal.coverage);
 }
 
 } // namespace

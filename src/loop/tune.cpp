@@ -192,6 +192,7 @@ json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index,
     result["built"] = true;
     const bool valid = validate(v, result);
     result.erase("ear"); // the edit step's metrics: a point has no edits
+    result.erase("coverage");
     if (valid) {
       result["valid"] = true;
       measure(v, result);

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <set>
 
 namespace optimas::propose {
@@ -67,6 +69,74 @@ std::vector<std::string> unknown_evidence(const prompt::Reply& reply, const anal
   return unknown;
 }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// Whether an applied edit of `app` changes line `line` of `file` (compared by file name; with one
+// source file, any of its edits).
+bool changed(const edit::Application& app, const std::string& file, int line) {
+  const std::string name = fs::path(file).filename().string();
+  for (const auto& o : app.outcomes) {
+    if (!o.applied || line < o.first_line || line > o.last_line) continue;
+    if (fs::path(o.file).filename().string() == name || app.original.size() == 1) return true;
+  }
+  return false;
+}
+
+} // namespace
+
+Coverage coverage(const prompt::Reply& reply, const edit::Application& app, const analysis::Diagnostics& d) {
+  Coverage c;
+  double hot = 0;
+  for (const auto& k : d.kernels)
+    if (k.stalls) hot += k.time.share;
+  if (hot <= 0) return c;
+  std::vector<Coverage::Item> left;
+  for (const auto& k : d.kernels) {
+    if (!k.stalls) continue;
+    std::uint64_t stalled = 0;
+    for (const auto& [stall, n] : k.stalls->kernel_stalls)
+      if (profile::is_stalled(stall)) stalled += n;
+    if (stalled == 0) continue;
+    for (const auto& l : k.stalls->lines) {
+      const double share = k.time.share / hot * static_cast<double>(l.stalled) / static_cast<double>(stalled);
+      bool acted = changed(app, l.file, l.line);
+      for (const auto& [file, line] : l.cause_lines()) acted = acted || changed(app, file, line);
+      if (acted) {
+        c.time_addressed += share;
+        continue;
+      }
+      Coverage::Item item{l.id, fmt::format("{}:{}", fs::path(l.file).filename().string(), l.line), share,
+                          "no edit acts on it"};
+      for (const auto& w : reply.withheld)
+        if (std::find(w.evidence.begin(), w.evidence.end(), l.id) != w.evidence.end()) {
+          item.why = fmt::format("withheld: {} ({})", w.suggestion, w.reason);
+          break;
+        }
+      left.push_back(std::move(item));
+    }
+  }
+  std::stable_sort(left.begin(), left.end(), [](const auto& a, const auto& b) { return a.share > b.share; });
+  if (left.size() > 3) left.resize(3);
+  c.unaddressed = std::move(left);
+  c.time_addressed = std::min(c.time_addressed, 1.0);
+  return c;
+}
+
+std::string Coverage::text() const {
+  std::string out = fmt::format("addresses {:.0f}% of the stalled samples", 100 * time_addressed);
+  for (const auto& i : unaddressed) out += fmt::format("; {} {} ({:.0f}%): {}", i.id, i.where, 100 * i.share, i.why);
+  return out;
+}
+
+nlohmann::json to_json(const Coverage& c) {
+  nlohmann::json left = nlohmann::json::array();
+  for (const auto& i : c.unaddressed)
+    left.push_back({{"id", i.id}, {"where", i.where}, {"share", i.share}, {"why", i.why}});
+  return {{"time_addressed", c.time_addressed}, {"unaddressed", left}, {"text", c.text()}};
+}
+
 std::vector<std::string> hot_kernel_names(const analysis::Diagnostics& d) {
   std::vector<std::string> out;
   for (const auto& k : d.kernels) out.push_back(k.time.kernel.substr(0, k.time.kernel.find('<')));
@@ -106,6 +176,7 @@ Proposal make_proposal(const std::vector<std::string>& replies, const analysis::
       for (const auto& l : k.stalls->lines)
         for (const auto& [file, line] : l.cause_lines()) go.cause_lines.push_back({l.id, file, line});
   p.violations = edit::check_guardrails(p.application, go);
+  p.coverage = coverage(p.reply, p.application, diagnostics);
   for (const auto& [name, text] : p.application.result) {
     auto path = paths.find(name);
     p.diff += edit::unified_diff(p.application.original.at(name), text, path == paths.end() ? name : path->second);

@@ -57,12 +57,34 @@ std::vector<std::string> unknown_evidence(const prompt::Reply& reply, const anal
 // The user message of a prompt on a retry: the prompt, then why the last reply was rejected.
 std::string with_feedback(const std::string& user, const std::string& feedback);
 
+// Where the time is that a proposal's applied edits act on (issue #50): each hot kernel's
+// stalled PC samples, weighted by the kernel's share of the hot kernels' time, on lines an
+// applied edit changes or whose cause line (or split branch, issue #49) it changes.
+struct Coverage {
+  double time_addressed = 0; // of the hot kernels' stalled samples, in [0, 1]
+  struct Item {
+    std::string id;    // "PC3"
+    std::string where; // "main.cu:41"
+    double share = 0;  // of the hot kernels' stalled samples
+    std::string why;   // a withheld suggestion citing it and its reason, else that no edit acts there
+  };
+  std::vector<Item> unaddressed; // the largest items left, at most 3, largest first
+  // "addresses 81% of the stalled samples; PC3 (9%): no edit acts on it"
+  std::string text() const;
+};
+
+// The coverage of `reply`'s edits as applied in `application` (make_proposal sets it).
+Coverage coverage(const prompt::Reply& reply, const edit::Application& application,
+                  const analysis::Diagnostics& diagnostics);
+nlohmann::json to_json(const Coverage& coverage);
+
 struct Proposal {
   std::vector<std::string> parse_errors; // non-empty: a reply could not be used
   prompt::Reply reply;                   // the replies' edits and withheld suggestions, merged
   edit::Application application;
   std::vector<edit::Violation> violations;
   std::string diff; // unified, over every source file
+  Coverage coverage;
   bool usable() const { return parse_errors.empty() && violations.empty() && application.applied() > 0; }
   // Why the proposal cannot be built, in words a backend can act on (empty when usable).
   std::string feedback() const;

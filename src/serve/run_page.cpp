@@ -313,6 +313,9 @@ std::string edits_html(const VariantData& v, const Citations& cites) {
   for (const auto& ig : member(v.result, "ignored"))
     s += "<p class=\"muted\">not applied: " + escape(member_string(ig, "suggestion")) + " &mdash; " +
          escape(member_string(ig, "reason")) + "</p>\n";
+  // Where the time is that the edits act on (issue #50); older runs have none.
+  if (std::string c = member_string(member(v.result, "coverage"), "text"); !c.empty())
+    s += "<p class=\"coverage\">The edits " + escape(c) + "</p>\n";
   return s;
 }
 

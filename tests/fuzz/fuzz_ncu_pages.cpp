@@ -1,8 +1,10 @@
 // The Nsight Compute page readers (details, raw, source, session, page sniffing and a single
-// page's import), plain and gzip-compressed. The first byte picks the reader (low 3 bits) and
+// page's import), plain and gzip-compressed; a source page's blocks also go through the stall
+// summary with its root causes (the SASS reader and the walk over whatever SASS the page holds). The first byte picks the reader (low 3 bits) and
 // whether the rest is gzip-compressed before it is written (bit 3); the rest is the page.
 #include "fuzz_common.hpp"
 
+#include "analysis/saliency.hpp"
 #include "profile/importer.hpp"
 #include "profile/ncu_page.hpp"
 #include "profile/ncu_readers.hpp"
@@ -41,7 +43,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 1: profile::read_raw_page(path, launches); break;
     case 2: profile::read_source_page(path); break;
     case 3: profile::read_source_page(path, 2); break;
-    case 4: profile::for_each_source_block(path, [](profile::KernelSource&&) {}); break;
+    case 4: {
+      analysis::StallAggregator stalls;
+      profile::for_each_source_block(path, [&](profile::KernelSource&& k) { stalls.add(k, k.page_bytes); });
+      for (const auto& kernel : stalls.kernels()) stalls.summarize(kernel, {});
+      break;
+    }
     case 5: profile::read_session_page(path); break;
     case 6: profile::sniff_page(path); break;
     case 7: profile::import_profile(path); break;

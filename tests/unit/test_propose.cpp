@@ -226,3 +226,58 @@ TEST(HostSources, TheApplicationsOtherFilesThatLaunchKernels) {
   EXPECT_EQ(context["host_sources"].size(), 3u);
   EXPECT_FALSE(propose::structured_context({}, {{"needle_kernel.cu", "..."}}).contains("host_sources"));
 }
+
+// Where the time is that applied edits act on (issue #50): each hot kernel's stalled samples,
+// weighted by its share of the hot time, on lines an edit changes or whose cause line it changes.
+TEST(Coverage, TimeAddressedCountsEditedLinesAndTheirCauses) {
+  analysis::Diagnostics d;
+  auto kernel = [&](const std::string& name, double share, std::vector<analysis::SalientLine> lines) {
+    analysis::KernelDiagnostics kd;
+    kd.time.kernel = name;
+    kd.time.share = share;
+    analysis::StallSummary s;
+    s.kernel_stalls = {
+        {profile::Stall::long_scoreboard, 80}, {profile::Stall::selected, 100}, {profile::Stall::wait, 20}};
+    s.lines = std::move(lines);
+    kd.stalls = std::move(s);
+    d.kernels.push_back(std::move(kd));
+  };
+  auto line = [](std::string id, int at, std::uint64_t stalled) {
+    analysis::SalientLine l;
+    l.id = std::move(id);
+    l.file = "/abs/k.cu";
+    l.line = at;
+    l.stalled = stalled;
+    return l;
+  };
+  auto waits = line("PC1", 10, 60); // its cause, line 4, is what an edit changes
+  waits.cause = analysis::Cause{};
+  waits.cause->status = analysis::Cause::Status::found;
+  waits.cause->file = "/abs/k.cu";
+  waits.cause->line = 4;
+  kernel("a", 0.6, {waits, line("PC2", 12, 30)});
+  kernel("b", 0.2, {line("PC3", 30, 50)});
+  edit::Application app;
+  app.original = {{"k.cu", ""}};
+  edit::EditOutcome o;
+  o.applied = true;
+  o.file = "k.cu";
+  o.first_line = 3;
+  o.last_line = 5;
+  app.outcomes = {o};
+  prompt::Reply reply;
+  reply.withheld.push_back({"vector loads: line 30", "its rows may be unaligned", {"PC3"}});
+  auto c = propose::coverage(reply, app, d);
+  // PC1: kernel a holds 0.75 of the hot time, its line 60 of 100 stalled samples.
+  EXPECT_NEAR(c.time_addressed, 0.75 * 0.6, 1e-9);
+  ASSERT_EQ(c.unaddressed.size(), 2u);
+  EXPECT_EQ(c.unaddressed[0].id, "PC2"); // 0.75 * 0.3 against PC3's 0.25 * 0.5
+  EXPECT_NEAR(c.unaddressed[0].share, 0.225, 1e-9);
+  EXPECT_EQ(c.unaddressed[0].why, "no edit acts on it");
+  EXPECT_EQ(c.unaddressed[1].id, "PC3");
+  EXPECT_EQ(c.unaddressed[1].why, "withheld: vector loads: line 30 (its rows may be unaligned)");
+  EXPECT_EQ(c.text().substr(0, 38), "addresses 45% of the stalled samples; ");
+  // Without the cause line, the same edit addresses nothing.
+  d.kernels[0].stalls->lines[0].cause.reset();
+  EXPECT_EQ(propose::coverage(reply, app, d).time_addressed, 0.0);
+}
