@@ -10,42 +10,23 @@
 #include "util/gzip.hpp"
 #include "util/strings.hpp"
 
-#include <sys/resource.h>
+#include "bench_pages.hpp"
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 namespace fs = std::filesystem;
 using namespace optimas;
+using bench::generate;
+using bench::peak_rss_mb;
 
 namespace {
 
-double peak_rss_mb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
-
 std::string recorded(const std::string& page) {
   return util::gunzip(util::read_file(std::string(OPTIMAS_TEST_DATA) + "/h200/stencil/default/" + page + ".csv.gz"));
-}
-
-void write(const fs::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(text.data(), static_cast<std::streamsize>(text.size()));
-}
-
-std::uint64_t generate(const fs::path& path, const std::string& page, std::uint64_t bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  std::uint64_t written = 0;
-  while (written < bytes) {
-    out.write(page.data(), static_cast<std::streamsize>(page.size()));
-    written += page.size();
-  }
-  return written;
 }
 
 } // namespace
@@ -71,8 +52,9 @@ int main(int argc, char** argv) {
   for (auto mb : sizes_mb) {
     fs::path folder = fs::path(dir) / ("optimas-bench-profile-" + std::to_string(mb) + "MB");
     fs::create_directories(folder);
-    for (const char* p : {"details", "raw", "session"}) write(folder / (std::string(p) + ".csv"), recorded(p));
-    std::uint64_t bytes = generate(folder / "source.csv", page, mb * 1000 * 1000);
+    for (const char* p : {"details", "raw", "session"})
+      util::write_file((folder / (std::string(p) + ".csv")).string(), recorded(p));
+    std::uint64_t bytes = generate((folder / "source.csv").string(), page, mb * 1000 * 1000);
 
     auto t0 = std::chrono::steady_clock::now();
     auto profile = profile::import_profile(folder.string());

@@ -11,7 +11,7 @@
 #include "util/gzip.hpp"
 #include "util/strings.hpp"
 
-#include <sys/resource.h>
+#include "bench_pages.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -22,27 +22,8 @@
 
 namespace fs = std::filesystem;
 using namespace optimas;
-
-namespace {
-
-double peak_rss_mb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
-
-std::uint64_t generate(const std::string& path, const std::string& page, std::uint64_t bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  std::uint64_t written = 0;
-  while (written < bytes) {
-    out.write(page.data(), static_cast<std::streamsize>(page.size()));
-    written += page.size();
-  }
-  out.close();
-  return written;
-}
-
-} // namespace
+using bench::generate;
+using bench::peak_rss_mb;
 
 int main(int argc, char** argv) {
   std::vector<std::uint64_t> sizes_mb;

@@ -541,6 +541,30 @@ std::string producer_details(const CodeInstruction& c) {
   return util::join(parts, ", ");
 }
 
+// The instructions of (file, line) with samples of stall `k` that are walked back: the most
+// sampled first, until they hold 95% of the line's samples of it or k_most_walked of them, so a
+// line of a long unrolled loop costs a bounded number of walks. The rest count for nothing.
+constexpr std::size_t k_most_walked = 64;
+std::vector<std::size_t> walked(const KernelCode& code, const std::string& file, int line, std::size_t k) {
+  std::vector<std::size_t> out;
+  std::uint64_t all = 0;
+  for (std::size_t s = 0; s < code.instructions.size(); ++s) {
+    const auto& c = code.instructions[s];
+    if (c.line != line || c.file != file || c.samples.stalls[k] == 0) continue;
+    out.push_back(s);
+    all += c.samples.stalls[k];
+  }
+  std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
+    return code.instructions[a].samples.stalls[k] > code.instructions[b].samples.stalls[k];
+  });
+  std::uint64_t taken = 0;
+  std::size_t n = 0;
+  while (n < out.size() && n < k_most_walked && 20 * taken < 19 * all)
+    taken += code.instructions[out[n++]].samples.stalls[k];
+  out.resize(n);
+  return out;
+}
+
 } // namespace
 
 // ---------------------------------------------------------------- a line's cause
@@ -578,9 +602,8 @@ std::optional<Cause> find_cause(const KernelCode& code, const std::string& file,
   std::map<std::string, double> undecided;                                     // why -> samples
   std::set<std::pair<std::string, int>> ambiguous_lines;
   double ambiguous = 0, total = 0;
-  for (std::size_t s = 0; s < code.instructions.size(); ++s) {
+  for (std::size_t s : walked(code, file, line, k)) {
     const auto& c = code.instructions[s];
-    if (c.line != line || c.file != file || c.samples.stalls[k] == 0) continue;
     const auto n = static_cast<double>(c.samples.stalls[k]);
     total += n;
     Verdict v;
