@@ -76,6 +76,9 @@ std::string describe_attempt(const json& v, const std::string& run_dir) {
   if (!cited.empty())
     out += fmt::format("- Edits: {}; {}.\n", util::join(cited, "; "),
                        fs::exists(diff) ? diff_summary(util::read_file(diff.string())) : "no diff recorded");
+  // Where the time is that the edits acted on (issue #50): the next candidate sees what was left.
+  if (std::string c = util::member_string(util::member(v, "coverage"), "text"); !c.empty() && !cited.empty())
+    out += fmt::format("- Its edits: {}.\n", c);
   if (const json& val = util::member(v, "validation"); util::member(val, "passed") == false)
     for (const auto& c : util::member(val, "checks"))
       if (!c.value("passed", true))

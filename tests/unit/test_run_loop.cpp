@@ -251,18 +251,19 @@ TEST_F(RunLoop, ACodeOnlyCampaignCellIsTaggedAndShownNoEvidence) {
 // the other configurations keep their verdicts.
 TEST(DescribeAttempt, TheSequentialRulesPrimaryConfigurationIsScreenedNotJudged) {
   const json config = {{"speedup", 1.542}, {"ci", {1.538, 1.545}}, {"verdict", "no significant change"}};
-  json variant = {{"key", "i1a1"},
-                  {"iteration", 1},
-                  {"candidate", 1},
-                  {"parent", "baseline"},
-                  {"status", "accepted"},
-                  {"measurement",
-                   {{"verdict_rule", "sequential"},
-                    {"primary", "default"},
-                    {"speedup", 1.618},
-                    {"ci", {1.583, 1.654}},
-                    {"configs", {{"default", config}, {"large", {{"speedup", 1.594}, {"ci", {1.593, 1.594}},
-                                                                  {"verdict", "faster"}}}}}}}};
+  json variant = {
+      {"key", "i1a1"},
+      {"iteration", 1},
+      {"candidate", 1},
+      {"parent", "baseline"},
+      {"status", "accepted"},
+      {"measurement",
+       {{"verdict_rule", "sequential"},
+        {"primary", "default"},
+        {"speedup", 1.618},
+        {"ci", {1.583, 1.654}},
+        {"configs",
+         {{"default", config}, {"large", {{"speedup", 1.594}, {"ci", {1.593, 1.594}}, {"verdict", "faster"}}}}}}}};
   const std::string sequential = loop::describe_attempt(variant, "/nonexistent");
   EXPECT_TRUE(has(sequential, "- Measured: 1.618x [1.583, 1.654] overall; default 1.542x [1.538, 1.545] (whole runs, "
                               "screened); large 1.594x [1.593, 1.594] (faster)."))
@@ -271,4 +272,21 @@ TEST(DescribeAttempt, TheSequentialRulesPrimaryConfigurationIsScreenedNotJudged)
   variant["measurement"].erase("verdict_rule");
   const std::string fixed = loop::describe_attempt(variant, "/nonexistent");
   EXPECT_TRUE(has(fixed, "default 1.542x [1.538, 1.545] (no significant change)")) << fixed;
+}
+
+// A later round is told where the time is that an earlier variant's edits left (issue #50); a
+// variant without applied edits (or recorded before coverage existed) says nothing of it.
+TEST(DescribeAttempt, SaysWhereTheTimeIsThatTheEditsLeft) {
+  json variant = {{"key", "i1a1"},
+                  {"status", "rejected"},
+                  {"applied_edits", json::array({{{"kernel", "k"}, {"evidence", {"PC2"}}}})},
+                  {"coverage",
+                   {{"text", "addresses 13% of the stalled samples; PC1 main.cu:41 (59%): no edit acts on "
+                             "it"}}}};
+  const std::string told = loop::describe_attempt(variant, "/nonexistent");
+  EXPECT_TRUE(
+      has(told, "- Its edits: addresses 13% of the stalled samples; PC1 main.cu:41 (59%): no edit acts on it.\n"))
+      << told;
+  variant["applied_edits"] = json::array();
+  EXPECT_FALSE(has(loop::describe_attempt(variant, "/nonexistent"), "stalled samples"));
 }
