@@ -23,9 +23,7 @@ struct Regs {
   int index = 0;
   int count = 1;
   bool operator==(const Regs&) const = default;
-  bool overlaps(const Regs& o) const {
-    return kind == o.kind && index < o.index + o.count && o.index < index + count;
-  }
+  bool overlaps(const Regs& o) const { return kind == o.kind && index < o.index + o.count && o.index < index + count; }
 };
 
 // What serves an instruction, as far as the stall reasons go (docs/analysis.md, "What a stall
@@ -52,17 +50,17 @@ struct Instruction {
   std::vector<std::string> modifiers; // {"E", "64"}
   std::optional<Regs> guard;          // the predicate the instruction is guarded by ("@!P1": P1)
   bool guard_negated = false;
-  std::vector<Regs> defs;             // written: destination registers and predicates
-  std::vector<Regs> uses;             // read: sources, address registers, store data, the guard
+  std::vector<Regs> defs;              // written: destination registers and predicates
+  std::vector<Regs> uses;              // read: sources, address registers, store data, the guard
   std::optional<std::uint64_t> target; // a direct branch's or call's target address
   Unit unit = Unit::other;
   Access access = Access::none;
   Space space = Space::none;
-  int access_bits = 0;                // bits moved per thread by a memory operation (32 for .E, 64, 128, 8 for .U8)
-  bool indirect = false;              // a branch or call through a register (BRX, JMX, CALL through R): the walk cannot follow it
-  bool ends_path = false;             // EXIT, RET, an unguarded BRA or JMP: nothing falls through
-  bool calls = false;                 // CALL: the callee may write any register
-  bool known = true;                  // the opcode is in the reader's table; false: defs and uses are guessed
+  int access_bits = 0;    // bits moved per thread by a memory operation (32 for .E, 64, 128, 8 for .U8)
+  bool indirect = false;  // a branch or call through a register (BRX, JMX, CALL through R): the walk cannot follow it
+  bool ends_path = false; // EXIT, RET, an unguarded BRA or JMP: nothing falls through
+  bool calls = false;     // CALL: the callee may write any register
+  bool known = true;      // the opcode is in the reader's table; false: defs and uses are guessed
 };
 
 // Reads one instruction's text (leading spaces, a guard, the opcode with its modifiers, the
@@ -72,5 +70,9 @@ Instruction decode(std::string_view text);
 
 // "LDG.E.64": the opcode with its modifiers.
 std::string mnemonic(const Instruction& ins);
+
+// "global", "shared", ... and "load", "store", ...: "" for none.
+std::string_view space_name(Space s);
+std::string_view access_name(Access a);
 
 } // namespace optimas::profile::sass
