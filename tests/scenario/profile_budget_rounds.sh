@@ -50,10 +50,11 @@ json_check "$WORK/full.json" '[s["result_id"] for s in d["sources"]] == [0, 1, 2
 # The budget ends during round 2: the estimate from round 1 (0.5 s a launch) lets it start, but
 # profiling invocation 1 takes a minute. Round 1 is kept and the profile succeeds. (Invocation 1
 # is round 2's first pick: on a loaded machine round 1 takes longer, its estimate leaves room for
-# one launch only, and round 2 still meets the slow one.)
+# one launch only, and round 2 still meets the slow one. With a budget of 6 s, round 1 alone
+# took it under the full suite's load once, and round 2 never started: 12 s leaves room.)
 : > "$FAKE_NCU_LOG"
 rc=0
-FAKE_NCU_REPLAY_S=0.5 FAKE_NCU_SLOW=1:60 "$OPTIMAS" profile "$WORK/app" -o "$WORK/cut" --budget 6 --ncu "$NCU" \
+FAKE_NCU_REPLAY_S=0.5 FAKE_NCU_SLOW=1:60 "$OPTIMAS" profile "$WORK/app" -o "$WORK/cut" --budget 12 --ncu "$NCU" \
   > "$WORK/cut.out" 2> "$WORK/cut.txt" || rc=$?
 [ "$rc" -eq 0 ] || fail "a profile cut in round 2 should succeed, exit $rc: $(cat "$WORK/cut.txt")"
 [ "$(heavy_calls)" -eq 2 ] || fail "round 2 should have started: $(cat "$FAKE_NCU_LOG")"
