@@ -26,11 +26,11 @@ namespace {
 
 struct Noise {
   const char* name;
-  double sigma;        // log-normal run-to-run noise
-  double tail_p;       // chance that a run is an outlier
-  double tail_max;     // an outlier is slower by U(0.05, tail_max)
-  double drift;        // relative change of every time over the session, linear
-  double build_bias;   // A/A: standard deviation of the true ratio of two builds
+  double sigma;      // log-normal run-to-run noise
+  double tail_p;     // chance that a run is an outlier
+  double tail_max;   // an outlier is slower by U(0.05, tail_max)
+  double drift;      // relative change of every time over the session, linear
+  double build_bias; // A/A: standard deviation of the true ratio of two builds
 };
 
 constexpr Noise k_noise[] = {
@@ -137,8 +137,8 @@ int main(int argc, char** argv) {
              "and all runs together p < {:.3g} with the {:.0f}% interval above {:.3g}\n",
              rule.corrected_significance(), rule.min_speedup, rule.min_speedup, rule.corrected_significance(),
              100 * rule.confidence, rule.min_speedup);
-  fmt::print("{} simulated comparisons per cell (seed {}); old rule: one test, p < 0.05 and interval above 1\n\n",
-             sims, seed);
+  fmt::print("{} simulated comparisons per cell (seed {}); old rule: one test, p < 0.05 and interval above 1\n\n", sims,
+             seed);
   fmt::print("| noise | runs | A/A false accepts | old rule | 1.05x accepted | old rule | 1.10x accepted |\n");
   fmt::print("|---|---|---|---|---|---|---|\n");
   std::uint64_t cell = 0;
@@ -155,6 +155,7 @@ int main(int argc, char** argv) {
     }
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("\nGoals: A/A false accepts <= 0.5%; a true 1.05x accepted >= 90% of the time at 10 runs. ({:.0f} s)\n", s);
+  fmt::print("\nGoals: A/A false accepts <= 0.5%; a true 1.05x accepted >= 90% of the time at 10 runs. ({:.0f} s)\n",
+             s);
   return 0;
 }

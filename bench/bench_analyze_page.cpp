@@ -32,19 +32,7 @@ std::string recorded(const std::string& page) {
 } // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::uint64_t> sizes_mb;
-  std::string dir = fs::temp_directory_path().string();
-  bool keep = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--dir" && i + 1 < argc)
-      dir = argv[++i];
-    else if (a == "--keep")
-      keep = true;
-    else
-      sizes_mb.push_back(std::stoull(a));
-  }
-  if (sizes_mb.empty()) sizes_mb = {256, 1024};
+  const auto [sizes_mb, dir, keep] = bench::page_args(argc, argv);
   const std::string page = recorded("source");
   std::printf("profile: h200/stencil/default's details, raw and session pages; its source page (%.2f MB) repeated\n",
               page.size() / 1e6);

@@ -26,19 +26,7 @@ using bench::generate;
 using bench::peak_rss_mb;
 
 int main(int argc, char** argv) {
-  std::vector<std::uint64_t> sizes_mb;
-  std::string dir = fs::temp_directory_path().string();
-  bool keep = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--dir" && i + 1 < argc)
-      dir = argv[++i];
-    else if (a == "--keep")
-      keep = true;
-    else
-      sizes_mb.push_back(std::stoull(a));
-  }
-  if (sizes_mb.empty()) sizes_mb = {256, 1024};
+  const auto [sizes_mb, dir, keep] = bench::page_args(argc, argv);
 
   std::string page =
       util::gunzip(util::read_file(std::string(OPTIMAS_TEST_DATA) + "/h200/stencil/default/source.csv.gz"));

@@ -5,8 +5,10 @@
 #include <sys/resource.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace optimas::bench {
 
@@ -25,6 +27,27 @@ inline std::uint64_t generate(const std::string& path, const std::string& page, 
     written += page.size();
   }
   return written;
+}
+
+// The command line both take: [SIZE_MB ...] [--dir DIR] [--keep] (sizes default to 256 and 1024).
+struct PageArgs {
+  std::vector<std::uint64_t> sizes_mb;
+  std::string dir = std::filesystem::temp_directory_path().string();
+  bool keep = false;
+};
+inline PageArgs page_args(int argc, char** argv) {
+  PageArgs a;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--dir" && i + 1 < argc)
+      a.dir = argv[++i];
+    else if (arg == "--keep")
+      a.keep = true;
+    else
+      a.sizes_mb.push_back(std::stoull(arg));
+  }
+  if (a.sizes_mb.empty()) a.sizes_mb = {256, 1024};
+  return a;
 }
 
 } // namespace optimas::bench
