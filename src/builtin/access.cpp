@@ -135,6 +135,16 @@ std::set<std::string> uniform_names(const cuda::SourceFile& f, const cuda::Funct
   return out;
 }
 
+bool pure_call(std::string_view name) {
+  static const std::set<std::string_view> k_pure = {
+      "sqrtf",  "sqrt",   "rsqrtf", "rsqrt", "expf",   "exp",       "exp2f",     "exp2",      "logf",  "log",
+      "log2f",  "log2",   "sinf",   "sin",   "cosf",   "cos",       "tanhf",     "tanh",      "fabsf", "fabs",
+      "fminf",  "fmin",   "fmaxf",  "fmax",  "fmaf",   "fma",       "min",       "max",       "umin",  "umax",
+      "abs",    "floorf", "floor",  "ceilf", "ceil",   "powf",      "pow",       "erff",      "erf",   "truncf",
+      "roundf", "__popc", "__clz",  "__ffs", "__brev", "__fmul_rn", "__fadd_rn", "__fmaf_rn", "__ldg"};
+  return k_pure.count(name) > 0;
+}
+
 bool arithmetic_type_word(std::string_view w) {
   return w == "int" || w == "unsigned" || w == "long" || w == "size_t" || w == "short" || w == "char" || w == "float" ||
          w == "double" || w == "signed" || w == "int64_t" || w == "uint64_t" || w == "int32_t" || w == "uint32_t";

@@ -60,6 +60,10 @@ bool is_thread_index(const Tokens& t, std::size_t b, std::size_t e);
 // blockDim.x * gridDim.x (either order).
 bool is_grid_size(const Tokens& t, std::size_t b, std::size_t e);
 
+// CUDA's math functions and bit intrinsics, which read only their arguments: the calls a
+// rewritten statement may make.
+bool pure_call(std::string_view name);
+
 // Names whose value is the same for every thread and every iteration: the kernel's non-pointer
 // parameters that the body never assigns, and the file's #define names.
 std::set<std::string> uniform_names(const cuda::SourceFile& f, const cuda::Function& fn, const Tokens& body);

@@ -1,6 +1,7 @@
 // The index analysis behind the local_to_registers rule (local.cpp): local arrays,
 // constant-trip loops, variables assigned once, the interval an index expression lies in, and a
 // statement's extent, all over cuda::lex tokens.
+#include "builtin/access.hpp"
 #include "builtin/local.hpp"
 
 #include "cuda/source.hpp"
@@ -400,19 +401,6 @@ std::optional<std::pair<std::size_t, std::size_t>> statement_around(const std::v
   return std::pair{b, e};
 }
 
-namespace {
-
-// Calls a rewritten statement may make: they have no side effects.
-bool pure_call(std::string_view name) {
-  static const std::set<std::string, std::less<>> k_pure = {
-      "min",   "max",   "fminf", "fmaxf", "fmin", "fmax",   "abs",   "fabsf", "fabs",  "sqrtf",
-      "sqrt",  "expf",  "exp",   "logf",  "log",  "sinf",   "cosf",  "sin",   "cos",   "floorf",
-      "floor", "ceilf", "ceil",  "umin",  "umax", "__popc", "__clz", "__ffs", "__brev"};
-  return k_pure.count(name) > 0;
-}
-
-} // namespace
-
 // Side effects in [b, e) besides `allowed` assignment operators: assignments, ++/--, impure calls.
 int side_effects(const std::vector<cuda::Token>& t, std::size_t b, std::size_t e) {
   int n = 0;
@@ -422,8 +410,8 @@ int side_effects(const std::vector<cuda::Token>& t, std::size_t b, std::size_t e
       ++n;
       ++x;
     }
-    if (t[x].kind == cuda::TokenKind::identifier && x + 1 < e && t[x + 1].text == "(" && !pure_call(t[x].text) &&
-        !(t[x].text == "if" || t[x].text == "for" || t[x].text == "while"))
+    if (t[x].kind == cuda::TokenKind::identifier && x + 1 < e && t[x + 1].text == "(" &&
+        !access::pure_call(t[x].text) && !(t[x].text == "if" || t[x].text == "for" || t[x].text == "while"))
       n += 2; // never allowed
   }
   return n;

@@ -24,6 +24,8 @@ void rule_local_to_registers(const KernelInput& in, KernelEdits& ke);
 void rule_warp_rows(const KernelInput& in, KernelEdits& ke);
 void rule_coalesce_tiles(const KernelInput& in, KernelEdits& ke);
 void rule_vector_loads(const KernelInput& in, KernelEdits& ke);
+// in_flight.cpp: after the loop rewrites above, which take a loop whole when their pattern holds.
+void rule_loads_in_flight(const KernelInput& in, KernelEdits& ke);
 
 const std::vector<Rule>& rule_table() {
   static const std::vector<Rule> rules = {
@@ -43,6 +45,10 @@ const std::vector<Rule>& rule_table() {
       {"vector_loads", rule_vector_loads,
        "a latency-bound grid-stride loop (low memory throughput, long_scoreboard on its loads) gets a "
        "16-byte-per-array path under an alignment check, the original loop as the fallback"},
+      {"loads_in_flight", rule_loads_in_flight,
+       "a loop whose use waits on its own load (long_scoreboard at a line of the loop, caused by a load declared at "
+       "the top of its body; memory not saturated) issues the loads of k iterations (2, 4 or 8, from occupancy and "
+       "registers) before the first is used, each body then run unchanged and in order"},
       {"unroll", rule_unroll, "#pragma unroll on constant-trip innermost loops whose lines wait or branch"},
       {"hoist", rule_hoist,
        "a loop condition's invariant, expensive bound (a load, a division, a call) computed once before the "

@@ -31,16 +31,6 @@ using access::Tokens;
 using access::Outcome;
 using access::withhold;
 
-// Calls the body may make: CUDA's math functions, which read only their arguments.
-bool pure_math(std::string_view w) {
-  static const std::set<std::string_view> k_pure = {
-      "sqrtf", "sqrt", "rsqrtf", "rsqrt", "expf",   "exp",    "exp2f",     "exp2",      "logf",     "log",   "log2f",
-      "log2",  "sinf", "sin",    "cosf",  "cos",    "tanhf",  "tanh",      "fabsf",     "fabs",     "fminf", "fmin",
-      "fmaxf", "fmax", "fmaf",   "fma",   "min",    "max",    "abs",       "floorf",    "floor",    "ceilf", "ceil",
-      "powf",  "pow",  "erff",   "erf",   "truncf", "roundf", "__fmul_rn", "__fadd_rn", "__fmaf_rn"};
-  return k_pure.count(w) > 0;
-}
-
 // Words that may stand before a name without declaring it (`else x = 1;`).
 bool keyword(std::string_view w) {
   return w == "return" || w == "else" || w == "do" || w == "case" || w == "goto" || w == "sizeof";
@@ -105,7 +95,7 @@ std::string scan_body(const cuda::Function& fn, const Tokens& t, const access::F
     s.nested = s.nested || w == "for" || w == "while" || w == "do";
     s.has_continue = s.has_continue || w == "continue";
     if (t[x].kind != cuda::TokenKind::identifier) continue;
-    if (x + 1 < loop.body_end && t[x + 1].text == "(" && !pure_math(w) && !access::arithmetic_type_word(w))
+    if (x + 1 < loop.body_end && t[x + 1].text == "(" && !access::pure_call(w) && !access::arithmetic_type_word(w))
       return fmt::format("the loop body calls {}, which could write memory", w);
     if (x > loop.body_begin && t[x - 1].kind == cuda::TokenKind::identifier && !keyword(t[x - 1].text) &&
         x + 1 < loop.body_end && (t[x + 1].text == "=" || t[x + 1].text == ";" || t[x + 1].text == "["))

@@ -26,6 +26,11 @@ for dir in "$OPTIMAS_TEST_DATA"/h200/*/; do
   json_check "$WORK/$ex.json" 'all(o["evidence"] and not o["unknown_evidence"] for o in d["outcomes"])' "$ex: every edit cites known evidence"
   [ $NVCC_OK = 1 ] && json_check "$WORK/$ex.json" 'd["compiled"] is True' "$ex: the variant compiles"
   [ -s "$WORK/out-$ex/diff.patch" ] || fail "$ex: no diff"
+  # accuracy's PC1 waits on the load of the line above it, in the same loop (issue #50's done-when):
+  # loads_in_flight acts on it, and the edits address at least half of the stalled samples.
+  [ "$ex" = accuracy ] && json_check "$WORK/$ex.json" \
+    'd["time_addressed"] >= 0.5 and any(o["rule"] == "loads_in_flight" and o["applied"] for o in d["outcomes"])' \
+    "accuracy: loads_in_flight addresses at least half the stalled samples"
 done
 after=$(cd "$WORK/examples" && find . -type f -exec sha256sum {} + | sort | sha256sum)
 [ "$before" = "$after" ] || fail "optimize changed the application's own folder"

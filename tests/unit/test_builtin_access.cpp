@@ -8,6 +8,7 @@
 #include "util/process.hpp"
 #include "util/strings.hpp"
 
+#include "builtin_helpers.hpp"
 #include "host_run.hpp"
 #include "test_helpers.hpp"
 
@@ -18,7 +19,7 @@
 
 using namespace optimas;
 using nlohmann::json;
-using optimas::test::run_on_host;
+using namespace optimas::test;
 
 namespace {
 
@@ -77,39 +78,6 @@ json sectors(double per_request) {
           {"summary", "synthetic"}};
 }
 
-// The builtin's reply; a search's candidate > 1 gets one firing rule alone.
-prompt::Reply ask(const json& k, const std::string& file, const std::string& src, int candidate = 1) {
-  auto backend = llm::make_backend(llm::parse_model("builtin"));
-  llm::Request r;
-  r.context = {{"diagnostics", {{"kernels", json::array({k})}}}, {"sources", {{file, src}}}, {"candidate", candidate}};
-  auto result = backend->complete(r);
-  EXPECT_TRUE(llm::ok(result));
-  auto parsed = prompt::parse_reply(std::get<llm::Response>(result).text);
-  EXPECT_TRUE(parsed.ok()) << (parsed.errors.empty() ? "" : parsed.errors[0]);
-  return parsed.reply.value_or(prompt::Reply{});
-}
-
-std::vector<prompt::Edit> by_rule(const prompt::Reply& r, const std::string& rule) {
-  std::vector<prompt::Edit> out;
-  for (const auto& e : r.edits)
-    if (e.rule == rule) out.push_back(e);
-  return out;
-}
-
-std::vector<prompt::Withheld> withheld_of(const prompt::Reply& r, const std::string& rule) {
-  std::vector<prompt::Withheld> out;
-  for (const auto& w : r.withheld)
-    if (w.suggestion.find("(" + rule + ")") != std::string::npos) out.push_back(w);
-  return out;
-}
-
-std::string replaced(std::string s, const std::string& from, const std::string& to) {
-  auto at = s.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) s.replace(at, from.size(), to);
-  return s;
-}
-
 json rows_kernel(json access = sectors(28.0), int block = 256) {
   return kernel("row_features", json::array({stall("PC7", "rows.cu", 10)}), access, 0.3, block);
 }
@@ -156,20 +124,6 @@ TEST(BuiltinAccess, WarpRowsOnAnUncoalescedRowWalk) {
                               w.reason.find("overlaps the warp_rows edit") != std::string::npos);
   EXPECT_TRUE(displaced);
 }
-
-namespace {
-
-// The reply of the search candidate that offers `rule` alone (the builtin's alternatives).
-prompt::Reply alone(const json& k, const std::string& file, const std::string& src, const std::string& rule) {
-  for (int c = 2; c <= 6; ++c) {
-    auto r = ask(k, file, src, c);
-    if (r.summary.find("the " + rule + " rule alone") != std::string::npos) return r;
-  }
-  ADD_FAILURE() << "no candidate offers " << rule << " alone";
-  return {};
-}
-
-} // namespace
 
 TEST(BuiltinAccess, CoalesceTilesIsTheAlternative) {
   auto r = alone(rows_kernel(), "rows.cu", k_rows, "coalesce_tiles");
@@ -392,12 +346,6 @@ int main() {
   return ok ? 0 : 1;
 }
 )";
-
-std::string edited_source(const prompt::Reply& r, const std::string& file, const std::string& src) {
-  auto app = edit::apply_edits({{file, src}}, r, {});
-  EXPECT_EQ(app.not_applied(), 0u);
-  return app.result[file];
-}
 
 } // namespace
 

@@ -1,0 +1,348 @@
+// loads_in_flight: a loop whose use waits on its own load (long_scoreboard at a line of the loop,
+// the line's cause a global or local load declared at the top of the same loop's body) issues
+// the loads of K iterations before the first of them is used, so K loads per thread are in
+// flight where there was one. The root-cause walk (analysis/causes) names the load; the
+// roofline says whether memory has room for more (it is not saturated).
+//
+//   for (int c = A; c < B; c += S) { float v = p[...c...]; REST }
+// becomes
+//   for (int c = A; c < B;) {
+//     const int c_f0 = c; c += S;                                   // the original step
+//     const bool c_in1 = c < B; const int c_f1 = c; if (c_in1) c += S;
+//     ...                                                           // up to c_inK-1
+//     float v_f0, v_f1, ...;
+//     { const int c = c_f0; float v = p[...c...]; v_f0 = v; }      // the K loads, first
+//     if (c_in1) { const int c = c_f1; float v = p[...c...]; v_f1 = v; }
+//     { const int c = c_f0; float v = v_f0; REST }                  // then each body, in order
+//     if (c_in1) { const int c = c_f1; float v = v_f1; REST }
+//   }
+//
+// Why this stays bit-identical: the loop variable takes exactly the original sequence of values
+// (the header's own condition and step, evaluated in the original order, and never once more),
+// and each iteration's body runs unchanged, in the original order, with its own value of the
+// variable. Only the hoisted loads move earlier, and nothing they read can change in between:
+// the body writes no memory (no store, no atomic, no call that could write, no address taken)
+// and assigns none of the names the loads, the condition or the step read. A load of an
+// iteration that does not exist is never made (its guard is the original condition).
+// Token-level matching (see access.hpp); any other shape is withheld with the reason.
+#include "builtin/access.hpp"
+#include "builtin/rules.hpp"
+
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+
+namespace optimas::builtin {
+
+namespace {
+
+using access::Outcome;
+using access::Tokens;
+using access::withhold;
+using nlohmann::json;
+
+// A declaration `TYPE name = EXPR;` at the top of the loop body whose EXPR loads.
+struct Hoisted {
+  std::string type, name, expr; // as written
+  std::size_t first = 0, semi = 0;
+};
+
+// What the evidence says about one loop: the PC lines waiting in it on a load of its own body.
+struct Waiting {
+  std::vector<std::string> ids;
+  std::set<int> load_lines; // the causes' lines
+  double share = 0;         // of the kernel's samples (the lines' shares summed)
+};
+
+// Loads a body statement may read through: subscripts, `*` or `->` on any name.
+bool loads(const Tokens& t, std::size_t b, std::size_t e) {
+  for (std::size_t x = b; x < e; ++x)
+    if (t[x].text == "[" || t[x].text == "->") return true;
+  return false;
+}
+
+// Why tokens [b, e) may not be evaluated early or twice (a side effect, a call that is not pure
+// math), or empty. The lexer gives single-character punctuation: `++` is two tokens.
+std::string side_effect(const Tokens& t, std::size_t b, std::size_t e) {
+  for (std::size_t x = b; x < e; ++x) {
+    std::string_view w = t[x].text, next = x + 1 < e ? t[x + 1].text : "";
+    std::string_view prev = x > b ? t[x - 1].text : "", prev2 = x > b + 1 ? t[x - 2].text : "";
+    bool compare = prev == "=" || prev == "!" || ((prev == "<" || prev == ">") && prev2 != prev);
+    if (((w == "+" || w == "-") && next == w) || (w == "=" && next != "=" && !compare))
+      return fmt::format("`{}` assigns", access::text(t, b, e));
+    if (t[x].kind == cuda::TokenKind::identifier && next == "(" && !access::pure_call(w) &&
+        !access::arithmetic_type_word(w))
+      return fmt::format("`{}` calls {}", access::text(t, b, e), w);
+  }
+  return "";
+}
+
+// Why the body (tokens [b, e)) could change what an early load reads or leave the loop early,
+// or empty.
+std::string body_hazard(const Tokens& t, std::size_t b, std::size_t e) {
+  for (std::size_t x = b; x < e; ++x) {
+    std::string_view w = t[x].text;
+    if (w == "break" || w == "continue" || w == "return" || w == "goto" || w == "asm" || w == "__syncthreads" ||
+        w == "__syncwarp")
+      return fmt::format("the loop body holds `{}`", w);
+    if (w == "&" && x > b && t[x - 1].text != "&" && x + 1 < e && t[x + 1].text != "&" &&
+        t[x - 1].kind == cuda::TokenKind::punct && t[x - 1].text != ")" && t[x - 1].text != "]")
+      return "the loop body takes an address";
+    if (t[x].kind != cuda::TokenKind::identifier) continue;
+    std::string_view next = x + 1 < e ? t[x + 1].text : "";
+    if (next == "(" && !access::pure_call(w) && !access::arithmetic_type_word(w) && w != "if" && w != "for" &&
+        w != "while" && w != "switch" && w != "sizeof")
+      return fmt::format("the loop body calls {}, which could write memory", w);
+    bool through = next == "[" || next == "->" || (x > b && t[x - 1].text == "*");
+    if (through && access::written_or_escapes(t, x, x + 1, w))
+      return fmt::format("the loop body writes memory through {}", w);
+  }
+  return "";
+}
+
+// K: loads per thread in flight. Four by default; two where registers already limit occupancy
+// (each hoisted value holds a register per iteration); eight where few warps run and registers
+// do not limit them (more loads per warp make up for fewer warps).
+std::pair<int, std::string> factor(const json& kernel) {
+  const json* occ = nullptr;
+  if (kernel.contains("roofline") && kernel["roofline"].is_object() && kernel["roofline"].contains("occupancy"))
+    occ = &kernel["roofline"]["occupancy"];
+  if (!occ || !occ->is_object()) return {4, "the default (no occupancy figures)"};
+  std::string limiter = occ->value("limiter", "");
+  double regs = (*occ).contains("registers_per_thread") && (*occ)["registers_per_thread"].is_number()
+                    ? (*occ)["registers_per_thread"].get<double>()
+                    : 0;
+  double achieved = (*occ).contains("achieved_pct") && (*occ)["achieved_pct"].is_number()
+                        ? (*occ)["achieved_pct"].get<double>()
+                        : 100;
+  if (limiter == "registers") return {2, fmt::format("registers ({:.0f} a thread) limit occupancy", regs)};
+  if (achieved < 25 && regs > 0 && regs <= 64)
+    return {8, fmt::format("{:.0f}% achieved occupancy with {:.0f} registers a thread", achieved, regs)};
+  return {4, fmt::format("{:.0f}% achieved occupancy, {:.0f} registers a thread", achieved, regs)};
+}
+
+// The leading declarations of the body that load, ending with the one on the last cause line.
+std::optional<std::vector<Hoisted>> hoisted(std::string_view body_text, const Tokens& t, const access::ForLoop& loop,
+                                            int base_line, const std::set<int>& load_lines, std::string& why) {
+  std::vector<Hoisted> out;
+  std::size_t x = loop.body_begin;
+  bool cause_seen = false;
+  while (x < loop.body_end) {
+    std::size_t semi = x;
+    int depth = 0;
+    while (semi < loop.body_end && !(depth == 0 && t[semi].text == ";")) {
+      std::string_view w = t[semi].text;
+      if (w == "(" || w == "[" || w == "{") ++depth;
+      if (w == ")" || w == "]" || w == "}") --depth;
+      ++semi;
+    }
+    if (semi >= loop.body_end) break;
+    // TYPE name = EXPR ;  with TYPE identifiers only
+    std::size_t eq = x;
+    while (eq < semi && t[eq].text != "=") ++eq;
+    if (eq == semi || eq < x + 2 || t[eq - 1].kind != cuda::TokenKind::identifier) break;
+    bool type_words = true;
+    for (std::size_t y = x; y + 1 < eq; ++y) type_words = type_words && t[y].kind == cuda::TokenKind::identifier;
+    if (!type_words || t[x].text == "auto" || !loads(t, eq + 1, semi)) break;
+    if (auto s = side_effect(t, eq + 1, semi); !s.empty()) {
+      why = s;
+      return std::nullopt;
+    }
+    out.push_back({access::text(t, x, eq - 1), std::string(t[eq - 1].text),
+                   access::rewrite(body_text, t, eq + 1, semi, {}), x, semi});
+    for (int l = base_line + t[x].line; l <= base_line + t[semi].line; ++l)
+      cause_seen = cause_seen || load_lines.count(l);
+    x = semi + 1;
+  }
+  if (!cause_seen) {
+    why = "the load it waits on is not declared at the top of the loop body (`TYPE v = load;`)";
+    return std::nullopt;
+  }
+  // Only as many declarations as reach the last cause line.
+  while (!out.empty()) {
+    bool has_cause = false;
+    for (int l = base_line + t[out.back().first].line; l <= base_line + t[out.back().semi].line; ++l)
+      has_cause = has_cause || load_lines.count(l);
+    if (has_cause) break;
+    out.pop_back();
+  }
+  return out;
+}
+
+struct Plan {
+  std::string i, type, start, cond, step; // the loop's variable, its type, start, condition and step as written
+  std::vector<Hoisted> decls;
+  std::string rest; // the body after the hoisted declarations
+  int k = 4;
+};
+
+std::string in_flight_code(const Plan& p, const std::string& ind) {
+  std::string c = fmt::format("{}for ({} {} = {}; {};) {{\n", ind, p.type, p.i, p.start, p.cond);
+  std::string in = ind + "  ";
+  c += fmt::format("{in}// loads_in_flight: the loads of up to {k} iterations issue before the first is used; each\n"
+                   "{in}// iteration then runs the original body, in order, with its own {i}.\n"
+                   "{in}const {T} {i}_f0 = {i};\n{in}{step};\n",
+                   fmt::arg("in", in), fmt::arg("k", p.k), fmt::arg("i", p.i), fmt::arg("T", p.type),
+                   fmt::arg("step", p.step));
+  for (int j = 1; j < p.k; ++j) {
+    std::string prev = j == 1 ? "" : fmt::format("{}_in{} && ", p.i, j - 1);
+    c += fmt::format("{in}const bool {i}_in{j} = {prev}({cond});\n{in}const {T} {i}_f{j} = {i};\n"
+                     "{in}if ({i}_in{j}) {step};\n",
+                     fmt::arg("in", in), fmt::arg("i", p.i), fmt::arg("j", j), fmt::arg("prev", prev),
+                     fmt::arg("cond", p.cond), fmt::arg("T", p.type), fmt::arg("step", p.step));
+  }
+  for (const auto& d : p.decls) {
+    std::vector<std::string> names;
+    for (int j = 0; j < p.k; ++j) names.push_back(fmt::format("{}_f{}", d.name, j));
+    std::string bare = d.type;
+    for (const char* q : {"const ", "volatile "})
+      for (std::size_t at; (at = bare.find(q)) != std::string::npos;) bare.erase(at, std::string(q).size());
+    c += fmt::format("{}{} {};\n", in, bare, util::join(names, ", "));
+  }
+  auto block = [&](int j, const std::string& inner) {
+    std::string guard = j == 0 ? "" : fmt::format("if ({}_in{}) ", p.i, j);
+    return fmt::format("{}{}{{\n{}  const {} {} = {}_f{};\n{}{}}}\n", in, guard, in, p.type, p.i, p.i, j, inner, in);
+  };
+  for (int j = 0; j < p.k; ++j) {
+    std::string inner;
+    for (const auto& d : p.decls)
+      inner += fmt::format("{}  {} {} = {};\n{}  {}_f{} = {};\n", in, d.type, d.name, d.expr, in, d.name, j, d.name);
+    c += block(j, inner);
+  }
+  for (int j = 0; j < p.k; ++j) {
+    std::string inner;
+    for (const auto& d : p.decls) inner += fmt::format("{}  {} {} = {}_f{};\n", in, d.type, d.name, d.name, j);
+    inner += access::indented(p.rest, in + "  ") + "\n";
+    c += block(j, inner);
+  }
+  return c + ind + "}";
+}
+
+Outcome plan_in_flight(const KernelInput& in, const access::ForLoop& loop, const Waiting& w) {
+  const Tokens& t = in.tokens;
+  const std::string_view body_text = in.body;
+  Plan p;
+  p.i = std::string(t[loop.var].text);
+  p.type = access::text(t, loop.type_begin, loop.var);
+  if (!loop.braced) return withhold("the loop body is a single statement without braces");
+  if (loop.cond_end == loop.cond_begin || loop.step_end == loop.step_begin)
+    return withhold("the loop has no condition or no step");
+  p.start = access::rewrite(body_text, t, loop.init_begin, loop.init_end, {});
+  p.cond = access::rewrite(body_text, t, loop.cond_begin, loop.cond_end, {});
+  p.step = access::rewrite(body_text, t, loop.step_begin, loop.step_end, {});
+  if (auto s = side_effect(t, loop.cond_begin, loop.cond_end); !s.empty())
+    return withhold("the loop condition " + s.substr(s.find('`', 1) + 2));
+  if (access::assigned(t, loop.body_begin, loop.body_end, p.i))
+    return withhold(fmt::format("the body changes {}", p.i));
+  if (auto why = body_hazard(t, loop.body_begin, loop.body_end); !why.empty()) return withhold(why);
+  std::string why;
+  auto decls = hoisted(body_text, t, loop, in.base_line, w.load_lines, why);
+  if (!decls) return withhold(why);
+  p.decls = *decls;
+  std::size_t rest_begin = p.decls.back().semi + 1;
+  if (rest_begin >= loop.body_end) return withhold("nothing in the loop body uses the loads");
+  // The names the loads, the condition and the step read: the body may assign none of them.
+  std::set<std::string> declared;
+  for (const auto& d : p.decls) declared.insert(d.name);
+  auto reads_kept = [&](std::size_t b, std::size_t e) -> std::string {
+    for (std::size_t x = b; x < e; ++x) {
+      if (t[x].kind != cuda::TokenKind::identifier || t[x].text == p.i || declared.count(std::string(t[x].text)))
+        continue;
+      if (x > 0 && (t[x - 1].text == "." || t[x - 1].text == "->")) continue;
+      if (access::assigned(t, loop.body_begin, loop.body_end, t[x].text))
+        return fmt::format("the body assigns {}, which an early load or the loop's condition reads", t[x].text);
+    }
+    return "";
+  };
+  for (const auto& d : p.decls)
+    if (auto r = reads_kept(d.first, d.semi); !r.empty()) return withhold(r);
+  if (auto r = reads_kept(loop.cond_begin, loop.step_end); !r.empty()) return withhold(r);
+  for (std::size_t x = loop.step_begin; x < loop.step_end; ++x)
+    if (t[x].kind == cuda::TokenKind::identifier && t[x].text != p.i && access::assigned(t, x, x + 1, t[x].text))
+      return withhold("the loop's step assigns something besides " + p.i);
+  for (const auto& name : {p.i + "_f0", p.i + "_in1"})
+    for (const auto& tok : t)
+      if (tok.text == name) return withhold(fmt::format("the kernel already uses the name {}", name));
+  for (const auto& d : p.decls)
+    for (const auto& tok : t)
+      if (tok.text == d.name + "_f0") return withhold(fmt::format("the kernel already uses the name {}_f0", d.name));
+  if (!access::whole_lines(body_text, t, loop.at, loop.last))
+    return withhold("the loop shares its first or last line with other code");
+  p.rest = access::rewrite(body_text, t, rest_begin, loop.body_end, {});
+  std::string why_k;
+  std::tie(p.k, why_k) = factor(in.kernel);
+  std::string ind = access::indent_at(body_text, t[loop.at].offset);
+  std::string code = in_flight_code(p, ind);
+  prompt::Edit e = access::loop_edit("loads_in_flight", in.file, in.fn, t, loop, code);
+  std::vector<std::string> names;
+  for (const auto& d : p.decls) names.push_back(d.name);
+  e.rationale = fmt::format(
+      "{fn}: the loop at line {line} waits on its own load ({ids}: long_scoreboard, {share:.0f}% of the kernel's "
+      "samples, whose cause is the load of {names}), one load per thread at a time. The loads of {k} "
+      "iterations now issue before the first is used (k = {k}: {why}). Bit-identical: {i} takes the original "
+      "values through the loop's own condition and step, each body runs unchanged and in order, and the body "
+      "writes no memory and assigns nothing the loads read.",
+      fmt::arg("fn", in.fn.name), fmt::arg("line", in.base_line + t[loop.at].line),
+      fmt::arg("ids", util::join(w.ids, ", ")), fmt::arg("share", 100 * w.share),
+      fmt::arg("names", util::join(names, ", ")), fmt::arg("k", p.k), fmt::arg("why", why_k), fmt::arg("i", p.i));
+  e.expected_effect.push_back({"stall_long_scoreboard", "decrease"});
+  return {std::move(e), ""};
+}
+
+} // namespace
+
+void rule_loads_in_flight(const KernelInput& in, KernelEdits& ke) {
+  const json& k = in.kernel;
+  if (!k.contains("roofline") || !k["roofline"].is_object()) return;
+  const json& r = k["roofline"];
+  if (r.value("memory_saturated", false) == true) return; // bandwidth, not latency: more loads would queue
+  if (!k.contains("stalls") || !k["stalls"].is_object() || !k["stalls"].contains("lines")) return;
+  const Tokens& t = in.tokens;
+  std::map<std::size_t, access::ForLoop> loops;
+  std::map<std::size_t, Waiting> waiting;
+  for (const auto& l : k["stalls"]["lines"]) {
+    if (l.value("stall", "") != "stall_long_scoreboard" || !l.contains("cause") || !l["cause"].is_object()) continue;
+    const json& c = l["cause"];
+    std::string op = c.value("operation", "");
+    if (c.value("status", "") != "found" || c.value("kind", "") != "producer" ||
+        !(op.rfind("global load", 0) == 0 || op.rfind("local load", 0) == 0))
+      continue;
+    auto same_file = [&](const json& j) {
+      return std::filesystem::path(j.value("file", "")).filename().string() == in.file_name;
+    };
+    if (!same_file(l) || !same_file(c)) continue;
+    int line = l.value("line", 0), cause = c.value("line", 0);
+    // The innermost loop holding both the stalled line and its load.
+    std::optional<access::ForLoop> best;
+    for (std::size_t x = 0; x < t.size(); ++x) {
+      auto loop = access::for_loop(t, x);
+      if (!loop) continue;
+      int first = in.base_line + t[loop->at].line, last = in.base_line + t[loop->last].line;
+      if (line < first || line > last || cause <= first || cause > last) continue;
+      if (!best || loop->at > best->at) best = loop;
+    }
+    if (!best) continue;
+    loops[best->at] = *best;
+    Waiting& w = waiting[best->at];
+    w.ids.push_back(l.value("id", ""));
+    w.load_lines.insert(cause);
+    w.share += l.value("kernel_share", 0.0);
+  }
+  std::string rf = access::roofline_id(k);
+  for (const auto& [at, loop] : loops) {
+    const Waiting& w = waiting[at];
+    std::vector<std::string> cited = w.ids;
+    if (!rf.empty()) cited.push_back(rf);
+    auto outcome = plan_in_flight(in, loop, w);
+    if (outcome.edit) {
+      outcome.edit->evidence = cited;
+      ke.others.push_back(std::move(*outcome.edit));
+    } else {
+      ke.withheld.push_back({fmt::format("{}: more loads in flight in the loop at line {} (loads_in_flight)",
+                                         in.fn.name, in.base_line + t[loop.at].line),
+                             outcome.reason, cited});
+    }
+  }
+}
+
+} // namespace optimas::builtin

@@ -1,0 +1,288 @@
+// The builtin's loads_in_flight rule: it fires where a loop's use waits on its own load (the
+// stalled line's cause is a load at the top of the same loop), stays silent without that
+// evidence, is withheld when its argument does not hold, chooses k from occupancy, keeps every
+// result bit for bit (the kernels run on the host) and compiles with nvcc.
+#include "util/process.hpp"
+#include "util/strings.hpp"
+
+#include "builtin_helpers.hpp"
+#include "host_run.hpp"
+#include "test_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace optimas;
+using namespace optimas::test;
+using nlohmann::json;
+
+namespace {
+
+// A top-k test like examples/accuracy's: the threads of a block stride over a row's classes.
+const char* k_topk = R"(#define BLOCK 64
+__global__ void topk(const float* logits, const int* labels, unsigned char* hits, int rows, int classes, int k) {
+  __shared__ int counts[BLOCK];
+  int row = blockIdx.x;
+  if (row >= rows) return;
+  int label = labels[row];
+  float target = logits[(size_t)row * classes + label];
+  int above = 0;
+  for (int c = threadIdx.x; c < classes; c += blockDim.x) {
+    float v = logits[(size_t)row * classes + c];
+    if (v > target || (v == target && c < label)) above++;
+  }
+  counts[threadIdx.x] = above;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) counts[threadIdx.x] += counts[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) hits[row] = (counts[0] < k) ? 1 : 0;
+}
+)";
+
+// A thread's dot product along its own row: two loads, a floating-point sum whose order matters.
+const char* k_dot = R"(__global__ void row_dot(const float* x, const float* w, float* out, int rows, int cols) {
+  int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  float sum = 0.0f;
+  for (int j = 0; j < cols; ++j) {
+    const float v = x[(size_t)row * cols + j];
+    float u = w[j];
+    sum += v * u;
+  }
+  out[row] = sum;
+}
+)";
+
+// A PC line waiting on long_scoreboard whose cause is the global load on `cause_line`.
+json waiting(const char* id, const std::string& file, int line, int cause_line, double share = 0.6) {
+  return {{"id", id},
+          {"file", "/app/" + file},
+          {"line", line},
+          {"stall", "stall_long_scoreboard"},
+          {"fraction", 0.95},
+          {"kernel_share", share},
+          {"cause",
+           {{"status", "found"},
+            {"kind", "producer"},
+            {"operation", "global load (32-bit)"},
+            {"file", "/app/" + file},
+            {"line", cause_line}}}};
+}
+
+json kernel(const std::string& name, json lines, json occupancy = nullptr, bool saturated = false) {
+  if (occupancy.is_null())
+    occupancy = {{"limiter", "warps"}, {"achieved_pct", 93.0}, {"registers_per_thread", 16.0}, {"block_size", 64}};
+  json roofline = {
+      {"id", "RF1"}, {"rho_memory", saturated ? 0.9 : 0.4}, {"memory_saturated", saturated}, {"occupancy", occupancy}};
+  return {{"kernel", name}, {"demangled", name + "(...)"}, {"roofline", roofline}, {"stalls", {{"lines", lines}}}};
+}
+
+json topk_kernel(json occupancy = nullptr) {
+  return kernel("topk", json::array({waiting("PC1", "topk.cu", 11, 10)}), occupancy);
+}
+
+json dot_kernel() {
+  return kernel("row_dot", json::array({waiting("PC2", "dot.cu", 8, 7)}));
+}
+
+const char* k_topk_driver = R"(#include "host_cuda.hpp"
+namespace original {
+#include "original.cu"
+}
+namespace edited {
+#include "edited.cu"
+}
+// Class counts below, at and past a block's stride, none a multiple of k strides; ties.
+int main() {
+  bool ok = true;
+  for (int classes : {3, 64, 77, 300, 1000}) {
+    const int rows = 5;
+    std::vector<float> logits((size_t)rows * classes);
+    unsigned long long s = 3;
+    for (auto& v : logits) v = (float)(int)(next_value(s) * 4) / 4; // many ties
+    std::vector<int> labels(rows);
+    for (int r = 0; r < rows; ++r) labels[r] = (r * 37) % classes;
+    std::vector<unsigned char> h0(rows), h1(rows);
+    launch(rows, 64, [&] { original::topk(logits.data(), labels.data(), h0.data(), rows, classes, 5); });
+    launch(rows, 64, [&] { edited::topk(logits.data(), labels.data(), h1.data(), rows, classes, 5); });
+    ok = same("hits", h0, h1) && ok;
+  }
+  std::printf(ok ? "identical\n" : "DIFFERENT\n");
+  return ok ? 0 : 1;
+}
+)";
+
+const char* k_dot_driver = R"(#include "host_cuda.hpp"
+namespace original {
+#include "original.cu"
+}
+namespace edited {
+#include "edited.cu"
+}
+int main() {
+  bool ok = true;
+  for (int cols : {1, 4, 5, 63, 130}) {
+    const int rows = 40;
+    std::vector<float> x((size_t)rows * cols), w(cols);
+    unsigned long long s = 5;
+    for (auto& v : x) v = next_value(s);
+    for (auto& v : w) v = next_value(s);
+    std::vector<float> o0(rows), o1(rows);
+    launch(2, 32, [&] { original::row_dot(x.data(), w.data(), o0.data(), rows, cols); });
+    launch(2, 32, [&] { edited::row_dot(x.data(), w.data(), o1.data(), rows, cols); });
+    ok = same("out", o0, o1) && ok;
+  }
+  std::printf(ok ? "identical\n" : "DIFFERENT\n");
+  return ok ? 0 : 1;
+}
+)";
+
+} // namespace
+
+TEST(BuiltinInFlight, FiresWhereALoopsUseWaitsOnItsOwnLoad) {
+  auto r = ask(topk_kernel(), "topk.cu", k_topk);
+  auto edits = by_rule(r, "loads_in_flight");
+  ASSERT_EQ(edits.size(), 1u) << r.summary;
+  const auto& e = edits[0];
+  EXPECT_EQ(e.evidence, (std::vector<std::string>{"PC1", "RF1"}));
+  EXPECT_EQ(e.line_start, 9);
+  EXPECT_EQ(e.line_end, 12);
+  const std::string& code = *e.new_text;
+  // The loop's own condition and step, evaluated in order; four loads before the first use.
+  EXPECT_NE(code.find("for (int c = threadIdx.x; c < classes;) {"), std::string::npos) << code;
+  EXPECT_NE(code.find("const bool c_in3 = c_in2 && (c < classes);"), std::string::npos) << code;
+  EXPECT_EQ(code.find("c_in4"), std::string::npos) << code;
+  EXPECT_NE(code.find("if (c_in1) c += blockDim.x;"), std::string::npos) << code;
+  auto first_use = code.find("if (v > target");
+  auto last_load = code.rfind("float v = logits[");
+  EXPECT_LT(last_load, first_use) << code;
+  EXPECT_NE(e.rationale.find("k = 4"), std::string::npos) << e.rationale;
+  EXPECT_NE(e.rationale.find("60% of the kernel's samples"), std::string::npos) << e.rationale;
+}
+
+TEST(BuiltinInFlight, KFollowsOccupancy) {
+  auto code_for = [](json occupancy) {
+    auto edits = by_rule(ask(topk_kernel(occupancy), "topk.cu", k_topk), "loads_in_flight");
+    return edits.size() == 1 ? *edits[0].new_text : std::string();
+  };
+  std::string two = code_for({{"limiter", "registers"}, {"achieved_pct", 40.0}, {"registers_per_thread", 128.0}});
+  EXPECT_NE(two.find("c_in1"), std::string::npos);
+  EXPECT_EQ(two.find("c_in2"), std::string::npos) << two;
+  std::string eight = code_for({{"limiter", "blocks"}, {"achieved_pct", 12.0}, {"registers_per_thread", 32.0}});
+  EXPECT_NE(eight.find("c_in7"), std::string::npos) << eight;
+  EXPECT_EQ(eight.find("c_in8"), std::string::npos) << eight;
+}
+
+TEST(BuiltinInFlight, SilentWithoutItsEvidence) {
+  auto silent = [](json k, const char* what) {
+    auto r = ask(k, "topk.cu", k_topk);
+    EXPECT_TRUE(by_rule(r, "loads_in_flight").empty()) << what;
+    EXPECT_TRUE(withheld_of(r, "loads_in_flight").empty()) << what;
+  };
+  json k = topk_kernel();
+  k["stalls"]["lines"][0].erase("cause");
+  silent(k, "no cause");
+  k = topk_kernel();
+  k["stalls"]["lines"][0]["cause"]["status"] = "ambiguous";
+  silent(k, "an ambiguous cause");
+  k = topk_kernel();
+  k["stalls"]["lines"][0]["cause"]["operation"] = "shared load (32-bit)";
+  silent(k, "a shared-memory load");
+  k = topk_kernel();
+  k["stalls"]["lines"][0]["cause"]["line"] = 7; // the label's load, before the loop
+  silent(k, "a load outside the loop");
+  silent(kernel("topk", topk_kernel()["stalls"]["lines"], nullptr, true), "memory saturated");
+}
+
+TEST(BuiltinInFlight, WithheldWhenItsArgumentFails) {
+  struct Case {
+    std::string what, source, reason;
+  } cases[] = {
+      {"a store in the body", replaced(k_dot, "    sum += v * u;", "    sum += v * u;\n    out[row] = sum;"),
+       "writes memory through out"},
+      {"an atomic", replaced(k_dot, "    sum += v * u;", "    atomicAdd(out, v * u);"), "calls atomicAdd"},
+      {"a loop left early", replaced(k_dot, "    sum += v * u;", "    if (v > 1.0f) break;"), "holds `break`"},
+      {"a pointer chase",
+       replaced(replaced(k_dot, "  float sum = 0.0f;", "  float sum = 0.0f;\n  int p = row;"),
+                "    float u = w[j];\n    sum += v * u;",
+                "    float u = w[p];\n    sum += v * u;\n    p = (p * 7) % cols;"),
+       "assigns p"},
+      {"a bound the body changes",
+       replaced(
+           replaced(k_dot, "  float sum = 0.0f;", "  float sum = 0.0f;\n  int n = cols;"),
+           "j < cols; ++j) {\n    const float v = x[(size_t)row * cols + j];\n    float u = w[j];\n    sum += v * u;",
+           "j < n; ++j) {\n    const float v = x[(size_t)row * cols + j];\n    float u = w[j];\n    sum += v * u;\n    "
+           "if (sum > 9.0f) n = j;"),
+       "assigns n"},
+      {"a load after other statements",
+       replaced(k_dot, "    const float v = x[", "    sum *= 0.5f;\n    const float v = x["),
+       "not declared at the top"},
+  };
+  for (const auto& c : cases) {
+    // The cause line moves with the source: find it by its text.
+    auto lines = util::split(c.source, '\n');
+    int load = 0;
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].find("float u = w[") != std::string::npos) load = static_cast<int>(i + 1);
+    json k = kernel("row_dot", json::array({waiting("PC2", "dot.cu", load + 1, load)}));
+    auto r = ask(k, "dot.cu", c.source);
+    EXPECT_TRUE(by_rule(r, "loads_in_flight").empty()) << c.what;
+    auto w = withheld_of(r, "loads_in_flight");
+    ASSERT_EQ(w.size(), 1u) << c.what;
+    EXPECT_NE(w[0].reason.find(c.reason), std::string::npos) << c.what << ": " << w[0].reason;
+  }
+}
+
+TEST(BuiltinInFlight, KeepsEveryResultBitForBit) {
+  for (json occupancy : {json(nullptr), json({{"limiter", "registers"}, {"registers_per_thread", 128.0}}),
+                         json({{"limiter", "blocks"}, {"achieved_pct", 12.0}, {"registers_per_thread", 32.0}})}) {
+    auto r = ask(topk_kernel(occupancy), "topk.cu", k_topk);
+    ASSERT_EQ(by_rule(r, "loads_in_flight").size(), 1u);
+    EXPECT_EQ(run_on_host(k_topk, edited_source(r, "topk.cu", k_topk), k_topk_driver), "identical");
+  }
+  auto r = ask(dot_kernel(), "dot.cu", k_dot);
+  auto edits = by_rule(r, "loads_in_flight");
+  ASSERT_EQ(edits.size(), 1u) << r.summary;
+  // Both declarations are hoisted: the const one keeps its type in the body.
+  EXPECT_NE(edits[0].new_text->find("float v_f0, v_f1, v_f2, v_f3;"), std::string::npos) << *edits[0].new_text;
+  EXPECT_NE(edits[0].new_text->find("const float v = v_f2;"), std::string::npos) << *edits[0].new_text;
+  EXPECT_EQ(run_on_host(k_dot, edited_source(r, "dot.cu", k_dot), k_dot_driver), "identical");
+}
+
+// The host run can fail: an iteration that takes its neighbour's value differs.
+TEST(BuiltinInFlight, TheHostRunSeesADifference) {
+  auto r = ask(dot_kernel(), "dot.cu", k_dot);
+  std::string wrong = replaced(edited_source(r, "dot.cu", k_dot), "float u = u_f2;", "float u = u_f1;");
+  EXPECT_NE(run_on_host(k_dot, wrong, k_dot_driver), "identical");
+}
+
+// On examples/accuracy, whose profile's PC1 waits on the load of the line above: the edit
+// compiles with nvcc (skipped without it).
+TEST(BuiltinInFlight, TheAccuracyExamplesEditCompilesWithNvcc) {
+  std::string nvcc = "/usr/local/cuda/bin/nvcc";
+  if (auto found = util::find_executable("nvcc")) nvcc = *found;
+  if (!util::find_executable(nvcc)) GTEST_SKIP() << "nvcc not found";
+  std::ifstream in(std::string(OPTIMAS_TEST_DATA) + "/../../examples/accuracy/main.cu");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string src = ss.str();
+  auto lines = util::split(src, '\n');
+  int load = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].find("float v = logits[") != std::string::npos) load = static_cast<int>(i + 1);
+  ASSERT_GT(load, 0);
+  json k = kernel("topk_hits_kernel", json::array({waiting("PC1", "main.cu", load + 1, load)}));
+  auto r = ask(k, "main.cu", src);
+  ASSERT_EQ(by_rule(r, "loads_in_flight").size(), 1u) << r.summary;
+  TempDir dir;
+  auto path = dir.file("accuracy.cu", edited_source(r, "main.cu", src));
+  util::ProcessSpec spec;
+  spec.argv = {nvcc, "-arch=sm_90", "-c", path, "-o", path + ".o"};
+  spec.timeout_s = 180;
+  auto result = util::run_process(spec);
+  EXPECT_TRUE(result.ok()) << result.err;
+}
