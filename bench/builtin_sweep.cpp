@@ -53,6 +53,22 @@ json diagnostics(const cuda::SourceFile& f, const std::string& name, std::set<st
       std::string id = "PC" + std::to_string(++pc);
       ids.insert(id);
       lines.push_back({{"id", id}, {"file", name}, {"line", l}, {"stall", k_stalls[l % 7]}, {"fraction", 0.8}});
+      // And a wait on a global load of the line itself (odd lines) or the line above (even):
+      // loads_in_flight's evidence, the root cause of a long_scoreboard stall.
+      id = "PC" + std::to_string(++pc);
+      ids.insert(id);
+      json cause = {{"status", "found"},
+                    {"kind", "producer"},
+                    {"operation", "global load (32-bit)"},
+                    {"file", name},
+                    {"line", l - (l % 2 == 0)}};
+      lines.push_back({{"id", id},
+                       {"file", name},
+                       {"line", l},
+                       {"stall", "stall_long_scoreboard"},
+                       {"fraction", 0.8},
+                       {"kernel_share", 0.01},
+                       {"cause", cause}});
     }
     std::string rf = "RF" + std::to_string(kernels.size() + 1);
     ids.insert(rf);

@@ -88,6 +88,7 @@ json facts_json(const LineFacts& f) {
                         {"operation", a.operation},
                         {"bits", a.bits},
                         {"requests", a.executed},
+                        {"instructions", a.instructions},
                         {"sectors", a.sectors},
                         {"sectors_ideal", a.sectors_ideal},
                         {"sectors_excessive", a.sectors_excessive},

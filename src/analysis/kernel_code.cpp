@@ -125,6 +125,7 @@ LineFacts line_facts(const KernelCode& code, const std::string& file, int line) 
     const auto& k = c.counters;
     it->bits = std::max(it->bits, k.access_bits ? static_cast<int>(k.access_bits) : d.access_bits);
     it->executed += k.executed;
+    ++it->instructions;
     it->requests += k.global_requests;
     it->sectors += k.global_sectors;
     it->sectors_ideal += k.global_sectors_ideal;

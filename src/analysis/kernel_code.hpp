@@ -56,6 +56,7 @@ struct LineAccess {
   std::string operation;      // "load", "store", "atomic", "reduction"
   int bits = 0;               // per thread, the widest of its instructions
   std::uint64_t executed = 0; // warp-level executions: the requests
+  int instructions = 0;       // distinct SASS instructions (more than the source's accesses: unrolled)
   std::uint64_t requests = 0, sectors = 0, sectors_ideal = 0, sectors_excessive = 0; // global; requests: tag lookups
   std::uint64_t wavefronts = 0, wavefronts_ideal = 0, wavefronts_excessive = 0;      // shared
   std::uint32_t conflict_ways = 0;                                                   // shared, the most

@@ -45,13 +45,18 @@ using nlohmann::json;
 struct Hoisted {
   std::string type, name, expr; // as written
   std::size_t first = 0, semi = 0;
+  bool extracted = false; // a load taken out of a statement, under a name of ours
 };
 
 // What the evidence says about one loop: the PC lines waiting in it on a load of its own body.
 struct Waiting {
   std::vector<std::string> ids;
   std::set<int> load_lines; // the causes' lines
-  double share = 0;         // of the kernel's samples (the lines' shares summed)
+  // Per cause line, the global and local load instructions the profile counted on it (SASS
+  // instructions, from the cause's facts or, where it is the stalled line itself, the line's own
+  // memory facts); absent where the profile has no such counters.
+  std::map<int, int> load_instructions;
+  double share = 0; // of the kernel's samples (the lines' shares summed)
 };
 
 // Loads a body statement may read through: subscripts, `*` or `->` on any name.
@@ -121,52 +126,119 @@ std::pair<int, std::string> factor(const json& kernel) {
   return {4, fmt::format("{:.0f}% achieved occupancy, {:.0f} registers a thread", achieved, regs)};
 }
 
-// The leading declarations of the body that load, ending with the one on the last cause line.
-std::optional<std::vector<Hoisted>> hoisted(std::string_view body_text, const Tokens& t, const access::ForLoop& loop,
-                                            int base_line, const std::set<int>& load_lines, std::string& why) {
-  std::vector<Hoisted> out;
-  std::size_t x = loop.body_begin;
-  bool cause_seen = false;
+// The end of the statement starting at token x (its ';'), or `end` when none does.
+std::size_t statement_end(const Tokens& t, std::size_t x, std::size_t end) {
+  int depth = 0;
+  for (; x < end; ++x) {
+    std::string_view w = t[x].text;
+    if (w == "(" || w == "[" || w == "{") ++depth;
+    if (w == ")" || w == "]" || w == "}") --depth;
+    if (depth == 0 && w == ";") return x;
+  }
+  return end;
+}
+
+bool on_lines(const Tokens& t, std::size_t b, std::size_t e, int base_line, const std::set<int>& lines) {
+  for (int l = base_line + t[b].line; l <= base_line + t[e].line; ++l)
+    if (lines.count(l)) return true;
+  return false;
+}
+
+// What moves ahead of the bodies: the body's leading declarations `TYPE v = EXPR;` (EXPR free
+// of side effects), up to the last one on a cause line; where the cause is the statement after
+// them (`sum += w[k] * in[i];`, an expression statement evaluated unconditionally), also its
+// loads from pointer parameters `p[...]`, each into a value of its own (`in_l1`), replaced in
+// that statement (`rest` then holds the rewritten statement and what follows).
+struct Ahead {
+  std::vector<Hoisted> decls;
+  std::size_t rest_begin = 0;
+  std::vector<access::Replacement> in_rest;
+};
+
+std::optional<Ahead> ahead(const KernelInput& in, const access::ForLoop& loop, const std::set<int>& load_lines,
+                           std::string& why) {
+  const Tokens& t = in.tokens;
+  Ahead a;
+  std::size_t x = loop.body_begin, last_cause = 0;
   while (x < loop.body_end) {
-    std::size_t semi = x;
-    int depth = 0;
-    while (semi < loop.body_end && !(depth == 0 && t[semi].text == ";")) {
-      std::string_view w = t[semi].text;
-      if (w == "(" || w == "[" || w == "{") ++depth;
-      if (w == ")" || w == "]" || w == "}") --depth;
-      ++semi;
-    }
+    std::size_t semi = statement_end(t, x, loop.body_end);
     if (semi >= loop.body_end) break;
-    // TYPE name = EXPR ;  with TYPE identifiers only
     std::size_t eq = x;
     while (eq < semi && t[eq].text != "=") ++eq;
-    if (eq == semi || eq < x + 2 || t[eq - 1].kind != cuda::TokenKind::identifier) break;
+    if (eq == semi || eq < x + 2 || t[eq - 1].kind != cuda::TokenKind::identifier || t[x].text == "auto" ||
+        t[x].text == "return")
+      break;
     bool type_words = true;
     for (std::size_t y = x; y + 1 < eq; ++y) type_words = type_words && t[y].kind == cuda::TokenKind::identifier;
-    if (!type_words || t[x].text == "auto" || !loads(t, eq + 1, semi)) break;
-    if (auto s = side_effect(t, eq + 1, semi); !s.empty()) {
-      why = s;
-      return std::nullopt;
-    }
-    out.push_back({access::text(t, x, eq - 1), std::string(t[eq - 1].text),
-                   access::rewrite(body_text, t, eq + 1, semi, {}), x, semi});
-    for (int l = base_line + t[x].line; l <= base_line + t[semi].line; ++l)
-      cause_seen = cause_seen || load_lines.count(l);
+    if (!type_words || !side_effect(t, eq + 1, semi).empty()) break;
+    a.decls.push_back({access::text(t, x, eq - 1), std::string(t[eq - 1].text),
+                       access::rewrite(in.body, t, eq + 1, semi, {}), x, semi});
+    if (on_lines(t, x, semi, in.base_line, load_lines) && loads(t, eq + 1, semi)) last_cause = a.decls.size();
     x = semi + 1;
   }
-  if (!cause_seen) {
-    why = "the load it waits on is not declared at the top of the loop body (`TYPE v = load;`)";
+  if (last_cause > 0) {
+    a.decls.resize(last_cause);
+    a.rest_begin = a.decls.back().semi + 1;
+    return a;
+  }
+  // The cause is the statement after the declarations: its loads move ahead, if it is evaluated
+  // whole (no branch, no short-circuit, no conditional operator) and they come from parameters.
+  std::size_t semi = statement_end(t, x, loop.body_end);
+  if (x >= loop.body_end || semi >= loop.body_end || !on_lines(t, x, semi, in.base_line, load_lines)) {
+    why = "the load it waits on is neither declared at the top of the loop body (`TYPE v = load;`) nor in the "
+          "statement right after those declarations";
     return std::nullopt;
   }
-  // Only as many declarations as reach the last cause line.
-  while (!out.empty()) {
-    bool has_cause = false;
-    for (int l = base_line + t[out.back().first].line; l <= base_line + t[out.back().semi].line; ++l)
-      has_cause = has_cause || load_lines.count(l);
-    if (has_cause) break;
-    out.pop_back();
+  for (std::size_t y = x; y < semi; ++y) {
+    std::string_view w = t[y].text;
+    bool twice = y + 1 < semi && t[y + 1].text == w;
+    if (w == "if" || w == "while" || w == "for" || w == "switch" || w == "do" || w == "?" ||
+        ((w == "&" || w == "|") && twice))
+      return why = fmt::format("the statement with the load (line {}) evaluates it under a condition",
+                               in.base_line + t[x].line),
+             std::nullopt;
   }
-  return out;
+  int n = 0;
+  for (std::size_t z = x; z + 1 < semi; ++z) {
+    if (t[z].kind != cuda::TokenKind::identifier || t[z + 1].text != "[" || (z > x && t[z - 1].text == ".")) continue;
+    const cuda::Parameter* p = nullptr;
+    for (const auto& q : in.fn.parameters)
+      if (q.pointer && q.name == t[z].text) p = &q;
+    std::string elem = p ? access::pointee(*p) : "";
+    std::size_t close = access::matching(t, z + 1);
+    if (elem.empty() || close >= semi || (close + 1 < semi && t[close + 1].text == "[")) continue;
+    if (!side_effect(t, z + 2, close).empty()) continue;
+    std::string name = fmt::format("{}_l{}", t[z].text, ++n);
+    a.decls.push_back({elem, name, access::rewrite(in.body, t, z, close + 1, {}), z, close, true});
+    a.in_rest.push_back({z, close + 1, name});
+    z = close;
+  }
+  if (a.in_rest.empty()) {
+    why = fmt::format("the statement with the load (line {}) loads from no pointer parameter of a known element type",
+                      in.base_line + t[x].line);
+    return std::nullopt;
+  }
+  a.rest_begin = x;
+  return a;
+}
+
+// Why the compiler already keeps several of the loop's loads in flight, or empty: a cause line
+// with more load instructions than the source has subscripts there was unrolled by nvcc, and
+// doing it again by hand fights its schedule (examples/edges' blur: 62 load instructions for
+// the 2 loads of its line, and the rule's edit measured 0.75x on the H100).
+std::string unrolled_already(const Tokens& t, const access::ForLoop& loop, int base_line, const Waiting& w) {
+  for (const auto& [line, instructions] : w.load_instructions) {
+    int subscripts = 0;
+    for (std::size_t x = loop.body_begin; x < loop.body_end; ++x)
+      if (base_line + t[x].line == line && t[x].text == "[" && x > 0 &&
+          (t[x - 1].kind == cuda::TokenKind::identifier || t[x - 1].text == "]"))
+        ++subscripts;
+    if (instructions > subscripts)
+      return fmt::format("the compiler already unrolled it: line {} has {} load instructions for the {} subscript(s) "
+                         "of its source, so more loads by hand would fight its schedule",
+                         line, instructions, subscripts);
+  }
+  return "";
 }
 
 struct Plan {
@@ -224,7 +296,6 @@ Outcome plan_in_flight(const KernelInput& in, const access::ForLoop& loop, const
   Plan p;
   p.i = std::string(t[loop.var].text);
   p.type = access::text(t, loop.type_begin, loop.var);
-  if (!loop.braced) return withhold("the loop body is a single statement without braces");
   if (loop.cond_end == loop.cond_begin || loop.step_end == loop.step_begin)
     return withhold("the loop has no condition or no step");
   p.start = access::rewrite(body_text, t, loop.init_begin, loop.init_end, {});
@@ -235,11 +306,12 @@ Outcome plan_in_flight(const KernelInput& in, const access::ForLoop& loop, const
   if (access::assigned(t, loop.body_begin, loop.body_end, p.i))
     return withhold(fmt::format("the body changes {}", p.i));
   if (auto why = body_hazard(t, loop.body_begin, loop.body_end); !why.empty()) return withhold(why);
+  if (auto why = unrolled_already(t, loop, in.base_line, w); !why.empty()) return withhold(why);
   std::string why;
-  auto decls = hoisted(body_text, t, loop, in.base_line, w.load_lines, why);
-  if (!decls) return withhold(why);
-  p.decls = *decls;
-  std::size_t rest_begin = p.decls.back().semi + 1;
+  auto found = ahead(in, loop, w.load_lines, why);
+  if (!found) return withhold(why);
+  p.decls = found->decls;
+  std::size_t rest_begin = found->rest_begin;
   if (rest_begin >= loop.body_end) return withhold("nothing in the loop body uses the loads");
   // The names the loads, the condition and the step read: the body may assign none of them.
   std::set<std::string> declared;
@@ -265,10 +337,11 @@ Outcome plan_in_flight(const KernelInput& in, const access::ForLoop& loop, const
       if (tok.text == name) return withhold(fmt::format("the kernel already uses the name {}", name));
   for (const auto& d : p.decls)
     for (const auto& tok : t)
-      if (tok.text == d.name + "_f0") return withhold(fmt::format("the kernel already uses the name {}_f0", d.name));
+      if (tok.text == d.name + "_f0" || (d.extracted && tok.text == d.name))
+        return withhold(fmt::format("the kernel already uses the name {}", tok.text));
   if (!access::whole_lines(body_text, t, loop.at, loop.last))
     return withhold("the loop shares its first or last line with other code");
-  p.rest = access::rewrite(body_text, t, rest_begin, loop.body_end, {});
+  p.rest = access::rewrite(body_text, t, rest_begin, loop.body_end, found->in_rest);
   std::string why_k;
   std::tie(p.k, why_k) = factor(in.kernel);
   std::string ind = access::indent_at(body_text, t[loop.at].offset);
@@ -326,6 +399,15 @@ void rule_loads_in_flight(const KernelInput& in, KernelEdits& ke) {
     Waiting& w = waiting[best->at];
     w.ids.push_back(l.value("id", ""));
     w.load_lines.insert(cause);
+    const json* facts = c.contains("facts") && c["facts"].is_object() ? &c["facts"] : nullptr;
+    if (!facts && cause == line && l.contains("memory") && l["memory"].is_object()) facts = &l["memory"];
+    if (facts && facts->contains("accesses") && (*facts)["accesses"].is_array()) {
+      int n = 0;
+      for (const auto& a : (*facts)["accesses"])
+        if (a.value("operation", "") == "load" && (a.value("space", "") == "global" || a.value("space", "") == "local"))
+          n += a.value("instructions", 0);
+      if (n > 0) w.load_instructions[cause] = n;
+    }
     w.share += l.value("kernel_share", 0.0);
   }
   std::string rf = access::roofline_id(k);

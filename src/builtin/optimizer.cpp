@@ -130,13 +130,13 @@ prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std
 
 } // namespace
 
-prompt::Reply propose(const json& diagnostics, const std::map<std::string, std::string>& sources, bool allow_fp_changes,
-                      int alternative, const std::map<std::string, std::string>& host) {
-  prompt::Reply all = run_rules(diagnostics, sources, host, allow_fp_changes, "");
-  if (alternative <= 0) return all;
-  // The rules that fired, in table order (a signature edit names each of its rules, "restrict+bounds"),
-  // and those whose edit another rule's rewrite of the same loop displaced (warp_rows and
-  // coalesce_tiles are two forms of one rewrite: the second is the first's alternative).
+namespace {
+
+// The rules that fired, in table order (a signature edit names each of its rules,
+// "restrict+bounds"), and those whose edit another rule's rewrite of the same loop displaced
+// (warp_rows and coalesce_tiles are two forms of one rewrite: the second is the first's
+// alternative). Only when two or more fire is each alone an alternative.
+std::vector<std::string> alternative_rules(const prompt::Reply& all) {
   std::set<std::string> fired;
   for (const auto& e : all.edits)
     for (auto part : util::split(e.rule, '+')) fired.insert(std::string(part));
@@ -145,6 +145,22 @@ prompt::Reply propose(const json& diagnostics, const std::map<std::string, std::
   std::vector<std::string> order;
   for (const Rule& rule : rule_table())
     if (fired.count(rule.name)) order.push_back(rule.name);
+  return order;
+}
+
+} // namespace
+
+int alternatives(const json& diagnostics, const std::map<std::string, std::string>& sources, bool allow_fp_changes,
+                 const std::map<std::string, std::string>& host) {
+  auto order = alternative_rules(run_rules(diagnostics, sources, host, allow_fp_changes, ""));
+  return order.size() < 2 ? 0 : static_cast<int>(order.size());
+}
+
+prompt::Reply propose(const json& diagnostics, const std::map<std::string, std::string>& sources, bool allow_fp_changes,
+                      int alternative, const std::map<std::string, std::string>& host) {
+  prompt::Reply all = run_rules(diagnostics, sources, host, allow_fp_changes, "");
+  if (alternative <= 0) return all;
+  std::vector<std::string> order = alternative_rules(all);
   // One rule alone is the whole answer when only one fires: no alternative then.
   if (order.size() < 2 || static_cast<std::size_t>(alternative) > order.size()) {
     prompt::Reply none;

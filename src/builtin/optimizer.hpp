@@ -28,4 +28,9 @@ namespace optimas::builtin {
 prompt::Reply propose(const nlohmann::json& diagnostics, const std::map<std::string, std::string>& sources,
                       bool allow_fp_changes, int alternative = 0, const std::map<std::string, std::string>& host = {});
 
+// How many alternatives propose() offers for these diagnostics (0 when fewer than two rules
+// fire): a search's later candidates, which cost no model call.
+int alternatives(const nlohmann::json& diagnostics, const std::map<std::string, std::string>& sources,
+                 bool allow_fp_changes, const std::map<std::string, std::string>& host = {});
+
 } // namespace optimas::builtin

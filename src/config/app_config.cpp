@@ -216,7 +216,7 @@ void read_optimize(const Reader& rd, const YAML::Node& o, OptimizeSettings& s) {
   if (o["rounds"] && o["iterations"]) rd.fail(o["iterations"], "rounds and iterations are one setting: give one");
   if (o["rounds"]) s.rounds = rd.setting(o, "optimize.rounds").get<int>();
   if (o["iterations"]) s.rounds = rd.setting(o, "optimize.iterations").get<int>();
-  if (o["candidates"]) s.candidates = rd.setting(o, "optimize.candidates").get<int>();
+  if (o["candidates"]) s.candidates = rd.setting(o, "optimize.candidates").get<int>(), s.candidates_given = true;
   if (o["memory"]) s.memory = rd.setting(o, "optimize.memory").get<std::string>();
   if (o["retries"]) s.retries = rd.setting(o, "optimize.retries").get<int>();
 }

@@ -33,6 +33,7 @@ struct OptimizeSettings {
   // candidates measured (optimize.iterations is its older name), and candidates asked per round.
   int rounds = default_of<int>("rounds");
   int candidates = default_of<int>("candidates");
+  bool candidates_given = false; // set in optimas.yml or on the command line (else the builtin may offer more)
   // corpus: worked examples from the store's earlier accepted variants (store/memory.hpp); off.
   std::string memory = default_of<std::string>("memory");
   int retries = default_of<int>("retries"); // further attempts after a build failure or a guardrail rejection

@@ -437,7 +437,10 @@ RunResult Loop::run() {
       step("analysis_s", [&] { analyze(); });
     }
     step("probe_s", [&] { probe_validation(); });
-    if (!m_app.tune.only) step("iterations_s", [&] { iterate(); });
+    if (!m_app.tune.only) {
+      free_candidates();
+      step("iterations_s", [&] { iterate(); });
+    }
     step("tune_s", [&] { tune_stage(); });
   } catch (const PendingError& e) {
     write_run("waiting");

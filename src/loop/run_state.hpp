@@ -99,6 +99,7 @@ private:
   void snapshot();
   void analyze();
   void iterate();
+  void free_candidates(); // the builtin's alternatives as a round's later candidates
   bool iteration(int it); // true when a variant of it was accepted
   // One candidate's attempts; its final variant's result (empty when none was final).
   json candidate(int it, int c);

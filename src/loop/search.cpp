@@ -3,6 +3,7 @@
 #include "loop/run_state.hpp"
 
 #include "analysis/json.hpp"
+#include "builtin/optimizer.hpp"
 #include "evaluate/verdict.hpp"
 #include "store/journal.hpp"
 #include "util/json_text.hpp"
@@ -267,6 +268,24 @@ json Loop::search_tree() const {
   if (!budget.empty()) tree["budget"] = budget;
   if (!m_search_stopped.empty()) tree["stopped"] = m_search_stopped;
   return tree;
+}
+
+// The builtin's alternatives (each firing rule alone, the other form of a loop's rewrite) cost no
+// model call: unless optimize.candidates is given, a round offers up to three of them as its
+// later candidates, measured like any candidate. They count in the significance family like any
+// candidate, so this is decided from the baseline's evidence before anything is measured; a
+// resumed run decides the same from the same evidence.
+void Loop::free_candidates() {
+  constexpr int k_most = 3;
+  if (m_backend.provider != "builtin" || m_app.optimize.candidates_given || m_app.optimize.candidates != 1) return;
+  auto flag = m_backend.options.find("allow_fp_changes"); // the builtin's option (true or 1)
+  const bool fp = flag != m_backend.options.end() && (flag->second == "true" || flag->second == "1");
+  int n = builtin::alternatives(analysis::to_json(m_diagnostics), current_sources(), fp, host_sources());
+  if (n == 0) return;
+  m_app.optimize.candidates = 1 + std::min(n, k_most);
+  say("search", fmt::format("the builtin offers {} alternative(s) at no model cost: candidates 2 to {} of each round "
+                            "(optimize.candidates sets another number)",
+                            n, m_app.optimize.candidates));
 }
 
 } // namespace optimas::loop

@@ -132,7 +132,7 @@ void apply_overrides(config::AppConfig& app, const Overrides& o) {
     throw UsageError("--rounds and --iterations are one setting: give one");
   if (o.contains("rounds")) opt.rounds = o["rounds"].get<int>();
   if (o.contains("iterations")) opt.rounds = o["iterations"].get<int>();
-  if (o.contains("candidates")) opt.candidates = o["candidates"].get<int>();
+  if (o.contains("candidates")) opt.candidates = o["candidates"].get<int>(), opt.candidates_given = true;
   if (o.contains("memory")) opt.memory = o["memory"].get<std::string>();
   if (o.contains("retries")) opt.retries = o["retries"].get<int>();
   analysis::parse_diagnostics(opt.diagnostics); // throws on a typo
