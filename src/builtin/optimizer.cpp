@@ -118,6 +118,11 @@ prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std
     for (const Rule& rule : rule_table())
       if (only.empty() || only == rule.name) rule.apply(in, ke);
     drop_overlaps(ke);
+    // A rule edits only where its evidence points: each edit acts on the PC items it cites (the
+    // declaration edit excepted: restrict and bounds change no stalled line's code).
+    for (auto& e : ke.others)
+      for (const auto& id : e.evidence)
+        if (id.rfind("PC", 0) == 0) e.addresses.push_back(id);
     if (ke.signature_changed) reply.edits.push_back(signature_edit(ke, *file, *fn));
     for (auto& e : ke.others) reply.edits.push_back(std::move(e));
     for (auto& w : ke.withheld) reply.withheld.push_back(std::move(w));

@@ -180,6 +180,9 @@ Reply from_json(const json& j) {
     x.evidence = strings(e, "evidence");
     x.rationale = e.value("rationale", "");
     if (auto r = e.find("rule"); r != e.end() && r->is_string()) x.rule = r->get<std::string>();
+    if (auto a = e.find("addresses"); a != e.end() && a->is_array())
+      for (const auto& id : *a)
+        if (id.is_string()) x.addresses.push_back(id.get<std::string>());
     for (const auto& fx : e.value("expected_effect", json::array()))
       x.expected_effect.push_back({fx.value("metric", ""), fx.value("direction", "")});
     r.edits.push_back(std::move(x));
@@ -230,16 +233,22 @@ std::optional<std::string> code_block(std::string_view text) {
   return best;
 }
 
-// An edit's "rule" (the builtin optimizer's, see Edit::rule) is checked here and removed from the
-// copy checked against the schema, so the schema models are held to stays closed; from_json
-// reads the rule from the reply itself.
+// An edit's "rule" and "addresses" (the builtin optimizer's, see Edit) are checked here and
+// removed from the copy checked against the schema, so the schema models are held to stays
+// closed; from_json reads them from the reply itself.
 std::vector<std::string> take_rules_aside(json& doc) {
   std::vector<std::string> errors;
   auto edits = doc.find("edits");
   if (edits == doc.end() || !edits->is_array()) return errors;
   for (std::size_t i = 0; i < edits->size(); ++i) {
     json& e = (*edits)[i];
-    if (!e.is_object() || !e.contains("rule")) continue;
+    if (!e.is_object()) continue;
+    if (e.contains("addresses")) {
+      if (!e["addresses"].is_array())
+        errors.push_back(fmt::format("edits[{}].addresses: expected an array, found {}", i, type_name(e["addresses"])));
+      e.erase("addresses");
+    }
+    if (!e.contains("rule")) continue;
     if (!e["rule"].is_string() && !e["rule"].is_null())
       errors.push_back(fmt::format("edits[{}].rule: expected string or null, found {}", i, type_name(e["rule"])));
     e.erase("rule");
@@ -313,6 +322,7 @@ json to_json(const Reply& r) {
                      {"rationale", e.rationale},
                      {"expected_effect", effects}});
     if (!e.rule.empty()) edits.back()["rule"] = e.rule;
+    if (!e.addresses.empty()) edits.back()["addresses"] = e.addresses;
   }
   json withheld = json::array();
   for (const auto& w : r.withheld)

@@ -38,6 +38,10 @@ struct Edit {
   // The builtin optimizer's rule that made the edit ("pad_shared", "hoist", ...); empty from a
   // model. Not part of the schema models are asked for: parse_reply takes it aside first.
   std::string rule;
+  // The builtin's too: the PC items whose stalled lines the edit acts on without changing them
+  // (a padded array's uses, an unrolled loop's body), for where-the-time-is coverage
+  // (propose::coverage). Taken aside like `rule`.
+  std::vector<std::string> addresses;
   bool is_range() const { return line_start > 0; }
 };
 

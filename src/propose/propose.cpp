@@ -84,6 +84,16 @@ bool changed(const edit::Application& app, const std::string& file, int line) {
   return false;
 }
 
+// Whether an applied edit says it acts on item `id` (the builtin's `addresses`).
+bool addressed(const prompt::Reply& reply, const edit::Application& app, const std::string& id) {
+  for (const auto& o : app.outcomes)
+    if (o.applied && o.index < reply.edits.size()) {
+      const auto& a = reply.edits[o.index].addresses;
+      if (std::find(a.begin(), a.end(), id) != a.end()) return true;
+    }
+  return false;
+}
+
 } // namespace
 
 Coverage coverage(const prompt::Reply& reply, const edit::Application& app, const analysis::Diagnostics& d) {
@@ -101,7 +111,7 @@ Coverage coverage(const prompt::Reply& reply, const edit::Application& app, cons
     if (stalled == 0) continue;
     for (const auto& l : k.stalls->lines) {
       const double share = k.time.share / hot * static_cast<double>(l.stalled) / static_cast<double>(stalled);
-      bool acted = changed(app, l.file, l.line);
+      bool acted = changed(app, l.file, l.line) || addressed(reply, app, l.id);
       for (const auto& [file, line] : l.cause_lines()) acted = acted || changed(app, file, line);
       if (acted) {
         c.time_addressed += share;

@@ -49,6 +49,27 @@ __global__ void row_features(const float* x, float* mean, float* stdev, float* p
 }
 )";
 
+// A two-pass row statistic: the kernel walks each row twice (the mean, then the squared deviations).
+const char* k_rows2 = R"(#define BLOCK 256
+__global__ void row_stats(const float* x, float* mean, float* var, int rows, int cols) {
+  int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+
+  float sum = 0.0f;
+  for (int j = 0; j < cols; j++) {
+    sum += x[(size_t)row * cols + j];
+  }
+  float m = sum / cols;
+  float sq = 0.0f;
+  for (int j = 0; j < cols; j++) {
+    float d = x[(size_t)row * cols + j] - m;
+    sq += d * d;
+  }
+  mean[row] = m;
+  var[row] = sq / cols;
+}
+)";
+
 // The mix example's kernel (examples/mix/main.cu).
 const char* k_mix =
     R"(__global__ void mix(const float* a, const float* b, float* out, float gain_a, float gain_b, int n) {
@@ -362,6 +383,50 @@ TEST(BuiltinAccess, VectorLoadsKeepEveryElementBitForBit) {
   auto r = ask(mix_kernel(), "mix.cu", k_mix);
   ASSERT_EQ(by_rule(r, "vector_loads").size(), 1u);
   EXPECT_EQ(run_on_host(k_mix, edited_source(r, "mix.cu", k_mix), k_mix_driver), "identical");
+}
+
+namespace {
+
+const char* k_rows2_driver = R"(#include "host_cuda.hpp"
+namespace original {
+#include "original.cu"
+}
+namespace edited {
+#include "edited.cu"
+}
+int main() {
+  bool ok = true;
+  for (auto [rows, cols, block] : {std::tuple{600, 77, 256}, std::tuple{512, 64, 256}, std::tuple{300, 40, 128}}) {
+    std::vector<float> x((size_t)rows * cols);
+    unsigned long long s = 13;
+    for (auto& v : x) v = next_value(s);
+    std::vector<float> m0(rows), v0(rows), m1(rows), v1(rows);
+    launch((rows + block - 1) / block, block, [&] { original::row_stats(x.data(), m0.data(), v0.data(), rows, cols); });
+    launch((rows + block - 1) / block, block, [&] { edited::row_stats(x.data(), m1.data(), v1.data(), rows, cols); });
+    ok = same("mean", m0, m1) && same("var", v0, v1) && ok;
+  }
+  std::printf(ok ? "identical\n" : "DIFFERENT\n");
+  return ok ? 0 : 1;
+}
+)";
+
+} // namespace
+
+// Every loop walking the same rows takes the form, though the profile caught one: each cites
+// that walk's evidence, the tiles share the 48 KiB, and every result stays bit for bit.
+TEST(BuiltinAccess, WarpRowsTakesEveryWalkOfTheSameRows) {
+  json k = kernel("row_stats", json::array({stall("PC4", "rows2.cu", 8)}), sectors(28.0));
+  auto r = ask(k, "rows2.cu", k_rows2);
+  auto edits = by_rule(r, "warp_rows");
+  ASSERT_EQ(edits.size(), 2u) << r.summary;
+  EXPECT_EQ(edits[0].line_start, 7);
+  EXPECT_EQ(edits[1].line_start, 12);
+  for (const auto& e : edits) {
+    EXPECT_EQ(e.evidence, (std::vector<std::string>{"PC4", "RF1"}));
+    EXPECT_NE(e.rationale.find("in 2 loops: each is tiled, its tile within 24576 bytes"), std::string::npos)
+        << e.rationale;
+  }
+  EXPECT_EQ(run_on_host(k_rows2, edited_source(r, "rows2.cu", k_rows2), k_rows2_driver), "identical");
 }
 
 // The host run can fail: a kernel that reads one element past its tile differs.

@@ -280,4 +280,12 @@ TEST(Coverage, TimeAddressedCountsEditedLinesAndTheirCauses) {
   // Without the cause line, the same edit addresses nothing.
   d.kernels[0].stalls->lines[0].cause.reset();
   EXPECT_EQ(propose::coverage(reply, app, d).time_addressed, 0.0);
+  // An applied edit that says it addresses PC2 (a padded array's use, lines away) acts on it; the
+  // same edit not applied does not.
+  prompt::Edit padded;
+  padded.addresses = {"PC2"};
+  reply.edits = {padded};
+  EXPECT_NEAR(propose::coverage(reply, app, d).time_addressed, 0.75 * 0.3, 1e-9);
+  app.outcomes[0].applied = false;
+  EXPECT_EQ(propose::coverage(reply, app, d).time_addressed, 0.0);
 }

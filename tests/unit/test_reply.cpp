@@ -70,6 +70,17 @@ TEST(Reply, RuleIsKeptAsideFromTheSchema) {
   auto wrong = parse_reply(bad.dump());
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.errors[0], "edits[0].rule: expected string or null, found a number");
+  // addresses (the builtin's PC items an edit acts on) travels the same way.
+  p.reply->edits[0].addresses = {"PC2", "PC5"};
+  auto with = parse_reply(to_json(*p.reply).dump());
+  ASSERT_TRUE(with.ok()) << with.errors[0];
+  EXPECT_EQ(with.reply->edits[0].addresses, (std::vector<std::string>{"PC2", "PC5"}));
+  EXPECT_TRUE(with.reply->edits[1].addresses.empty());
+  bad = to_json(*p.reply);
+  bad["edits"][0]["addresses"] = "PC2";
+  wrong = parse_reply(bad.dump());
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.errors[0], "edits[0].addresses: expected an array, found a string");
 }
 
 TEST(Reply, FencedBlockAfterProse) {
