@@ -68,7 +68,7 @@ bool loads(const Tokens& t, std::size_t b, std::size_t e) {
 
 // Why tokens [b, e) may not be evaluated early or twice (a side effect, a call that is not pure
 // math), or empty. The lexer gives single-character punctuation: `++` is two tokens.
-std::string side_effect(const Tokens& t, std::size_t b, std::size_t e) {
+std::string side_effect(const Tokens& t, std::size_t b, std::size_t e, const std::set<std::string>& pure) {
   for (std::size_t x = b; x < e; ++x) {
     std::string_view w = t[x].text, next = x + 1 < e ? t[x + 1].text : "";
     std::string_view prev = x > b ? t[x - 1].text : "", prev2 = x > b + 1 ? t[x - 2].text : "";
@@ -76,7 +76,7 @@ std::string side_effect(const Tokens& t, std::size_t b, std::size_t e) {
     if (((w == "+" || w == "-") && next == w) || (w == "=" && next != "=" && !compare))
       return fmt::format("`{}` assigns", access::text(t, b, e));
     if (t[x].kind == cuda::TokenKind::identifier && next == "(" && !access::pure_call(w) &&
-        !access::arithmetic_type_word(w))
+        !access::arithmetic_type_word(w) && !pure.count(std::string(w)))
       return fmt::format("`{}` calls {}", access::text(t, b, e), w);
   }
   return "";
@@ -84,7 +84,7 @@ std::string side_effect(const Tokens& t, std::size_t b, std::size_t e) {
 
 // Why the body (tokens [b, e)) could change what an early load reads or leave the loop early,
 // or empty.
-std::string body_hazard(const Tokens& t, std::size_t b, std::size_t e) {
+std::string body_hazard(const Tokens& t, std::size_t b, std::size_t e, const std::set<std::string>& pure) {
   for (std::size_t x = b; x < e; ++x) {
     std::string_view w = t[x].text;
     if (w == "break" || w == "continue" || w == "return" || w == "goto" || w == "asm" || w == "__syncthreads" ||
@@ -95,8 +95,8 @@ std::string body_hazard(const Tokens& t, std::size_t b, std::size_t e) {
       return "the loop body takes an address";
     if (t[x].kind != cuda::TokenKind::identifier) continue;
     std::string_view next = x + 1 < e ? t[x + 1].text : "";
-    if (next == "(" && !access::pure_call(w) && !access::arithmetic_type_word(w) && w != "if" && w != "for" &&
-        w != "while" && w != "switch" && w != "sizeof")
+    if (next == "(" && !access::pure_call(w) && !access::arithmetic_type_word(w) && !pure.count(std::string(w)) &&
+        w != "if" && w != "for" && w != "while" && w != "switch" && w != "sizeof")
       return fmt::format("the loop body calls {}, which could write memory", w);
     bool through = next == "[" || next == "->" || (x > b && t[x - 1].text == "*");
     if (through && access::written_or_escapes(t, x, x + 1, w))
@@ -170,7 +170,7 @@ std::optional<Ahead> ahead(const KernelInput& in, const access::ForLoop& loop, c
       break;
     bool type_words = true;
     for (std::size_t y = x; y + 1 < eq; ++y) type_words = type_words && t[y].kind == cuda::TokenKind::identifier;
-    if (!type_words || !side_effect(t, eq + 1, semi).empty()) break;
+    if (!type_words || !side_effect(t, eq + 1, semi, in.pure_macros).empty()) break;
     a.decls.push_back({access::text(t, x, eq - 1), std::string(t[eq - 1].text),
                        access::rewrite(in.body, t, eq + 1, semi, {}), x, semi});
     if (on_lines(t, x, semi, in.base_line, load_lines) && loads(t, eq + 1, semi)) last_cause = a.decls.size();
@@ -207,7 +207,7 @@ std::optional<Ahead> ahead(const KernelInput& in, const access::ForLoop& loop, c
     std::string elem = p ? access::pointee(*p) : "";
     std::size_t close = access::matching(t, z + 1);
     if (elem.empty() || close >= semi || (close + 1 < semi && t[close + 1].text == "[")) continue;
-    if (!side_effect(t, z + 2, close).empty()) continue;
+    if (!side_effect(t, z + 2, close, in.pure_macros).empty()) continue;
     std::string name = fmt::format("{}_l{}", t[z].text, ++n);
     a.decls.push_back({elem, name, access::rewrite(in.body, t, z, close + 1, {}), z, close, true});
     a.in_rest.push_back({z, close + 1, name});
@@ -301,11 +301,11 @@ Outcome plan_in_flight(const KernelInput& in, const access::ForLoop& loop, const
   p.start = access::rewrite(body_text, t, loop.init_begin, loop.init_end, {});
   p.cond = access::rewrite(body_text, t, loop.cond_begin, loop.cond_end, {});
   p.step = access::rewrite(body_text, t, loop.step_begin, loop.step_end, {});
-  if (auto s = side_effect(t, loop.cond_begin, loop.cond_end); !s.empty())
+  if (auto s = side_effect(t, loop.cond_begin, loop.cond_end, in.pure_macros); !s.empty())
     return withhold("the loop condition " + s.substr(s.find('`', 1) + 2));
   if (access::assigned(t, loop.body_begin, loop.body_end, p.i))
     return withhold(fmt::format("the body changes {}", p.i));
-  if (auto why = body_hazard(t, loop.body_begin, loop.body_end); !why.empty()) return withhold(why);
+  if (auto why = body_hazard(t, loop.body_begin, loop.body_end, in.pure_macros); !why.empty()) return withhold(why);
   if (auto why = unrolled_already(t, loop, in.base_line, w); !why.empty()) return withhold(why);
   std::string why;
   auto found = ahead(in, loop, w.load_lines, why);

@@ -11,6 +11,7 @@
 // templates are gone), and with -nocudainc every CUDA builtin and C++ header the program
 // includes must be stubbed by hand (its cuda_wrappers for <algorithm> break without them). A
 // parse that fails on the user's program would leave the rules with nothing; tokens always work.
+#include "builtin/access.hpp"
 #include "builtin/rules.hpp"
 
 #include "cuda/macros.hpp"
@@ -44,6 +45,28 @@ double access_figure(const json& k, const char* name) {
 std::map<std::string, std::string> object_macros(const cuda::SourceFile& f) {
   std::map<std::string, std::string> out;
   for (auto& m : cuda::object_macros(f.text)) out[m.name] = std::move(m.text); // the last definition wins
+  return out;
+}
+
+std::set<std::string> pure_macros(const cuda::SourceFile& f) {
+  std::set<std::string> out;
+  for (const auto& m : cuda::function_macros(f.text)) {
+    auto t = cuda::lex(m.text);
+    bool pure = !t.empty();
+    for (std::size_t i = 0; pure && i < t.size(); ++i) {
+      std::string_view w = t[i].text, next = i + 1 < t.size() ? t[i + 1].text : "";
+      std::string_view prev = i > 0 ? t[i - 1].text : "";
+      bool compare = prev == "=" || prev == "!" || prev == "<" || prev == ">";
+      if (w == ";" || w == "{" || ((w == "+" || w == "-") && next == w) || (w == "=" && next != "=" && !compare) ||
+          w == "#")
+        pure = false;
+      if (t[i].kind == cuda::TokenKind::identifier && next == "(" && !access::pure_call(w)) pure = false;
+    }
+    if (pure)
+      out.insert(m.name);
+    else
+      out.erase(m.name); // the last definition wins
+  }
   return out;
 }
 

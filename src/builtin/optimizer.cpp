@@ -83,7 +83,8 @@ KernelInput kernel_input(const json& kernel, const cuda::SourceFile& file, const
           body,
           cuda::lex(body),
           fn.body_first_line - 1,
-          object_macros(file)};
+          object_macros(file),
+          pure_macros(file)};
 }
 
 namespace {

@@ -13,6 +13,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,10 @@ struct KernelInput {
   std::vector<cuda::Token> tokens;
   int base_line = 0;
   std::map<std::string, std::string> macros;
+  // The file's function-like macros that expand to an expression without side effects (no
+  // assignment, no increment, no statement, calls of pure math only): a use is no call that
+  // could write memory (Rodinia's IN_RANGE, MIN).
+  std::set<std::string> pure_macros;
 };
 KernelInput kernel_input(const nlohmann::json& kernel, const cuda::SourceFile& file, const cuda::Function& fn,
                          const std::map<std::string, std::string>& sources, bool allow_fp_changes);
@@ -89,6 +94,8 @@ double access_figure(const nlohmann::json& kernel, const char* name);
 // Object-like #defines of the file (cuda::object_macros): name -> replacement text, the last
 // definition of a name winning.
 std::map<std::string, std::string> object_macros(const cuda::SourceFile& f);
+// KernelInput::pure_macros of the file.
+std::set<std::string> pure_macros(const cuda::SourceFile& f);
 // The value of an integer constant expression (literals, macros, + - * / % << >> & | ~ and
 // parentheses); nullopt when it is not one.
 std::optional<long long> constant_value(std::string_view expr, const std::map<std::string, std::string>& macros);

@@ -58,23 +58,28 @@ std::string guard_name(std::string_view keyword, std::string_view condition) {
   return "";
 }
 
-// The name and replacement of `#define` whose words after the keyword are `rest`; nullopt for a
-// function-like macro (a '(' right after the name) and for a define without a name.
-std::optional<Macro> definition(std::string_view rest) {
+// The name and replacement of `#define` whose words after the keyword are `rest`, when it is
+// of the kind asked for: function-like (a '(' right after the name; its replacement is what
+// follows the parameter list) or object-like; nullopt for the other kind and for a define
+// without a name.
+std::optional<Macro> definition(std::string_view rest, bool function_like) {
   rest = util::trim(rest);
   if (rest.empty() || !ident_start(rest[0])) return std::nullopt;
   std::size_t e = 1;
   while (e < rest.size() && ident_char(rest[e])) ++e;
-  if (e < rest.size() && rest[e] == '(') return std::nullopt;
+  if ((e < rest.size() && rest[e] == '(') != function_like) return std::nullopt;
   Macro m;
   m.name = std::string(rest.substr(0, e));
+  if (function_like) {
+    std::size_t close = rest.find(')', e);
+    if (close == std::string_view::npos) return std::nullopt;
+    e = close + 1;
+  }
   m.text = std::string(util::trim(rest.substr(e)));
   return m;
 }
 
-} // namespace
-
-std::vector<Macro> object_macros(std::string_view source) {
+std::vector<Macro> definitions(std::string_view source, bool function_like) {
   std::vector<Macro> out;
   // Per open conditional, the name its current branch guards ("" when none): the first branch
   // of `#ifndef NAME` guards NAME; #elif and #else branches guard nothing.
@@ -94,7 +99,7 @@ std::vector<Macro> object_macros(std::string_view source) {
     } else if (keyword == "endif") {
       if (!open.empty()) open.pop_back();
     } else if (keyword == "define") {
-      auto m = definition(rest);
+      auto m = definition(rest, function_like);
       if (!m) continue;
       m->begin = tok.offset;
       m->end = tok.offset + tok.text.size();
@@ -104,6 +109,16 @@ std::vector<Macro> object_macros(std::string_view source) {
     }
   }
   return out;
+}
+
+} // namespace
+
+std::vector<Macro> object_macros(std::string_view source) {
+  return definitions(source, false);
+}
+
+std::vector<Macro> function_macros(std::string_view source) {
+  return definitions(source, true);
 }
 
 } // namespace optimas::cuda

@@ -25,4 +25,8 @@ struct Macro {
 // (nothing is evaluated); function-like macros (`#define F(x) ...`) are left out.
 std::vector<Macro> object_macros(std::string_view source);
 
+// Every function-like #define (`#define IN_RANGE(x, lo, hi) ((x) >= (lo) && (x) <= (hi))`), its
+// `text` the replacement after the parameter list.
+std::vector<Macro> function_macros(std::string_view source);
+
 } // namespace optimas::cuda

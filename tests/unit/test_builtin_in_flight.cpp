@@ -206,6 +206,21 @@ TEST(BuiltinInFlight, FiresWhereALoopsUseWaitsOnItsOwnLoad) {
   EXPECT_NE(e.rationale.find("60% of the kernel's samples"), std::string::npos) << e.rationale;
 }
 
+// A function-like macro that expands to an expression without side effects is no call that
+// could write memory (Rodinia's IN_RANGE); one that assigns is.
+TEST(BuiltinInFlight, PureMacrosAreNoCalls) {
+  std::string with_macro =
+      replaced(replaced(k_topk, "#define BLOCK 64", "#define BLOCK 64\n#define ABOVE(v, t) ((v) > (t))"),
+               "if (v > target ||", "if (ABOVE(v, target) ||");
+  json k = kernel("topk", json::array({waiting("PC1", "topk.cu", 12, 11)}));
+  EXPECT_EQ(by_rule(ask(k, "topk.cu", with_macro), "loads_in_flight").size(), 1u);
+  std::string assigning = replaced(replaced(k_topk, "#define BLOCK 64", "#define BLOCK 64\n#define BUMP(x) x = x + 1"),
+                                   "above++;", "BUMP(above);");
+  auto w = withheld_of(ask(k, "topk.cu", assigning), "loads_in_flight");
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].reason.find("calls BUMP"), std::string::npos) << w[0].reason;
+}
+
 TEST(BuiltinInFlight, KFollowsOccupancy) {
   auto code_for = [](json occupancy) {
     auto edits = by_rule(ask(topk_kernel(occupancy), "topk.cu", k_topk), "loads_in_flight");

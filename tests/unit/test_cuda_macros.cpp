@@ -75,6 +75,15 @@ TEST(CudaMacros, FunctionLikeAndOtherDirectivesAreLeftOut) {
   EXPECT_EQ(ms[1].text, "");
 }
 
+// Function-like macros on their own: the replacement after the parameter list.
+TEST(CudaMacros, FunctionLikeMacrosHaveTheirReplacement) {
+  auto ms = function_macros("#define SQ(x) ((x) * (x))\n#define PAREN (256)\n#define IN_RANGE(x, lo, hi) \\\n"
+                            "  ((x) >= (lo) && (x) <= (hi)) // inclusive\n#define BAD(x\n");
+  ASSERT_EQ(names(ms), "SQ IN_RANGE");
+  EXPECT_EQ(ms[0].text, "((x) * (x))");
+  EXPECT_EQ(ms[1].text, "((x) >= (lo) && (x) <= (hi))");
+}
+
 TEST(CudaMacros, DefinesInCommentsAndStringsAreNotDefines) {
   auto ms = object_macros("// #define A 1\n/* #define B 2 */\nconst char* s = \"#define C 3\";\n#define D 4\n");
   EXPECT_EQ(names(ms), "D");
