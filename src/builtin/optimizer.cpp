@@ -89,6 +89,65 @@ KernelInput kernel_input(const json& kernel, const cuda::SourceFile& file, const
 
 namespace {
 
+// The plan by estimated gain: the hot kernels' PC items, the largest share of the hot kernels'
+// samples first (the kernel's share of the time times the line's of the kernel's samples), each
+// with the rule whose edit acts on it (its lines or its cause's, or the items it addresses), the
+// suggestion withheld for it and why, or "no rule matches". The five largest; empty without PC items.
+std::string plan_text(const json& diagnostics, const prompt::Reply& reply) {
+  // The diagnostics hold null where a figure is unknown.
+  auto number = [](const json& j, const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  auto text = [](const json& j, const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  struct Item {
+    std::string id, where, what;
+    double gain = 0;
+  };
+  std::vector<Item> items;
+  auto on = [](const prompt::Edit& e, const std::string& file, int line) {
+    return e.is_range() && fs::path(e.file).filename() == fs::path(file).filename() && line >= e.line_start &&
+           line <= e.line_end;
+  };
+  for (const auto& k : diagnostics["kernels"]) {
+    const double share = number(k, "share");
+    if (!k.contains("stalls") || !k["stalls"].is_object() || !k["stalls"].contains("lines") ||
+        !k["stalls"]["lines"].is_array())
+      continue;
+    for (const auto& l : k["stalls"]["lines"]) {
+      const int line = static_cast<int>(number(l, "line"));
+      Item it{text(l, "id"), fmt::format("{}:{}", fs::path(text(l, "file")).filename().string(), line),
+              "no rule matches", share * number(l, "kernel_share")};
+      const json* cause = l.contains("cause") && l["cause"].is_object() ? &l["cause"] : nullptr;
+      for (const auto& e : reply.edits) {
+        bool acts = on(e, text(l, "file"), line) ||
+                    std::find(e.addresses.begin(), e.addresses.end(), it.id) != e.addresses.end() ||
+                    (cause && on(e, text(*cause, "file"), static_cast<int>(number(*cause, "line"))));
+        if (acts) {
+          it.what = e.rule;
+          break;
+        }
+      }
+      if (it.what == "no rule matches")
+        for (const auto& w : reply.withheld)
+          if (std::find(w.evidence.begin(), w.evidence.end(), it.id) != w.evidence.end()) {
+            it.what = fmt::format("withheld: {} ({})", w.suggestion, w.reason);
+            break;
+          }
+      items.push_back(std::move(it));
+    }
+  }
+  if (items.empty()) return "";
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.gain > b.gain; });
+  if (items.size() > 5) items.resize(5);
+  std::vector<std::string> parts;
+  for (const auto& i : items) parts.push_back(fmt::format("{} {} ({:.0f}%): {}", i.id, i.where, 100 * i.gain, i.what));
+  return "Plan by estimated gain: " + util::join(parts, "; ") + ".";
+}
+
 // The rules of the table for which `only` is empty or names, on every hot kernel.
 prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std::string>& sources,
                         const std::map<std::string, std::string>& host, bool allow_fp_changes,
@@ -131,6 +190,7 @@ prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std
   }
   reply.summary = summary.empty() ? "No rule's evidence is present: no change proposed."
                                   : "Rule-based edits for " + util::join(summary, ", ") + ", each citing its evidence.";
+  if (std::string plan = plan_text(diagnostics, reply); !plan.empty()) reply.summary += " " + plan;
   return reply;
 }
 

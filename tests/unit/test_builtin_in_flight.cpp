@@ -221,6 +221,25 @@ TEST(BuiltinInFlight, PureMacrosAreNoCalls) {
   EXPECT_NE(w[0].reason.find("calls BUMP"), std::string::npos) << w[0].reason;
 }
 
+// The reply's summary gives the plan by estimated gain: each PC item, the largest share of the
+// hot kernels' samples first, with the rule that acts on it or why none does.
+TEST(BuiltinInFlight, TheSummaryGivesThePlanByEstimatedGain) {
+  json k =
+      kernel("topk", json::array({waiting("PC1", "topk.cu", 11, 10, 0.6), waiting("PC2", "topk.cu", 19, 18, 0.3)}));
+  k["share"] = 0.5;
+  auto r = ask(k, "topk.cu", k_topk);
+  EXPECT_NE(r.summary.find("Plan by estimated gain: PC1 topk.cu:11 (30%): loads_in_flight; PC2 topk.cu:19 (15%): "
+                           "withheld: __restrict__ on the pointer parameters of topk (no launch"),
+            std::string::npos)
+      << r.summary;
+  // No rule matches a line whose wait has no cause (the launch given, so restrict applies).
+  std::string launched = k_topk + std::string("void run(float* l, int* b, unsigned char* h) { topk<<<1, 64>>>(l, b, "
+                                              "h, 1, 64, 5); }\n");
+  k["stalls"]["lines"][1].erase("cause");
+  r = ask(k, "topk.cu", launched);
+  EXPECT_NE(r.summary.find("PC2 topk.cu:19 (15%): no rule matches."), std::string::npos) << r.summary;
+}
+
 TEST(BuiltinInFlight, KFollowsOccupancy) {
   auto code_for = [](json occupancy) {
     auto edits = by_rule(ask(topk_kernel(occupancy), "topk.cu", k_topk), "loads_in_flight");
