@@ -67,13 +67,25 @@ inline float next_value(unsigned long long& s) {
 }
 )";
 
-// Builds the driver with the original and the edited kernel and runs it: "identical" or why not.
+// What every driver starts with: the stand-in, then the original kernel in namespace `original`
+// and the edited one in `edited`, for the driver to run both.
+inline const char* const k_driver_prologue = R"(#include "host_cuda.hpp"
+namespace original {
+#include "original.cu"
+}
+namespace edited {
+#include "edited.cu"
+}
+)";
+
+// Builds the driver (after k_driver_prologue) with the original and the edited kernel and runs it:
+// "identical" or why not.
 inline std::string run_on_host(const std::string& original, const std::string& edited, const char* driver) {
   optimas::test::TempDir dir;
   dir.file("host_cuda.hpp", k_host_cuda);
   dir.file("original.cu", original);
   dir.file("edited.cu", edited);
-  auto main = dir.file("main.cpp", driver);
+  auto main = dir.file("main.cpp", std::string(k_driver_prologue) + driver);
   auto exe = (dir.path() / "driver").string();
   util::ProcessSpec build;
   build.argv = {"c++", "-std=c++20", "-O2", "-fno-strict-aliasing", "-pthread", "-w", "-o", exe, main};

@@ -309,14 +309,8 @@ TEST(BuiltinAccess, AnOverlappingLineEditIsWithheld) {
 
 namespace {
 
-const char* k_rows_driver = R"(#include "host_cuda.hpp"
-namespace original {
-#include "original.cu"
-}
-namespace edited {
-#include "edited.cu"
-}
-// Every row count and shape: full blocks, a partial last block, a block size the edit was not
+const char* k_rows_driver =
+    R"(// Every row count and shape: full blocks, a partial last block, a block size the edit was not
 // made for (the fallback), columns that are no multiple of the tile.
 int main() {
   bool ok = true;
@@ -341,14 +335,7 @@ int main() {
 }
 )";
 
-const char* k_mix_driver = R"(#include "host_cuda.hpp"
-namespace original {
-#include "original.cu"
-}
-namespace edited {
-#include "edited.cu"
-}
-// Sizes with and without a tail, aligned and unaligned arrays (the fallback).
+const char* k_mix_driver = R"(// Sizes with and without a tail, aligned and unaligned arrays (the fallback).
 int main() {
   bool ok = true;
   for (auto [n, offset] : {std::pair{1001, 0}, std::pair{1024, 0}, std::pair{999, 1}}) {
@@ -387,14 +374,7 @@ TEST(BuiltinAccess, VectorLoadsKeepEveryElementBitForBit) {
 
 namespace {
 
-const char* k_rows2_driver = R"(#include "host_cuda.hpp"
-namespace original {
-#include "original.cu"
-}
-namespace edited {
-#include "edited.cu"
-}
-int main() {
+const char* k_rows2_driver = R"(int main() {
   bool ok = true;
   for (auto [rows, cols, block] : {std::tuple{600, 77, 256}, std::tuple{512, 64, 256}, std::tuple{300, 40, 128}}) {
     std::vector<float> x((size_t)rows * cols);

@@ -310,14 +310,7 @@ namespace {
 // The digit counts on the host, 2 blocks of 64 threads: with shift 16 every digit of keys below
 // 2^20 fits the 16 counters (the original and the guarded edit agree bit for bit); with shift 8
 // digits reach 4095, where the original's access is undefined and the guard stops the kernel.
-const char* k_digits_driver = R"(#include "host_cuda.hpp"
-namespace original {
-#include "original.cu"
-}
-namespace edited {
-#include "edited.cu"
-}
-int main(int argc, char**) {
+const char* k_digits_driver = R"(int main(int argc, char**) {
   std::vector<unsigned> keys(5000);
   unsigned long long s = 5;
   for (auto& k : keys) k = (unsigned)(next_value(s) * 1e6f) & 0xFFFFF;
