@@ -307,6 +307,13 @@ Outcome plan_in_flight(const KernelInput& in, const access::ForLoop& loop, const
     return withhold(fmt::format("the body changes {}", p.i));
   if (auto why = body_hazard(t, loop.body_begin, loop.body_end, in.pure_macros); !why.empty()) return withhold(why);
   if (auto why = unrolled_already(t, loop, in.base_line, w); !why.empty()) return withhold(why);
+  // Volatile memory may be written by other threads while the loop runs (a flag polled in a
+  // loop): reading it iterations early could see another value.
+  for (const auto& p : in.fn.parameters)
+    if (p.type.find("volatile") != std::string::npos)
+      return withhold(fmt::format("{} is volatile: another thread may write it while the loop runs", p.name));
+  for (const auto& tok : t)
+    if (tok.text == "volatile") return withhold("the kernel reads volatile memory, which another thread may write");
   std::string why;
   auto found = ahead(in, loop, w.load_lines, why);
   if (!found) return withhold(why);

@@ -273,6 +273,11 @@ TEST(BuiltinInFlight, WithheldWhenItsArgumentFails) {
            "j < n; ++j) {\n    const float v = x[(size_t)row * cols + j];\n    float u = w[j];\n    sum += v * u;\n    "
            "if (sum > 9.0f) n = j;"),
        "assigns n"},
+      {"a volatile array", replaced(k_dot, "const float* x", "volatile const float* x"), "x is volatile"},
+      {"a volatile local pointer",
+       replaced(replaced(k_dot, "  float sum = 0.0f;", "  volatile const float* y = x;\n  float sum = 0.0f;"),
+                "float u = w[j];", "float u = w[j] + y[j];"),
+       "reads volatile memory"},
       {"a load after other statements",
        replaced(k_dot, "    const float v = x[", "    sum *= 0.5f;\n    const float v = x["),
        "neither declared at the top"},
