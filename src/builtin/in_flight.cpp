@@ -246,7 +246,69 @@ struct Plan {
   std::vector<Hoisted> decls;
   std::string rest; // the body after the hoisted declarations
   int k = 4;
+  // The 16-byte form: where the one hoisted value is `p[A + i]` with i stepping by one and k
+  // elements making 16 bytes, a batch whose k iterations all exist and whose first element is
+  // 16-byte aligned takes them in one load (float4, int4, uint4, double2); the others load one by one.
+  std::string vector_type, element;
 };
+
+// The 16-byte form's vector type for k elements of `element`, or "".
+std::string vector_of(const std::string& element, int k) {
+  if (k == 4 && element == "float") return "float4";
+  if (k == 4 && element == "int") return "int4";
+  if (k == 4 && (element == "unsigned" || element == "unsigned int")) return "uint4";
+  if (k == 2 && element == "double") return "double2";
+  return "";
+}
+
+// Whether the batch can take the 16-byte form: one hoisted value, a load `p[A + i]` (or
+// `p[i + A]`, i once, at the top level of the index) from a pointer parameter whose elements fill
+// 16 bytes in k, and a step of one.
+void choose_vector(const KernelInput& in, const access::ForLoop& loop, Plan& p) {
+  const Tokens& t = in.tokens;
+  std::string step = access::text(t, loop.step_begin, loop.step_end);
+  if (p.decls.size() != 1 || !(step == p.i + "++" || step == "++" + p.i || step == p.i + "+=1")) return;
+  const Hoisted& d = p.decls[0];
+  std::size_t b = d.first, e = d.semi;
+  if (!d.extracted) { // TYPE v = p[IDX];  the expression starts after '='
+    while (b < e && t[b].text != "=") ++b;
+    ++b;
+  } else {
+    e = d.semi + 1;
+  }
+  if (b + 3 >= e || t[b].kind != cuda::TokenKind::identifier || t[b + 1].text != "[" ||
+      access::matching(t, b + 1) != e - 1)
+    return;
+  const cuda::Parameter* param = nullptr;
+  for (const auto& q : in.fn.parameters)
+    if (q.pointer && q.name == t[b].text) param = &q;
+  if (!param) return;
+  std::string element = access::pointee(*param);
+  std::string type = vector_of(element, p.k);
+  if (type.empty()) return;
+  // The index: i once, added at its top level.
+  std::size_t i0 = b + 2, i1 = e - 1, uses = 0, at = 0;
+  int depth = 0;
+  for (std::size_t x = i0; x < i1; ++x) {
+    if (t[x].text == "(" || t[x].text == "[") ++depth;
+    if (t[x].text == ")" || t[x].text == "]") --depth;
+    if (t[x].text == p.i) ++uses, at = x;
+  }
+  if (uses != 1 || depth != 0) return;
+  bool last = at == i1 - 1 && at >= i0 + 2 && t[at - 1].text == "+";
+  bool first = at == i0 && at + 2 < i1 && t[at + 1].text == "+";
+  if (!last && !first) return;
+  // The rest of the index must be free of i at its top level: a '+' chain around it.
+  for (std::size_t x = i0, dep = 0; x < i1; ++x) {
+    if (t[x].text == "(" || t[x].text == "[") ++dep;
+    if (t[x].text == ")" || t[x].text == "]") --dep;
+    if (dep == 0 && (t[x].text == "-" || t[x].text == "<" || t[x].text == ">" || t[x].text == "?" || t[x].text == "&" ||
+                     t[x].text == "|" || t[x].text == "^" || t[x].text == "%"))
+      return; // i - A, shifts, masks: not A + i
+  }
+  p.vector_type = type;
+  p.element = element;
+}
 
 std::string in_flight_code(const Plan& p, const std::string& ind) {
   std::string c = fmt::format("{}for ({} {} = {}; {};) {{\n", ind, p.type, p.i, p.start, p.cond);
@@ -275,11 +337,37 @@ std::string in_flight_code(const Plan& p, const std::string& ind) {
     std::string guard = j == 0 ? "" : fmt::format("if ({}_in{}) ", p.i, j);
     return fmt::format("{}{}{{\n{}  const {} {} = {}_f{};\n{}{}}}\n", in, guard, in, p.type, p.i, p.i, j, inner, in);
   };
+  std::string loads;
   for (int j = 0; j < p.k; ++j) {
     std::string inner;
     for (const auto& d : p.decls)
       inner += fmt::format("{}  {} {} = {};\n{}  {}_f{} = {};\n", in, d.type, d.name, d.expr, in, d.name, j, d.name);
-    c += block(j, inner);
+    loads += block(j, inner);
+  }
+  if (p.vector_type.empty()) {
+    c += loads;
+  } else {
+    const Hoisted& d = p.decls[0];
+    std::vector<std::string> parts;
+    const char* fields[] = {"x", "y", "z", "w"};
+    for (int j = 0; j < p.k; ++j) parts.push_back(fmt::format("{}_f{} = {}_q.{};", d.name, j, d.name, fields[j]));
+    c += fmt::format(
+        "{in}// 16-byte form: a batch whose {k} iterations all exist, its first element 16-byte aligned, takes\n"
+        "{in}// them in one load; any other batch loads them one by one.\n"
+        "{in}bool {v}_vec = false;\n"
+        "{in}if ({i}_in{last}) {{\n"
+        "{in}  const {T} {i} = {i}_f0;\n"
+        "{in}  const {E}* const {v}_p = &({expr});\n"
+        "{in}  if ((reinterpret_cast<size_t>({v}_p) & 15) == 0) {{\n"
+        "{in}    const {V} {v}_q = *reinterpret_cast<const {V}*>({v}_p);\n"
+        "{in}    {parts}\n"
+        "{in}    {v}_vec = true;\n"
+        "{in}  }}\n"
+        "{in}}}\n"
+        "{in}if (!{v}_vec) {{\n{loads}{in}}}\n",
+        fmt::arg("in", in), fmt::arg("k", p.k), fmt::arg("v", d.name), fmt::arg("i", p.i), fmt::arg("last", p.k - 1),
+        fmt::arg("T", p.type), fmt::arg("E", p.element), fmt::arg("expr", d.expr), fmt::arg("V", p.vector_type),
+        fmt::arg("parts", util::join(parts, " ")), fmt::arg("loads", access::indented(loads, "  ")));
   }
   for (int j = 0; j < p.k; ++j) {
     std::string inner;
@@ -351,6 +439,12 @@ Outcome plan_in_flight(const KernelInput& in, const access::ForLoop& loop, const
   p.rest = access::rewrite(body_text, t, rest_begin, loop.body_end, found->in_rest);
   std::string why_k;
   std::tie(p.k, why_k) = factor(in.kernel);
+  choose_vector(in, loop, p);
+  if (!p.vector_type.empty())
+    for (const auto& tok : t)
+      if (tok.text == p.decls[0].name + "_q" || tok.text == p.decls[0].name + "_vec" ||
+          tok.text == p.decls[0].name + "_p")
+        p.vector_type.clear(); // a name of ours is taken: the batch loads one by one
   std::string ind = access::indent_at(body_text, t[loop.at].offset);
   std::string code = in_flight_code(p, ind);
   prompt::Edit e = access::loop_edit("loads_in_flight", in.file, in.fn, t, loop, code);

@@ -57,6 +57,19 @@ const char* k_dot = R"(__global__ void row_dot(const float* x, const float* w, f
 }
 )";
 
+// A thread's sum of squares along its own row: one load per iteration, stepping by one.
+const char* k_row_sum = R"(__global__ void row_sum(const float* x, float* out, int rows, int cols) {
+  int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  float sum = 0.0f;
+  for (int j = 0; j < cols; j++) {
+    float v = x[(size_t)row * cols + j];
+    sum += v * v;
+  }
+  out[row] = sum;
+}
+)";
+
 // A blur along a row, edges clamped: the loads are in the statement that uses them.
 const char* k_blur = R"(__global__ void blur(const float* in, const float* weights, float* out, int n, int radius) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -155,6 +168,24 @@ const char* k_blur_driver = R"(int main() {
     std::vector<float> o0(n), o1(n);
     launch(2, 64, [&] { original::blur(x.data(), w.data(), o0.data(), n, radius); });
     launch(2, 64, [&] { edited::blur(x.data(), w.data(), o1.data(), n, radius); });
+    ok = same("out", o0, o1) && ok;
+  }
+  std::printf(ok ? "identical\n" : "DIFFERENT\n");
+  return ok ? 0 : 1;
+}
+)";
+
+// Row lengths that make rows start aligned and misaligned, shorter and longer than a batch.
+const char* k_row_sum_driver = R"(int main() {
+  bool ok = true;
+  for (int cols : {1, 3, 4, 5, 8, 63, 64}) {
+    const int rows = 40;
+    std::vector<float> x((size_t)rows * cols);
+    unsigned long long s = 17;
+    for (auto& v : x) v = next_value(s);
+    std::vector<float> o0(rows), o1(rows);
+    launch(2, 32, [&] { original::row_sum(x.data(), o0.data(), rows, cols); });
+    launch(2, 32, [&] { edited::row_sum(x.data(), o1.data(), rows, cols); });
     ok = same("out", o0, o1) && ok;
   }
   std::printf(ok ? "identical\n" : "DIFFERENT\n");
@@ -354,6 +385,33 @@ TEST(BuiltinInFlight, LoadsInTheUsingStatementMoveAhead) {
   EXPECT_NE(w[0].reason.find("under a condition"), std::string::npos) << w[0].reason;
 }
 
+// A row walked one element at a time takes its batch of 4 floats in one 16-byte load where the
+// batch is whole and aligned, one by one elsewhere; bit for bit either way.
+TEST(BuiltinInFlight, ARowWalkTakesSixteenBytesAtATime) {
+  json k = kernel("row_sum", json::array({waiting("PC4", "sum.cu", 7, 6)}));
+  auto r = ask(k, "sum.cu", k_row_sum);
+  auto edits = by_rule(r, "loads_in_flight");
+  ASSERT_EQ(edits.size(), 1u) << r.summary;
+  const std::string& code = *edits[0].new_text;
+  EXPECT_NE(code.find("if (j_in3) {"), std::string::npos) << code;
+  EXPECT_NE(code.find("const float* const v_p = &(x[(size_t)row * cols + j]);"), std::string::npos) << code;
+  EXPECT_NE(code.find("const float4 v_q = *reinterpret_cast<const float4*>(v_p);"), std::string::npos) << code;
+  EXPECT_NE(code.find("v_f0 = v_q.x; v_f1 = v_q.y; v_f2 = v_q.z; v_f3 = v_q.w;"), std::string::npos) << code;
+  std::string edited = edited_source(r, "sum.cu", k_row_sum);
+  EXPECT_EQ(run_on_host(k_row_sum, edited, k_row_sum_driver), "identical");
+  EXPECT_NE(run_on_host(k_row_sum, replaced(edited, "v_f1 = v_q.y; v_f2 = v_q.z;", "v_f1 = v_q.z; v_f2 = v_q.y;"),
+                        k_row_sum_driver),
+            "identical");
+  // Two values a batch, a stride other than one, an index that subtracts i: one by one only.
+  EXPECT_EQ(by_rule(ask(dot_kernel(), "dot.cu", k_dot), "loads_in_flight")[0].new_text->find("float4"),
+            std::string::npos);
+  for (auto [from, to] : {std::pair{"j++) {", "j += 2) {"}, std::pair{"cols + j]", "cols + cols - 1 - j]"}}) {
+    auto e = by_rule(ask(k, "sum.cu", replaced(k_row_sum, from, to)), "loads_in_flight");
+    ASSERT_EQ(e.size(), 1u) << to;
+    EXPECT_EQ(e[0].new_text->find("float4"), std::string::npos) << to;
+  }
+}
+
 // The host run can fail: an iteration that takes its neighbour's value differs.
 TEST(BuiltinInFlight, TheHostRunSeesADifference) {
   auto r = ask(dot_kernel(), "dot.cu", k_dot);
@@ -361,8 +419,8 @@ TEST(BuiltinInFlight, TheHostRunSeesADifference) {
   EXPECT_NE(run_on_host(k_dot, wrong, k_dot_driver), "identical");
 }
 
-// On examples/accuracy, whose profile's PC1 waits on the load of the line above: the edit
-// compiles with nvcc (skipped without it).
+// On examples/accuracy, whose profile's PC1 waits on the load of the line above, the edit
+// compiles with nvcc, and so does the 16-byte form of a row walk (skipped without nvcc).
 TEST(BuiltinInFlight, TheAccuracyExamplesEditCompilesWithNvcc) {
   std::string nvcc = "/usr/local/cuda/bin/nvcc";
   if (auto found = util::find_executable("nvcc")) nvcc = *found;
@@ -385,5 +443,11 @@ TEST(BuiltinInFlight, TheAccuracyExamplesEditCompilesWithNvcc) {
   spec.argv = {nvcc, "-arch=sm_90", "-c", path, "-o", path + ".o"};
   spec.timeout_s = 180;
   auto result = util::run_process(spec);
+  EXPECT_TRUE(result.ok()) << result.err;
+  // And the 16-byte form of a row walk.
+  json sum = kernel("row_sum", json::array({waiting("PC4", "sum.cu", 7, 6)}));
+  auto vector = dir.file("row_sum.cu", edited_source(ask(sum, "sum.cu", k_row_sum), "sum.cu", k_row_sum));
+  spec.argv = {nvcc, "-arch=sm_90", "-c", vector, "-o", vector + ".o"};
+  result = util::run_process(spec);
   EXPECT_TRUE(result.ok()) << result.err;
 }
