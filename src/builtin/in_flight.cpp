@@ -113,13 +113,10 @@ std::pair<int, std::string> factor(const json& kernel) {
   if (kernel.contains("roofline") && kernel["roofline"].is_object() && kernel["roofline"].contains("occupancy"))
     occ = &kernel["roofline"]["occupancy"];
   if (!occ || !occ->is_object()) return {4, "the default (no occupancy figures)"};
-  std::string limiter = occ->value("limiter", "");
-  double regs = (*occ).contains("registers_per_thread") && (*occ)["registers_per_thread"].is_number()
-                    ? (*occ)["registers_per_thread"].get<double>()
-                    : 0;
-  double achieved = (*occ).contains("achieved_pct") && (*occ)["achieved_pct"].is_number()
-                        ? (*occ)["achieved_pct"].get<double>()
-                        : 100;
+  std::string limiter = text_of(*occ, "limiter");
+  double regs = number_of(*occ, "registers_per_thread");
+  double achieved =
+      occ->contains("achieved_pct") && (*occ)["achieved_pct"].is_number() ? number_of(*occ, "achieved_pct") : 100;
   if (limiter == "registers") return {2, fmt::format("registers ({:.0f} a thread) limit occupancy", regs)};
   if (achieved < 25 && regs > 0 && regs <= 64)
     return {8, fmt::format("{:.0f}% achieved occupancy with {:.0f} registers a thread", achieved, regs)};
@@ -469,23 +466,23 @@ void rule_loads_in_flight(const KernelInput& in, KernelEdits& ke) {
   const json& k = in.kernel;
   if (!k.contains("roofline") || !k["roofline"].is_object()) return;
   const json& r = k["roofline"];
-  if (r.value("memory_saturated", false) == true) return; // bandwidth, not latency: more loads would queue
+  if (r.contains("memory_saturated") && r["memory_saturated"] == true) return; // bandwidth, not latency
   if (!k.contains("stalls") || !k["stalls"].is_object() || !k["stalls"].contains("lines")) return;
   const Tokens& t = in.tokens;
   std::map<std::size_t, access::ForLoop> loops;
   std::map<std::size_t, Waiting> waiting;
   for (const auto& l : k["stalls"]["lines"]) {
-    if (l.value("stall", "") != "stall_long_scoreboard" || !l.contains("cause") || !l["cause"].is_object()) continue;
+    if (text_of(l, "stall") != "stall_long_scoreboard" || !l.contains("cause") || !l["cause"].is_object()) continue;
     const json& c = l["cause"];
-    std::string op = c.value("operation", "");
-    if (c.value("status", "") != "found" || c.value("kind", "") != "producer" ||
+    std::string op = text_of(c, "operation");
+    if (text_of(c, "status") != "found" || text_of(c, "kind") != "producer" ||
         !(op.rfind("global load", 0) == 0 || op.rfind("local load", 0) == 0))
       continue;
     auto same_file = [&](const json& j) {
-      return std::filesystem::path(j.value("file", "")).filename().string() == in.file_name;
+      return std::filesystem::path(text_of(j, "file")).filename().string() == in.file_name;
     };
     if (!same_file(l) || !same_file(c)) continue;
-    int line = l.value("line", 0), cause = c.value("line", 0);
+    const int line = static_cast<int>(number_of(l, "line")), cause = static_cast<int>(number_of(c, "line"));
     // The innermost loop holding both the stalled line and its load.
     std::optional<access::ForLoop> best;
     for (std::size_t x = 0; x < t.size(); ++x) {
@@ -498,18 +495,18 @@ void rule_loads_in_flight(const KernelInput& in, KernelEdits& ke) {
     if (!best) continue;
     loops[best->at] = *best;
     Waiting& w = waiting[best->at];
-    w.ids.push_back(l.value("id", ""));
+    w.ids.push_back(text_of(l, "id"));
     w.load_lines.insert(cause);
     const json* facts = c.contains("facts") && c["facts"].is_object() ? &c["facts"] : nullptr;
     if (!facts && cause == line && l.contains("memory") && l["memory"].is_object()) facts = &l["memory"];
     if (facts && facts->contains("accesses") && (*facts)["accesses"].is_array()) {
       int n = 0;
       for (const auto& a : (*facts)["accesses"])
-        if (a.value("operation", "") == "load" && (a.value("space", "") == "global" || a.value("space", "") == "local"))
-          n += a.value("instructions", 0);
+        if (text_of(a, "operation") == "load" && (text_of(a, "space") == "global" || text_of(a, "space") == "local"))
+          n += static_cast<int>(number_of(a, "instructions"));
       if (n > 0) w.load_instructions[cause] = n;
     }
-    w.share += l.value("kernel_share", 0.0);
+    w.share += number_of(l, "kernel_share");
   }
   std::string rf = access::roofline_id(k);
   for (const auto& [at, loop] : loops) {

@@ -14,6 +14,16 @@ namespace optimas::builtin {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+double number_of(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+std::string text_of(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 std::vector<StallLine> stall_lines(const json& kernel) {
   std::vector<StallLine> out;
   if (!kernel.contains("stalls") || kernel["stalls"].is_null()) return out;
@@ -94,15 +104,8 @@ namespace {
 // with the rule whose edit acts on it (its lines or its cause's, or the items it addresses), the
 // suggestion withheld for it and why, or "no rule matches". The five largest; empty without PC items.
 std::string plan_text(const json& diagnostics, const prompt::Reply& reply) {
-  // The diagnostics hold null where a figure is unknown.
-  auto number = [](const json& j, const char* key) {
-    auto it = j.find(key);
-    return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-  };
-  auto text = [](const json& j, const char* key) {
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
+  auto number = number_of;
+  auto text = text_of;
   struct Item {
     std::string id, where, what;
     double gain = 0;

@@ -26,6 +26,11 @@ struct StallLine {
   double fraction = 0;
 };
 
+// A member of a diagnostics JSON object, null-safe (the diagnostics hold null where a figure is
+// unknown, and older ones lack newer members): the number, or 0; the string, or "".
+double number_of(const nlohmann::json& j, const char* key);
+std::string text_of(const nlohmann::json& j, const char* key);
+
 // The salient PC lines of a kernel, from the diagnostics JSON.
 std::vector<StallLine> stall_lines(const nlohmann::json& kernel);
 

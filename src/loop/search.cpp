@@ -277,7 +277,10 @@ json Loop::search_tree() const {
 // resumed run decides the same from the same evidence.
 void Loop::free_candidates() {
   constexpr int k_most = 3;
-  if (m_backend.provider != "builtin" || m_app.optimize.candidates_given || m_app.optimize.candidates != 1) return;
+  // An A/A run measures the parent unchanged: it has no alternatives to offer.
+  if (m_backend.provider != "builtin" || m_settings.aa || m_app.optimize.candidates_given ||
+      m_app.optimize.candidates != 1)
+    return;
   auto flag = m_backend.options.find("allow_fp_changes"); // the builtin's option (true or 1)
   const bool fp = flag != m_backend.options.end() && (flag->second == "true" || flag->second == "1");
   int n = builtin::alternatives(analysis::to_json(m_diagnostics), current_sources(), fp, host_sources());

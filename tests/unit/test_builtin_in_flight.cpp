@@ -2,6 +2,7 @@
 // stalled line's cause is a load at the top of the same loop), stays silent without that
 // evidence, is withheld when its argument does not hold, chooses k from occupancy, keeps every
 // result bit for bit (the kernels run on the host) and compiles with nvcc.
+#include "builtin/optimizer.hpp"
 #include "util/process.hpp"
 #include "util/strings.hpp"
 
@@ -250,6 +251,16 @@ TEST(BuiltinInFlight, TheSummaryGivesThePlanByEstimatedGain) {
   EXPECT_NE(r.summary.find("PC2 topk.cu:19 (15%): no rule matches."), std::string::npos) << r.summary;
 }
 
+// What a run offers as free candidates (Loop::free_candidates): two rules firing make two
+// alternatives, each rule alone; one rule makes none.
+TEST(BuiltinInFlight, TwoRulesMakeTwoFreeAlternatives) {
+  json diagnostics = {{"kernels", json::array({topk_kernel()})}};
+  std::string launched =
+      k_topk + std::string("void run(float* l, int* b, unsigned char* h) { topk<<<1, 64>>>(l, b, h, 1, 64, 5); }\n");
+  EXPECT_EQ(builtin::alternatives(diagnostics, {{"topk.cu", launched}}, false), 2); // restrict, loads_in_flight
+  EXPECT_EQ(builtin::alternatives(diagnostics, {{"topk.cu", k_topk}}, false), 0);   // restrict withheld
+}
+
 TEST(BuiltinInFlight, KFollowsOccupancy) {
   auto code_for = [](json occupancy) {
     auto edits = by_rule(ask(topk_kernel(occupancy), "topk.cu", k_topk), "loads_in_flight");
@@ -282,6 +293,12 @@ TEST(BuiltinInFlight, SilentWithoutItsEvidence) {
   k["stalls"]["lines"][0]["cause"]["line"] = 7; // the label's load, before the loop
   silent(k, "a load outside the loop");
   silent(kernel("topk", topk_kernel()["stalls"]["lines"], nullptr, true), "memory saturated");
+  // Null figures (unknown ones are null in the diagnostics) are read as absent, not thrown on.
+  k = topk_kernel();
+  k["stalls"]["lines"][0]["cause"]["line"] = nullptr;
+  k["stalls"]["lines"][0]["kernel_share"] = nullptr;
+  k["roofline"]["occupancy"]["achieved_pct"] = nullptr;
+  silent(k, "a cause without its line");
 }
 
 TEST(BuiltinInFlight, WithheldWhenItsArgumentFails) {
