@@ -64,7 +64,7 @@ void run_optimize(const OptimizeArgs& a) {
       *backend, bc, cache ? &*cache : nullptr);
   // The scope the prompt stated is the one the guardrails check.
   auto proposal = propose::make_proposal(asked.replies, d, sources, paths, edit::parse_scope(loaded.app.optimize.scope),
-                                         prepared.options.code_only);
+                                         prepared.options.code_only, bc.provider == "builtin");
   if (!proposal.parse_errors.empty())
     throw Error(fmt::format("the reply of {} cannot be used:\n  {}", backend->name(),
                             util::join(proposal.parse_errors, "\n  ")));

@@ -134,8 +134,9 @@ Proposal Loop::propose(Variant& v, const std::vector<std::string>& replies,
                        const std::map<std::string, std::string>& sources, json& result) {
   std::map<std::string, std::string> paths;
   for (const auto& s : m_app.sources) paths[fs::path(s).filename().string()] = s;
-  Proposal proposal = make_proposal(replies, m_diagnostics, sources, paths, edit::parse_scope(m_app.optimize.scope),
-                                    analysis::parse_diagnostics(m_app.optimize.diagnostics).code_only);
+  Proposal proposal =
+      make_proposal(replies, m_diagnostics, sources, paths, edit::parse_scope(m_app.optimize.scope),
+                    analysis::parse_diagnostics(m_app.optimize.diagnostics).code_only, m_backend.provider == "builtin");
   store::write_json_atomic((v.dir / "reply.json").string(), prompt::to_json(proposal.reply));
   store::write_json_atomic((v.dir / "outcomes.json").string(), optimas::propose::to_json(proposal));
   util::write_file((v.dir / "diff.patch").string(), proposal.diff);

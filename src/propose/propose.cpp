@@ -155,7 +155,8 @@ std::vector<std::string> hot_kernel_names(const analysis::Diagnostics& d) {
 
 Proposal make_proposal(const std::vector<std::string>& replies, const analysis::Diagnostics& diagnostics,
                        const std::map<std::string, std::string>& sources,
-                       const std::map<std::string, std::string>& paths, edit::Scope scope, bool code_only) {
+                       const std::map<std::string, std::string>& paths, edit::Scope scope, bool code_only,
+                       bool from_builtin) {
   Proposal p;
   for (std::size_t i = 0; i < replies.size(); ++i) {
     auto parsed = prompt::parse_reply(replies[i]);
@@ -169,7 +170,10 @@ Proposal make_proposal(const std::vector<std::string>& replies, const analysis::
       p.parse_errors.push_back(where + "the reply is a whole source file, not structured edits citing evidence");
       continue;
     }
-    for (auto& e : parsed.reply->edits) p.reply.edits.push_back(std::move(e));
+    for (auto& e : parsed.reply->edits) {
+      if (!from_builtin) e.addresses.clear();
+      p.reply.edits.push_back(std::move(e));
+    }
     for (auto& w : parsed.reply->withheld) p.reply.withheld.push_back(std::move(w));
     p.reply.summary += (p.reply.summary.empty() ? "" : " ") + parsed.reply->summary;
   }

@@ -93,9 +93,12 @@ struct Proposal {
 // `sources`: file name -> text (as prompts show them); `paths`: file name -> path relative to
 // the application folder (for the diff); `code_only`: the prompts showed no evidence, so edits
 // need not cite any (edit::GuardrailOptions::code_only).
+// `from_builtin`: the replies are the builtin optimizer's, whose edits' `addresses` (the PC items
+// each acts on) coverage reads; a model is not asked for them, and any it gives are dropped.
 Proposal make_proposal(const std::vector<std::string>& replies, const analysis::Diagnostics& diagnostics,
                        const std::map<std::string, std::string>& sources,
-                       const std::map<std::string, std::string>& paths, edit::Scope scope, bool code_only);
+                       const std::map<std::string, std::string>& paths, edit::Scope scope, bool code_only,
+                       bool from_builtin);
 
 // The hot kernels' names without template arguments (what the guardrails check scope against).
 std::vector<std::string> hot_kernel_names(const analysis::Diagnostics& diagnostics);

@@ -289,3 +289,19 @@ TEST(Coverage, TimeAddressedCountsEditedLinesAndTheirCauses) {
   app.outcomes[0].applied = false;
   EXPECT_EQ(propose::coverage(reply, app, d).time_addressed, 0.0);
 }
+
+// `addresses` (the PC items an edit acts on, which coverage reads) is the builtin's: a model is
+// not asked for it, and one it gives is dropped, so it cannot raise its own coverage.
+TEST(Proposal, OnlyTheBuiltinsAddressesAreRead) {
+  const std::string reply = R"({"summary": "", "withheld": [], "edits": [{"file": "k.cu", "kernel": "k",
+    "find": "int x = 1;", "replace": "int x = 2;", "line_start": null, "line_end": null, "new_text": null,
+    "evidence": ["PC1"], "rationale": "r", "expected_effect": [], "addresses": ["PC1"]}]})";
+  analysis::Diagnostics d;
+  std::map<std::string, std::string> sources = {{"k.cu", "__global__ void k() { int x = 1; }\n"}};
+  auto model = propose::make_proposal({reply}, d, sources, {}, edit::Scope::kernel, false, false);
+  ASSERT_EQ(model.reply.edits.size(), 1u);
+  EXPECT_TRUE(model.reply.edits[0].addresses.empty());
+  auto builtin = propose::make_proposal({reply}, d, sources, {}, edit::Scope::kernel, false, true);
+  ASSERT_EQ(builtin.reply.edits.size(), 1u);
+  EXPECT_EQ(builtin.reply.edits[0].addresses, (std::vector<std::string>{"PC1"}));
+}
