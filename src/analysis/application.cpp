@@ -74,6 +74,16 @@ std::string gap_text(const profile::Timeline& t, const profile::GapGroup& g) {
                      time_text(g.largest_ns), g.before, g.after, gap_cause(t, g));
 }
 
+} // namespace
+
+std::string time_text(double ns) {
+  if (!std::isfinite(ns)) return "n/a";
+  if (ns >= 1e9) return fmt::format("{:.3g} s", ns / 1e9);
+  if (ns >= 1e6) return fmt::format("{:.3g} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:.3g} us", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
+}
+
 std::string traffic_text(const profile::Traffic& d) {
   const bool set = d.direction == "set";
   std::string what = set ? (d.count == 1 ? "memset" : "memsets")
@@ -84,16 +94,6 @@ std::string traffic_text(const profile::Traffic& d) {
                      count_text(d.count), what, profile::bytes_text(d.bytes), time_text(d.ns),
                      profile::bytes_text(static_cast<std::uint64_t>(rate)), count_text(d.synchronous),
                      count_text(d.pageable), time_text(d.exposed_ns));
-}
-
-} // namespace
-
-std::string time_text(double ns) {
-  if (!std::isfinite(ns)) return "n/a";
-  if (ns >= 1e9) return fmt::format("{:.3g} s", ns / 1e9);
-  if (ns >= 1e6) return fmt::format("{:.3g} ms", ns / 1e6);
-  if (ns >= 1e3) return fmt::format("{:.3g} us", ns / 1e3);
-  return fmt::format("{:.0f} ns", ns);
 }
 
 double application_headroom(const profile::Timeline& t) {

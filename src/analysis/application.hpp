@@ -30,6 +30,11 @@ double application_headroom(const profile::Timeline& timeline);
 // or cudaMemset (their Async and 2D forms too) where it holds copies or memsets.
 std::vector<std::string> application_calls(const profile::Timeline& timeline);
 
+// The copies (or memsets) of one direction in words, as their AP item begins: "40 host-to-device
+// copies, 2.5 GiB in 310 ms (8.1 GiB/s); 40 synchronous (the host waited), 40 to or from pageable
+// memory; 310 ms of it with no kernel running".
+std::string traffic_text(const profile::Traffic& traffic);
+
 // "300 us", "24.2 ms", "1.5 s".
 std::string time_text(double ns);
 

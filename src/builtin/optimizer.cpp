@@ -153,7 +153,7 @@ std::string plan_text(const json& diagnostics, const prompt::Reply& reply) {
 
 // The rules of the table for which `only` is empty or names, on every hot kernel.
 prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std::string>& sources,
-                        const std::map<std::string, std::string>& host, bool allow_fp_changes,
+                        const std::map<std::string, std::string>& host, bool allow_fp_changes, bool application,
                         const std::string& only) {
   std::map<std::string, cuda::SourceFile> parsed;
   for (const auto& [name, text] : sources) parsed.emplace(name, cuda::parse_source(name, text));
@@ -163,9 +163,11 @@ prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std
   prompt::Reply reply;
   std::vector<std::string> summary;
   std::set<const cuda::Function*> edited;
+  std::vector<std::string> hot;
   for (const auto& k : diagnostics["kernels"]) {
     std::string name = k["kernel"].get<std::string>();
     name = name.substr(0, name.find('<'));
+    hot.push_back(name);
     const cuda::SourceFile* file = nullptr;
     const cuda::Function* fn = nullptr;
     for (const auto& [fname, f] : parsed)
@@ -191,6 +193,15 @@ prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std
     for (auto& w : ke.withheld) reply.withheld.push_back(std::move(w));
     if (!ke.why.empty() || !ke.others.empty()) summary.push_back(name);
   }
+  // optimize.scope application: the application rules, on the host code.
+  if (application) {
+    KernelEdits ae;
+    for (const ApplicationRule& rule : application_rule_table())
+      if (only.empty() || only == rule.name) rule.apply({diagnostics, sources, hot}, ae);
+    if (!ae.others.empty()) summary.push_back("the host code");
+    for (auto& e : ae.others) reply.edits.push_back(std::move(e));
+    for (auto& w : ae.withheld) reply.withheld.push_back(std::move(w));
+  }
   reply.summary = summary.empty() ? "No rule's evidence is present: no change proposed."
                                   : "Rule-based edits for " + util::join(summary, ", ") + ", each citing its evidence.";
   if (std::string plan = plan_text(diagnostics, reply); !plan.empty()) reply.summary += " " + plan;
@@ -214,20 +225,22 @@ std::vector<std::string> alternative_rules(const prompt::Reply& all) {
   std::vector<std::string> order;
   for (const Rule& rule : rule_table())
     if (fired.count(rule.name)) order.push_back(rule.name);
+  for (const ApplicationRule& rule : application_rule_table())
+    if (fired.count(rule.name)) order.push_back(rule.name);
   return order;
 }
 
 } // namespace
 
 int alternatives(const json& diagnostics, const std::map<std::string, std::string>& sources, bool allow_fp_changes,
-                 const std::map<std::string, std::string>& host) {
-  auto order = alternative_rules(run_rules(diagnostics, sources, host, allow_fp_changes, ""));
+                 const std::map<std::string, std::string>& host, bool application) {
+  auto order = alternative_rules(run_rules(diagnostics, sources, host, allow_fp_changes, application, ""));
   return order.size() < 2 ? 0 : static_cast<int>(order.size());
 }
 
 prompt::Reply propose(const json& diagnostics, const std::map<std::string, std::string>& sources, bool allow_fp_changes,
-                      int alternative, const std::map<std::string, std::string>& host) {
-  prompt::Reply all = run_rules(diagnostics, sources, host, allow_fp_changes, "");
+                      int alternative, const std::map<std::string, std::string>& host, bool application) {
+  prompt::Reply all = run_rules(diagnostics, sources, host, allow_fp_changes, application, "");
   if (alternative <= 0) return all;
   std::vector<std::string> order = alternative_rules(all);
   // One rule alone is the whole answer when only one fires: no alternative then.
@@ -237,7 +250,7 @@ prompt::Reply propose(const json& diagnostics, const std::map<std::string, std::
                                util::join(order, ", "), order.size() < 2 ? "" : ", each offered alone already");
     return none;
   }
-  prompt::Reply alone = run_rules(diagnostics, sources, host, allow_fp_changes, order[alternative - 1]);
+  prompt::Reply alone = run_rules(diagnostics, sources, host, allow_fp_changes, application, order[alternative - 1]);
   alone.summary =
       fmt::format("Alternative {}: the {} rule alone. {}", alternative, order[alternative - 1], alone.summary);
   return alone;

@@ -25,12 +25,16 @@ namespace optimas::builtin {
 //
 // `host` holds the application's other files (path -> text), read for the kernels' launches and
 // declarations only: nothing in them is edited.
+//
+// `application`: optimize.scope is application, so the application rules (application_rule_table)
+// also run, editing the host code of `sources` where the AP items point.
 prompt::Reply propose(const nlohmann::json& diagnostics, const std::map<std::string, std::string>& sources,
-                      bool allow_fp_changes, int alternative = 0, const std::map<std::string, std::string>& host = {});
+                      bool allow_fp_changes, int alternative = 0, const std::map<std::string, std::string>& host = {},
+                      bool application = false);
 
 // How many alternatives propose() offers for these diagnostics (0 when fewer than two rules
 // fire): a search's later candidates, which cost no model call.
 int alternatives(const nlohmann::json& diagnostics, const std::map<std::string, std::string>& sources,
-                 bool allow_fp_changes, const std::map<std::string, std::string>& host = {});
+                 bool allow_fp_changes, const std::map<std::string, std::string>& host = {}, bool application = false);
 
 } // namespace optimas::builtin

@@ -71,4 +71,16 @@ const std::vector<Rule>& rule_table() {
   return rules;
 }
 
+// pinned.cpp
+void rule_pinned_host(const ApplicationInput& in, KernelEdits& edits);
+
+const std::vector<ApplicationRule>& application_rule_table() {
+  static const std::vector<ApplicationRule> rules = {
+      {"pinned_host", rule_pinned_host,
+       "host buffers of recurring synchronous copies from or to pageable memory (an AP item), allocated once with "
+       "malloc in a .cu file, allocated with cudaMallocHost and freed with cudaFreeHost; judged by the wall time"},
+  };
+  return rules;
+}
+
 } // namespace optimas::builtin

@@ -80,6 +80,14 @@ struct KernelInput {
 KernelInput kernel_input(const nlohmann::json& kernel, const cuda::SourceFile& file, const cuda::Function& fn,
                          const std::map<std::string, std::string>& sources, bool allow_fp_changes);
 
+// What an application rule reads (optimize.scope: application): the diagnostics JSON (its
+// timeline and AP items), the application's sources it may edit, and the hot kernels' names.
+struct ApplicationInput {
+  const nlohmann::json& diagnostics;
+  const std::map<std::string, std::string>& sources;
+  std::vector<std::string> hot_kernels;
+};
+
 // A row of the rule table (rule_table.cpp).
 struct Rule {
   const char* name; // as edits and withheld suggestions name it ("restrict", "coalesce_tiles")
@@ -92,6 +100,15 @@ struct Rule {
 // edit inside it), then the line rules, and the memory rules last (they leave lines the rules
 // above edited alone).
 const std::vector<Rule>& rule_table();
+
+// A row of the application rules' table, run once per reply under optimize.scope: application
+// after the kernels' rules; their edits change host code and act on AP items.
+struct ApplicationRule {
+  const char* name;
+  void (*apply)(const ApplicationInput& in, KernelEdits& edits);
+  const char* summary;
+};
+const std::vector<ApplicationRule>& application_rule_table();
 
 // Helpers the memory rules share (memory.cpp).
 // A figure of the kernel's roofline.access; NaN when absent or null.

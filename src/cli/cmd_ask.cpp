@@ -135,9 +135,9 @@ void run_ask(const AskArgs& a) {
     log::info("[{}/{}] {}: asking {} ({}, ~{} tokens)", i + 1, prompts.size(), p.label, backend->name(), kind,
               p.tokens());
   };
-  const auto context =
-      propose::structured_context(prepared.diagnostics, propose::read_sources(prepared.loaded.app),
-                                  propose::read_host_sources(prepared.loaded.app, prepared.loaded.app.dir));
+  const auto context = propose::structured_context(
+      prepared.diagnostics, propose::read_sources(prepared.loaded.app),
+      propose::read_host_sources(prepared.loaded.app, prepared.loaded.app.dir), prepared.loaded.app.optimize.scope);
   auto asked = propose::ask_backend(prompts, "", context, *backend, bc, cache ? &*cache : nullptr, settings);
 
   nlohmann::json results = nlohmann::json::array();

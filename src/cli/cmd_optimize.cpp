@@ -59,9 +59,11 @@ void run_optimize(const OptimizeArgs& a) {
   if (cached(a.backend, bc)) cache.emplace(a.backend.cache_dir);
 
   // One reply per prompt; their edits are applied together.
-  auto asked = propose::ask_backend(
-      prompts, "", propose::structured_context(d, sources, propose::read_host_sources(loaded.app, loaded.app.dir)),
-      *backend, bc, cache ? &*cache : nullptr);
+  auto asked = propose::ask_backend(prompts, "",
+                                    propose::structured_context(d, sources,
+                                                                propose::read_host_sources(loaded.app, loaded.app.dir),
+                                                                loaded.app.optimize.scope),
+                                    *backend, bc, cache ? &*cache : nullptr);
   // The scope the prompt stated is the one the guardrails check.
   auto proposal = propose::make_proposal(asked.replies, d, sources, paths, edit::parse_scope(loaded.app.optimize.scope),
                                          prepared.options.code_only, bc.provider == "builtin");

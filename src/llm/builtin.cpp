@@ -38,7 +38,10 @@ public:
     std::map<std::string, std::string> host;
     if (ctx.contains("host_sources") && ctx["host_sources"].is_object())
       host = ctx["host_sources"].get<std::map<std::string, std::string>>();
-    prompt::Reply reply = builtin::propose(ctx["diagnostics"], sources, m_allow_fp_changes, alternative, host);
+    // optimize.scope application: the application rules edit host code too.
+    const bool application = ctx.value("scope", "") == "application";
+    prompt::Reply reply =
+        builtin::propose(ctx["diagnostics"], sources, m_allow_fp_changes, alternative, host, application);
     Response out;
     out.text = prompt::to_json(reply).dump(2);
     out.model = "builtin";

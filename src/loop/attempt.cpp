@@ -108,7 +108,8 @@ std::vector<std::string> Loop::replies_for(Variant& v, const std::vector<prompt:
   auto asked = ask_backend(
       prompts, feedback,
       [&] {
-        auto context = propose::structured_context(m_diagnostics, current_sources(), host_sources());
+        auto context =
+            propose::structured_context(m_diagnostics, current_sources(), host_sources(), m_app.optimize.scope);
         context["candidate"] = v.candidate;
         return context;
       }(),
@@ -239,6 +240,7 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
       return end_attempt(v, result, outcome, next_feedback);
     }
     edited = proposal->application.result;
+    v.by_wall = optimas::propose::acts_on_application(*proposal);
   }
 
   std::map<std::string, std::string> files; // edited is by file name, the variant's folder by path

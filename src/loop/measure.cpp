@@ -86,8 +86,8 @@ private:
 
 Loop::Rounds::Rounds(Loop& loop, Variant& v)
     : traced(!loop.m_measure_sandbox.tracer.empty()),
-      kernel_time(traced || loop.m_app.measure.timing == "kernel_time" ||
-                  (loop.m_app.measure.timing == "auto" && !loop.m_app.kernel_time.empty())),
+      kernel_time(!v.by_wall && (traced || loop.m_app.measure.timing == "kernel_time" ||
+                                 (loop.m_app.measure.timing == "auto" && !loop.m_app.kernel_time.empty()))),
       rule(acceptance_rule(loop.m_app)), m_loop(loop), m_v(v), m_journal(v.dir / "measurements.jsonl"),
       m_parent(loop.parent_work()) {
   for (auto& j : store::read_journal(m_journal.string())) {
@@ -112,7 +112,8 @@ const Loop::Rounds::Samples& Loop::Rounds::taken(const std::string& config, cons
 }
 
 void Loop::Rounds::plan_end_after(const std::vector<json>& checks) {
-  if (!traced || m_loop.m_app.measure.end_after_kernels != "auto") return;
+  // Judged by the wall time, a run must run to its end: the host work after the kernels counts.
+  if (!traced || m_v.by_wall || m_loop.m_app.measure.end_after_kernels != "auto") return;
   for (const auto* c : measured_configs(m_loop.m_app)) {
     auto plan = evaluate::plan_end_after(checks, c->name);
     if (plan.end) {
@@ -359,7 +360,12 @@ bool Loop::run_failed(Variant& v, json& result, const std::string& why) {
 
 bool Loop::measure(Variant& v, json& result) {
   std::string note;
-  const bool sequential = m_app.measure.verdict == "sequential";
+  const bool sequential = m_app.measure.verdict == "sequential" && !v.by_wall;
+  if (v.by_wall) {
+    note = "its edits act on the application's evidence (AP), host code whose effect is on the wall time: judged by "
+           "the wall time of whole runs, by the fixed rule";
+    result["judged_by"] = "wall";
+  }
   // Per-launch times need the trace and the hot kernels of the profile the variant was made from.
   m_measure_sandbox.hot_kernels = sequential ? hot_kernel_names(m_diagnostics) : std::vector<std::string>{};
   Rounds rounds(*this, v);
@@ -407,7 +413,8 @@ bool Loop::measure_fixed(Variant& v, json& result, Rounds& rounds, const std::st
   const std::string primary =
       per_config.contains(m_app.default_config().name) ? m_app.default_config().name : per_config.begin().key();
   auto decision = evaluate::screen(screening, primary, rule);
-  json m = {{"timing", rounds.traced        ? "trace"
+  json m = {{"timing", v.by_wall            ? "wall"
+                       : rounds.traced      ? "trace"
                        : rounds.kernel_time ? "kernel_time"
                                             : "wall"},
             {"runs", ms.runs},

@@ -74,6 +74,9 @@ struct Variant {
   std::map<std::string, std::string> build_env; // a tuning point's: NVCC_APPEND_FLAGS, OPTIMAS_TUNE_FLAGS
   std::string build_note;                       // what its build step says it builds
   std::vector<std::string> echoes;              // a tuning point's: stdout lines reporting a knob, not compared
+  // Its edits act on the application's evidence (an AP item: host code, copies): judged by the
+  // process's wall time, which such an edit changes, and not by the kernels' (Loop::measure).
+  bool by_wall = false;
 };
 
 class Loop {

@@ -283,7 +283,8 @@ void Loop::free_candidates() {
     return;
   auto flag = m_backend.options.find("allow_fp_changes"); // the builtin's option (true or 1)
   const bool fp = flag != m_backend.options.end() && (flag->second == "true" || flag->second == "1");
-  int n = builtin::alternatives(analysis::to_json(m_diagnostics), current_sources(), fp, host_sources());
+  int n = builtin::alternatives(analysis::to_json(m_diagnostics), current_sources(), fp, host_sources(),
+                                m_app.optimize.scope == "application");
   if (n == 0) return;
   m_app.optimize.candidates = 1 + std::min(n, k_most);
   say("search", fmt::format("the builtin offers {} alternative(s) at no model cost: candidates 2 to {} of each round "

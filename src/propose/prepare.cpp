@@ -105,8 +105,8 @@ std::map<std::string, std::string> read_host_sources(const config::AppConfig& ap
 }
 
 nlohmann::json structured_context(const analysis::Diagnostics& d, const std::map<std::string, std::string>& sources,
-                                  const std::map<std::string, std::string>& host_sources) {
-  nlohmann::json context = {{"diagnostics", analysis::to_json(d)}, {"sources", sources}};
+                                  const std::map<std::string, std::string>& host_sources, const std::string& scope) {
+  nlohmann::json context = {{"diagnostics", analysis::to_json(d)}, {"sources", sources}, {"scope", scope}};
   if (!host_sources.empty()) context["host_sources"] = host_sources;
   return context;
 }

@@ -73,9 +73,11 @@ std::map<std::string, std::string> read_sources(const config::AppConfig& app);
 std::map<std::string, std::string> read_host_sources(const config::AppConfig& app, const std::filesystem::path& root);
 
 // The structured inputs the builtin backend works from (Request::context): `host_sources`
-// only where there are any.
+// only where there are any; `scope` is optimize.scope (the application rules run only under
+// "application").
 nlohmann::json structured_context(const analysis::Diagnostics& diagnostics,
                                   const std::map<std::string, std::string>& sources,
-                                  const std::map<std::string, std::string>& host_sources = {});
+                                  const std::map<std::string, std::string>& host_sources = {},
+                                  const std::string& scope = "kernel");
 
 } // namespace optimas::propose

@@ -147,6 +147,13 @@ nlohmann::json to_json(const Coverage& c) {
   return {{"time_addressed", c.time_addressed}, {"unaddressed", left}, {"text", c.text()}};
 }
 
+bool acts_on_application(const Proposal& proposal) {
+  for (const auto& oc : proposal.application.outcomes)
+    for (const auto& id : oc.cited)
+      if (oc.applied && id.rfind("AP", 0) == 0) return true;
+  return false;
+}
+
 std::vector<std::string> hot_kernel_names(const analysis::Diagnostics& d) {
   std::vector<std::string> out;
   for (const auto& k : d.kernels) out.push_back(k.time.kernel.substr(0, k.time.kernel.find('<')));

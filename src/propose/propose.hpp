@@ -100,6 +100,10 @@ Proposal make_proposal(const std::vector<std::string>& replies, const analysis::
                        const std::map<std::string, std::string>& paths, edit::Scope scope, bool code_only,
                        bool from_builtin);
 
+// Whether an applied edit cites an application (AP) item: host code acting on copies, gaps or
+// synchronisations, whose effect is on the wall time and not on the kernels' time.
+bool acts_on_application(const Proposal& proposal);
+
 // The hot kernels' names without template arguments (what the guardrails check scope against).
 std::vector<std::string> hot_kernel_names(const analysis::Diagnostics& diagnostics);
 

@@ -501,4 +501,10 @@ TEST(Builtin, EveryRuleIsInTheDocs) {
     EXPECT_NE(docs.find(row), std::string::npos) << row;
   }
   EXPECT_GE(order, 10);
+  order = 0;
+  for (const auto& rule : builtin::application_rule_table()) {
+    std::string row = "| A" + std::to_string(++order) + " | `" + rule.name + "` |";
+    EXPECT_NE(docs.find(row), std::string::npos) << row;
+  }
+  EXPECT_GE(order, 1);
 }
