@@ -186,6 +186,12 @@ bool looks_like_timing(const std::string& line) {
   for (const char* w : {"gb/s", "gbytes/s", "mb/s", "gflop", "tflop", "bandwidth", "throughput", "elapsed", "time",
                         "per second", "per sec ", "per sec.", "per sec:", "/sec"})
     if (util::contains(l, w)) return true;
+  // Any unit per second: cuda-samples' SobolQRNG prints "Gsamples/s: 31.25" ("i/o" is none).
+  for (std::size_t at = l.find("/s"); at != std::string::npos; at = l.find("/s", at + 1)) {
+    const bool unit_before = at > 0 && std::isalpha(static_cast<unsigned char>(l[at - 1]));
+    const bool word_ends = at + 2 == l.size() || !std::isalpha(static_cast<unsigned char>(l[at + 2]));
+    if (unit_before && word_ends) return true;
+  }
   return util::trim(l).ends_with("per sec");
 }
 

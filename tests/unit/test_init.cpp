@@ -244,6 +244,9 @@ TEST(InitPrinted, LinesOfARun) {
   EXPECT_TRUE(looks_like_timing("Gigaoptions per second    : 354.754908     "));
   EXPECT_TRUE(looks_like_timing("Sorted at 12.5 Mkeys/sec"));
   EXPECT_TRUE(looks_like_timing("Options per sec.: 51234.5"));
+  EXPECT_TRUE(looks_like_timing("Gsamples/s: 31.25"));
+  EXPECT_FALSE(looks_like_timing("read 4096 records via I/O streams"));
+  EXPECT_FALSE(looks_like_timing("a/sb ratio 3"));
   EXPECT_TRUE(looks_like_timing("51234.5 options per sec  "));
   EXPECT_FALSE(looks_like_timing("Options processed per call: 8000000"));
   EXPECT_FALSE(looks_like_timing("bytes per sector: 32"));
