@@ -8,12 +8,16 @@
 // the tunable file is FILE.tune.cu and FILE.tune.flags the -D of a point other than the
 // program's own, for the script to compile both ways. As in a run, the builtin also reads the
 // other files of the file's folder that launch or declare kernels (propose::read_host_sources,
-// the folder taken for the application). What it withheld, and why, is FILE.sweep.withheld.
+// the folder taken for the application). The application rules run too (optimize.scope:
+// application), on a timeline whose copies of both directions are all pageable, 50 each, AP1 and
+// AP2; the guardrails then check that scope where an edit cites them. What it withheld, and why,
+// is FILE.sweep.withheld.
 // One tab-separated line per file:
 //   file  kernels  edits  applied  withheld  rules  violations  knobs
 // No GPU is needed: the rules rewrite text, and the text must still build.
 //
 //   builtin_sweep FILE.cu ...
+#include "analysis/application.hpp"
 #include "cuda/source.hpp"
 #include "edit/apply.hpp"
 #include "edit/guardrails.hpp"
@@ -90,6 +94,27 @@ json diagnostics(const cuda::SourceFile& f, const std::string& name, std::set<st
   return kernels;
 }
 
+// A timeline whose copies of both directions are 50 synchronous pageable ones, with their AP
+// items (pinned_host's evidence); adds AP1 and AP2 to `ids`.
+void add_pageable_copies(json& diagnostics, std::set<std::string>& ids) {
+  json traffic = json::array(), items = json::array();
+  for (const char* direction : {"HtoD", "DtoH"}) {
+    profile::Traffic t{direction, 50, 50u << 22, 50, 50, 5e7, 5e7};
+    traffic.push_back({{"direction", t.direction},
+                       {"count", t.count},
+                       {"bytes", t.bytes},
+                       {"synchronous", t.synchronous},
+                       {"pageable", t.pageable},
+                       {"ns", t.ns},
+                       {"exposed_ns", t.exposed_ns}});
+    std::string id = "AP" + std::to_string(items.size() + 1);
+    ids.insert(id);
+    items.push_back({{"id", id}, {"kind", "application"}, {"kernel", ""}, {"text", analysis::traffic_text(t)}});
+  }
+  diagnostics["timeline"] = {{"traffic", traffic}};
+  diagnostics["evidence"] = items;
+}
+
 // The knob search on one file, with evidence that lets every knob fire; writes FILE.tune.cu and
 // FILE.tune.flags where it finds knobs and returns their names, then echo:LINE:KNOBS for each
 // printf that prints one (tune/config_echo.hpp).
@@ -156,7 +181,9 @@ int main(int argc, char** argv) {
     app_config.dir = std::filesystem::path(path).parent_path().string();
     app_config.sources = {name};
     llm::Request r;
-    r.context = {{"diagnostics", {{"kernels", kernels}}}, {"sources", {{name, text}}}};
+    json d = {{"kernels", kernels}};
+    add_pageable_copies(d, ids);
+    r.context = {{"diagnostics", d}, {"sources", {{name, text}}}, {"scope", "application"}};
     if (auto host = propose::read_host_sources(app_config, app_config.dir); !host.empty())
       r.context["host_sources"] = host;
     auto result = backend->complete(r);
@@ -167,8 +194,17 @@ int main(int argc, char** argv) {
     }
     auto app = edit::apply_edits({{name, text}}, *parsed.reply, ids);
     std::vector<std::string> rules, violations;
-    for (const auto& e : parsed.reply->edits) rules.push_back(e.rule);
-    for (const auto& v : edit::check_guardrails(app, {edit::Scope::kernel, hot})) violations.push_back(v.message);
+    bool host_edits = false;
+    for (const auto& e : parsed.reply->edits) {
+      rules.push_back(e.rule);
+      host_edits = host_edits || e.rule == "pinned_host";
+    }
+    edit::GuardrailOptions go{edit::Scope::kernel, hot};
+    if (host_edits) { // the scope the application rules ran under, as a run checks it
+      go.scope = edit::Scope::application;
+      go.host_calls = {"cudaMemcpy"};
+    }
+    for (const auto& v : edit::check_guardrails(app, go)) violations.push_back(v.message);
     std::printf("%s\t%zu\t%zu\t%zu\t%zu\t%s\t%s\t%s\n", path.c_str(), hot.size(), parsed.reply->edits.size(),
                 app.applied(), parsed.reply->withheld.size(), util::join(rules, ",").c_str(),
                 util::join(violations, " | ").c_str(), util::join(knobs(path, name, text, f), ",").c_str());
