@@ -100,13 +100,7 @@ void add_pageable_copies(json& diagnostics, std::set<std::string>& ids) {
   json traffic = json::array(), items = json::array();
   for (const char* direction : {"HtoD", "DtoH"}) {
     profile::Traffic t{direction, 50, 50u << 22, 50, 50, 5e7, 5e7};
-    traffic.push_back({{"direction", t.direction},
-                       {"count", t.count},
-                       {"bytes", t.bytes},
-                       {"synchronous", t.synchronous},
-                       {"pageable", t.pageable},
-                       {"ns", t.ns},
-                       {"exposed_ns", t.exposed_ns}});
+    traffic.push_back(profile::to_json(t));
     std::string id = "AP" + std::to_string(items.size() + 1);
     ids.insert(id);
     items.push_back({{"id", id}, {"kind", "application"}, {"kernel", ""}, {"text", analysis::traffic_text(t)}});

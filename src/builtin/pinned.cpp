@@ -195,8 +195,8 @@ BufferPlan plan_buffer(const std::string& name, const std::string& file_name, co
   if (!p.unsafe.empty()) return p;
   if (std::string why = escapes(name, t, sources); !why.empty()) return unsafe(why);
   if (assigned != 1 || malloc_at == 0) {
-    p.unsafe = assigned == 0 ? "it is not allocated with malloc in " + file_name
-                             : fmt::format("it is assigned {} times in {}", assigned, file_name);
+    p.unsafe = assigned > 1 ? fmt::format("it is assigned {} times in {}", assigned, file_name)
+                            : "it is not allocated with malloc in " + file_name;
     return p;
   }
   for (const auto& [from, to] : loops)
@@ -281,13 +281,8 @@ void rule_pinned_host(const ApplicationInput& in, KernelEdits& ke) {
   std::map<std::string, std::pair<BufferPlan, std::vector<std::string>>> buffers;
   std::vector<std::string> order;
   for (const auto& x : timeline["traffic"]) {
-    profile::Traffic d{text_of(x, "direction"),
-                       static_cast<std::uint64_t>(number_of(x, "count")),
-                       static_cast<std::uint64_t>(number_of(x, "bytes")),
-                       static_cast<std::uint64_t>(number_of(x, "synchronous")),
-                       static_cast<std::uint64_t>(number_of(x, "pageable")),
-                       number_of(x, "ns"),
-                       number_of(x, "exposed_ns")};
+    if (!x.is_object()) continue;
+    const profile::Traffic d = profile::traffic_from_json(x);
     const Direction* dir = nullptr;
     for (const auto& k : k_directions)
       if (d.direction == k.timeline) dir = &k;

@@ -245,18 +245,32 @@ nlohmann::json group_json(const GapGroup& g) {
 
 } // namespace
 
+nlohmann::json to_json(const Traffic& d) {
+  return {{"direction", d.direction}, {"count", d.count}, {"bytes", d.bytes},          {"synchronous", d.synchronous},
+          {"pageable", d.pageable},   {"ns", d.ns},       {"exposed_ns", d.exposed_ns}};
+}
+
+Traffic traffic_from_json(const nlohmann::json& j) {
+  auto number = [&j](const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  auto count = [&](const char* key) { return static_cast<std::uint64_t>(std::max(0.0, number(key))); };
+  auto direction = j.find("direction");
+  return {direction != j.end() && direction->is_string() ? direction->get<std::string>() : std::string(),
+          count("count"),
+          count("bytes"),
+          count("synchronous"),
+          count("pageable"),
+          number("ns"),
+          number("exposed_ns")};
+}
+
 nlohmann::json to_json(const Timeline& t) {
   using nlohmann::json;
   json traffic = json::array(), groups = json::array(), follows = json::array(), calls = json::array(),
        waits = json::array();
-  for (const auto& d : t.traffic)
-    traffic.push_back({{"direction", d.direction},
-                       {"count", d.count},
-                       {"bytes", d.bytes},
-                       {"synchronous", d.synchronous},
-                       {"pageable", d.pageable},
-                       {"ns", d.ns},
-                       {"exposed_ns", d.exposed_ns}});
+  for (const auto& d : t.traffic) traffic.push_back(to_json(d));
   for (const auto& g : t.groups) groups.push_back(group_json(g));
   for (const auto& f : t.follows)
     follows.push_back(

@@ -83,4 +83,9 @@ std::string bytes_text(std::uint64_t bytes);
 
 nlohmann::json to_json(const Timeline& timeline);
 
+// One direction's copies as the timeline's JSON holds them ("traffic"), and back: a member that
+// is absent or not a number reads as 0 (diagnostics from older versions, or hand-made).
+nlohmann::json to_json(const Traffic& traffic);
+Traffic traffic_from_json(const nlohmann::json& j);
+
 } // namespace optimas::profile

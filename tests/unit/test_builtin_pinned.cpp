@@ -56,13 +56,7 @@ json diagnostics(const std::vector<profile::Traffic>& copies) {
   json d = {{"kernels", json::array({{{"kernel", "relax"}, {"share", 1.0}}})}};
   json items = json::array(), t = json::array();
   for (const auto& c : copies) {
-    t.push_back({{"direction", c.direction},
-                 {"count", c.count},
-                 {"bytes", c.bytes},
-                 {"synchronous", c.synchronous},
-                 {"pageable", c.pageable},
-                 {"ns", c.ns},
-                 {"exposed_ns", c.exposed_ns}});
+    t.push_back(profile::to_json(c));
     items.push_back({{"id", "AP" + std::to_string(items.size() + 2)},
                      {"kind", "application"},
                      {"kernel", ""},
@@ -141,6 +135,8 @@ TEST(BuiltinPinned, WithheldWhereTheSwapIsUnsafeOrCostsMore) {
        "passed to realloc (line 16)"},
       {"  free(state);\n", "  free(state);\n  float** alias = &state;\n", "address is taken"},
       {"  printf(", "  state = state + 1;\n  printf(", "assigned 2 times"},
+      {"  float* state = (float*)malloc(n * sizeof(float));\n", "  float* state = new float[n];\n",
+       "not allocated with malloc"},
       {"  for (int step = 0; step < 40; ++step) {\n",
        "  for (int step = 0; step < 40; ++step) {\n    float* tmp = (float*)malloc(4);\n    free(tmp);\n", ""},
   };
