@@ -413,10 +413,9 @@ bool Loop::measure_fixed(Variant& v, json& result, Rounds& rounds, const std::st
   const std::string primary =
       per_config.contains(m_app.default_config().name) ? m_app.default_config().name : per_config.begin().key();
   auto decision = evaluate::screen(screening, primary, rule);
-  json m = {{"timing", v.by_wall            ? "wall"
-                       : rounds.traced      ? "trace"
-                       : rounds.kernel_time ? "kernel_time"
-                                            : "wall"},
+  json m = {{"timing", !rounds.kernel_time ? "wall"
+                       : rounds.traced     ? "trace"
+                                           : "kernel_time"},
             {"runs", ms.runs},
             {"warmup", ms.warmup},
             {"primary", primary},
