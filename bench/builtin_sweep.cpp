@@ -47,13 +47,23 @@ const char* k_stalls[] = {"stall_long_scoreboard",  "stall_wait",        "stall_
                           "stall_barrier"};
 
 // Every kernel of the file, hot, with evidence for every rule; `ids` collects the evidence IDs.
+// The file's __device__ functions' lines are the first kernel's too (the rules that edit one run).
 json diagnostics(const cuda::SourceFile& f, const std::string& name, std::set<std::string>& ids) {
   json kernels = json::array();
   int pc = 0;
+  // The file's __device__ functions' lines count as the first kernel's (a helper it calls).
+  std::vector<std::pair<int, int>> helpers;
+  for (const auto& fn : f.functions)
+    if (!fn.kernel) helpers.push_back({fn.body_first_line, fn.last_line});
   for (const auto& fn : f.functions) {
     if (!fn.kernel) continue;
     json lines = json::array();
-    for (int l = fn.body_first_line; l <= fn.last_line; ++l) {
+    std::vector<int> body;
+    for (int l = fn.body_first_line; l <= fn.last_line; ++l) body.push_back(l);
+    if (kernels.empty())
+      for (auto [first, last] : helpers)
+        for (int l = first; l <= last; ++l) body.push_back(l);
+    for (int l : body) {
       std::string id = "PC" + std::to_string(++pc);
       ids.insert(id);
       lines.push_back({{"id", id}, {"file", name}, {"line", l}, {"stall", k_stalls[l % 7]}, {"fraction", 0.8}});

@@ -92,6 +92,46 @@ std::optional<ForLoop> for_loop(const Tokens& t, std::size_t at) {
   return l;
 }
 
+std::optional<ForLoop> while_loop(const Tokens& t, std::size_t at) {
+  if (at + 1 >= t.size() || t[at].text != "while" || t[at + 1].text != "(") return std::nullopt;
+  if (at > 0 && t[at - 1].text == "}") return std::nullopt; // the end of a do-while
+  std::size_t close = matching(t, at + 1);
+  if (close + 1 >= t.size() || t[close + 1].text != "{") return std::nullopt;
+  ForLoop l;
+  l.at = at;
+  l.is_while = true;
+  l.braced = true;
+  l.cond_begin = at + 2;
+  l.cond_end = close;
+  l.body_begin = close + 2;
+  l.last = matching(t, close + 1);
+  if (l.last >= t.size() || l.last < l.body_begin + 3 || t[l.last - 1].text != ";") return std::nullopt;
+  // The last statement: back from its ';' to the previous ';', '{' or '}' at the body's depth.
+  std::size_t b = l.last - 1;
+  while (b > l.body_begin && t[b - 1].text != ";" && t[b - 1].text != "{" && t[b - 1].text != "}") --b;
+  std::size_t e = l.last - 1; // the ';'
+  std::size_t var = 0;
+  auto word = [&](std::size_t x) { return t[x].kind == cuda::TokenKind::identifier; };
+  if (e - b >= 3 && word(b) && t[b + 1].text == "+" && t[b + 2].text == "=")
+    var = b; // v += EXPR
+  else if (e - b == 3 && word(b) && t[b + 1].text == "+" && t[b + 2].text == "+")
+    var = b; // v++
+  else if (e - b == 3 && t[b].text == "+" && t[b + 1].text == "+" && word(b + 2))
+    var = b + 2; // ++v
+  else if (e - b >= 5 && word(b) && t[b + 1].text == "=" && t[b + 2].text == t[b].text && t[b + 3].text == "+")
+    var = b; // v = v + EXPR
+  else
+    return std::nullopt;
+  bool read = false;
+  for (std::size_t x = l.cond_begin; x < l.cond_end; ++x) read = read || (word(x) && t[x].text == t[var].text);
+  if (!read) return std::nullopt;
+  l.var = l.type_begin = var;
+  l.step_begin = b;
+  l.step_end = e;
+  l.body_end = b;
+  return l;
+}
+
 std::string text(const Tokens& t, std::size_t b, std::size_t e) {
   std::string out;
   for (std::size_t x = b; x < e && x < t.size(); ++x) {

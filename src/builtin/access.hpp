@@ -45,9 +45,15 @@ struct ForLoop {
   std::size_t body_begin = 0, body_end = 0; // the statements: inside the braces, or the one statement
   std::size_t last = 0;                     // the loop's last token ('}' or the ';')
   bool braced = false;
+  bool is_while = false; // `while (COND) { BODY STEP; }`: no TYPE or INIT; the step is the body's last statement
 };
 // Only loops that declare their variable in the header; nullopt for any other shape.
 std::optional<ForLoop> for_loop(const Tokens& t, std::size_t at);
+// A while loop whose braced body ends by stepping one variable the condition reads
+// (`v += EXPR;`, `v++;`, `++v;`, `v = v + EXPR;`), in the ForLoop shape: the body is what comes
+// before that statement, the step is the statement without its ';', and TYPE and INIT are empty.
+// nullopt for any other shape.
+std::optional<ForLoop> while_loop(const Tokens& t, std::size_t at);
 
 // Whitespace-normalised text of tokens [b, e).
 std::string text(const Tokens& t, std::size_t b, std::size_t e);

@@ -17,6 +17,9 @@
 //     if (c_in1) { const int c = c_f1; float v = v_f1; REST }
 //   }
 //
+// A while loop that ends by stepping its variable (`while (i < n) { ...; i += s; }`) takes the
+// same form, its header kept and its last statement as the step (access::while_loop).
+//
 // Why this stays bit-identical: the loop variable takes exactly the original sequence of values
 // (the header's own condition and step, evaluated in the original order, and never once more),
 // and each iteration's body runs unchanged, in the original order, with its own value of the
@@ -243,6 +246,7 @@ struct Plan {
   std::vector<Hoisted> decls;
   std::string rest; // the body after the hoisted declarations
   int k = 4;
+  bool is_while = false; // the variable lives outside the loop: its type is `auto` and there is no start
   // The 16-byte form: where the one hoisted value is `p[A + i]` with i stepping by one and k
   // elements making 16 bytes, a batch whose k iterations all exist and whose first element is
   // 16-byte aligned takes them in one load (float4, int4, uint4, double2); the others load one by one.
@@ -308,7 +312,9 @@ void choose_vector(const KernelInput& in, const access::ForLoop& loop, Plan& p) 
 }
 
 std::string in_flight_code(const Plan& p, const std::string& ind) {
-  std::string c = fmt::format("{}for ({} {} = {}; {};) {{\n", ind, p.type, p.i, p.start, p.cond);
+  // A while loop keeps its header; its step, the body's last statement, moves ahead with the others.
+  std::string c = p.is_while ? fmt::format("{}while ({}) {{\n", ind, p.cond)
+                             : fmt::format("{}for ({} {} = {}; {};) {{\n", ind, p.type, p.i, p.start, p.cond);
   std::string in = ind + "  ";
   c += fmt::format("{in}// loads_in_flight: the loads of up to {k} iterations issue before the first is used; each\n"
                    "{in}// iteration then runs the original body, in order, with its own {i}.\n"
@@ -380,10 +386,11 @@ Outcome plan_in_flight(const KernelInput& in, const access::ForLoop& loop, const
   const std::string_view body_text = in.body;
   Plan p;
   p.i = std::string(t[loop.var].text);
-  p.type = access::text(t, loop.type_begin, loop.var);
+  p.type = loop.is_while ? "auto" : access::text(t, loop.type_begin, loop.var);
+  p.is_while = loop.is_while;
   if (loop.cond_end == loop.cond_begin || loop.step_end == loop.step_begin)
     return withhold("the loop has no condition or no step");
-  p.start = access::rewrite(body_text, t, loop.init_begin, loop.init_end, {});
+  if (!loop.is_while) p.start = access::rewrite(body_text, t, loop.init_begin, loop.init_end, {});
   p.cond = access::rewrite(body_text, t, loop.cond_begin, loop.cond_end, {});
   p.step = access::rewrite(body_text, t, loop.step_begin, loop.step_end, {});
   if (auto s = side_effect(t, loop.cond_begin, loop.cond_end, in.pure_macros); !s.empty())
@@ -420,7 +427,8 @@ Outcome plan_in_flight(const KernelInput& in, const access::ForLoop& loop, const
   };
   for (const auto& d : p.decls)
     if (auto r = reads_kept(d.first, d.semi); !r.empty()) return withhold(r);
-  if (auto r = reads_kept(loop.cond_begin, loop.step_end); !r.empty()) return withhold(r);
+  if (auto r = reads_kept(loop.cond_begin, loop.cond_end); !r.empty()) return withhold(r);
+  if (auto r = reads_kept(loop.step_begin, loop.step_end); !r.empty()) return withhold(r);
   for (std::size_t x = loop.step_begin; x < loop.step_end; ++x)
     if (t[x].kind == cuda::TokenKind::identifier && t[x].text != p.i && access::assigned(t, x, x + 1, t[x].text))
       return withhold("the loop's step assigns something besides " + p.i);
@@ -487,6 +495,7 @@ void rule_loads_in_flight(const KernelInput& in, KernelEdits& ke) {
     std::optional<access::ForLoop> best;
     for (std::size_t x = 0; x < t.size(); ++x) {
       auto loop = access::for_loop(t, x);
+      if (!loop) loop = access::while_loop(t, x);
       if (!loop) continue;
       int first = in.base_line + t[loop->at].line, last = in.base_line + t[loop->last].line;
       if (line < first || line > last || cause <= first || cause > last) continue;

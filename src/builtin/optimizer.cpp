@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -151,6 +152,29 @@ std::string plan_text(const json& diagnostics, const prompt::Reply& reply) {
   return "Plan by estimated gain: " + util::join(parts, "; ") + ".";
 }
 
+// The __device__ functions of the sources that hold a stalled line of the kernel `k` (a helper it
+// calls, where the time of a kernel written as a thin wrapper is), in the order of its lines.
+std::vector<std::pair<const cuda::SourceFile*, const cuda::Function*>>
+stalled_device_functions(const json& k, const std::map<std::string, cuda::SourceFile>& parsed) {
+  std::vector<std::pair<const cuda::SourceFile*, const cuda::Function*>> out;
+  if (!k.contains("stalls") || !k["stalls"].is_object() || !k["stalls"].contains("lines") ||
+      !k["stalls"]["lines"].is_array())
+    return out;
+  for (const auto& l : k["stalls"]["lines"]) {
+    const std::string file = fs::path(text_of(l, "file")).filename().string();
+    const int line = static_cast<int>(number_of(l, "line"));
+    for (const auto& [name, f] : parsed) {
+      if (fs::path(f.path).filename().string() != file) continue;
+      for (const auto& fn : f.functions) {
+        if (fn.kernel || line < fn.body_first_line || line > fn.last_line) continue;
+        std::pair<const cuda::SourceFile*, const cuda::Function*> p{&f, &fn};
+        if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+      }
+    }
+  }
+  return out;
+}
+
 // The rules of the table for which `only` is empty or names, on every hot kernel.
 prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std::string>& sources,
                         const std::map<std::string, std::string>& host, bool allow_fp_changes, bool application,
@@ -189,9 +213,28 @@ prompt::Reply run_rules(const json& diagnostics, const std::map<std::string, std
       for (const auto& id : e.evidence)
         if (id.rfind("PC", 0) == 0) e.addresses.push_back(id);
     if (ke.signature_changed) reply.edits.push_back(signature_edit(ke, *file, *fn));
+    bool acted = !ke.why.empty() || !ke.others.empty();
     for (auto& e : ke.others) reply.edits.push_back(std::move(e));
     for (auto& w : ke.withheld) reply.withheld.push_back(std::move(w));
-    if (!ke.why.empty() || !ke.others.empty()) summary.push_back(name);
+    // The __device__ functions holding the kernel's stalled lines, with the rules that may edit one.
+    for (const auto& [dfile, dfn] : stalled_device_functions(k, parsed)) {
+      if (!edited.insert(dfn).second) continue;
+      KernelEdits de;
+      const KernelInput din = kernel_input(k, *dfile, *dfn, everything, allow_fp_changes);
+      for (const Rule& rule : rule_table())
+        if (rule.device_functions && (only.empty() || only == rule.name)) rule.apply(din, de);
+      drop_overlaps(de);
+      for (auto& e : de.others) {
+        for (const auto& id : e.evidence)
+          if (id.rfind("PC", 0) == 0) e.addresses.push_back(id);
+        e.kernel = name; // the kernel whose evidence it acts on; the rationale names the function
+        e.rationale = fmt::format("{} (a __device__ function of {})", e.rationale, name);
+        reply.edits.push_back(std::move(e));
+        acted = true;
+      }
+      for (auto& w : de.withheld) reply.withheld.push_back(std::move(w));
+    }
+    if (acted) summary.push_back(name);
   }
   // optimize.scope application: the application rules, on the host code.
   if (application) {

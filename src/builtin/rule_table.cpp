@@ -49,7 +49,9 @@ const std::vector<Rule>& rule_table() {
        "a loop whose use waits on its own load (long_scoreboard at a line of the loop, caused by a load declared at "
        "the top of its body; memory not saturated) issues the loads of k iterations (2, 4 or 8, from occupancy and "
        "registers) before the first is used, each body then run unchanged and in order; a row walked one element "
-       "at a time takes a whole, aligned batch in one 16-byte load"},
+       "at a time takes a whole, aligned batch in one 16-byte load; for loops and while loops that end by stepping "
+       "their variable, in the kernel or a __device__ function holding its stalled lines",
+       true},
       {"unroll", rule_unroll, "#pragma unroll on constant-trip innermost loops whose lines wait or branch"},
       {"hoist", rule_hoist,
        "a loop condition's invariant, expensive bound (a load, a division, a call) computed once before the "

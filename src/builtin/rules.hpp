@@ -93,6 +93,10 @@ struct Rule {
   const char* name; // as edits and withheld suggestions name it ("restrict", "coalesce_tiles")
   void (*apply)(const KernelInput& in, KernelEdits& ke);
   const char* summary;
+  // Whether the rule also runs on a __device__ function that holds a hot kernel's stalled lines
+  // (its KernelInput's fn is that function, its kernel the hot kernel's diagnostics): rules whose
+  // edit is local to the function's own loops and reads nothing of a launch.
+  bool device_functions = false;
 };
 
 // The rules in the order they run on a kernel: signature rules first (restrict and bounds share

@@ -34,6 +34,7 @@ inline std::vector<std::barrier<>*> warp_barriers; // the block's warps, 32 thre
 inline void __syncthreads() { block_barrier->arrive_and_wait(); }
 inline void __syncwarp() { warp_barriers[threadIdx.x / 32]->arrive_and_wait(); }
 #define __global__
+#define __device__
 #define __shared__ static
 [[noreturn]] inline void __trap() { std::fputs("trap\n", stdout); std::fflush(stdout); std::_Exit(86); }
 struct alignas(16) float4 { float x, y, z, w; };

@@ -84,6 +84,32 @@ const char* k_blur = R"(__global__ void blur(const float* in, const float* weigh
 }
 )";
 
+// A grid-stride sum in a __device__ function the kernel calls, written as a while loop that ends
+// by stepping its index, with a second load under a bound check (a reduction's first level).
+const char* k_partial = R"(#define BLOCK 64
+__device__ float partial_sum(const float* in, unsigned n, unsigned half) {
+  unsigned i = blockIdx.x * (2 * blockDim.x) + threadIdx.x;
+  const unsigned stride = 2 * blockDim.x * gridDim.x;
+  float acc = 0.0f;
+  while (i < n) {
+    acc += in[i];
+    if (i + half < n) acc += in[i + half];
+    i += stride;
+  }
+  return acc + (float)i;
+}
+__global__ void block_sums(const float* in, float* out, unsigned n) {
+  __shared__ float part[BLOCK];
+  part[threadIdx.x] = partial_sum(in, n, blockDim.x);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float s = 0.0f;
+    for (int t = 0; t < BLOCK; ++t) s += part[t];
+    out[blockIdx.x] = s;
+  }
+}
+)";
+
 // A PC line waiting on long_scoreboard whose cause is the global load on `cause_line`.
 json waiting(const char* id, const std::string& file, int line, int cause_line, double share = 0.6) {
   return {{"id", id},
@@ -119,6 +145,30 @@ json blur_kernel() {
 json dot_kernel() {
   return kernel("row_dot", json::array({waiting("PC2", "dot.cu", 8, 7)}));
 }
+
+json partial_kernel() {
+  json k = kernel("block_sums", json::array({waiting("PC1", "partial.cu", 7, 7, 0.9)}),
+                  {{"limiter", "blocks"}, {"achieved_pct", 12.0}, {"registers_per_thread", 32.0}});
+  k["share"] = 1.0;
+  return k;
+}
+
+// Lengths shorter than one stride, between, and many strides; the final index is part of the result.
+const char* k_partial_driver = R"(int main() {
+  bool ok = true;
+  for (unsigned n : {1u, 70u, 128u, 300u, 2049u, 5000u}) {
+    std::vector<float> x(n);
+    unsigned long long s = 23;
+    for (auto& v : x) v = next_value(s);
+    std::vector<float> o0(3), o1(3);
+    launch(3, 64, [&] { original::block_sums(x.data(), o0.data(), n); });
+    launch(3, 64, [&] { edited::block_sums(x.data(), o1.data(), n); });
+    ok = same("out", o0, o1) && ok;
+  }
+  std::printf(ok ? "identical\n" : "DIFFERENT\n");
+  return ok ? 0 : 1;
+}
+)";
 
 const char* k_topk_driver = R"(// Class counts below, at and past a block's stride, none a multiple of k strides; ties.
 int main() {
@@ -467,4 +517,83 @@ TEST(BuiltinInFlight, TheAccuracyExamplesEditCompilesWithNvcc) {
   spec.argv = {nvcc, "-arch=sm_90", "-c", vector, "-o", vector + ".o"};
   result = util::run_process(spec);
   EXPECT_TRUE(result.ok()) << result.err;
+  // And the while form in a __device__ function.
+  auto partial =
+      dir.file("partial.cu", edited_source(ask(partial_kernel(), "partial.cu", k_partial), "partial.cu", k_partial));
+  spec.argv = {nvcc, "-arch=sm_90", "-c", partial, "-o", partial + ".o"};
+  result = util::run_process(spec);
+  EXPECT_TRUE(result.ok()) << result.err;
+}
+
+// A while loop that ends by stepping its index, in a __device__ function holding the kernel's
+// stalled line: the loads of 8 iterations (12% occupancy) issue first, through the loop's own
+// condition and step; the edit names the kernel whose evidence it acts on, and every result
+// (the index after the loop among them) stays bit for bit.
+TEST(BuiltinInFlight, AWhileLoopInADeviceFunction) {
+  auto r = ask(partial_kernel(), "partial.cu", k_partial);
+  auto edits = by_rule(r, "loads_in_flight");
+  ASSERT_EQ(edits.size(), 1u) << r.summary;
+  const auto& e = edits[0];
+  EXPECT_EQ(e.kernel, "block_sums");
+  EXPECT_EQ(e.line_start, 6);
+  EXPECT_EQ(e.line_end, 10);
+  EXPECT_NE(e.rationale.find("a __device__ function of block_sums"), std::string::npos) << e.rationale;
+  const std::string& code = *e.new_text;
+  EXPECT_NE(code.find("while (i < n) {"), std::string::npos) << code;
+  EXPECT_NE(code.find("const auto i_f0 = i;"), std::string::npos) << code;
+  EXPECT_NE(code.find("if (i_in7) i += stride;"), std::string::npos) << code;
+  EXPECT_NE(code.find("float in_l1 = in[i];"), std::string::npos) << code;
+  EXPECT_NE(code.find("acc += in_l1;"), std::string::npos) << code;
+  EXPECT_NE(code.find("if (i + half < n) acc += in[i + half];"), std::string::npos) << code;
+  EXPECT_LT(code.rfind("in_l1_f7 = in_l1;"), code.find("acc += in_l1;")) << code;
+  EXPECT_NE(r.summary.find("PC1 partial.cu:7 (90%): loads_in_flight"), std::string::npos) << r.summary;
+  EXPECT_EQ(run_on_host(k_partial, edited_source(r, "partial.cu", k_partial), k_partial_driver), "identical");
+}
+
+// The while form's own shapes: a loop whose last statement is not its step, or whose step is
+// not last, is not one; a body that assigns the index or what the condition reads is withheld.
+TEST(BuiltinInFlight, AWhileLoopsShapeAndGuards) {
+  auto none = [](const std::string& src, const char* what) {
+    auto r = ask(partial_kernel(), "partial.cu", src);
+    EXPECT_TRUE(by_rule(r, "loads_in_flight").empty()) << what;
+    EXPECT_TRUE(withheld_of(r, "loads_in_flight").empty()) << what << ": " << r.summary;
+  };
+  none(replaced(k_partial, "    i += stride;\n", "    i += stride;\n    acc *= 1.0f;\n"), "the step not last");
+  none(replaced(k_partial, "    i += stride;\n", "    if (acc > 0.0f) i += stride; else i += 1;\n"),
+       "a step under a condition");
+  none(replaced(k_partial, "while (i < n) {", "while (acc < 1e9f) {"), "a condition without the index");
+  struct Case {
+    std::string what, source, reason;
+  } cases[] = {
+      {"the index changed in the body",
+       replaced(k_partial, "    acc += in[i];\n", "    acc += in[i];\n    if (acc > 3.0f) i += 1;\n"), "changes i"},
+      {"the bound changed in the body",
+       replaced(replaced(k_partial, "__device__ float partial_sum(const float* in, unsigned n,",
+                         "__device__ float partial_sum(const float* in, unsigned n0,"),
+                "  float acc = 0.0f;\n", "  float acc = 0.0f;\n  unsigned n = n0;\n"),
+       ""},
+      {"a store in the body",
+       replaced(replaced(k_partial, "const float* in, unsigned n, unsigned half)",
+                         "const float* in, unsigned n, unsigned half, float* trace)"),
+                "    i += stride;\n", "    trace[i] = acc;\n    i += stride;\n"),
+       "writes memory through trace"},
+  };
+  for (const auto& c : cases) {
+    std::string src = c.source;
+    if (c.what == "the bound changed in the body") {
+      src = replaced(src, "    if (i + half < n) acc += in[i + half];\n",
+                     "    if (i + half < n) acc += in[i + half];\n    if (acc > 5.0f) n = i;\n");
+    }
+    auto lines = util::split(src, '\n');
+    int load = 0;
+    for (std::size_t x = 0; x < lines.size(); ++x)
+      if (lines[x].find("acc += in[i];") != std::string::npos) load = static_cast<int>(x + 1);
+    json k = kernel("block_sums", json::array({waiting("PC1", "partial.cu", load, load, 0.9)}));
+    auto r = ask(k, "partial.cu", src);
+    EXPECT_TRUE(by_rule(r, "loads_in_flight").empty()) << c.what;
+    auto w = withheld_of(r, "loads_in_flight");
+    ASSERT_EQ(w.size(), 1u) << c.what << ": " << r.summary;
+    std::string reason = c.reason.empty() ? "assigns n" : c.reason;
+    EXPECT_NE(w[0].reason.find(reason), std::string::npos) << c.what << ": " << w[0].reason;
+  }
 }
