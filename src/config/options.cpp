@@ -88,6 +88,16 @@ std::string search(const json& v) {
 std::string execute(const json& v) {
   return one_of(v, {"auto", "yes", "no"});
 }
+std::string build_jobs(const json& v) {
+  if (v.is_string()) {
+    const std::string t = v.get<std::string>();
+    if (t == "auto") return {};
+    if (!t.empty() && t.size() <= 4 && t.find_first_not_of("0123456789") == std::string::npos) return {};
+  }
+  return "is auto or a number of builds from 0 (none ahead: one build at a time, before its measurement) to 9999, "
+         "got " +
+         shown(v);
+}
 
 std::string tolerance(const json& v) {
   if (!v.is_string()) return "takes exact, abs=X, rel=X or ulp=N, got " + shown(v);
@@ -239,6 +249,10 @@ std::vector<Option> make_table() {
      execute, {}},
     {"keep_work", "--keep-work", "Keep the scratch builds (runs/<id>/work) after the run", "", Kind::flag, false, "",
      nullptr, {}},
+    {"build_jobs", "--build-jobs",
+     "Builds made ahead at once while variants are measured (the tuning stage's points): auto (the cores less one; "
+     "one where builds cannot have folders of their own), N, or 0 (none ahead; docs/pipeline.md)", "", Kind::text,
+     "auto", "", build_jobs, {}},
     // The tuning stage (tune: in optimas.yml; docs/tuning.md).
     {"tune", "!--no-tune", "Skip the tuning stage that follows the edit step", "", Kind::flag, true, "", nullptr, {}},
     {"tune_discover", "!--no-tune-discover",

@@ -95,10 +95,17 @@ std::string BuildResult::tail(std::size_t lines) const {
 }
 
 BuildResult build_in(const config::AppConfig& app, const std::string& dir, const std::string& log_path,
-                     const Sandbox& sandbox, const std::map<std::string, std::string>& env) {
+                     const Sandbox& sandbox, const std::map<std::string, std::string>& env, const SeenAs* seen_as) {
   auto step = [&](const std::string& command, bool append) {
     util::ProcessSpec spec = util::shell(command);
     spec.cwd = dir;
+    if (seen_as) {
+      // $1: the folder the build sees as $2, whose parent is a tmpfs of its own; $3: the command.
+      const char* script = "set -e; mount -t tmpfs optimas \"$(dirname \"$2\")\"; mkdir \"$2\"; "
+                           "mount --bind \"$1\" \"$2\"; cd \"$2\"; exec /bin/sh -c \"$3\"";
+      spec.argv = {"unshare",       "--user", "--map-root-user", "--mount", "/bin/sh", "-c", script,
+                   "optimas-build", dir,      seen_as->path,     command};
+    }
     for (const auto& [k, v] : env) spec.env[k] = v;
     spec.timeout_s = sandbox.timeout_s;
     spec.limits = sandbox.limits;

@@ -58,10 +58,20 @@ struct BuildResult {
   std::string tail(std::size_t lines = 30) const; // the log's last lines, for messages and feedback
 };
 
+// Where a build sees its folder at another path, alone (the variant pipeline's lanes,
+// loop/pipeline.hpp): the build runs in a user and mount namespace of its own in which the
+// parent of `seen_as` is an empty tmpfs and `dir` is bound at `seen_as`, so that what the build
+// writes into its products (nvcc -lineinfo's paths) is what a build at `seen_as` writes.
+struct SeenAs {
+  std::string path;
+};
+
 // Runs build.clean (when set) and then build.command in `dir`, both logged to `log_path`, with
-// `env` added to their environment (a tuning point's NVCC_APPEND_FLAGS and OPTIMAS_TUNE_FLAGS).
+// `env` added to their environment (a tuning point's NVCC_APPEND_FLAGS and OPTIMAS_TUNE_FLAGS);
+// with `seen_as`, in `dir` seen at that path (SeenAs).
 BuildResult build_in(const config::AppConfig& app, const std::string& dir, const std::string& log_path,
-                     const Sandbox& sandbox, const std::map<std::string, std::string>& env = {});
+                     const Sandbox& sandbox, const std::map<std::string, std::string>& env = {},
+                     const SeenAs* seen_as = nullptr);
 
 struct Execution {
   bool ok = false;
@@ -77,7 +87,7 @@ struct Execution {
   // The traced time of the launches up to its last hot launch: what a run that ended after its
   // kernels would have measured, so that a whole run can join such runs (loop/measure.cpp).
   std::optional<double> traced_ms_to_hot_end;
-  bool ended_early = false;             // the tracer ended it (Sandbox::end_after): it has no outputs
+  bool ended_early = false;         // the tracer ended it (Sandbox::end_after): it has no outputs
   std::string output;               // path of the (first) output it produced (absolute)
   std::vector<std::string> outputs; // every output: `output`, then `output`.1, .2, ... (run.output's files)
 };

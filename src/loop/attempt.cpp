@@ -325,6 +325,12 @@ std::optional<evaluate::Outcome> Loop::build_variant(Variant& v, json& result, c
   fs::path build_record = v.dir / "build.json";
   json record = fs::exists(build_record) ? read_json(build_record.string()) : json::object();
   bool built = record.value("ok", false) && (m_app.binary.empty() || fs::exists(v.work / m_app.binary));
+  if (!built && record.value("ahead", false) && !record.value("ok", true)) {
+    // Built ahead (loop/pipeline.hpp), and it failed: known before its turn, not built again.
+    result["errors"] = record.value("tail", "");
+    say(v.key + " build", "FAILED: " + record.value("result", ""));
+    return evaluate::failed_build(record.value("result", ""), record.value("tail", ""), replies == v.previous_replies);
+  }
   if (!built) {
     say(v.key + " build",
         !v.build_note.empty() ? v.build_note

@@ -41,18 +41,23 @@ std::vector<std::string> outside_paths(const config::AppConfig& app) {
 } // namespace
 
 evaluate::BuildResult Loop::build_copy(const fs::path& sources, const fs::path& work, const fs::path& log,
-                                       const std::map<std::string, std::string>& env) {
+                                       const std::map<std::string, std::string>& env, int lane) {
   const fs::path building = m_dir / "work" / "building";
-  fs::remove_all(building);
+  // Lane 0 builds in work/building itself, one build at a time; another lane in a folder of its
+  // own that its build alone sees at work/building (loop/pipeline.hpp).
+  std::unique_lock<std::mutex> lock(m_building_mutex, std::defer_lock);
+  const fs::path folder = lane > 0 ? m_dir / "lanes" / std::to_string(lane) : building;
+  if (lane == 0) lock.lock();
+  fs::remove_all(folder);
   fs::remove_all(work);
   try {
-    evaluate::copy_tree((m_dir / "snapshot").string(), building.string());
-    if (!sources.empty()) evaluate::copy_tree(sources.string(), building.string());
+    evaluate::copy_tree((m_dir / "snapshot").string(), folder.string());
+    if (!sources.empty()) evaluate::copy_tree(sources.string(), folder.string());
   } catch (const Error& e) {
     // The copy is the one for `work` (work/building is only where it is built): say so.
     std::string why = e.what();
-    for (auto at = why.find(building.string()); at != std::string::npos; at = why.find(building.string(), at))
-      why.replace(at, building.string().size(), work.string());
+    for (auto at = why.find(folder.string()); at != std::string::npos; at = why.find(folder.string(), at))
+      why.replace(at, folder.string().size(), work.string());
     throw Error(why);
   }
   // One modification time for every file: nvcc -lineinfo records each source's mtime in the line
@@ -60,11 +65,13 @@ evaluate::BuildResult Loop::build_copy(const fs::path& sources, const fs::path& 
   // the copy, so make still compiles everything.
   const auto k_fixed =
       std::filesystem::file_time_type::clock::from_sys(std::chrono::sys_seconds{std::chrono::seconds{946684800}});
-  for (const auto& f : fs::recursive_directory_iterator(building))
+  for (const auto& f : fs::recursive_directory_iterator(folder))
     if (f.is_regular_file() && !f.is_symlink()) fs::last_write_time(f.path(), k_fixed);
-  auto b = evaluate::build_in(m_app, building.string(), log.string(), m_sandbox, env);
+  const evaluate::SeenAs seen{building.string()};
+  auto b = evaluate::build_in(m_app, folder.string(), log.string(), m_sandbox, env, lane > 0 ? &seen : nullptr);
   fs::create_directories(work.parent_path());
-  fs::rename(building, work);
+  fs::rename(folder, work);
+  if (lane > 0) return b; // work/building still leads to lane 0's last build
   // The line table names work/building's files, and ncu reads them from there when it profiles
   // this build (--import-source): until the next build, work/building leads to this one. Without
   // it, every PC line of an H200 profile came back as "<Unable to open source file>". A link that

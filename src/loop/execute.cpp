@@ -39,12 +39,14 @@ evaluate::Execution Loop::execute_variant(Variant& v, const config::InputConfig&
     stderr_log.resize(stderr_log.size() - 4);
   stderr_log += ".stderr.log";
   // Ours to write while it runs: its logs and the record of running programs.
-  const std::set<std::string> ours = {own,
-                                      fs::relative(log, m_dir).string(),
-                                      fs::relative(stderr_log, m_dir).string(),
-                                      fs::relative(log, m_dir).string() + ".trace",
-                                      "children.json",
-                                      fmt::format("children.json.tmp.{}", ::getpid())};
+  std::set<std::string> ours = {own,
+                                fs::relative(log, m_dir).string(),
+                                fs::relative(stderr_log, m_dir).string(),
+                                fs::relative(log, m_dir).string() + ".trace",
+                                "children.json",
+                                fmt::format("children.json.tmp.{}", ::getpid())};
+  // And the builds made ahead meanwhile (loop/pipeline.hpp), which check themselves.
+  ours.merge(ahead_paths());
   std::set<std::string> outputs = {fs::relative(output, v.work).string()};
   for (std::size_t k = 1; k < m_app.outputs.size(); ++k)
     outputs.insert(fs::relative(output, v.work).string() + "." + std::to_string(k));

@@ -108,6 +108,12 @@ void Loop::reprofile(Variant& v) {
   profile::NcuOptions o = ncu_options();
   o.configs = {m_diagnostics.config.empty() ? m_app.default_config().name : m_diagnostics.config};
   o.also_profile = m_diagnostics.hot.hot_names(); // the kernels the edits were about, hot or not now
+  // The line table names work/building's files: it leads to this variant's build while ncu reads
+  // them (builds made ahead since, loop/pipeline.hpp, may have led it elsewhere).
+  std::lock_guard<std::mutex> lock(m_building_mutex);
+  std::error_code ec;
+  if (fs::is_symlink(m_dir / "work" / "building")) fs::remove(m_dir / "work" / "building", ec);
+  fs::create_directory_symlink(v.work.filename(), m_dir / "work" / "building", ec);
   profile::profile_app(app_in(v.work), o, dir.string(),
                        [&](const std::string& line) { say(v.key + " re-profile", line, false); });
   util::write_file((dir / ".complete").string(), util::utc_now_iso8601() + "\n");

@@ -41,12 +41,15 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 namespace optimas::loop {
+
+class BuildAhead; // loop/pipeline.hpp
 
 // The proposal step (propose/propose.hpp), as the loop's steps name it.
 using optimas::propose::ask_backend;
@@ -135,8 +138,10 @@ private:
   // with one modification time on every file: nvcc -lineinfo writes the build folder's path and
   // each source's mtime into the binary, so two builds of the same code would differ and a
   // stale build would pass for a new one.
+  // `lane`: the variant pipeline's (loop/pipeline.hpp); lane 0 is work/building, under
+  // m_building_mutex.
   evaluate::BuildResult build_copy(const path& sources, const path& work, const path& log,
-                                   const std::map<std::string, std::string>& env = {});
+                                   const std::map<std::string, std::string>& env = {}, int lane = 0);
   void baseline();
   void build_baseline(const path& work, const path& record);
   void run_baseline(const path& work, const path& record);
@@ -182,6 +187,13 @@ private:
   void tune_stage();
   json tune_point(const tune::Space& space, const tune::Point& p, int index, const tune::PointCache* cache,
                   const json& context);
+  std::map<std::string, std::string> point_files() const;
+  void build_points_ahead(BuildAhead& ahead, const tune::Space& space, const std::vector<tune::Point>& points,
+                          const tune::PointCache* cache, const json& context,
+                          const std::optional<tune::Point>& as_it_is);
+  void adopt_ahead_build(Variant& v, const std::string& label, const json& built, json& times);
+  void record_overlap(json& rec, double wall_s);
+  std::set<std::string> ahead_paths() const;
   // Without a tune: block, the knobs found in the parent's sources (tune/discover.hpp); recorded
   // in run.json's tune.discovered. Empty settings when there are none.
   config::TuneSettings discovered_knobs(json& rec, std::optional<tune::Point>& as_it_is);
@@ -240,6 +252,9 @@ private:
   mutable std::optional<std::map<std::string, std::string>> m_host_sources; // host_sources(), once read
   std::vector<json> m_variants;
   std::optional<evaluate::ChildRecord> m_children; // children.json: what a resume must end if we are killed
+  std::mutex m_building_mutex;                     // work/building: one build (or profile reading it) at a time
+  BuildAhead* m_ahead = nullptr;                   // the tuning stage's builds made ahead, while it runs
+  std::set<std::string> m_ahead_labels;            // the points submitted to m_ahead
 };
 
 } // namespace optimas::loop

@@ -47,6 +47,9 @@ Settings settings_from(const config::AppConfig& app, const Overrides& o) {
   s.cache_dir = given_or_default<std::string>(o, "cache_dir");
   s.no_cache = given_or_default<bool>(o, "no_cache");
   s.keep_work = given_or_default<bool>(o, "keep_work");
+  config::check_or_throw("build_jobs", given_or_default<std::string>(o, "build_jobs"));
+  if (const std::string jobs = given_or_default<std::string>(o, "build_jobs"); jobs != "auto")
+    s.build_jobs = std::stoi(jobs);
   s.aa = given_or_default<bool>(o, "aa");
   s.alpha = given_or_default<double>(o, "alpha");
   s.campaign = o.value("campaign", std::string());

@@ -7,7 +7,10 @@
 // are cached by (sources and settings, point) under <cache_dir>/tune.
 #include "loop/run_state.hpp"
 
+#include "loop/pipeline.hpp"
+
 #include "cuda/macros.hpp"
+#include "evaluate/tree_guard.hpp"
 #include "store/journal.hpp"
 #include "tune/discover.hpp"
 #include "tune/search.hpp"
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -129,6 +133,119 @@ json Loop::tune_context() const {
           {"machine", {{"host", host_name()}, {"gpu", m_app.needs_gpu ? evaluate::gpu_name() : ""}}}};
 }
 
+// A point's sources: the parent's (made tunable where knobs were found, which changes nothing
+// without the point's -D), so that a point differs only in what its build is told. A header the
+// knob search made tunable goes over the snapshot's copy too.
+std::map<std::string, std::string> Loop::point_files() const {
+  std::map<std::string, std::string> files = m_tune_edits;
+  for (const auto& s : m_app.sources)
+    files.emplace(fs::path(s).lexically_normal().string(), util::read_file((parent_sources() / s).string()));
+  return files;
+}
+
+namespace {
+
+// Where the build of the point named `label` is made ahead: its folder (sources, log) and its
+// scratch build, until the point's turn moves them to the point's own.
+fs::path ahead_dir(const fs::path& run, const std::string& label) {
+  return run / "ahead" / util::sha256_hex(label).substr(0, 16);
+}
+fs::path ahead_work(const fs::path& run, const std::string& label) {
+  return run / "work" / ("ahead-" + util::sha256_hex(label).substr(0, 16));
+}
+
+// Every entry of a build folder with its stamps (evaluate::tree_state), hashed: what a build
+// made ahead is when it finishes and must still be when its turn comes.
+std::string tree_digest(const fs::path& dir) {
+  std::string all;
+  for (const auto& [rel, s] : evaluate::tree_state(dir.string()))
+    all += fmt::format("{}\t{} {} {} {} {}\n", rel, s.inode, s.size, s.mtime_ns, s.ctime_ns, s.mode);
+  return util::sha256_hex(all);
+}
+
+} // namespace
+
+// The run folder's paths the builds made ahead write while a variant runs (left out of what its
+// runs are watched on, evaluate/tree_guard.hpp; a build of them checks itself instead).
+std::set<std::string> Loop::ahead_paths() const {
+  if (!m_ahead) return {};
+  std::set<std::string> paths = {"ahead", "lanes", "work/building"};
+  for (const auto& label : m_ahead_labels) paths.insert(fs::relative(ahead_work(m_dir, label), m_dir).string());
+  return paths;
+}
+
+// Submits the builds of `points` (the order the search will take them) that will need one: not
+// the parent's own values, not cached, not recorded by an interrupted run of this folder.
+void Loop::build_points_ahead(BuildAhead& ahead, const tune::Space& space, const std::vector<tune::Point>& points,
+                              const tune::PointCache* cache, const json& context,
+                              const std::optional<tune::Point>& as_it_is) {
+  std::set<std::string> recorded;
+  if (fs::exists(m_dir / "tune"))
+    for (const auto& d : fs::directory_iterator(m_dir / "tune"))
+      if (fs::exists(d.path() / "result.json") && fs::exists(d.path() / "point.json"))
+        recorded.insert(read_json((d.path() / "point.json").string()).value("point", ""));
+  const std::map<std::string, std::string> files = point_files();
+  for (const auto& p : points) {
+    const std::string label = space.label(p);
+    if ((as_it_is && p == *as_it_is) || recorded.count(label) ||
+        (cache && cache->get(tune::PointCache::key(context, label), label)))
+      continue;
+    const auto env = space.build_env(p, inherited_nvcc_flags());
+    m_ahead_labels.insert(label);
+    ahead.submit(label, [this, files, env, label](int lane) {
+      const fs::path dir = ahead_dir(m_dir, label), work = ahead_work(m_dir, label);
+      fs::remove_all(dir);
+      evaluate::write_tree((dir / "src").string(), files);
+      auto b = build_copy(dir / "src", work, dir / "build.log", env, lane);
+      json r = {{"ok", b.ok}, {"result", b.result}, {"wall_s", b.wall_s}, {"ahead", true}};
+      for (const auto& [k, val] : env) r["env"][k] = val;
+      // The sources it built from must be the point's: a variant running meanwhile could have
+      // written them (its runs are not watched on these folders).
+      for (const auto& [rel, hash] : m_snapshot.files) {
+        auto given = files.find(rel);
+        const std::string want = given != files.end() ? util::sha256_hex(given->second) : hash;
+        if (!fs::is_regular_file(work / rel) || util::sha256_file((work / rel).string()) != want)
+          r["untrusted"] = fmt::format("{} is not the source it was given", rel);
+      }
+      if (b.ok)
+        r["fingerprint"] = evaluate::build_fingerprint(m_app, work.string(), m_snapshot);
+      else
+        r["tail"] = b.tail();
+      r["tree"] = tree_digest(work);
+      return r;
+    });
+  }
+}
+
+// The point's build, made ahead, becomes its own: the scratch build moves to v.work and the
+// record to build.json, where build_variant finds it (a failed build included: it is not built
+// again). `times` gets the build's seconds, those the stage waited for it, and its lane.
+void Loop::adopt_ahead_build(Variant& v, const std::string& label, const json& built, json& times) {
+  const fs::path dir = ahead_dir(m_dir, label), work = ahead_work(m_dir, label);
+  std::error_code ec;
+  // Changed since it was built, or built from other sources: built again, now, as any point is.
+  std::string distrust = built.value("untrusted", "");
+  if (distrust.empty() && (!fs::exists(work) || tree_digest(work) != built.value("tree", "")))
+    distrust = "its folder changed after it was built";
+  if (!distrust.empty()) {
+    say(v.key + " build", fmt::format("the build made ahead is not used ({}); building again", distrust));
+    fs::remove_all(work, ec);
+    fs::remove_all(dir, ec);
+    fs::remove(v.dir / "build.json", ec);
+    return;
+  }
+  fs::remove_all(v.work);
+  fs::rename(work, v.work);
+  fs::copy_file(dir / "build.log", v.dir / "build.log", fs::copy_options::overwrite_existing, ec);
+  fs::remove_all(dir, ec);
+  json record = built;
+  for (const char* k : {"build_s", "waited_s", "lane", "tree", "untrusted"}) record.erase(k);
+  store::write_json_atomic((v.dir / "build.json").string(), record);
+  times["build_s"] = built.value("build_s", 0.0);
+  times["waited_s"] = built.value("waited_s", 0.0);
+  times["lane"] = built.value("lane", 0);
+}
+
 // One point: recorded before an interruption, cached by an earlier run, or built, validated and
 // measured now. Returns its result (as tune/<key>/result.json holds it).
 json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index, const tune::PointCache* cache,
@@ -174,15 +291,16 @@ json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index,
                  {"dir", fs::relative(v.dir, m_dir).string()},
                  {"parent", m_best.empty() ? "baseline" : m_best},
                  {"cached", false}};
-  // The sources are the parent's (made tunable where knobs were found, which changes nothing
-  // without the point's -D): the point differs only in what its build is told.
-  // A header the knob search made tunable goes over the snapshot's copy too.
-  std::map<std::string, std::string> files = m_tune_edits;
-  for (const auto& s : m_app.sources)
-    files.emplace(fs::path(s).lexically_normal().string(), util::read_file((parent_sources() / s).string()));
-  evaluate::write_tree((v.dir / "src").string(), files);
+  evaluate::write_tree((v.dir / "src").string(), point_files());
   result["built"] = false;
-  if (auto outcome = build_variant(v, result, "")) {
+  // Built ahead (loop/pipeline.hpp): waits for that build where it is not done yet.
+  const auto started = std::chrono::steady_clock::now();
+  json& times = result["times"];
+  if (m_ahead)
+    if (auto built = m_ahead->take(label)) adopt_ahead_build(v, label, *built, times);
+  auto outcome = build_variant(v, result, "");
+  if (!times.contains("build_s")) times["build_s"] = times["waited_s"] = seconds_since(started);
+  if (outcome) {
     result["status"] = outcome->status;
     result["reason"] = outcome->status == "build_stale"
                            ? "its build is byte-identical to the parent's (the point's values are the parent's "
@@ -190,12 +308,16 @@ json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index,
                            : outcome->reason;
   } else {
     result["built"] = true;
+    auto step = std::chrono::steady_clock::now();
     const bool valid = validate(v, result);
+    times["validate_s"] = seconds_since(step);
     result.erase("ear"); // the edit step's metrics: a point has no edits
     result.erase("coverage");
     if (valid) {
       result["valid"] = true;
+      step = std::chrono::steady_clock::now();
       measure(v, result);
+      times["measure_s"] = seconds_since(step);
     } else {
       result["valid"] = false;
     }
@@ -344,6 +466,20 @@ void Loop::tune_stage() {
   else
     say("tune", fmt::format("{} search over {} allowed point(s) of {} (at most {} measured), on {}'s sources",
                             tune::method_name(method), allowed.size(), t.grid_size(), most, parent));
+  // An exhaustive search's points are known: their builds run ahead while others are measured.
+  std::optional<BuildAhead> ahead;
+  struct Unset {
+    BuildAhead*& p;
+    ~Unset() { p = nullptr; }
+  } unset{m_ahead};
+  if (!given && method == tune::Method::exhaustive && build_lanes(m_settings.build_jobs) > 0) {
+    ahead.emplace(build_lanes(m_settings.build_jobs));
+    m_ahead = &*ahead;
+    build_points_ahead(*ahead, space, tune::exhaustive_order(space, t.budget), cache ? &*cache : nullptr, context,
+                       as_it_is);
+    rec["build_lanes"] = ahead->jobs();
+  }
+  const auto stage_started = std::chrono::steady_clock::now();
   int index = 0;
   std::vector<std::pair<tune::Point, std::string>> crashed; // found knobs' points whose runs failed, with keys
   struct Spent {}; // --budget-minutes is spent: the search stops with what it measured
@@ -390,6 +526,17 @@ void Loop::tune_stage() {
     rec["stopped"] = fmt::format("the budget of {:.1f} min is spent", *m_settings.budget_minutes);
     say("tune", rec["stopped"].get<std::string>() + fmt::format(" after {} point(s)", index));
   }
+  if (ahead) {
+    // Builds made ahead for points the search did not reach (it ended early): stopped, removed.
+    m_ahead = nullptr;
+    ahead.reset();
+    std::error_code ec;
+    for (const auto& label : m_ahead_labels) fs::remove_all(ahead_work(m_dir, label), ec);
+    fs::remove_all(m_dir / "ahead", ec);
+    fs::remove_all(m_dir / "lanes", ec);
+    m_ahead_labels.clear();
+  }
+  record_overlap(rec, seconds_since(stage_started));
   const json* best = nullptr;
   for (const auto& s : rec["points"])
     if (s["accepted"].get<bool>() && (!best || s["speedup"].get<double>() > (*best)["speedup"].get<double>()))
@@ -406,6 +553,32 @@ void Loop::tune_stage() {
     say("tune", "no point was shown to be faster than " + parent);
   }
   write_run("running");
+}
+
+// What building ahead saved: the points' steps (build, validate, measure) summed against the
+// stage's wall time, in run.json's tune.overlap and the progress.
+void Loop::record_overlap(json& rec, double wall_s) {
+  double steps = 0;
+  int built = 0;
+  for (const auto& d : rec["points"]) {
+    const json r =
+        read_json((m_dir / d.value("dir", std::string("tune/") + d.value("key", "")) / "result.json").string());
+    const json& t = util::member(r, "times");
+    if (!t.is_object() || r.value("cached", false)) continue;
+    ++built;
+    for (const char* k : {"build_s", "validate_s", "measure_s"}) steps += t.value(k, 0.0);
+  }
+  if (built == 0) return;
+  const int lanes = rec.value("build_lanes", 0);
+  rec["overlap"] = {{"steps_s", std::round(steps * 1000) / 1000},
+                    {"wall_s", wall_s},
+                    {"saved_s", std::round((steps - wall_s) * 1000) / 1000},
+                    {"lanes", lanes}};
+  say("tune", lanes == 0 ? fmt::format("{} point(s) in {:.1f} s, built one at a time (their steps: {:.1f} s)", built,
+                                       wall_s, steps)
+                         : fmt::format("{} point(s) in {:.1f} s; their steps add up to {:.1f} s: building ahead on "
+                                       "{} lane(s) saved {:.1f} s",
+                                       built, wall_s, steps, lanes, steps - wall_s));
 }
 
 void Loop::check_tune_point(bool snapshot_taken) const {

@@ -1,0 +1,99 @@
+# The variant pipeline (loop/pipeline.hpp, docs/pipeline.md) on the tuning stage of the host
+# stand-in (tests/scenario/tune-app, lean as tune.sh makes it): the same search run one build at
+# a time (--build-jobs 0), with builds made ahead (the default), and, where builds can have
+# folders of their own here (unshare), on three lanes. Checked here:
+#   - every point gets the same verdict in each run, the same best point (CHUNK 256), and a
+#     measured ratio near the serial run's (the same seeds; the timing is a loaded machine's);
+#   - the points CHUNK 4 builds the parent's own binary in every lane: a build in a lane of its
+#     own is byte for byte one in work/building, or the stale check could not see it;
+#   - each point records its steps (build, validate, measure, waited) and lane, run.json's
+#     tune.overlap the sum against the stage's wall time;
+#   - nothing of the builds made ahead is left in the run folder.
+# How much the overlap saves is bench/pipeline.sh's to say (speed is not checked by ctest).
+source "$(dirname "$0")/lib.sh"
+command -v g++ >/dev/null || skip "the stand-in is built with g++"
+APP="$OPTIMAS_SOURCE_DIR/tests/scenario/tune-app"
+RUNS="$WORK/runs"
+trap 'rm -rf "$WORK"' EXIT
+cp -r "$APP" "$WORK/lean"
+python3 - "$WORK/lean/main.cu" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read()
+s, n = re.subn(r"    // 256 dependent multiply-adds whose result.*?    c\[i\] = t;\n", "    c[i] = a[i] + b[i];\n", s, flags=re.S)
+assert n == 1, "the add kernel's chain was not found"
+open(sys.argv[1], "w").write(s)
+PY
+
+# tune NAME JOBS: the tuning stage alone, nothing cached; $WORK/NAME.json
+tune() {
+  local rc=0
+  "$OPTIMAS" run --app "$WORK/lean" --runs-dir "$RUNS" --tune-only --runs 8 --no-cache --build-jobs "$2" --json \
+    > "$WORK/$1.json" 2> "$WORK/$1.log" || rc=$?
+  [ "$rc" -eq 0 ] || fail "$1: exit $rc, expected 0 (a point is faster)"$'\n'"$(tail -30 "$WORK/$1.log")"
+}
+# points NAME PYTHON: evaluates PYTHON with t = the run's tune record, p = its points by name,
+# r = each point's result.json by name.
+points() {
+  python3 - "$WORK/$1.json" "$RUNS" "$2" <<'PY'
+import json, sys, os
+d = json.load(open(sys.argv[1]))
+t = d["tune"]
+p = {x["point"]: x for x in t["points"]}
+r = {x["point"]: json.load(open(os.path.join(sys.argv[2], d["id"], "tune", x["key"], "result.json"))) for x in t["points"]}
+print(eval(sys.argv[3]))
+PY
+}
+
+tune serial 0
+tune ahead auto
+lanes=1
+if unshare --user --map-root-user --mount true 2>/dev/null; then
+  tune lanes 3
+  lanes=3
+fi
+runs="serial ahead"
+[ "$lanes" -eq 1 ] || runs="$runs lanes"
+
+verdicts=$(points serial 'sorted((k, x["status"]) for k, x in p.items())')
+for name in $runs; do
+  [ "$(points "$name" 'sorted((k, x["status"]) for k, x in p.items())')" = "$verdicts" ] ||
+    fail "$name: other verdicts than one build at a time: $(points "$name" 'sorted((k, x["status"]) for k, x in p.items())') against $verdicts"
+  [ "$(points "$name" '[x["values"]["CHUNK"] for x in t["points"] if x["key"] == t["best"]][0]')" = 256 ] ||
+    fail "$name: the best point is not CHUNK 256"
+  [ "$(points "$name" 'all(x["status"] == "build_stale" for k, x in p.items() if k.startswith("CHUNK=4 "))')" = True ] ||
+    fail "$name: CHUNK 4 is the parent's build in every lane"
+  # The steps of each point built, and the stage's sum of them against its wall time.
+  [ "$(points "$name" 'all({"build_s", "waited_s"} <= set(x["times"]) for x in r.values())')" = True ] ||
+    fail "$name: a point without its build's and its wait's seconds"
+  [ "$(points "$name" 'all("measure_s" in x["times"] for k, x in r.items() if p[k]["speedup"])')" = True ] ||
+    fail "$name: a measured point without its measure's seconds"
+  [ "$(points "$name" 'set(t["overlap"]) == {"steps_s", "wall_s", "saved_s", "lanes"} and t["overlap"]["steps_s"] > 0')" = True ] ||
+    fail "$name: no tune.overlap in run.json"
+  id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$WORK/$name.json")
+  left=$(cd "$RUNS/$id" && ls -d ahead lanes work/ahead-* 2>/dev/null || true)
+  [ -z "$left" ] || fail "$name: the builds made ahead left $left"
+done
+# Measured ratios near the serial run's: within a factor of 1.5 (a loaded machine's spread).
+for name in $runs; do
+  python3 - "$WORK/serial.json" "$WORK/$name.json" "$name" <<'PY' || fail "$name: a ratio far from the serial run's"
+import json, sys
+a = {x["point"]: x["speedup"] for x in json.load(open(sys.argv[1]))["tune"]["points"] if x["speedup"]}
+b = {x["point"]: x["speedup"] for x in json.load(open(sys.argv[2]))["tune"]["points"] if x["speedup"]}
+assert a.keys() == b.keys(), (a.keys(), b.keys())
+bad = [(k, a[k], b[k]) for k in a if not (1 / 1.5 <= b[k] / a[k] <= 1.5)]
+print(sys.argv[3], "ratios against one build at a time:", ", ".join(f"{k} {b[k] / a[k]:.2f}" for k in sorted(a)))
+assert not bad, bad
+PY
+done
+[ "$(points serial 't["overlap"]["lanes"]')" = 0 ] || fail "serial: --build-jobs 0 makes nothing ahead"
+[ "$(points serial 'all(x["times"]["build_s"] == x["times"]["waited_s"] for x in r.values())')" = True ] ||
+  fail "serial: one build at a time, each waited for whole"
+[ "$(points ahead 't["overlap"]["lanes"] >= 1')" = True ] || fail "ahead: the default makes builds ahead"
+if [ "$lanes" -eq 3 ]; then
+  [ "$(points lanes 't["overlap"]["lanes"]')" = 3 ] || fail "lanes: --build-jobs 3 gives three lanes"
+  [ "$(points lanes 'any(x["times"].get("lane", 0) >= 1 for x in r.values())')" = True ] ||
+    fail "lanes: no point was built in a lane of its own"
+else
+  echo "unshare cannot make a user and mount namespace here: one lane only"
+fi
+echo "tune_pipeline: $(points ahead 't["overlap"]')"
