@@ -29,7 +29,7 @@ for ((r = 0; r < repeats; ++r)); do
 import json, sys
 t = json.load(open(sys.argv[1]))["tune"]
 o = t["overlap"]
-v = " ".join(f'{x["values"]["CHUNK"]}:{x["status"][:4]}' for x in t["points"])
+v = " ".join(f'{x["values"]["CHUNK"]}:{x["status"][:4]}' + (f':{x["speedup"]:.2f}x' if x["speedup"] else "") for x in t["points"])
 print(f'{sys.argv[2]:<6} {o["lanes"]:<6} {o["wall_s"]:9.2f} {o["steps_s"]:9.2f} {o["wall_s"] / o["steps_s"]:7.2f}  {v}')
 PY
   done

@@ -77,6 +77,16 @@ void print_tune(const nlohmann::json& run) {
   if (t.contains("stopped")) std::cout << "    stopped: " << t["stopped"].get<std::string>() << "\n";
   if (t.contains("best") && t["best"].is_string())
     std::cout << fmt::format("    best: {}\n", t["best"].get<std::string>());
+  // What building ahead saved (docs/pipeline.md).
+  if (const auto& o = t.value("overlap", nlohmann::json::object()); o.contains("wall_s") && o.contains("steps_s")) {
+    const int lanes = o.value("lanes", 0);
+    std::cout << (lanes == 0
+                      ? fmt::format("    {:.1f} s, built one at a time (the points' steps: {:.1f} s)\n",
+                                    o.value("wall_s", 0.0), o.value("steps_s", 0.0))
+                      : fmt::format("    {:.1f} s for the points' {:.1f} s of steps: building ahead on {} "
+                                    "lane(s) saved {:.1f} s\n",
+                                    o.value("wall_s", 0.0), o.value("steps_s", 0.0), lanes, o.value("saved_s", 0.0)));
+  }
 }
 
 } // namespace optimas::cli

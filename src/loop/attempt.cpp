@@ -247,8 +247,12 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
   for (const auto& s : m_app.sources) files[s] = edited.at(fs::path(s).filename().string());
   evaluate::write_tree((v.dir / "src").string(), files);
   auto built = std::chrono::steady_clock::now();
+  // Built ahead with these very sources (a round's builtin candidates, loop/ahead.cpp)?
+  if (m_ahead && v.attempt == 1)
+    if (auto made = m_ahead->take(content_key(files, {})))
+      adopt_ahead_build(v, content_key(files, {}), *made, result["times"]);
   auto build_outcome = build_variant(v, result, replies_text);
-  result["times"]["build_s"] = seconds_since(built);
+  if (!result["times"].contains("waited_s")) result["times"]["build_s"] = seconds_since(built);
   if (build_outcome) return end_attempt(v, result, *build_outcome, next_feedback);
 
   if (!m_execute) {

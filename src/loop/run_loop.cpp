@@ -326,6 +326,12 @@ bool Loop::iteration(int it) {
   recall_memories(it);
   std::string best;
   double best_speedup = 0;
+  // The builtin's candidates are known before they are asked: built ahead while the first ones
+  // are measured (loop/pipeline.hpp).
+  const bool ahead_known = m_backend.provider == "builtin" && m_app.optimize.candidates > 1 && !m_settings.aa &&
+                           !m_settings.budget_verdicts && !m_settings.budget_minutes;
+  AheadScope ahead(*this, ahead_known ? build_lanes(m_settings.build_jobs) : 0);
+  if (m_ahead) build_candidates_ahead(ahead.builds());
   for (int c = 1; c <= m_app.optimize.candidates; ++c) {
     if (std::string spent = budget_spent(); !spent.empty()) {
       say(fmt::format("round {}", it), fmt::format("no further candidate: {}", spent));

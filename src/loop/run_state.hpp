@@ -23,6 +23,7 @@
 #include "evaluate/validate.hpp"
 #include "evaluate/verdict.hpp"
 #include "llm/backend.hpp"
+#include "loop/pipeline.hpp"
 #include "loop/run_loop.hpp"
 #include "loop/settings.hpp"
 #include "profile/ncu_agent.hpp"
@@ -32,6 +33,7 @@
 #include "store/memory.hpp"
 #include "store/run_store.hpp"
 #include "tune/cache.hpp"
+#include "tune/search.hpp"
 #include "tune/space.hpp"
 #include "util/error.hpp"
 
@@ -48,8 +50,6 @@
 #include <vector>
 
 namespace optimas::loop {
-
-class BuildAhead; // loop/pipeline.hpp
 
 // The proposal step (propose/propose.hpp), as the loop's steps name it.
 using optimas::propose::ask_backend;
@@ -187,11 +187,40 @@ private:
   void tune_stage();
   json tune_point(const tune::Space& space, const tune::Point& p, int index, const tune::PointCache* cache,
                   const json& context);
+  // What the search of one tuning stage works with (tune_stage sets it up).
+  struct TuneSearch {
+    tune::Method method = tune::Method::exhaustive;
+    std::optional<tune::Point> given, as_it_is; // --tune-point's; found knobs' parent point
+    const tune::PointCache* cache = nullptr;
+    json context;
+    bool discover = false;
+    std::size_t most = 0; // points measured at most
+    int budget = 0;
+  };
+  void search_points(const tune::Space& space, const TuneSearch& ts, json& rec);
+  void announce_tune_best(json& rec, const std::string& parent);
+  // The stage's builds made ahead (loop/pipeline.hpp): m_ahead while it lives (none for lanes 0).
+  class AheadScope {
+  public:
+    AheadScope(Loop& loop, int lanes);
+    ~AheadScope();
+    BuildAhead& builds() { return *m_builds; }
+
+  private:
+    Loop& m_loop;
+    std::optional<BuildAhead> m_builds;
+  };
   std::map<std::string, std::string> point_files() const;
   void build_points_ahead(BuildAhead& ahead, const tune::Space& space, const std::vector<tune::Point>& points,
                           const tune::PointCache* cache, const json& context,
                           const std::optional<tune::Point>& as_it_is);
-  void adopt_ahead_build(Variant& v, const std::string& label, const json& built, json& times);
+  // ahead.cpp: builds made ahead (loop/pipeline.hpp)
+  void submit_ahead(BuildAhead& ahead, const std::string& key, const std::map<std::string, std::string>& files,
+                    const std::map<std::string, std::string>& env);
+  void adopt_ahead_build(Variant& v, const std::string& key, const json& built, json& times);
+  static std::string content_key(const std::map<std::string, std::string>& files,
+                                 const std::map<std::string, std::string>& env);
+  void build_candidates_ahead(BuildAhead& ahead);
   void record_overlap(json& rec, double wall_s);
   std::set<std::string> ahead_paths() const;
   // Without a tune: block, the knobs found in the parent's sources (tune/discover.hpp); recorded

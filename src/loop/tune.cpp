@@ -143,37 +143,6 @@ std::map<std::string, std::string> Loop::point_files() const {
   return files;
 }
 
-namespace {
-
-// Where the build of the point named `label` is made ahead: its folder (sources, log) and its
-// scratch build, until the point's turn moves them to the point's own.
-fs::path ahead_dir(const fs::path& run, const std::string& label) {
-  return run / "ahead" / util::sha256_hex(label).substr(0, 16);
-}
-fs::path ahead_work(const fs::path& run, const std::string& label) {
-  return run / "work" / ("ahead-" + util::sha256_hex(label).substr(0, 16));
-}
-
-// Every entry of a build folder with its stamps (evaluate::tree_state), hashed: what a build
-// made ahead is when it finishes and must still be when its turn comes.
-std::string tree_digest(const fs::path& dir) {
-  std::string all;
-  for (const auto& [rel, s] : evaluate::tree_state(dir.string()))
-    all += fmt::format("{}\t{} {} {} {} {}\n", rel, s.inode, s.size, s.mtime_ns, s.ctime_ns, s.mode);
-  return util::sha256_hex(all);
-}
-
-} // namespace
-
-// The run folder's paths the builds made ahead write while a variant runs (left out of what its
-// runs are watched on, evaluate/tree_guard.hpp; a build of them checks itself instead).
-std::set<std::string> Loop::ahead_paths() const {
-  if (!m_ahead) return {};
-  std::set<std::string> paths = {"ahead", "lanes", "work/building"};
-  for (const auto& label : m_ahead_labels) paths.insert(fs::relative(ahead_work(m_dir, label), m_dir).string());
-  return paths;
-}
-
 // Submits the builds of `points` (the order the search will take them) that will need one: not
 // the parent's own values, not cached, not recorded by an interrupted run of this folder.
 void Loop::build_points_ahead(BuildAhead& ahead, const tune::Space& space, const std::vector<tune::Point>& points,
@@ -190,60 +159,8 @@ void Loop::build_points_ahead(BuildAhead& ahead, const tune::Space& space, const
     if ((as_it_is && p == *as_it_is) || recorded.count(label) ||
         (cache && cache->get(tune::PointCache::key(context, label), label)))
       continue;
-    const auto env = space.build_env(p, inherited_nvcc_flags());
-    m_ahead_labels.insert(label);
-    ahead.submit(label, [this, files, env, label](int lane) {
-      const fs::path dir = ahead_dir(m_dir, label), work = ahead_work(m_dir, label);
-      fs::remove_all(dir);
-      evaluate::write_tree((dir / "src").string(), files);
-      auto b = build_copy(dir / "src", work, dir / "build.log", env, lane);
-      json r = {{"ok", b.ok}, {"result", b.result}, {"wall_s", b.wall_s}, {"ahead", true}};
-      for (const auto& [k, val] : env) r["env"][k] = val;
-      // The sources it built from must be the point's: a variant running meanwhile could have
-      // written them (its runs are not watched on these folders).
-      for (const auto& [rel, hash] : m_snapshot.files) {
-        auto given = files.find(rel);
-        const std::string want = given != files.end() ? util::sha256_hex(given->second) : hash;
-        if (!fs::is_regular_file(work / rel) || util::sha256_file((work / rel).string()) != want)
-          r["untrusted"] = fmt::format("{} is not the source it was given", rel);
-      }
-      if (b.ok)
-        r["fingerprint"] = evaluate::build_fingerprint(m_app, work.string(), m_snapshot);
-      else
-        r["tail"] = b.tail();
-      r["tree"] = tree_digest(work);
-      return r;
-    });
+    submit_ahead(ahead, label, files, space.build_env(p, inherited_nvcc_flags()));
   }
-}
-
-// The point's build, made ahead, becomes its own: the scratch build moves to v.work and the
-// record to build.json, where build_variant finds it (a failed build included: it is not built
-// again). `times` gets the build's seconds, those the stage waited for it, and its lane.
-void Loop::adopt_ahead_build(Variant& v, const std::string& label, const json& built, json& times) {
-  const fs::path dir = ahead_dir(m_dir, label), work = ahead_work(m_dir, label);
-  std::error_code ec;
-  // Changed since it was built, or built from other sources: built again, now, as any point is.
-  std::string distrust = built.value("untrusted", "");
-  if (distrust.empty() && (!fs::exists(work) || tree_digest(work) != built.value("tree", "")))
-    distrust = "its folder changed after it was built";
-  if (!distrust.empty()) {
-    say(v.key + " build", fmt::format("the build made ahead is not used ({}); building again", distrust));
-    fs::remove_all(work, ec);
-    fs::remove_all(dir, ec);
-    fs::remove(v.dir / "build.json", ec);
-    return;
-  }
-  fs::remove_all(v.work);
-  fs::rename(work, v.work);
-  fs::copy_file(dir / "build.log", v.dir / "build.log", fs::copy_options::overwrite_existing, ec);
-  fs::remove_all(dir, ec);
-  json record = built;
-  for (const char* k : {"build_s", "waited_s", "lane", "tree", "untrusted"}) record.erase(k);
-  store::write_json_atomic((v.dir / "build.json").string(), record);
-  times["build_s"] = built.value("build_s", 0.0);
-  times["waited_s"] = built.value("waited_s", 0.0);
-  times["lane"] = built.value("lane", 0);
 }
 
 // One point: recorded before an interruption, cached by an earlier run, or built, validated and
@@ -433,8 +350,9 @@ void Loop::tune_stage() {
     return;
   }
   rec = json::object();
-  std::optional<tune::Point> as_it_is; // found knobs: the point that is the parent itself
-  const config::TuneSettings t = discover ? discovered_knobs(rec, as_it_is) : m_app.tune;
+  TuneSearch ts;
+  ts.discover = discover;
+  const config::TuneSettings t = discover ? discovered_knobs(rec, ts.as_it_is) : m_app.tune;
   if (t.empty()) {
     write_run("running");
     return;
@@ -443,16 +361,18 @@ void Loop::tune_stage() {
   const auto& allowed = space.allowed_points();
   if (allowed.empty())
     throw UsageError(fmt::format("{}:{}: no point of tune: satisfies its constraints", m_app.path, t.line));
-  const auto method = tune::choose(t.search, allowed.size(), t.budget);
-  const std::optional<tune::Point> given = given_point(space, t.point);
+  ts.method = tune::choose(t.search, allowed.size(), t.budget);
+  ts.given = given_point(space, t.point);
+  ts.budget = t.budget;
   const std::string parent = m_best.empty() ? "baseline" : m_best;
   build_parent_if_gone();
   std::optional<tune::PointCache> cache;
   if (!m_settings.no_cache) cache.emplace(fs::path(m_settings.cache_dir) / "tune");
-  json context = tune_context();
-  for (const auto& [file, text] : m_tune_edits) context["tunable"][file] = util::sha256_hex(text);
-  const std::size_t most = given ? 1 : std::min(allowed.size(), static_cast<std::size_t>(t.budget));
-  rec.update({{"method", given ? "point" : tune::method_name(method)},
+  ts.cache = cache ? &*cache : nullptr;
+  ts.context = tune_context();
+  for (const auto& [file, text] : m_tune_edits) ts.context["tunable"][file] = util::sha256_hex(text);
+  ts.most = ts.given ? 1 : std::min(allowed.size(), static_cast<std::size_t>(t.budget));
+  rec.update({{"method", ts.given ? "point" : tune::method_name(ts.method)},
               {"grid", t.grid_size()},
               {"allowed", allowed.size()},
               {"budget", t.budget},
@@ -460,46 +380,53 @@ void Loop::tune_stage() {
               {"cache", cache ? json(cache->dir().string()) : json(nullptr)},
               {"points", json::array()},
               {"best", nullptr}});
-  if (given)
+  if (ts.given)
     say("tune", fmt::format("the point {} alone (--tune-point), of {} allowed, on {}'s sources", t.point,
                             allowed.size(), parent));
   else
     say("tune", fmt::format("{} search over {} allowed point(s) of {} (at most {} measured), on {}'s sources",
-                            tune::method_name(method), allowed.size(), t.grid_size(), most, parent));
-  // An exhaustive search's points are known: their builds run ahead while others are measured.
-  std::optional<BuildAhead> ahead;
-  struct Unset {
-    BuildAhead*& p;
-    ~Unset() { p = nullptr; }
-  } unset{m_ahead};
-  if (!given && method == tune::Method::exhaustive && build_lanes(m_settings.build_jobs) > 0) {
-    ahead.emplace(build_lanes(m_settings.build_jobs));
-    m_ahead = &*ahead;
-    build_points_ahead(*ahead, space, tune::exhaustive_order(space, t.budget), cache ? &*cache : nullptr, context,
-                       as_it_is);
-    rec["build_lanes"] = ahead->jobs();
+                            tune::method_name(ts.method), allowed.size(), t.grid_size(), ts.most, parent));
+  const auto started = std::chrono::steady_clock::now();
+  {
+    // An exhaustive search's points are known: their builds are made ahead while others are
+    // measured (loop/pipeline.hpp).
+    const int lanes = !ts.given && ts.method == tune::Method::exhaustive ? build_lanes(m_settings.build_jobs) : 0;
+    AheadScope ahead(*this, lanes);
+    if (lanes > 0) {
+      build_points_ahead(ahead.builds(), space, tune::exhaustive_order(space, t.budget), ts.cache, ts.context,
+                         ts.as_it_is);
+      rec["build_lanes"] = lanes;
+    }
+    search_points(space, ts, rec);
   }
-  const auto stage_started = std::chrono::steady_clock::now();
+  record_overlap(rec, seconds_since(started));
+  announce_tune_best(rec, parent);
+  write_run("running");
+}
+
+// The search itself: each point the search asks for is measured (tune_point) and scored by its
+// speedup; found knobs' points whose macros crashed the program pass over their like.
+void Loop::search_points(const tune::Space& space, const TuneSearch& ts, json& rec) {
   int index = 0;
   std::vector<std::pair<tune::Point, std::string>> crashed; // found knobs' points whose runs failed, with keys
   struct Spent {}; // --budget-minutes is spent: the search stops with what it measured
   auto objective = [&](const tune::Point& p) -> std::optional<double> {
-    if (as_it_is && p == *as_it_is) return 1.0; // the parent's own values: nothing to build
+    if (ts.as_it_is && p == *ts.as_it_is) return 1.0; // the parent's own values: nothing to build
     if (m_settings.budget_minutes && seconds_since(m_started) / 60 >= *m_settings.budget_minutes) throw Spent{};
     ++index;
-    say("tune", fmt::format("[{}/{}] {}", index, most, space.label(p)), false);
-    json r = tune_point(space, p, index, cache ? &*cache : nullptr, context);
+    say("tune", fmt::format("[{}/{}] {}", index, ts.most, space.label(p)), false);
+    json r = tune_point(space, p, index, ts.cache, ts.context);
     rec["points"].push_back(point_summary(r));
     write_run("running");
     const json& s = rec["points"].back();
     say("tune",
-        fmt::format("[{}/{}] {}: {}{}", index, most, space.label(p), s["status"].get<std::string>(),
+        fmt::format("[{}/{}] {}: {}{}", index, ts.most, space.label(p), s["status"].get<std::string>(),
                     s["speedup"].is_number() ? fmt::format(" {:.3f}x [{:.3f}, {:.3f}]", s["speedup"].get<double>(),
                                                            s["ci"][0].get<double>(), s["ci"][1].get<double>())
                                              : ""));
     if (s["status"] == "build_stale") return 1.0; // the parent's own build: its speed is the parent's
     if (s["speedup"].is_number()) return s["speedup"].get<double>();
-    if (discover && as_it_is && crashed_run(r) && differs_in_macros(space, p, *as_it_is))
+    if (ts.discover && ts.as_it_is && crashed_run(r) && differs_in_macros(space, p, *ts.as_it_is))
       crashed.push_back({p, s["key"].get<std::string>()});
     return std::nullopt;
   };
@@ -518,41 +445,32 @@ void Loop::tune_stage() {
     return false;
   };
   try {
-    if (given)
-      objective(*given);
+    if (ts.given)
+      objective(*ts.given);
     else
-      tune::search(space, method, t.budget, objective, known_bad);
+      tune::search(space, ts.method, ts.budget, objective, known_bad);
   } catch (const Spent&) {
     rec["stopped"] = fmt::format("the budget of {:.1f} min is spent", *m_settings.budget_minutes);
     say("tune", rec["stopped"].get<std::string>() + fmt::format(" after {} point(s)", index));
   }
-  if (ahead) {
-    // Builds made ahead for points the search did not reach (it ended early): stopped, removed.
-    m_ahead = nullptr;
-    ahead.reset();
-    std::error_code ec;
-    for (const auto& label : m_ahead_labels) fs::remove_all(ahead_work(m_dir, label), ec);
-    fs::remove_all(m_dir / "ahead", ec);
-    fs::remove_all(m_dir / "lanes", ec);
-    m_ahead_labels.clear();
-  }
-  record_overlap(rec, seconds_since(stage_started));
+}
+
+void Loop::announce_tune_best(json& rec, const std::string& parent) {
   const json* best = nullptr;
   for (const auto& s : rec["points"])
     if (s["accepted"].get<bool>() && (!best || s["speedup"].get<double>() > (*best)["speedup"].get<double>()))
       best = &s;
-  if (best) {
-    rec["best"] = (*best)["key"];
-    std::string key = (*best)["key"].get<std::string>();
-    say("tune", fmt::format("best: {} {} ({:.3f}x against {}); build with {}{}", key, (*best)["values"].dump(),
-                            (*best)["speedup"].get<double>(), parent, (*best)["flags"].get<std::string>(),
-                            m_tune_edits.empty() ? ""
-                                                 : fmt::format(" and the sources made tunable, in {}",
-                                                               (m_dir / "tune" / key / "src").string())));
-  } else {
+  if (!best) {
     say("tune", "no point was shown to be faster than " + parent);
+    return;
   }
-  write_run("running");
+  rec["best"] = (*best)["key"];
+  std::string key = (*best)["key"].get<std::string>();
+  say("tune", fmt::format("best: {} {} ({:.3f}x against {}); build with {}{}", key, (*best)["values"].dump(),
+                          (*best)["speedup"].get<double>(), parent, (*best)["flags"].get<std::string>(),
+                          m_tune_edits.empty() ? ""
+                                               : fmt::format(" and the sources made tunable, in {}",
+                                                             (m_dir / "tune" / key / "src").string())));
 }
 
 // What building ahead saved: the points' steps (build, validate, measure) summed against the

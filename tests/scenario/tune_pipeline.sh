@@ -2,14 +2,15 @@
 # stand-in (tests/scenario/tune-app, lean as tune.sh makes it): the same search run one build at
 # a time (--build-jobs 0), with builds made ahead (the default), and, where builds can have
 # folders of their own here (unshare), on three lanes. Checked here:
-#   - every point gets the same verdict in each run, the same best point (CHUNK 256), and a
-#     measured ratio near the serial run's (the same seeds; the timing is a loaded machine's);
+#   - every point gets the same verdict in each run, and the same best point (CHUNK 256);
 #   - the points CHUNK 4 builds the parent's own binary in every lane: a build in a lane of its
 #     own is byte for byte one in work/building, or the stale check could not see it;
 #   - each point records its steps (build, validate, measure, waited) and lane, run.json's
 #     tune.overlap the sum against the stage's wall time;
 #   - nothing of the builds made ahead is left in the run folder.
-# How much the overlap saves is bench/pipeline.sh's to say (speed is not checked by ctest).
+# How much the overlap saves, and how close each point's ratio comes to the serial run's, is
+# bench/pipeline.sh's to say: timing is not checked by ctest (under a concurrent test on the
+# 2-core machine, the ratios of one run against another spread from 0.68 to 1.76).
 source "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
 APP="$OPTIMAS_SOURCE_DIR/tests/scenario/tune-app"
@@ -72,18 +73,6 @@ for name in $runs; do
   id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$WORK/$name.json")
   left=$(cd "$RUNS/$id" && ls -d ahead lanes work/ahead-* 2>/dev/null || true)
   [ -z "$left" ] || fail "$name: the builds made ahead left $left"
-done
-# Measured ratios near the serial run's: within a factor of 1.5 (a loaded machine's spread).
-for name in $runs; do
-  python3 - "$WORK/serial.json" "$WORK/$name.json" "$name" <<'PY' || fail "$name: a ratio far from the serial run's"
-import json, sys
-a = {x["point"]: x["speedup"] for x in json.load(open(sys.argv[1]))["tune"]["points"] if x["speedup"]}
-b = {x["point"]: x["speedup"] for x in json.load(open(sys.argv[2]))["tune"]["points"] if x["speedup"]}
-assert a.keys() == b.keys(), (a.keys(), b.keys())
-bad = [(k, a[k], b[k]) for k in a if not (1 / 1.5 <= b[k] / a[k] <= 1.5)]
-print(sys.argv[3], "ratios against one build at a time:", ", ".join(f"{k} {b[k] / a[k]:.2f}" for k in sorted(a)))
-assert not bad, bad
-PY
 done
 [ "$(points serial 't["overlap"]["lanes"]')" = 0 ] || fail "serial: --build-jobs 0 makes nothing ahead"
 [ "$(points serial 'all(x["times"]["build_s"] == x["times"]["waited_s"] for x in r.values())')" = True ] ||
