@@ -78,10 +78,40 @@ void ChildRecord::write() const {
   fs::rename(tmp, m_path);
 }
 
+util::ChildInfo recorded_child_to_end(const util::ChildInfo& c, std::uint64_t owner_start, const std::string& run_id,
+                                      std::string& why) {
+  util::ChildInfo none;
+  auto refuse = [&](const std::string& reason) {
+    why = fmt::format("children.json names supervisor {} and group {}, {}", c.supervisor, c.group, reason);
+    return none;
+  };
+  if (c.group == 0) return refuse("no program group");
+  if (c.group <= 1 || c.supervisor < 0 || c.supervisor == 1 || c.group == ::getpgrp() || c.group == ::getpid() ||
+      c.supervisor == ::getpid())
+    return refuse("which no program of a run can be (a group or pid of 1 or less, or this process's own)");
+  // Gone, or its pid taken by another process since: nothing of the run's is there (what the
+  // program left running carries the mark, end_marked).
+  if (c.group_start == 0 || util::process_start_time(c.group) != c.group_start) return none;
+  if (c.group_start < owner_start)
+    return refuse("whose program started before the process that recorded it: not one it started");
+  if (!util::carries_mark(c.group, k_run_mark, run_id))
+    return refuse(fmt::format("whose program does not carry the run's mark ({}={})", k_run_mark, run_id));
+  util::ChildInfo ours;
+  ours.group = c.group;
+  ours.group_start = c.group_start;
+  // Its supervisor: only the parent of that marked program, started before it.
+  if (c.supervisor > 1 && util::parent_pid(c.group) == c.supervisor && c.supervisor_start >= owner_start &&
+      c.supervisor_start <= c.group_start) {
+    ours.supervisor = c.supervisor;
+    ours.supervisor_start = c.supervisor_start;
+  }
+  return ours;
+}
+
 namespace {
 
 // The supervisors of end_recorded_children.
-int end_recorded_supervisors(const std::string& path) {
+int end_recorded_supervisors(const std::string& path, const std::string& run_id) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return 0;
   nlohmann::json doc;
@@ -106,13 +136,17 @@ int end_recorded_supervisors(const std::string& path) {
                             "must not work on one run: wait for it to finish, or stop it (kill {}) and resume again",
                             path, owner_pid, owner_pid));
   int ended = 0;
+  const std::uint64_t owner_start = owner.value("start", std::uint64_t{0});
   for (const auto& c : doc["children"]) {
     util::ChildInfo child;
     child.supervisor = c.value("supervisor", 0);
     child.supervisor_start = c.value("supervisor_start", std::uint64_t{0});
     child.group = c.value("group", 0);
     child.group_start = c.value("group_start", std::uint64_t{0});
-    if (util::end_child(child)) ++ended;
+    std::string why;
+    const util::ChildInfo ours = recorded_child_to_end(child, owner_start, run_id, why);
+    if (!why.empty()) log::warn("{}: {}; not signalled", path, why);
+    if ((ours.supervisor != 0 || ours.group != 0) && util::end_child(ours)) ++ended;
   }
   fs::remove(path, ec);
   return ended;
@@ -121,7 +155,7 @@ int end_recorded_supervisors(const std::string& path) {
 } // namespace
 
 int end_recorded_children(const std::string& path, const std::string& run_id) {
-  int ended = end_recorded_supervisors(path);
+  int ended = end_recorded_supervisors(path, run_id);
   // What a supervisor that was itself killed left behind (a background process, one that left
   // with setsid) no longer has a recorded pid of its own: it carries the run's mark.
   return ended + util::end_marked(k_run_mark, run_id);

@@ -40,4 +40,13 @@ private:
 // that wrote the record is still alive: it is working on the run, and two processes must not.
 int end_recorded_children(const std::string& path, const std::string& run_id);
 
+// What of a recorded child end_recorded_children may signal (zeros where nothing): its program's
+// group only while the group's leader is the recorded process (same start time), started after
+// the process that wrote the record (`owner_start`) and carries the run's mark (k_run_mark =
+// run_id, read from /proc); its supervisor only as that program's parent. Never a pid or group of
+// 1 or less, nor this process's own. `why` says why a record that names a live process was
+// refused (empty when nothing was refused or the program is simply gone).
+util::ChildInfo recorded_child_to_end(const util::ChildInfo& recorded, std::uint64_t owner_start,
+                                      const std::string& run_id, std::string& why);
+
 } // namespace optimas::evaluate

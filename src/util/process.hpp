@@ -91,7 +91,13 @@ std::optional<std::uint64_t> process_start_time(int pid);
 // while it is still the recorded process (same start time), so a recycled pid is never hit.
 // A group whose leader is gone is left alone: its id may have been given to a new group since.
 // Returns whether anything was signalled.
+// Never signals a pid or group <= 1, our own pid or our own group (false then).
 bool end_child(const ChildInfo& child);
+
+// Whether process `pid`'s environment (as /proc shows it) holds `name=value`.
+bool carries_mark(int pid, const std::string& name, const std::string& value);
+// The parent of process `pid`; nullopt when there is no such process.
+std::optional<int> parent_pid(int pid);
 
 // Every child run_process starts gets `name=value` in its environment, and so does whatever it
 // starts unless it clears its environment: the mark by which a later process finds what this

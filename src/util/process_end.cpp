@@ -104,8 +104,33 @@ std::optional<std::uint64_t> process_start_time(int pid) {
   }
 }
 
+bool carries_mark(int pid, const std::string& name, const std::string& value) {
+  if (pid <= 0 || name.empty()) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  const std::string env((std::istreambuf_iterator<char>(in)), {});
+  const std::string mark = name + "=" + value;
+  // Entries are NUL-terminated; a zombie's environment is empty.
+  return env.compare(0, mark.size() + 1, mark + '\0') == 0 || env.find('\0' + mark + '\0') != std::string::npos;
+}
+
+std::optional<int> parent_pid(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  const auto close = stat.rfind(')'); // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string state;
+  int ppid = 0;
+  if (!(rest >> state >> ppid)) return std::nullopt;
+  return ppid;
+}
+
 bool end_child(const ChildInfo& child) {
   bool signalled = false;
+  // Never a pid or group that names more than one process (0, -1, 1) or ourselves: kill(-1)
+  // would end every process the user may signal.
+  if (child.supervisor != 0 && (child.supervisor <= 1 || child.supervisor == ::getpid())) return false;
+  if (child.group != 0 && (child.group <= 1 || child.group == ::getpgrp() || child.group == ::getpid())) return false;
   if (child.supervisor > 0) {
     // The supervisor ends its program's tree itself, as when optimas dies; SIGKILL only when
     // it does not finish in time.

@@ -145,6 +145,28 @@ pid_t start_sleep() {
   return pid;
 }
 
+// A sleep leading its own group, with `env` as its whole environment; returns once it has
+// exec'd (the pipe closes on exec), so /proc shows its environment.
+pid_t start_sleep_with(const char* env) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return -1;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    char* const argv[] = {const_cast<char*>("sleep"), const_cast<char*>("1211"), nullptr};
+    char* const envp[] = {const_cast<char*>(env), nullptr};
+    ::execve("/bin/sleep", argv, envp);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  ::close(p[1]);
+  char c;
+  while (::read(p[0], &c, 1) > 0) {
+  }
+  ::close(p[0]);
+  return pid;
+}
+
 } // namespace
 
 TEST(Sandbox, CopyOnAFullDiskLeavesNoHalfCopy) {
@@ -313,6 +335,57 @@ TEST(Sandbox, RecordedChildrenAreCheckedBeforeTheyAreSignalled) {
   ::waitpid(other, nullptr, 0);
 }
 
+// Issue #52's probe: a record that names a live process the run did not start, with that
+// process's own start time, must not end it. Only a program that carries the run's mark and
+// started after the record's writer is signalled; never a group or pid of 1 or less, nor ours.
+TEST(Sandbox, RecordedChildrenMustCarryTheRunsMark) {
+  TempDir dir;
+  const std::string path = (dir.path() / "children.json").string();
+  const nlohmann::json gone_owner = {{"pid", 0}, {"start", 0}};
+  auto record = [&](pid_t pid, std::uint64_t start, nlohmann::json owner) {
+    nlohmann::json child = {{"supervisor", pid}, {"supervisor_start", start}, {"group", pid}, {"group_start", start}};
+    std::ofstream(path) << nlohmann::json{{"owner", owner}, {"boot_id", boot_id()}, {"children", {child}}}.dump();
+  };
+  // An unrelated process (no mark), named with its true start time: left alone.
+  pid_t unrelated = start_sleep_with("PATH=/bin");
+  const auto unrelated_start = optimas::util::process_start_time(unrelated).value_or(0);
+  record(unrelated, unrelated_start, gone_owner);
+  EXPECT_EQ(end_recorded_children(path, "run-7"), 0);
+  EXPECT_EQ(::waitpid(unrelated, nullptr, WNOHANG), 0) << "a process without the run's mark was signalled";
+  // Marked with another run's id: left alone.
+  pid_t other_run = start_sleep_with("OPTIMAS_RUN=run-6");
+  record(other_run, optimas::util::process_start_time(other_run).value_or(0), gone_owner);
+  EXPECT_EQ(end_recorded_children(path, "run-7"), 0);
+  EXPECT_EQ(::waitpid(other_run, nullptr, WNOHANG), 0) << "another run's program was signalled";
+  // The run's own program, but recorded by a process that started after it: not one it started.
+  pid_t marked = start_sleep_with("OPTIMAS_RUN=run-7");
+  const auto marked_start = optimas::util::process_start_time(marked).value_or(0);
+  std::string why;
+  optimas::util::ChildInfo c{.supervisor = 0, .supervisor_start = 0, .group = marked, .group_start = marked_start};
+  auto ours = recorded_child_to_end(c, marked_start + 1, "run-7", why);
+  EXPECT_EQ(ours.group, 0);
+  EXPECT_NE(why.find("started before the process that recorded it"), std::string::npos) << why;
+  // Groups and pids that name more than one process, or ours: refused before anything is read.
+  for (auto [supervisor, group] :
+       {std::pair{0, 1}, std::pair{1, marked}, std::pair{0, -1}, std::pair{0, 0},
+        std::pair{0, static_cast<int>(::getpgrp())}, std::pair{static_cast<int>(::getpid()), marked}}) {
+    why.clear();
+    c = {.supervisor = supervisor, .supervisor_start = 1, .group = group, .group_start = 1};
+    ours = recorded_child_to_end(c, 0, "run-7", why);
+    EXPECT_EQ(ours.group, 0) << supervisor << " " << group;
+    EXPECT_EQ(ours.supervisor, 0) << supervisor << " " << group;
+    EXPECT_FALSE(why.empty()) << supervisor << " " << group;
+  }
+  // The run's program, recorded by its writer: ended.
+  record(marked, marked_start, gone_owner);
+  EXPECT_GE(end_recorded_children(path, "run-7"), 1);
+  EXPECT_EQ(::waitpid(marked, nullptr, 0), marked);
+  for (pid_t p : {unrelated, other_run}) {
+    ::kill(p, SIGKILL);
+    ::waitpid(p, nullptr, 0);
+  }
+}
+
 namespace {
 
 std::string proc_self_environ() {
@@ -346,4 +419,38 @@ TEST(Sandbox, ShieldSelfHidesSecretsFromProc) {
   EXPECT_TRUE(r.ok()) << r.describe() << "\n" << r.out << r.err;
   EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("SKIPPED"), std::string::npos) << r.out;
+}
+
+// end_child itself refuses group 1 (kill(-1) ends every process the user may signal). Checked
+// inside a PID namespace of its own, where the test is pid 1 and kill(-1) could only reach a
+// process of that namespace: a victim that must survive. Skipped where namespaces are not allowed.
+TEST(Sandbox, EndChildNeverSignalsGroupOne) {
+  pid_t t = ::fork();
+  ASSERT_GE(t, 0);
+  if (t == 0) {
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0) ::_exit(77);
+    pid_t init = ::fork();
+    if (init < 0) ::_exit(78);
+    if (init == 0) {
+      pid_t victim = ::fork();
+      if (victim == 0) {
+        ::pause();
+        ::_exit(0);
+      }
+      const bool signalled =
+          optimas::util::end_child({.supervisor = 0, .supervisor_start = 0, .group = 1, .group_start = 1}) ||
+          optimas::util::end_child({.supervisor = -1, .supervisor_start = 1, .group = 0, .group_start = 0});
+      int status = 0;
+      const bool alive = ::waitpid(victim, &status, WNOHANG) == 0;
+      ::_exit(signalled ? 2 : alive ? 0 : 1);
+    }
+    int status = 0;
+    ::waitpid(init, &status, 0);
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 3);
+  }
+  int status = 0;
+  ::waitpid(t, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "no user and PID namespace here";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the victim was killed; 2: end_child said it signalled";
 }
