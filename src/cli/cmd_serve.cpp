@@ -12,8 +12,13 @@ void add_serve_command(CLI::App& app) {
   auto o = std::make_shared<serve::ServeOptions>();
   auto* cmd = app.add_subcommand("serve", "Browse the run store in a web browser (read-only, localhost by default)");
   cmd->add_option("--runs-dir", o->runs_dir, "Where runs are stored")->envname("OPTIMAS_RUNS")->capture_default_str();
-  cmd->add_option("--port", o->port, "Port to listen on (0: any free port)")->check(CLI::Range(0, 65535))->capture_default_str();
+  cmd->add_option("--port", o->port, "Port to listen on (0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
   cmd->add_option("--host", o->host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--allowed-host", o->allowed_hosts,
+                  "A name requests may give in their Host header besides the address, localhost and 127.0.0.1 (a "
+                  "reverse proxy's; repeatable)");
   cmd->add_option("--request-timeout", o->request_timeout,
                   "Seconds a connection has to send its whole request (then 408)")
       ->check(CLI::Range(1, 3600))

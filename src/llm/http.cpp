@@ -176,6 +176,10 @@ std::variant<HttpResponse, Failure> http_post_json(const std::string& url, const
   char error_detail[CURL_ERROR_SIZE] = "";
   CURL* h = curl.get();
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  // http and https only, for the request and any redirect: a base URL of file:// or gopher://
+  // must not make libcurl read local files or speak another protocol.
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_POST, 1L);
   curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
   curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));

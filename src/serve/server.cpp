@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <csignal>
 #include <filesystem>
 #include <pthread.h>
@@ -141,6 +143,24 @@ std::string report_html(const store::RunStore& store, const std::string& id_or_p
   return run_page(load_run_data(store, id_or_prefix), o);
 }
 
+bool host_allowed(const std::string& host_header, const ServeOptions& options) {
+  if (host_header.empty()) return true;
+  std::string name = host_header;
+  if (!name.empty() && name.front() == '[') { // [::1]:8765
+    const auto close = name.find(']');
+    if (close == std::string::npos) return false;
+    name = name.substr(1, close - 1);
+  } else if (const auto colon = name.rfind(':'); colon != std::string::npos && name.find(':') == colon) {
+    name = name.substr(0, colon); // name:port (a bare IPv6 address has several colons)
+  }
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (name == "localhost" || name == "127.0.0.1" || name == "::1" || name == options.host) return true;
+  return std::any_of(options.allowed_hosts.begin(), options.allowed_hosts.end(), [&](std::string h) {
+    std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return std::tolower(c); });
+    return h == name;
+  });
+}
+
 // Signals are taken by one thread with sigwait, which stops the server: a handler could not
 // call stop() safely, and the worker threads inherit the blocked mask.
 void serve(const ServeOptions& options, const std::function<void(int port)>& on_listening) {
@@ -151,7 +171,13 @@ void serve(const ServeOptions& options, const std::function<void(int port)>& on_
   Connections server(std::chrono::seconds(options.request_timeout));
   server.Get(".*", [&](const httplib::Request& req, httplib::Response& res) {
     std::map<std::string, std::string> params(req.params.begin(), req.params.end());
-    Response r = dashboard.handle(req.path, params);
+    const std::string host = req.get_header_value("Host");
+    Response r = host_allowed(host, options)
+                     ? dashboard.handle(req.path, params)
+                     : Response{421, "text/plain; charset=utf-8",
+                                fmt::format("This server answers to {}, localhost and 127.0.0.1, not to the name this "
+                                            "request gave ({}); behind a proxy, start it with --allowed-host NAME.\n",
+                                            options.host, host)};
     res.status = r.status;
     res.set_header("Content-Security-Policy", k_policy);
     res.set_header("X-Content-Type-Options", "nosniff");

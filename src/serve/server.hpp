@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace optimas::serve {
 
@@ -43,9 +44,19 @@ private:
 struct ServeOptions {
   std::string runs_dir = "runs";
   std::string host = "127.0.0.1";
+  // Names a request's Host header may give besides the address listened on, localhost,
+  // 127.0.0.1 and [::1] (a reverse proxy's; --allowed-host).
+  std::vector<std::string> allowed_hosts;
   int port = 8765;          // 0: any free port
   int request_timeout = 10; // seconds from a connection's opening to its whole request
 };
+
+// Whether a request's Host header (name or address, with or without a port) names this
+// server: the address it listens on, localhost, 127.0.0.1, [::1] or an allowed host. Anything
+// else is refused (421): a page of another site that a browser on this machine loads could
+// otherwise read the store through a name that resolves here (DNS rebinding). An absent header
+// (HTTP/1.0) is no browser's.
+bool host_allowed(const std::string& host_header, const ServeOptions& options);
 
 // Listens until SIGINT or SIGTERM; `on_listening` gets the port once the socket is bound (the
 // CLI prints the address). Error when the address cannot be bound.

@@ -74,6 +74,13 @@ hasnt() { ! grep -qF -- "$1" "$WORK/body" || fail "GET $2: '$1' in the page"; }
 
 pages=("/" "/runs/$measured" "/runs/$unmeasured" "/compare" "/compare?a=$measured&b=$measured:i1a1"
        "/campaigns/examples-ablation")
+# Another site's name, as a page of it would send after DNS rebinding: refused (issue #52).
+port=${base##*:}
+code=$(curl -sS -o "$WORK/body" -w '%{http_code}' -H "Host: rebind.example:$port" "$base/") || fail "curl with another Host"
+[ "$code" = 421 ] || fail "a request naming rebind.example: $code, expected 421"
+has "--allowed-host" "/ (Host: rebind.example)"
+code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Host: localhost:$port" "$base/") || fail "curl with Host: localhost"
+[ "$code" = 200 ] || fail "a request naming localhost: $code, expected 200"
 fetch / 200
 has "$measured" /
 has "$unmeasured" /
@@ -230,8 +237,9 @@ for colour in ("2563eb", "f59e0b"):  # backend_colour(0) and (1)
     n = sum(sum(1 for i in range(0, len(r), bpp) if r[i:i + 3] == rgb) for r in rows)
     assert n > 500, f"only {n} pixels of #{colour}: the charts are not drawn"
 PY
-# Every request Chromium made was answered 200 (the server logs each one).
-if grep -E "GET .* -> [^2]" "$WORK/serve.log" | grep -vE "ffffffff|files/|campaigns/\.\." ; then fail "failed requests in the server's log"; fi
+# Every request Chromium made was answered 200 (the server logs each one; the 421 is the refused
+# Host above).
+if grep -E "GET .* -> [^2]" "$WORK/serve.log" | grep -vE "ffffffff|files/|campaigns/\.\.| -> 421" ; then fail "failed requests in the server's log"; fi
 
 # --- The report ---------------------------------------------------------------------------------
 "$OPTIMAS" report "${measured:0:8}" --runs-dir "$RUNS" -o "$WORK/report.html" > /dev/null || fail "optimas report"

@@ -183,6 +183,20 @@ TEST(HttpPost, AnUnusableUrlIsABadRequest) {
   EXPECT_NE(std::get<Failure>(r).message.find("http://"), std::string::npos) << std::get<Failure>(r).message;
 }
 
+// Issue #52: a base URL of another protocol reads nothing: file:// would hand a local file's
+// text back as the model's answer.
+TEST(HttpPost, OnlyHttpAndHttpsAreSpoken) {
+  optimas::test::TempDir dir;
+  const std::string secret = dir.file("secret.json", "{\"choices\": \"local file\"}");
+  for (const std::string url :
+       {"file://" + secret, std::string("gopher://localhost:1/x"), std::string("dict://localhost:1/x")}) {
+    auto r = http_post_json(url, {}, "{}", 5);
+    ASSERT_TRUE(std::holds_alternative<Failure>(r)) << url << ": " << std::get<HttpResponse>(r).body;
+    EXPECT_EQ(std::get<Failure>(r).kind, FailureKind::bad_request) << url;
+    EXPECT_EQ(std::get<Failure>(r).message.find("local file"), std::string::npos) << url;
+  }
+}
+
 TEST(HttpStatus, OneTableMapsStatusesToKinds) {
   EXPECT_EQ(failure_kind_for_status(401), FailureKind::auth);
   EXPECT_EQ(failure_kind_for_status(403), FailureKind::auth);

@@ -77,3 +77,20 @@ TEST_F(ServeServer, TheReportIsOnePage) {
   EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
   EXPECT_EQ(html.find("href=\"/"), std::string::npos);
 }
+
+// Issue #52: the dashboard answers only to the names of this machine it listens on (DNS
+// rebinding: a page of another site, loaded by a browser here, reaching the store through a
+// name that resolves to 127.0.0.1).
+TEST(ServeHost, OnlyThisServersNamesAreAnswered) {
+  optimas::serve::ServeOptions o;
+  for (const char* ok : {"127.0.0.1:8765", "localhost", "LOCALHOST:80", "[::1]:8765", "::1", "127.0.0.1", ""})
+    EXPECT_TRUE(optimas::serve::host_allowed(ok, o)) << ok;
+  for (const char* no : {"evil.example", "evil.example:8765", "127.0.0.1.evil.example", "localhost.evil.example:8765",
+                         "[::1", "10.0.0.5:8765"})
+    EXPECT_FALSE(optimas::serve::host_allowed(no, o)) << no;
+  o.host = "10.0.0.5";
+  o.allowed_hosts = {"Dash.Example.org"};
+  EXPECT_TRUE(optimas::serve::host_allowed("10.0.0.5:8765", o));
+  EXPECT_TRUE(optimas::serve::host_allowed("dash.example.org", o));
+  EXPECT_FALSE(optimas::serve::host_allowed("other.example.org", o));
+}
