@@ -105,6 +105,13 @@ void run_profile(const ProfileArgs& a) {
     if (!a.metrics.empty())
       for (auto m : util::split(a.metrics, ',')) o.metrics.emplace_back(util::trim(m));
     o.build = !a.no_build;
+    for (const auto& name : o.configs)
+      if (!app.find(name)) {
+        std::vector<std::string> names;
+        for (const auto& c : app.configs) names.push_back(c.name);
+        throw UsageError(
+            fmt::format("-i {}: {} has no such configuration (it has {})", name, app.path, util::join(names, ", ")));
+      }
     // Absolute, as the program is handed it: it runs in its own folder (the dry run shows the same).
     std::string out = fs::absolute(a.out.empty() ? util::path_in("optimas-profile", app.name) : fs::path(a.out))
                           .lexically_normal()

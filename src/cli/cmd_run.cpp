@@ -107,6 +107,14 @@ void run_run(RunCommand& c) {
   if (o.resume.empty() && o.config_path.empty()) throw UsageError("optimas run needs --app FILE (or --resume RUN_ID)");
   if (!o.resume.empty() && !o.overrides.empty())
     throw UsageError("--resume continues a run with its own settings; leave the other options out");
+  if (!o.resume.empty() && !o.config_path.empty())
+    throw UsageError("--resume continues a run with the application it recorded; leave --app out");
+  if (o.overrides.value("aa", false))
+    for (const char* n : {"rounds", "iterations", "candidates"})
+      if (o.overrides.contains(n))
+        throw UsageError(fmt::format("--aa measures the unchanged program once, in one round of one candidate: "
+                                     "leave --{} out",
+                                     n));
   if (c.dry_run) {
     auto plan = loop::plan(o);
     if (c.json) {
@@ -165,7 +173,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--dry-run", c->dry_run, "Show what would run, and run nothing");
   cmd->add_flag("--json", c->json, "Print the run's summary (run.json) as JSON");
   for (const char* name : k_run_overrides) add_override(cmd, name, o.overrides);
-  cmd->callback([c] { run_run(*c); });
+  cmd->callback([c, cmd] {
+    if (cmd->count("--app") > 0 && cmd->count("--config") > 0)
+      throw UsageError("--app and --config (its old name) both name the application: give --app alone");
+    run_run(*c);
+  });
 }
 
 } // namespace optimas::cli

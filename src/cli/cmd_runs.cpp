@@ -41,6 +41,8 @@ std::string live_status(const json& run) {
 }
 
 void list_runs(const std::string& root, const std::string& campaign, bool as_json) {
+  if (!std::filesystem::is_directory(root))
+    throw UsageError(fmt::format("--runs-dir {}: no such folder (no run was made there)", root));
   store::RunStore st(root);
   auto runs = st.list_runs_now(campaign);
   for (const auto& r : runs)
@@ -109,6 +111,8 @@ void print_search(const json& run) {
 }
 
 void show_run(const std::string& root, const std::string& id, bool as_json) {
+  if (!std::filesystem::is_directory(root))
+    throw UsageError(fmt::format("--runs-dir {}: no such folder (no run was made there)", root));
   store::RunStore st(root);
   std::string full = st.resolve(id);
   json run = st.load_run(full);

@@ -73,6 +73,14 @@ public:
 
   template <typename T> T scalar(const YAML::Node& n, const char* what) const {
     if (!n.IsScalar()) fail(n, fmt::format("\"{}\" must be a single value", what));
+    // Whole numbers in decimal, as the command line takes them: YAML's 0x10, 0o20 and 1_000 read
+    // as numbers the command line refuses.
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      const std::string& t = n.Scalar();
+      const std::size_t digits = !t.empty() && (t[0] == '-' || t[0] == '+') ? 1 : 0;
+      if (t.size() == digits || t.find_first_not_of("0123456789", digits) != std::string::npos)
+        fail(n, fmt::format("\"{}\" must be a whole number in decimal, not \"{}\"", what, t));
+    }
     try {
       return n.as<T>();
     } catch (const YAML::Exception&) {
@@ -332,6 +340,7 @@ namespace {
 void read_sources(const Reader& rd, const YAML::Node& root, AppConfig& app) {
   if (YAML::Node s = root["sources"]) {
     if (!s.IsSequence()) rd.fail(s, "\"sources\" must be a list of files");
+    if (s.size() == 0) rd.fail(s, "\"sources\" is empty: name the files the edits may change (main.cu, ...)");
     for (const auto& f : s) {
       std::string file = rd.inside(f, rd.scalar<std::string>(f, "sources"), app.dir, "source");
       if (!fs::exists(fs::path(app.dir) / file))
@@ -480,9 +489,17 @@ void read_configs(const Reader& rd, const YAML::Node& root, AppConfig& app) {
 
 AppConfig load_app_config(const std::string& path) {
   Reader rd(path);
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw ConfigError(path, 0, "is a folder, not a file: name the optimas.yml in it");
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+    throw ConfigError(path, 0, "is not a regular file (a FIFO or a device): name an optimas.yml");
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    std::vector<YAML::Node> documents = YAML::LoadAllFromFile(path);
+    if (documents.size() > 1)
+      throw ConfigError(path, static_cast<std::size_t>(documents[1].Mark().line + 1),
+                        "a second YAML document (after ---): optimas.yml holds one");
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::BadFile&) {
     throw ConfigError(path, 0, "cannot open it: name an application's optimas.yml or the folder that holds one");
   } catch (const YAML::ParserException& e) {

@@ -81,10 +81,15 @@ BackendConfig parse_model(std::string_view spec, const Registry& from) {
   auto slash = spec.find('/');
   c.provider = std::string(spec.substr(0, slash));
   if (slash != std::string_view::npos) c.model = std::string(spec.substr(slash + 1));
-  if (!from.find(c.provider))
+  const BackendSpec* found = from.find(c.provider);
+  if (!found)
     throw UsageError(fmt::format("unknown model provider \"{}\" in \"{}\" (known: {}); name models provider/model, "
                                  "e.g. openai/gpt-5",
                                  c.provider, spec, util::join(from.names(), ", ")));
+  // A language model's backend needs the model's name (manual and builtin take none).
+  if (c.model.empty() && found->schema_dialect)
+    throw UsageError(
+        fmt::format("\"{}\" names no model: give {}/MODEL (optimas backends lists the providers)", spec, c.provider));
   return c;
 }
 
