@@ -24,13 +24,7 @@ grep -q 'reps: 20, seed: 42' "$WORK/app/optimas.yml" || fail "the default config
 # The tuning stage alone runs on the stand-in as the edit below leaves it (add_kernel's idle
 # chain removed), so that the chunk's setup is most of the time and CHUNK 256 beats 64 by far.
 new_app lean
-python3 - "$WORK/lean/main.cu" <<'PY'
-import re, sys
-s = open(sys.argv[1]).read()
-s, n = re.subn(r"    // 256 dependent multiply-adds whose result.*?    c\[i\] = t;\n", "    c[i] = a[i] + b[i];\n", s, flags=re.S)
-assert n == 1, "the add kernel's chain was not found"
-open(sys.argv[1], "w").write(s)
-PY
+python3 "$OPTIMAS_SOURCE_DIR/tests/scenario/tune-app/lean.py" "$WORK/lean/main.cu"
 
 # points FILE PYTHON: evaluates PYTHON with `t` = the run's tune record and `p` = its points by CHUNK
 # and dlcm ("CHUNK=4 dlcm=none" -> point).
