@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -487,19 +488,51 @@ void read_configs(const Reader& rd, const YAML::Node& root, AppConfig& app) {
 
 } // namespace
 
+namespace {
+
+// The line of a second YAML document in the file, or 0: a document start (`---` at a line's
+// start) after the first document's content, or content after a document end (`...`). Read as
+// text: a marker at a line's start cannot be inside a scalar of the first document (YAML forbids
+// it there), and parsing every document to count them would build what is then thrown away.
+std::size_t second_document_line(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  bool content = false, ended = false;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    auto marker = [&](const char* m) {
+      return line.compare(0, 3, m) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+    };
+    if (marker("---")) {
+      if (content || ended) return n;
+      content = line.find_first_not_of(" \t", 3) != std::string::npos && line[line.find_first_not_of(" \t", 3)] != '#';
+      continue;
+    }
+    if (marker("...")) {
+      ended = true;
+      continue;
+    }
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#' || (line[0] == '%' && !content)) continue;
+    if (ended) return n;
+    content = true;
+  }
+  return 0;
+}
+
+} // namespace
+
 AppConfig load_app_config(const std::string& path) {
   Reader rd(path);
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw ConfigError(path, 0, "is a folder, not a file: name the optimas.yml in it");
   if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
     throw ConfigError(path, 0, "is not a regular file (a FIFO or a device): name an optimas.yml");
+  if (std::size_t line = second_document_line(path))
+    throw ConfigError(path, line, "a second YAML document (after ---): optimas.yml holds one");
   YAML::Node root;
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAllFromFile(path);
-    if (documents.size() > 1)
-      throw ConfigError(path, static_cast<std::size_t>(documents[1].Mark().line + 1),
-                        "a second YAML document (after ---): optimas.yml holds one");
-    if (!documents.empty()) root = documents.front();
+    root = YAML::LoadFile(path);
   } catch (const YAML::BadFile&) {
     throw ConfigError(path, 0, "cannot open it: name an application's optimas.yml or the folder that holds one");
   } catch (const YAML::ParserException& e) {
