@@ -284,17 +284,24 @@ std::size_t export_corpus(const RunStore& store, const CorpusOptions& options, s
 }
 
 std::size_t export_corpus_file(const RunStore& store, const CorpusOptions& options, const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw UsageError(fmt::format("-o {}: is a folder; name the file to write (corpus.jsonl)", path));
+  // Written beside the file and renamed over it; whatever fails on the way, nothing is left.
   std::string tmp = path + ".tmp";
   std::ofstream f(tmp);
   if (!f) throw Error(path + ": cannot write");
-  auto n = export_corpus(store, options, f);
-  f.close();
-  if (!f) {
-    std::error_code ec;
+  std::size_t n = 0;
+  try {
+    n = export_corpus(store, options, f);
+    f.close();
+    if (!f) throw Error(path + ": write failed (disk full?)");
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) throw Error(fmt::format("{}: cannot replace it ({})", path, ec.message()));
+  } catch (...) {
     std::filesystem::remove(tmp, ec);
-    throw Error(path + ": write failed");
+    throw;
   }
-  std::filesystem::rename(tmp, path);
   return n;
 }
 

@@ -46,6 +46,12 @@ expect_fail 2 'dir-yml/optimas.yml: is a folder, not a file' -- "$OPTIMAS" run -
 mkfifo fifo-yml/optimas.yml
 expect_fail 2 'fifo-yml/optimas.yml: is not a regular file' -- timeout 10 "$OPTIMAS" run --app fifo-yml --dry-run
 
+# corpus export -o A_FOLDER: refused, and no A_FOLDER.tmp left beside it
+mkdir -p corpus-dir
+expect_fail 2 '-o corpus-dir: is a folder; name the file to write' -- \
+  "$OPTIMAS" corpus export --runs-dir runs -o corpus-dir
+[ ! -e corpus-dir.tmp ] || fail "6: corpus export left corpus-dir.tmp"
+
 # --- 7: what was silently accepted is refused, naming the flag or the line -------------------
 expect_fail 2 '--app and --config' -- "$OPTIMAS" run --app app --config app/optimas.yml --dry-run
 expect_fail 2 '--resume continues a run with the application it recorded' -- \
@@ -67,4 +73,4 @@ expect_fail 2 '-i nosuch: .* has no such configuration \(it has small, default, 
 expect_fail 2 '"openai" names no model: give openai/MODEL' -- "$OPTIMAS" run --app app -m openai --dry-run
 expect_fail 2 '--runs-dir .*typo: no such folder' -- "$OPTIMAS" runs list --runs-dir "$WORK/typo"
 [ ! -e "$WORK/typo" ] || fail "7: runs list created the folder it was given"
-pass "hardening probe: findings 1, 6 (a folder, a FIFO as optimas.yml) and 7 (conflicting flags, 0x10, sources: [], a second document, -i nosuch, a model without its name, runs list on a typo)"
+pass "hardening probe: findings 1, 6 (a folder, a FIFO as optimas.yml; corpus export into a folder) and 7 (conflicting flags, 0x10, sources: [], a second document, -i nosuch, a model without its name, runs list on a typo)"
