@@ -16,6 +16,9 @@ using nlohmann::json;
 namespace {
 
 std::string shown(const json& v) {
+  // JSON has no NaN or infinity (dump() writes null): the value as the user gave it.
+  if (v.is_number_float() && !std::isfinite(v.get<double>()))
+    return std::isnan(v.get<double>()) ? "nan" : v.get<double>() > 0 ? "inf" : "-inf";
   return v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.dump();
 }
 

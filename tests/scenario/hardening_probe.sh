@@ -52,6 +52,11 @@ expect_fail 2 '-o corpus-dir: is a folder; name the file to write' -- \
   "$OPTIMAS" corpus export --runs-dir runs -o corpus-dir
 [ ! -e corpus-dir.tmp ] || fail "6: corpus export left corpus-dir.tmp"
 
+# NaN and infinity are named as given, not as JSON's null
+expect_fail 2 'min_speedup.*got nan' -- "$OPTIMAS" run --app app --min-speedup nan --dry-run
+cp -r app nan && sed -i 's/^measure:/measure:\n  min_speedup: .inf/' nan/optimas.yml
+expect_fail 2 'nan/optimas.yml:[0-9]+: measure.min_speedup .*got inf' -- "$OPTIMAS" run --app nan --dry-run
+
 # --- 7: what was silently accepted is refused, naming the flag or the line -------------------
 expect_fail 2 '--app and --config' -- "$OPTIMAS" run --app app --config app/optimas.yml --dry-run
 expect_fail 2 '--resume continues a run with the application it recorded' -- \
@@ -73,4 +78,4 @@ expect_fail 2 '-i nosuch: .* has no such configuration \(it has small, default, 
 expect_fail 2 '"openai" names no model: give openai/MODEL' -- "$OPTIMAS" run --app app -m openai --dry-run
 expect_fail 2 '--runs-dir .*typo: no such folder' -- "$OPTIMAS" runs list --runs-dir "$WORK/typo"
 [ ! -e "$WORK/typo" ] || fail "7: runs list created the folder it was given"
-pass "hardening probe: findings 1, 6 (a folder, a FIFO as optimas.yml; corpus export into a folder) and 7 (conflicting flags, 0x10, sources: [], a second document, -i nosuch, a model without its name, runs list on a typo)"
+pass "hardening probe: findings 1, 6 (a folder, a FIFO as optimas.yml; corpus export into a folder; NaN and inf named as given) and 7 (conflicting flags, 0x10, sources: [], a second document, -i nosuch, a model without its name, runs list on a typo)"
