@@ -248,9 +248,10 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
   evaluate::write_tree((v.dir / "src").string(), files);
   auto built = std::chrono::steady_clock::now();
   // Built ahead with these very sources (a round's builtin candidates, loop/ahead.cpp)?
-  if (m_ahead && v.attempt == 1)
-    if (auto made = m_ahead->take(content_key(files, {})))
-      adopt_ahead_build(v, content_key(files, {}), *made, result["times"]);
+  if (m_ahead && v.attempt == 1) {
+    const std::string key = content_key(files, {});
+    if (auto made = m_ahead->take(key)) adopt_ahead_build(v, key, *made, result["times"]);
+  }
   auto build_outcome = build_variant(v, result, replies_text);
   if (!result["times"].contains("waited_s")) result["times"]["build_s"] = seconds_since(built);
   if (build_outcome) return end_attempt(v, result, *build_outcome, next_feedback);

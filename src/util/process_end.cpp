@@ -91,6 +91,16 @@ bool may_show_environment(const std::string& pid) {
   return fields[0] != "Z" && fields[0] != "X" && (flags & k_kernel_thread) == 0;
 }
 
+// Process `pid`'s environment as /proc shows it: NUL-terminated entries; a zombie's is empty.
+std::string environment_of(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/environ", std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+bool holds_entry(const std::string& env, const std::string& entry) {
+  return env.compare(0, entry.size() + 1, entry + '\0') == 0 || env.find('\0' + entry + '\0') != std::string::npos;
+}
+
 } // namespace
 
 std::optional<std::uint64_t> process_start_time(int pid) {
@@ -105,24 +115,18 @@ std::optional<std::uint64_t> process_start_time(int pid) {
 }
 
 bool carries_mark(int pid, const std::string& name, const std::string& value) {
-  if (pid <= 0 || name.empty()) return false;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
-  const std::string env((std::istreambuf_iterator<char>(in)), {});
-  const std::string mark = name + "=" + value;
-  // Entries are NUL-terminated; a zombie's environment is empty.
-  return env.compare(0, mark.size() + 1, mark + '\0') == 0 || env.find('\0' + mark + '\0') != std::string::npos;
+  return pid > 0 && !name.empty() && holds_entry(environment_of(std::to_string(pid)), name + "=" + value);
 }
 
 std::optional<int> parent_pid(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), {});
-  const auto close = stat.rfind(')'); // the command name may hold spaces and parentheses
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream rest(stat.substr(close + 1));
-  std::string state;
-  int ppid = 0;
-  if (!(rest >> state >> ppid)) return std::nullopt;
-  return ppid;
+  if (pid <= 0) return std::nullopt;
+  auto fields = stat_fields(std::to_string(pid));
+  if (fields.size() < 2) return std::nullopt; // the parent is the 4th field
+  try {
+    return std::stoi(fields[1]);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 bool end_child(const ChildInfo& child) {
@@ -163,12 +167,8 @@ int end_marked(const std::string& name, const std::string& value) {
     for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
       const std::string pid = entry.path().filename().string();
       if (pid.find_first_not_of("0123456789") != std::string::npos || pid == self) continue;
-      std::ifstream in("/proc/" + pid + "/environ", std::ios::binary);
-      std::string env((std::istreambuf_iterator<char>(in)), {});
-      // Entries are NUL-terminated; a zombie's is empty.
-      bool marked =
-          env.compare(0, mark.size() + 1, mark + '\0') == 0 || env.find('\0' + mark + '\0') != std::string::npos;
-      if (marked && ::kill(std::stoi(pid), SIGKILL) == 0) {
+      const std::string env = environment_of(pid);
+      if (holds_entry(env, mark) && ::kill(std::stoi(pid), SIGKILL) == 0) {
         ended.insert(pid);
         ++found;
       }
