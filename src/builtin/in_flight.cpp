@@ -49,6 +49,10 @@ struct Hoisted {
   std::string type, name, expr; // as written
   std::size_t first = 0, semi = 0;
   bool extracted = false; // a load taken out of a statement, under a name of ours
+  // Where the load's statement runs under `if (GUARD)`: the guard as written and its tokens; the
+  // early load is made under the same guard.
+  std::string guard;
+  std::size_t guard_begin = 0, guard_end = 0;
 };
 
 // What the evidence says about one loop: the PC lines waiting in it on a load of its own body.
@@ -155,6 +159,96 @@ struct Ahead {
   std::vector<access::Replacement> in_rest;
 };
 
+// Why tokens [b, e) may not be evaluated ahead of the bodies: they read a name the loop body
+// assigns (other than the loop's variable and the hoisted values `declared`); or empty.
+std::string assigned_read(const Tokens& t, const access::ForLoop& loop, const std::set<std::string>& declared,
+                          std::size_t b, std::size_t e) {
+  for (std::size_t x = b; x < e; ++x) {
+    if (t[x].kind != cuda::TokenKind::identifier || x == loop.var || t[x].text == t[loop.var].text ||
+        declared.count(std::string(t[x].text)))
+      continue;
+    if (x > 0 && (t[x - 1].text == "." || t[x - 1].text == "->")) continue;
+    if (access::assigned(t, loop.body_begin, loop.body_end, t[x].text))
+      return fmt::format("the body assigns {}, which an early load or the loop's condition reads", t[x].text);
+  }
+  return "";
+}
+
+// The loads from pointer parameters `p[...]` in tokens [b, e), each into a value of its own
+// (`in_l1`) that replaces it in the statement; under the guard [guard.first, guard.second) where
+// that is not empty.
+void extract_loads(const KernelInput& in, std::size_t b, std::size_t e, std::pair<std::size_t, std::size_t> guard,
+                   Ahead& a, int& n) {
+  const Tokens& t = in.tokens;
+  for (std::size_t z = b; z + 1 < e; ++z) {
+    if (t[z].kind != cuda::TokenKind::identifier || t[z + 1].text != "[" || (z > b && t[z - 1].text == ".")) continue;
+    const cuda::Parameter* p = nullptr;
+    for (const auto& q : in.fn.parameters)
+      if (q.pointer && q.name == t[z].text) p = &q;
+    std::string elem = p ? access::pointee(*p) : "";
+    std::size_t close = access::matching(t, z + 1);
+    if (elem.empty() || close >= e || (close + 1 < e && t[close + 1].text == "[")) continue;
+    if (!side_effect(t, z + 2, close, in.pure_macros).empty()) continue;
+    std::string name = fmt::format("{}_l{}", t[z].text, ++n);
+    Hoisted h;
+    h.type = elem, h.name = name, h.expr = access::rewrite(in.body, t, z, close + 1, {});
+    h.first = z, h.semi = close, h.extracted = true;
+    if (guard.second > guard.first) {
+      h.guard = access::rewrite(in.body, t, guard.first, guard.second, {});
+      h.guard_begin = guard.first, h.guard_end = guard.second;
+    }
+    a.decls.push_back(std::move(h));
+    a.in_rest.push_back({z, close + 1, name});
+    z = close;
+  }
+}
+
+// A statement after the load's own that may give its loads too: an expression statement
+// evaluated whole, or `if (GUARD) STATEMENT;` (braced or not, no else) with such a statement and a
+// guard free of side effects. [begin, end) is the statement, `next` the token after it all.
+struct Follower {
+  std::size_t begin = 0, end = 0, next = 0;
+  std::size_t guard_begin = 0, guard_end = 0; // empty where unguarded
+};
+
+bool evaluated_whole(const Tokens& t, std::size_t b, std::size_t e) {
+  for (std::size_t y = b; y < e; ++y) {
+    std::string_view w = t[y].text;
+    bool twice = y + 1 < e && t[y + 1].text == w;
+    if (w == "if" || w == "else" || w == "while" || w == "for" || w == "switch" || w == "do" || w == "?" || w == "{" ||
+        w == "}" || ((w == "&" || w == "|") && twice))
+      return false;
+  }
+  return true;
+}
+
+std::optional<Follower> follower(const Tokens& t, std::size_t x, std::size_t end, const std::set<std::string>& pure) {
+  Follower f;
+  if (x + 1 < end && t[x].text == "if" && t[x + 1].text == "(") {
+    std::size_t close = access::matching(t, x + 1);
+    if (close + 1 >= end || !side_effect(t, x + 2, close, pure).empty()) return std::nullopt;
+    f.guard_begin = x + 2, f.guard_end = close;
+    f.begin = close + 1;
+    bool braced = t[f.begin].text == "{";
+    if (braced) ++f.begin;
+    f.end = statement_end(t, f.begin, end);
+    if (f.end >= end) return std::nullopt;
+    f.next = f.end + 1;
+    if (braced) {
+      if (f.next >= end || t[f.next].text != "}") return std::nullopt;
+      ++f.next;
+    }
+    if (f.next < end && t[f.next].text == "else") return std::nullopt;
+  } else {
+    f.begin = x;
+    f.end = statement_end(t, x, end);
+    if (f.end >= end) return std::nullopt;
+    f.next = f.end + 1;
+  }
+  if (!evaluated_whole(t, f.begin, f.end)) return std::nullopt;
+  return f;
+}
+
 std::optional<Ahead> ahead(const KernelInput& in, const access::ForLoop& loop, const std::set<int>& load_lines,
                            std::string& why) {
   const Tokens& t = in.tokens;
@@ -171,8 +265,9 @@ std::optional<Ahead> ahead(const KernelInput& in, const access::ForLoop& loop, c
     bool type_words = true;
     for (std::size_t y = x; y + 1 < eq; ++y) type_words = type_words && t[y].kind == cuda::TokenKind::identifier;
     if (!type_words || !side_effect(t, eq + 1, semi, in.pure_macros).empty()) break;
-    a.decls.push_back({access::text(t, x, eq - 1), std::string(t[eq - 1].text),
-                       access::rewrite(in.body, t, eq + 1, semi, {}), x, semi});
+    Hoisted& d = a.decls.emplace_back();
+    d.type = access::text(t, x, eq - 1), d.name = std::string(t[eq - 1].text);
+    d.expr = access::rewrite(in.body, t, eq + 1, semi, {}), d.first = x, d.semi = semi;
     if (on_lines(t, x, semi, in.base_line, load_lines) && loads(t, eq + 1, semi)) last_cause = a.decls.size();
     x = semi + 1;
   }
@@ -199,24 +294,31 @@ std::optional<Ahead> ahead(const KernelInput& in, const access::ForLoop& loop, c
              std::nullopt;
   }
   int n = 0;
-  for (std::size_t z = x; z + 1 < semi; ++z) {
-    if (t[z].kind != cuda::TokenKind::identifier || t[z + 1].text != "[" || (z > x && t[z - 1].text == ".")) continue;
-    const cuda::Parameter* p = nullptr;
-    for (const auto& q : in.fn.parameters)
-      if (q.pointer && q.name == t[z].text) p = &q;
-    std::string elem = p ? access::pointee(*p) : "";
-    std::size_t close = access::matching(t, z + 1);
-    if (elem.empty() || close >= semi || (close + 1 < semi && t[close + 1].text == "[")) continue;
-    if (!side_effect(t, z + 2, close, in.pure_macros).empty()) continue;
-    std::string name = fmt::format("{}_l{}", t[z].text, ++n);
-    a.decls.push_back({elem, name, access::rewrite(in.body, t, z, close + 1, {}), z, close, true});
-    a.in_rest.push_back({z, close + 1, name});
-    z = close;
-  }
+  extract_loads(in, x, semi, {}, a, n);
   if (a.in_rest.empty()) {
     why = fmt::format("the statement with the load (line {}) loads from no pointer parameter of a known element type",
                       in.base_line + t[x].line);
     return std::nullopt;
+  }
+  // The statements that follow, up to the first of another shape: their loads move ahead too, so
+  // that all of an iteration's loads are in flight before the first use (a second load left in
+  // the body would wait alone in every iteration).
+  // A statement whose guard or loads read what the body assigns ends them.
+  for (std::size_t y = semi + 1; y < loop.body_end;) {
+    auto f = follower(t, y, loop.body_end, in.pure_macros);
+    if (!f) break;
+    Ahead more;
+    int m = n;
+    extract_loads(in, f->begin, f->end, {f->guard_begin, f->guard_end}, more, m);
+    std::set<std::string> declared;
+    for (const auto& d : a.decls) declared.insert(d.name);
+    bool kept = assigned_read(t, loop, declared, f->guard_begin, f->guard_end).empty();
+    for (const auto& d : more.decls) kept = kept && assigned_read(t, loop, declared, d.first, d.semi).empty();
+    if (!kept) break;
+    a.decls.insert(a.decls.end(), more.decls.begin(), more.decls.end());
+    a.in_rest.insert(a.in_rest.end(), more.in_rest.begin(), more.in_rest.end());
+    n = m;
+    y = f->next;
   }
   a.rest_begin = x;
   return a;
@@ -330,7 +432,8 @@ std::string in_flight_code(const Plan& p, const std::string& ind) {
   }
   for (const auto& d : p.decls) {
     std::vector<std::string> names;
-    for (int j = 0; j < p.k; ++j) names.push_back(fmt::format("{}_f{}", d.name, j));
+    // A guarded load's value starts as zero: an iteration whose guard is false never reads it.
+    for (int j = 0; j < p.k; ++j) names.push_back(fmt::format("{}_f{}{}", d.name, j, d.guard.empty() ? "" : "{}"));
     std::string bare = d.type;
     for (const char* q : {"const ", "volatile "})
       for (std::size_t at; (at = bare.find(q)) != std::string::npos;) bare.erase(at, std::string(q).size());
@@ -344,7 +447,9 @@ std::string in_flight_code(const Plan& p, const std::string& ind) {
   for (int j = 0; j < p.k; ++j) {
     std::string inner;
     for (const auto& d : p.decls)
-      inner += fmt::format("{}  {} {} = {};\n{}  {}_f{} = {};\n", in, d.type, d.name, d.expr, in, d.name, j, d.name);
+      inner += d.guard.empty() ? fmt::format("{}  {} {} = {};\n{}  {}_f{} = {};\n", in, d.type, d.name, d.expr, in,
+                                             d.name, j, d.name)
+                               : fmt::format("{}  if ({}) {}_f{} = {};\n", in, d.guard, d.name, j, d.expr);
     loads += block(j, inner);
   }
   if (p.vector_type.empty()) {
@@ -415,18 +520,11 @@ Outcome plan_in_flight(const KernelInput& in, const access::ForLoop& loop, const
   // The names the loads, the condition and the step read: the body may assign none of them.
   std::set<std::string> declared;
   for (const auto& d : p.decls) declared.insert(d.name);
-  auto reads_kept = [&](std::size_t b, std::size_t e) -> std::string {
-    for (std::size_t x = b; x < e; ++x) {
-      if (t[x].kind != cuda::TokenKind::identifier || t[x].text == p.i || declared.count(std::string(t[x].text)))
-        continue;
-      if (x > 0 && (t[x - 1].text == "." || t[x - 1].text == "->")) continue;
-      if (access::assigned(t, loop.body_begin, loop.body_end, t[x].text))
-        return fmt::format("the body assigns {}, which an early load or the loop's condition reads", t[x].text);
-    }
-    return "";
-  };
-  for (const auto& d : p.decls)
+  auto reads_kept = [&](std::size_t b, std::size_t e) { return assigned_read(t, loop, declared, b, e); };
+  for (const auto& d : p.decls) {
     if (auto r = reads_kept(d.first, d.semi); !r.empty()) return withhold(r);
+    if (auto r = reads_kept(d.guard_begin, d.guard_end); !r.empty()) return withhold(r);
+  }
   if (auto r = reads_kept(loop.cond_begin, loop.cond_end); !r.empty()) return withhold(r);
   if (auto r = reads_kept(loop.step_begin, loop.step_end); !r.empty()) return withhold(r);
   for (std::size_t x = loop.step_begin; x < loop.step_end; ++x)

@@ -544,10 +544,26 @@ TEST(BuiltinInFlight, AWhileLoopInADeviceFunction) {
   EXPECT_NE(code.find("if (i_in7) i += stride;"), std::string::npos) << code;
   EXPECT_NE(code.find("float in_l1 = in[i];"), std::string::npos) << code;
   EXPECT_NE(code.find("acc += in_l1;"), std::string::npos) << code;
-  EXPECT_NE(code.find("if (i + half < n) acc += in[i + half];"), std::string::npos) << code;
+  // The second load, under its own guard, is in flight with the first.
+  EXPECT_NE(code.find("if (i + half < n) in_l2_f7 = in[i + half];"), std::string::npos) << code;
+  EXPECT_NE(code.find("if (i + half < n) acc += in_l2;"), std::string::npos) << code;
+  EXPECT_LT(code.rfind("in_l2_f7 = in[i + half];"), code.find("acc += in_l1;")) << code;
   EXPECT_LT(code.rfind("in_l1_f7 = in_l1;"), code.find("acc += in_l1;")) << code;
   EXPECT_NE(r.summary.find("PC1 partial.cu:7 (90%): loads_in_flight"), std::string::npos) << r.summary;
   EXPECT_EQ(run_on_host(k_partial, edited_source(r, "partial.cu", k_partial), k_partial_driver), "identical");
+}
+
+// A later load whose guard reads what the body assigns stays in the body, unguarded by us: the
+// first load alone moves ahead, and the result is still the original's.
+TEST(BuiltinInFlight, ALaterLoadWhoseGuardReadsTheSumStays) {
+  std::string src = replaced(k_partial, "if (i + half < n) acc", "if (i + half < n && acc >= 0.0f) acc");
+  auto r = ask(partial_kernel(), "partial.cu", src);
+  auto edits = by_rule(r, "loads_in_flight");
+  ASSERT_EQ(edits.size(), 1u) << r.summary;
+  const std::string& code = *edits[0].new_text;
+  EXPECT_EQ(code.find("in_l2"), std::string::npos) << code;
+  EXPECT_NE(code.find("if (i + half < n && acc >= 0.0f) acc += in[i + half];"), std::string::npos) << code;
+  EXPECT_EQ(run_on_host(src, edited_source(r, "partial.cu", src), k_partial_driver), "identical");
 }
 
 // The while form's own shapes: a loop whose last statement is not its step, or whose step is
