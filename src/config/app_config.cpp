@@ -4,6 +4,7 @@
 
 #include "util/error.hpp"
 #include "util/names.hpp"
+#include "util/paths.hpp"
 #include "util/regex.hpp"
 
 #include <fmt/format.h>
@@ -45,21 +46,11 @@ public:
   // and inside the application folder once resolved, so that nothing Optimas writes through it
   // can land in your tree or outside it.
   std::string inside(const YAML::Node& at, const std::string& path, const std::string& dir, const char* what) const {
-    fs::path p(path);
-    fs::path normal = p.lexically_normal();
-    bool escapes = p.is_absolute() || normal.empty() || *normal.begin() == "..";
-    if (!escapes) {
-      std::error_code ec;
-      fs::path root = fs::weakly_canonical(dir, ec);
-      fs::path resolved = fs::weakly_canonical(fs::path(dir) / normal, ec);
-      auto rel = resolved.lexically_relative(root);
-      escapes = ec || rel.empty() || *rel.begin() == "..";
-    }
-    if (escapes)
+    if (!util::resolve_inside(dir, path))
       fail(at, fmt::format("{} \"{}\" is not inside the application folder {}: name it relative to that folder "
                            "(Optimas edits and builds copies, never your files)",
                            what, path, dir));
-    return normal.string();
+    return fs::path(path).lexically_normal().string();
   }
 
   std::string string(const YAML::Node& map, const char* key, bool required, const char* where) const {

@@ -11,6 +11,7 @@
 #include "profile/importer.hpp"
 #include "propose/prepare.hpp"
 #include "store/journal.hpp"
+#include "store/run_inputs.hpp"
 #include "util/error.hpp"
 #include "util/hash.hpp"
 #include "util/log.hpp"
@@ -134,14 +135,12 @@ void Loop::resume_run() {
   m_run = m_store->load_run(m_id);
   if (m_run.value("status", "") == "finished")
     throw UsageError(fmt::format("run {} has finished; there is nothing to resume (optimas runs show {})", m_id, m_id));
+  // Before anything is read through the folder or written into it: no link out of it, no path
+  // run.json names outside it, the optimas.yml and the snapshot the run recorded.
+  const std::string config_path = store::check_run_folder(m_dir, m_id, m_run);
   m_overrides = read_json((m_dir / "options.json").string());
   for (const auto& v : m_run.value("variants", json::array())) m_variants.push_back(v);
-  std::string config_path = m_run.value("config_path", "");
   m_app = config::load_app_config(config_path);
-  std::string recorded = util::sha256_file((m_dir / "config" / "optimas.yml").string());
-  if (util::sha256_file(config_path) != recorded)
-    throw Error(
-        fmt::format("{} changed since run {} started; resuming would mix two configurations", config_path, m_id));
   configure();
   say("resume", fmt::format("run {} ({}), from {}", m_id, m_app.name, m_dir.string()));
 }

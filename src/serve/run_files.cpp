@@ -6,6 +6,7 @@
 #include "util/error.hpp"
 #include "util/json_text.hpp"
 #include "util/log.hpp"
+#include "util/paths.hpp"
 
 #include <fmt/format.h>
 
@@ -18,14 +19,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-// True when `inner` is `outer` or lies under it (both canonical).
-bool inside(const fs::path& outer, const fs::path& inner) {
-  auto o = outer.begin(), i = inner.begin();
-  for (; o != outer.end(); ++o, ++i)
-    if (i == inner.end() || *o != *i) return false;
-  return true;
-}
 
 json read_json_file(const store::RunStore& store, const std::string& id, const std::string& relative,
                     std::vector<std::string>& problems) {
@@ -90,11 +83,8 @@ std::optional<fs::path> path_in_run(const store::RunStore& store, const std::str
   fs::path root = fs::canonical(store.root(), ec);
   if (ec) return std::nullopt;
   fs::path run = fs::canonical(store.run_dir(id), ec);
-  if (ec || !inside(root, run) || run == root) return std::nullopt;
-  // weakly_canonical resolves every link on the part of the path that exists.
-  fs::path full = fs::weakly_canonical(run / rel, ec);
-  if (ec || !inside(run, full)) return std::nullopt;
-  return full;
+  if (ec || !util::lies_inside(root, run) || run == root) return std::nullopt;
+  return util::resolve_inside(run, rel);
 }
 
 std::optional<std::string> read_run_file(const store::RunStore& store, const std::string& id,

@@ -21,8 +21,10 @@ struct AppliedVariant {
 // Copies variant `key` of run `id` (id or unique prefix; key empty: the run's best) over the
 // application's sources, after checking that each file is one of the run's inputs and is still
 // as it was when the run started. Error on a variant that was not accepted or a file changed
-// since, unless `force`; UsageError on a variant the run does not have. Nothing is copied until
-// every file has passed.
+// since, unless `force`; UsageError on a variant the run does not have, and on a run folder that
+// check_run_folder refuses (store/run_inputs.hpp: a config_path that is not the recorded
+// optimas.yml, a path leading out of the folder, an edited snapshot), which --force does not
+// override. Nothing is copied until every file has passed.
 AppliedVariant apply_variant(const RunStore& store, const std::string& id, const std::string& key, bool force);
 
 } // namespace optimas::store

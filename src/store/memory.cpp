@@ -4,6 +4,7 @@
 #include "util/error.hpp"
 #include "util/json_text.hpp"
 #include "util/log.hpp"
+#include "util/paths.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -100,7 +101,8 @@ std::vector<Memory> memories_of(const RunStore& store, const std::string& id, co
       edits[base_name(e.value("kernel", ""))].push_back(what + ": " + util::first_sentence(e.value("rationale", "")));
     }
     const json& m = v["measurement"];
-    const fs::path diff = dir / v.value("dir", "") / "diff.patch";
+    // Another run's record names its folder: a diff is read only from inside that run.
+    const auto diff = util::resolve_inside(dir, fs::path(util::member_string(v, "dir")) / "diff.patch");
     for (const auto& [kernel, lines] : edits) {
       Memory mem;
       for (const auto& k : util::member(diagnostics, "kernels"))
@@ -117,7 +119,7 @@ std::vector<Memory> memories_of(const RunStore& store, const std::string& id, co
         mem.ci_high = m["ci"][1];
       }
       mem.edits = lines;
-      if (fs::exists(diff)) mem.diff = first_lines(util::read_file(diff.string()), k_diff_lines);
+      if (diff && fs::is_regular_file(*diff)) mem.diff = first_lines(util::read_file(diff->string()), k_diff_lines);
       out.push_back(std::move(mem));
     }
   }

@@ -6,8 +6,9 @@
 #      and the resume case below
 #   4  --base-url file:// : HttpPost.OnlyHttpAndHttpsAreSpoken
 #   5  the dashboard and another site's Host: scenario.serve, ServeHost.OnlyThisServersNamesAreAnswered
-# Not yet here (issue #52 open): 2 (a sandbox for variants), 3 (run files as inputs), the rest of
-# 6 and 7, and 8 (the suite under load).
+#   3  run files as inputs: also RunInputs.* (store/run_inputs.cpp) and ApplyRun.RunFilesThatLeadElsewhereAreRefused
+# Not yet here (issue #52 open): 2 (a sandbox for variants), the rest of 6 and 7, and 8 (the
+# suite under load).
 source "$(dirname "$0")/lib.sh"
 APP="$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app"
 cp -r "$APP" "$WORK/app"
@@ -39,6 +40,92 @@ PY
 kill -0 "$bystander" 2>/dev/null || fail "1: the resumed run ended a process it did not start"$'\n'"$(cat resume.log)"
 grep -q "does not carry the run's mark" resume.log || fail "1: the refused record is not reported"$'\n'"$(cat resume.log)"
 kill "$bystander" || true
+
+# --- 3: run files are inputs: what run.json names stays in the run folder or is the recorded ---
+# application, no link leads out of the folder, and the snapshot is as snapshot.json recorded.
+# Each case edits a copy of the first run (in a store of its own): refused with exit 2 naming the
+# run and the file or field, run.json unchanged, nothing written outside.
+cp -r app app-apply
+run3() { # run3 PYTHON: a fresh copy of the first run in runs-3, resumable and with an accepted
+  # variant whose main.cu is "// applied", made from app-apply; PYTHON edits its run.json `r`.
+  rm -rf runs-3 && mkdir runs-3 && cp -r "runs/$id" runs-3/
+  mkdir -p "runs-3/$id/iterations/1/attempt-1/src" && echo "// applied" > "runs-3/$id/iterations/1/attempt-1/src/main.cu"
+  python3 - "runs-3/$id/run.json" "$WORK" "$1" <<'PY'
+import json, sys
+path, work = sys.argv[1], sys.argv[2]
+r = json.load(open(path))
+r["status"], r["pid"] = "running", 0  # as a killed run leaves it
+r["config_path"] = work + "/app-apply/optimas.yml"
+v = r["variants"][0]
+v["status"], r["best"] = "accepted", v["key"]
+v["source"] = v["dir"] + "/src"
+exec(sys.argv[3])
+json.dump(r, open(path, "w"))
+PY
+  sha256sum "runs-3/$id/run.json" > run3.sum
+}
+untouched3() { # untouched3 CASE: run.json as it was, app-apply's main.cu and outside/ too
+  sha256sum -c --quiet run3.sum || fail "3, $1: run.json changed"
+  cmp -s app/main.cu app-apply/main.cu || fail "3, $1: app-apply/main.cu was written"
+  [ -z "$(ls -A outside)" ] || fail "3, $1: something was written outside the store: $(ls -A outside)"
+}
+mkdir -p outside victim
+apply_with_config_path_elsewhere() {
+  cp app/main.cu victim/ && sed 's/^name: stream/name: victim/' app/optimas.yml > victim/optimas.yml
+  run3 'r["config_path"] = work + "/victim/optimas.yml"'
+  expect_fail 2 "run $id: .*victim/optimas.yml changed since run $id started, or run.json's config_path was edited" -- \
+    "$OPTIMAS" apply "$id" --runs-dir runs-3
+  cmp -s app/main.cu victim/main.cu || fail "3: apply wrote into the folder an edited config_path named"
+  untouched3 "config_path elsewhere"
+}
+apply_with_an_absolute_source() {
+  mkdir -p planted && echo "// planted" > planted/main.cu
+  run3 'r["variants"][0]["source"] = work + "/planted"'
+  expect_fail 2 "run $id: run.json's variants\[0\]\.source \".*/planted\" leads out of .*runs-3/$id" -- \
+    "$OPTIMAS" apply "$id" --runs-dir runs-3
+  untouched3 "an absolute source"
+}
+apply_with_an_edited_snapshot() {
+  run3 ''
+  echo "// edited" >> "runs-3/$id/snapshot/main.cu"
+  expect_fail 2 "run $id: .*runs-3/$id/snapshot/main.cu is not as the run recorded it" -- \
+    "$OPTIMAS" apply "$id" --runs-dir runs-3
+  untouched3 "apply, an edited snapshot"
+}
+resume_with_work_linked_out() {
+  run3 ''
+  ln -s "$WORK/outside" "runs-3/$id/work"
+  expect_fail 2 "run $id: .*runs-3/$id/work is a symbolic link to .*/outside, outside the run folder" -- \
+    "$OPTIMAS" run --resume "$id" --runs-dir runs-3
+  untouched3 "work/ linked out"
+}
+resume_with_iterations_linked_out() {
+  run3 ''
+  mv "runs-3/$id/iterations" outside/ && ln -s "$WORK/outside/iterations" "runs-3/$id/iterations"
+  expect_fail 2 "run $id: .*runs-3/$id/iterations is a symbolic link to .*/outside/iterations, outside the run folder" -- \
+    "$OPTIMAS" run --resume "$id" --runs-dir runs-3
+  rm -rf outside/iterations
+  untouched3 "iterations/ linked out"
+}
+resume_with_an_edited_snapshot() {
+  run3 ''
+  echo "// edited" >> "runs-3/$id/snapshot/main.cu"
+  expect_fail 2 "run $id: .*runs-3/$id/snapshot/main.cu is not as the run recorded it" -- \
+    "$OPTIMAS" run --resume "$id" --runs-dir runs-3
+  untouched3 "resume, an edited snapshot"
+}
+apply_of_the_untouched_copy_works() { # the control: the refusals above are the edits' doing
+  run3 ''
+  "$OPTIMAS" apply "$id" --runs-dir runs-3 > apply3.log 2>&1 || fail "3: apply of the untouched run: $(cat apply3.log)"
+  grep -qx "// applied" app-apply/main.cu || fail "3: apply of the untouched run did not write main.cu"
+}
+apply_with_config_path_elsewhere
+apply_with_an_absolute_source
+apply_with_an_edited_snapshot
+resume_with_work_linked_out
+resume_with_iterations_linked_out
+resume_with_an_edited_snapshot
+apply_of_the_untouched_copy_works
 
 # --- 6: clear errors, exit 2, nothing left behind --------------------------------------------
 mkdir -p dir-yml/optimas.yml fifo-yml
@@ -78,4 +165,4 @@ expect_fail 2 '-i nosuch: .* has no such configuration \(it has small, default, 
 expect_fail 2 '"openai" names no model: give openai/MODEL' -- "$OPTIMAS" run --app app -m openai --dry-run
 expect_fail 2 '--runs-dir .*typo: no such folder' -- "$OPTIMAS" runs list --runs-dir "$WORK/typo"
 [ ! -e "$WORK/typo" ] || fail "7: runs list created the folder it was given"
-pass "hardening probe: findings 1, 6 (a folder, a FIFO as optimas.yml; corpus export into a folder; NaN and inf named as given) and 7 (conflicting flags, 0x10, sources: [], a second document, -i nosuch, a model without its name, runs list on a typo)"
+pass "hardening probe: findings 1, 3 (apply with config_path elsewhere, an absolute source, an edited snapshot; resume with work/ or iterations/ linked out, an edited snapshot), 6 (a folder, a FIFO as optimas.yml; corpus export into a folder; NaN and inf named as given) and 7 (conflicting flags, 0x10, sources: [], a second document, -i nosuch, a model without its name, runs list on a typo)"
