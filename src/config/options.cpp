@@ -91,6 +91,9 @@ std::string search(const json& v) {
 std::string execute(const json& v) {
   return one_of(v, {"auto", "yes", "no"});
 }
+std::string sandbox(const json& v) {
+  return one_of(v, {"auto", "bwrap", "unshare", "watch"});
+}
 std::string build_jobs(const json& v) {
   if (v.is_string()) {
     const std::string t = v.get<std::string>();
@@ -256,6 +259,11 @@ std::vector<Option> make_table() {
      "Builds made ahead at once while variants are measured (the tuning stage's points): auto (the cores less one; "
      "one where builds cannot have folders of their own), N, or 0 (none ahead; docs/pipeline.md)", "", Kind::text,
      "auto", "", build_jobs, {}},
+    {"sandbox", "--sandbox",
+     "The walls around every build and run: auto (bwrap, else unshare, else watch), bwrap or unshare (each program "
+     "writes only its scratch folders and a private /tmp, no network), watch (no walls: a variant that changes the "
+     "application folder or the run store fails; docs/sandbox.md)",
+     "", Kind::text, "auto", "", sandbox, {}},
     // The tuning stage (tune: in optimas.yml; docs/tuning.md).
     {"tune", "!--no-tune", "Skip the tuning stage that follows the edit step", "", Kind::flag, true, "", nullptr, {}},
     {"tune_discover", "!--no-tune-discover",

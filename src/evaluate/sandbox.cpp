@@ -99,13 +99,8 @@ BuildResult build_in(const config::AppConfig& app, const std::string& dir, const
   auto step = [&](const std::string& command, bool append) {
     util::ProcessSpec spec = util::shell(command);
     spec.cwd = dir;
-    if (seen_as) {
-      // $1: the folder the build sees as $2, whose parent is a tmpfs of its own; $3: the command.
-      const char* script = "set -e; mount -t tmpfs optimas \"$(dirname \"$2\")\"; mkdir \"$2\"; "
-                           "mount --bind \"$1\" \"$2\"; cd \"$2\"; exec /bin/sh -c \"$3\"";
-      spec.argv = {"unshare",       "--user", "--map-root-user", "--mount", "/bin/sh", "-c", script,
-                   "optimas-build", dir,      seen_as->path,     command};
-    }
+    const Seen seen{dir, seen_as ? seen_as->path : ""};
+    spec.argv = isolated_argv(sandbox.isolation, {dir}, seen_as ? seen.as : dir, seen_as ? &seen : nullptr, spec.argv);
     for (const auto& [k, v] : env) spec.env[k] = v;
     spec.timeout_s = sandbox.timeout_s;
     spec.limits = sandbox.limits;
@@ -289,6 +284,15 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
       spec.env["OPTIMAS_TRACE_END_KERNELS"] = util::join(sandbox.end_after.symbols, " ");
     }
   }
+  // Behind the walls it writes its folder, its outputs' folder and its trace, nothing else.
+  std::vector<std::string> writable = {fs::absolute(dir).lexically_normal().string()};
+  for (const auto& t : targets) {
+    const std::string folder = fs::path(t).parent_path().string();
+    fs::create_directories(folder);
+    if (std::find(writable.begin(), writable.end(), folder) == writable.end()) writable.push_back(folder);
+  }
+  if (!sandbox.tracer.empty()) writable.push_back(trace_dir.string());
+  spec.argv = isolated_argv(sandbox.isolation, writable, writable.front(), nullptr, spec.argv);
   auto r = util::run_process(spec);
 
   Execution e;

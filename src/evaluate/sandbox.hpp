@@ -4,6 +4,7 @@
 #pragma once
 
 #include "config/app_config.hpp"
+#include "evaluate/isolation.hpp"
 #include "util/process.hpp"
 
 #include <cstdint>
@@ -18,6 +19,8 @@ namespace optimas::evaluate {
 struct Sandbox {
   double timeout_s = 600;
   util::ResourceLimits limits;
+  // The walls around every build and run (evaluate/isolation.hpp); the run's --sandbox.
+  Isolation isolation = Isolation::watch;
   // With a kernel tracer (liboptimas-trace.so) every run records its kernels, and the run's
   // kernel time is the summed GPU time of all of them.
   std::string tracer;
@@ -61,14 +64,16 @@ struct BuildResult {
 // Where a build sees its folder at another path, alone (the variant pipeline's lanes,
 // loop/pipeline.hpp): the build runs in a user and mount namespace of its own in which the
 // parent of `seen_as` is an empty tmpfs and `dir` is bound at `seen_as`, so that what the build
-// writes into its products (nvcc -lineinfo's paths) is what a build at `seen_as` writes.
+// writes into its products (nvcc -lineinfo's paths) is what a build at `seen_as` writes
+// (evaluate::Seen).
 struct SeenAs {
   std::string path;
 };
 
 // Runs build.clean (when set) and then build.command in `dir`, both logged to `log_path`, with
 // `env` added to their environment (a tuning point's NVCC_APPEND_FLAGS and OPTIMAS_TUNE_FLAGS);
-// with `seen_as`, in `dir` seen at that path (SeenAs).
+// with `seen_as`, in `dir` seen at that path (SeenAs). Behind the sandbox's walls, the build
+// writes only `dir` (and a private /tmp).
 BuildResult build_in(const config::AppConfig& app, const std::string& dir, const std::string& log_path,
                      const Sandbox& sandbox, const std::map<std::string, std::string>& env = {},
                      const SeenAs* seen_as = nullptr);

@@ -53,15 +53,31 @@ evaluate::Execution Loop::execute_variant(Variant& v, const config::InputConfig&
   for (const auto& o : m_app.outputs) outputs.insert(fs::path(o).lexically_normal().string());
   const auto outside_before = evaluate::tree_state(m_dir.string(), ours);
   const auto own_before = evaluate::tree_state(v.work.string(), outputs);
+  // Without the sandbox's walls, the application folder is watched too (less the run store,
+  // watched above, where it lies inside).
+  const bool walls = (sandbox ? *sandbox : m_sandbox).isolation != evaluate::Isolation::watch;
+  std::set<std::string> store;
+  if (const auto rel = fs::weakly_canonical(m_dir.parent_path()).lexically_relative(fs::weakly_canonical(m_app.dir));
+      !rel.empty() && *rel.begin() != "..")
+    store.insert(rel == "." ? m_dir.filename().string() : rel.string());
+  const auto app_before = walls ? evaluate::TreeState{} : evaluate::tree_state(m_app.dir, store);
   auto e = execute(v.work, input, output, log, sandbox);
   auto outside = evaluate::tree_changes(outside_before, evaluate::tree_state(m_dir.string(), ours));
   auto mine = evaluate::tree_changes(own_before, evaluate::tree_state(v.work.string(), outputs));
+  const auto app =
+      walls ? evaluate::TreeChanges{} : evaluate::tree_changes(app_before, evaluate::tree_state(m_app.dir, store));
   std::error_code ec;
   for (const auto& p : mine.added) {
     v.left_behind.insert(p);
     fs::remove_all(v.work / p, ec);
   }
   tampered = evaluate::tampering(outside, mine);
+  if (!app.empty()) {
+    tampered = fmt::format("it changed the application folder {} (your files: see what changed before going on): {}",
+                           m_app.dir, app.describe()) +
+               (tampered.empty() ? "" : "; " + tampered);
+    say("variant", fmt::format("warning: variant {} {}", v.key, tampered));
+  }
   if (!outside.empty()) restore_after(v, outside);
   return e;
 }

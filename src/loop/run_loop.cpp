@@ -84,11 +84,22 @@ const std::map<std::string, std::string>& Loop::host_sources() const {
   return *m_host_sources;
 }
 
+void Loop::record_isolation() {
+  m_run["sandbox"] = {{"level", evaluate::isolation_name(m_sandbox.isolation)},
+                      {"summary", evaluate::isolation_summary(m_sandbox.isolation)}};
+}
+
 void Loop::configure() {
   apply_overrides(m_app, m_overrides);
   m_settings = settings_from(m_app, m_overrides);
   m_backend = backend_config(m_app, m_settings, m_overrides);
   m_sandbox = evaluate::sandbox_for(m_app);
+  bool automatic = false;
+  m_sandbox.isolation = evaluate::parse_isolation(m_settings.sandbox, automatic).value_or(evaluate::Isolation::watch);
+  if (!evaluate::allows(m_sandbox.isolation))
+    throw UsageError(fmt::format("--sandbox {}: this machine does not allow it (the strongest it allows is {}; "
+                                 "docs/sandbox.md)",
+                                 m_settings.sandbox, evaluate::isolation_name(evaluate::strongest_isolation())));
   // Timing by trace: the traced GPU time of every kernel, so that a program that prints no
   // time, an odd one or a false one is measured alike. auto takes it for CUDA programs where
   // the tracer exists.
@@ -199,6 +210,12 @@ void Loop::open_run() {
   m_run["model"] = m_backend.model.empty() ? m_backend.provider : m_backend.provider + "/" + m_backend.model;
   m_run["diagnostics"] = analysis::parse_diagnostics(m_app.optimize.diagnostics).label();
   m_run["execute"] = m_execute;
+  // A resumed run keeps the level its baseline ran at (lowered to watch where the walls stopped it).
+  if (bool automatic = false; m_run.contains("sandbox") && m_run["sandbox"].is_object())
+    if (auto level = evaluate::parse_isolation(m_run["sandbox"].value("level", ""), automatic))
+      m_sandbox.isolation = m_measure_sandbox.isolation = *level;
+  record_isolation();
+  if (m_execute) say("run", "sandbox: " + evaluate::isolation_summary(m_sandbox.isolation));
   const json seed = m_settings.seed ? json(*m_settings.seed) : json(nullptr);
   if (!m_settings.campaign.empty())
     m_run["campaign"] = {{"id", m_settings.campaign}, {"cell", m_settings.cell}, {"seed", seed}};

@@ -144,6 +144,11 @@ private:
                                    const std::map<std::string, std::string>& env = {}, int lane = 0);
   void baseline();
   void build_baseline(const path& work, const path& record);
+  // The baseline failed behind the sandbox's walls (`failure`): true, the run going on at the
+  // watch level, where `again` (the same step without walls) works.
+  bool without_walls(const std::string& step, const std::string& failure, const std::function<bool()>& again);
+  // run.json's `sandbox`: the level its programs run at and what that stops.
+  void record_isolation();
   void run_baseline(const path& work, const path& record);
   void warn_small_outputs();
   void probe_validation();

@@ -22,7 +22,7 @@ namespace optimas::loop {
 // (config/options.hpp; the CLI fills it from the table's rows): model, base_url, options
 // (["k=v"]), diagnostics, scope, iterations, retries, runs, warmup, timing, measure_configs,
 // validate_configs, fresh_seeds, tolerance ("rel=1e-12"), import, ncu, tracer, full_profile,
-// execute, template, token_budget, cache_dir, no_cache, keep_work, build_jobs, aa, min_speedup, confirm,
+// execute, template, token_budget, cache_dir, no_cache, keep_work, build_jobs, sandbox, aa, min_speedup, confirm,
 // work_dir, alpha, tune, tune_only, tune_point, tune_search, tune_budget, campaign, cell, seed.
 using Overrides = nlohmann::json;
 
@@ -44,7 +44,8 @@ struct Settings {
   std::string cache_dir = config::default_of<std::string>("cache_dir");
   bool no_cache = config::default_of<bool>("no_cache");
   bool keep_work = config::default_of<bool>("keep_work");
-  int build_jobs = -1;                      // builds made ahead at once (loop/pipeline.hpp): -1 auto, 0 none ahead
+  int build_jobs = -1; // builds made ahead at once (loop/pipeline.hpp): -1 auto, 0 none ahead
+  std::string sandbox = config::default_of<std::string>("sandbox"); // auto, bwrap, unshare, watch
   bool aa = config::default_of<bool>("aa"); // calibration: the variant is a second build of the unchanged parent
   double alpha = config::default_of<double>("alpha"); // hot kernels' share of the time
   // The campaign cell this run is (optimas campaign); empty when it is a run of its own.

@@ -47,7 +47,9 @@ void write_variant(const config::AppConfig& app, const std::map<std::string, std
 }
 
 evaluate::BuildResult build_variant(const config::AppConfig& app, const std::string& dir, const std::string& log_path) {
-  return evaluate::build_in(app, dir, log_path, evaluate::sandbox_for(app));
+  evaluate::Sandbox sandbox = evaluate::sandbox_for(app);
+  sandbox.isolation = evaluate::strongest_isolation();
+  return evaluate::build_in(app, dir, log_path, sandbox);
 }
 
 } // namespace optimas::propose

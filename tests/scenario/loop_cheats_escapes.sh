@@ -7,6 +7,9 @@ source "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
 
 D="$OPTIMAS_TEST_DATA/h200/stream"
+# The watch level's catches: behind the sandbox's walls (bwrap, unshare) these writes outside the
+# variant's folder fail before anything needs catching (tests/scenario/sandbox.sh).
+LOOP_SANDBOX=watch
 APP="$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app"
 RUNS="$WORK/runs"
 export OPENAI_API_KEY="sk-test-SECRET-$RANDOM$RANDOM$RANDOM"

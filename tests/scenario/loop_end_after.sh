@@ -59,7 +59,8 @@ measure() {
   local name=$1
   shift
   rc=0
-  "$OPTIMAS" run --app "$WORK/$name" --runs-dir "$WORK/runs-$name" --import "$D" --timing trace \
+  # --sandbox watch: the stand-in leaves its end marks in $WORK, which the walls' private /tmp would hide.
+  "$OPTIMAS" run --app "$WORK/$name" --runs-dir "$WORK/runs-$name" --import "$D" --timing trace --sandbox watch \
     --tracer "$WORK/fake-liboptimas-trace.so" --aa --runs 5 --warmup 1 --measure-configs default --verdict "${VERDICT:-fixed}" "$@" \
     > "$WORK/$name.out" 2> "$WORK/$name.log" || rc=$?
   local id

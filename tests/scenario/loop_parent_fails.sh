@@ -25,7 +25,9 @@ touch "$WORK/broken"
 
 cd "$WORK"
 rc=0
-"$OPTIMAS" run --app app --import "$D" --aa --runs 5 --warmup 0 --no-tune --runs-dir runs > run.out 2> run.log || rc=$?
+# --sandbox watch: the stand-in reads $WORK/broken, which the walls' private /tmp would hide.
+"$OPTIMAS" run --app app --import "$D" --aa --runs 5 --warmup 0 --no-tune --runs-dir runs --sandbox watch \
+  > run.out 2> run.log || rc=$?
 [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] || fail "the run exits $rc, as if it had measured: $(tail -5 run.log)"
 grep -q "the baseline failed while being measured on default beside i1a1: .*this is not i1a1's fault" run.log ||
   fail "the run does not say the parent failed: $(tail -5 run.log)"
