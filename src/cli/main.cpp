@@ -95,7 +95,10 @@ int main(int argc, char** argv) {
     log::error("{}", e.what());
     return k_exit_error;
   } catch (const std::exception& e) {
-    log::error("internal error: {}", e.what());
+    // A library's error (a file of the wrong shape read deep inside) in our words; anything else
+    // is ours to fix.
+    const std::string plain = plain_message(e);
+    log::error("{}{}", plain == e.what() ? "internal error: " : "", plain);
     return k_exit_error;
   }
   return cli::command_exit_code();

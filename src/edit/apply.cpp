@@ -49,6 +49,7 @@ Application apply_edits(const std::map<std::string, std::string>& sources, const
     EditOutcome o;
     o.index = i;
     o.file = e.file;
+    o.kernel = e.kernel;
     for (const auto& id : e.evidence)
       if (!known.count(id))
         o.unknown_evidence.push_back(id);

@@ -23,6 +23,7 @@ struct EditOutcome {
   std::size_t known_evidence = 0;            // cited IDs it had
   std::vector<std::string> cited;            // the IDs it had, as cited
   bool unknown_file = false;                 // `file` is not one of the sources (the guardrail "file")
+  std::string kernel;                        // the kernel the edit names (the guardrail "kernel")
 };
 
 struct Application {

@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
+#include <set>
 
 namespace optimas::edit {
 
@@ -121,10 +123,35 @@ bool on_cited_cause(const EditOutcome& oc, const GuardrailOptions& o) {
 
 } // namespace
 
+namespace {
+
+// A kernel's name as an edit may give it: "k", "void k<256u, true>(const float *, float *)", "ns::k".
+std::string base_name_of(const std::string& named) {
+  std::string n = named.substr(0, std::min(named.find('('), named.find('<')));
+  while (!n.empty() && std::isspace(static_cast<unsigned char>(n.back()))) n.pop_back();
+  if (auto space = n.find_last_of(" \t*&"); space != std::string::npos) n.erase(0, space + 1);
+  if (auto colons = n.rfind("::"); colons != std::string::npos) n.erase(0, colons + 2);
+  return n;
+}
+
+} // namespace
+
 std::vector<Violation> check_guardrails(const Application& app, const GuardrailOptions& o) {
   std::vector<Violation> out;
+  // The kernels the sources define: an edit must name one of them (as its name, or declared with
+  // its return type, template arguments or parameters: `void k<256>(const float*)`).
+  std::set<std::string> kernels;
+  for (const auto& [file, text] : app.original)
+    for (const auto& f : cuda::parse_source(file, text).functions)
+      if (f.kernel) kernels.insert(f.name);
   for (const auto& oc : app.outcomes) {
     if (oc.unknown_file) out.push_back({"file", oc.file, fmt::format("edit {}: {}", oc.index + 1, oc.reason)});
+    if (const std::string name = base_name_of(oc.kernel);
+        !oc.kernel.empty() && !kernels.empty() && !kernels.count(name))
+      out.push_back(
+          {"kernel", oc.file,
+           fmt::format("edit {} names kernel {}, which no source defines (its kernels: {})", oc.index + 1, oc.kernel,
+                       util::join(std::vector<std::string>(kernels.begin(), kernels.end()), ", "))});
     std::string unknown = util::join(oc.unknown_evidence, ", ");
     if (!o.code_only && oc.known_evidence == 0)
       out.push_back({"evidence", oc.file,

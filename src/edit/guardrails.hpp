@@ -48,7 +48,8 @@ struct GuardrailOptions {
 
 struct Violation {
   std::string rule; // "signature", "duplicate_kernel", "kernel_removed", "kernel_added", "scope", "balance",
-                    // "file" (not one of the prompt's sources), "evidence" (rule 5)
+                    // "file" (not one of the prompt's sources), "evidence" (rule 5), "kernel" (names a
+                    // kernel no source defines)
   std::string file;
   std::string message; // says what and where
 };

@@ -52,7 +52,8 @@ void ChildRecord::changed(const util::ChildInfo& child, bool running) {
     write();
   } catch (const std::exception& e) {
     if (!m_warned)
-      log::warn("{}: cannot record the running programs ({}); a resumed run may not find them", m_path, e.what());
+      log::warn("{}: cannot record the running programs ({}); a resumed run may not find them", m_path,
+                plain_message(e));
     m_warned = true;
   }
 }
@@ -120,7 +121,7 @@ int end_recorded_supervisors(const std::string& path, const std::string& run_id)
     if (!doc.is_object() || !doc.value("children", nlohmann::json()).is_array())
       throw std::runtime_error("no children list");
   } catch (const std::exception& e) {
-    log::warn("{}: not a record of running programs ({}); ignoring it", path, e.what());
+    log::warn("{}: not a record of running programs ({}); ignoring it", path, plain_message(e));
     fs::remove(path, ec);
     return 0;
   }

@@ -1,6 +1,7 @@
 #include "llm/cache.hpp"
 
 #include "llm/http.hpp"
+#include "util/error.hpp"
 #include "util/hash.hpp"
 #include "util/json_text.hpp"
 #include "util/log.hpp"
@@ -92,7 +93,7 @@ std::optional<Response> ResponseCache::get(const std::string& key) const {
     log::warn("{}",
               util::redact(fmt::format("response cache entry {} is damaged ({}); ignoring it and asking the model "
                                        "again",
-                                       path.string(), e.what())));
+                                       path.string(), plain_message(e))));
     return std::nullopt;
   }
 }

@@ -1,5 +1,6 @@
 #include "llm/http.hpp"
 
+#include "util/error.hpp"
 #include "util/json_text.hpp"
 #include "util/secrets.hpp"
 #include "util/strings.hpp"
@@ -329,7 +330,7 @@ Result read_api_reply(std::string_view who, const ApiReply& reply,
     return result;
   } catch (const nlohmann::json::exception& e) {
     return make_failure(FailureKind::server, who,
-                        fmt::format("unexpected reply shape ({}): {}", e.what(), excerpt(reply.raw)));
+                        fmt::format("unexpected reply shape ({}): {}", plain_message(e), excerpt(reply.raw)));
   }
 }
 

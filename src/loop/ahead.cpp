@@ -5,6 +5,7 @@
 // sources as the builtin will propose them (keyed by their content: a candidate whose sources
 // turn out otherwise finds no build and builds at its turn).
 #include "loop/run_state.hpp"
+#include "util/error.hpp"
 
 #include "evaluate/tree_guard.hpp"
 #include "llm/backend.hpp"
@@ -168,7 +169,7 @@ void Loop::build_candidates_ahead(BuildAhead& ahead) try {
   }
 } catch (const std::exception& e) {
   // Building ahead saves time; it never costs the run: each candidate builds at its turn.
-  log::warn("the round's candidates are not built ahead: {}", e.what());
+  log::warn("the round's candidates are not built ahead: {}", plain_message(e));
 }
 
 } // namespace optimas::loop

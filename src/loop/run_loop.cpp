@@ -473,11 +473,11 @@ RunResult Loop::run() {
     // resumed run rebuilds what it needs.
     std::error_code ec;
     if (!m_settings.keep_work) fs::remove_all(m_dir / "work", ec);
-    m_run["error"] = e.what();
+    m_run["error"] = plain_message(e);
     m_run["finished"] = util::utc_now_iso8601();
     m_run["outcome"] = "failed";
     write_run("failed");
-    std::string message = fmt::format("run {}: {}", m_id, e.what());
+    std::string message = fmt::format("run {}: {}", m_id, plain_message(e));
     if (dynamic_cast<const UsageError*>(&e)) throw UsageError(message);
     throw Error(message);
   }

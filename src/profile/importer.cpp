@@ -264,7 +264,7 @@ Profile import_manifest_dir(const std::string& dir) {
   try {
     profile.manifest = util::parse_json(util::read_file(manifest_path));
   } catch (const nlohmann::json::exception& e) { // parse_error, or out_of_range for 1e400
-    throw ParseError(manifest_path, 0, std::string("not valid JSON: ") + e.what());
+    throw ParseError(manifest_path, 0, plain_message(e));
   }
   check_manifest(profile.manifest, manifest_path);
   const auto& runs = profile.manifest["runs"];

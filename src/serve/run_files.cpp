@@ -27,7 +27,7 @@ json read_json_file(const store::RunStore& store, const std::string& id, const s
   try {
     return util::parse_json(*text);
   } catch (const json::exception& e) {
-    problems.push_back(fmt::format("{}/{}: not JSON: {}", id, relative, e.what()));
+    problems.push_back(fmt::format("{}/{}: {}", id, relative, plain_message(e)));
     return nullptr;
   }
 }

@@ -240,6 +240,9 @@ std::size_t export_corpus(const RunStore& store, const CorpusOptions& options, s
         log::warn("{}; run left out of the corpus", e.what());
       }
     }
+    // A run folder whose run.json is gone (a copy cut short, a file deleted) is no run to export,
+    // and says so rather than vanish from the corpus.
+    for (const auto& id : store.lost_runs()) log::warn("{}; run left out of the corpus", store.lost_run_problem(id));
     if (!aa.empty())
       log::info("{} A/A run(s) left out of the corpus (name one with --run to export it, marked \"aa\": true): {}",
                 aa.size(), util::join(aa, ", "));
@@ -265,7 +268,7 @@ std::size_t export_corpus(const RunStore& store, const CorpusOptions& options, s
     try {
       memories = run_memories(store, id);
     } catch (const std::exception& e) {
-      log::warn("run {}: its accepted edits are exported without their memory: {}", id, e.what());
+      log::warn("run {}: its accepted edits are exported without their memory: {}", id, plain_message(e));
     }
     for (auto record : corpus_records(id, run, options.all_variants)) {
       if (record["status"] == "accepted") {

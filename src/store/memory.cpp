@@ -143,7 +143,7 @@ std::vector<Memory> collect_memories(const RunStore& store, const std::string& e
       if (!campaign.empty() && util::member_string(util::member(run, "campaign"), "id") == campaign) continue;
       add_memories(out, memories_of(store, id, run));
     } catch (const std::exception& e) {
-      log::debug("memory: run {} left out: {}", id, e.what());
+      log::debug("memory: run {} left out: {}", id, plain_message(e));
     }
   }
   return out;

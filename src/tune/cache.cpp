@@ -1,6 +1,7 @@
 #include "tune/cache.hpp"
 
 #include "store/journal.hpp"
+#include "util/error.hpp"
 #include "util/hash.hpp"
 #include "util/json_text.hpp"
 #include "util/log.hpp"
@@ -33,20 +34,19 @@ std::optional<json> PointCache::get(const std::string& key, const std::string& l
     }
     return doc["result"];
   } catch (const std::exception& e) {
-    log::warn("{}: a damaged tuning cache entry ({}); measuring the point again", p.string(), e.what());
+    log::warn("{}: a damaged tuning cache entry ({}); measuring the point again", p.string(), plain_message(e));
     return std::nullopt;
   }
 }
 
-std::optional<std::string> PointCache::put(const std::string& key, const std::string& label,
-                                           const json& result) const {
+std::optional<std::string> PointCache::put(const std::string& key, const std::string& label, const json& result) const {
   try {
     fs::path p = path_for(key);
     fs::create_directories(p.parent_path());
     store::write_json_atomic(p.string(), {{"point", label}, {"result", result}});
     return std::nullopt;
   } catch (const std::exception& e) {
-    return std::string(e.what());
+    return std::string(plain_message(e));
   }
 }
 

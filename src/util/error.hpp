@@ -53,4 +53,9 @@ public:
   using Error::Error;
 };
 
+// What an exception says, in our words where it came from a library: nlohmann's JSON errors
+// without their "[json.exception.parse_error.101]" tags ("not valid JSON: ...", "a value of the
+// wrong kind: ..."), std::filesystem's as "PATH: REASON". Ours as they are.
+std::string plain_message(const std::exception& e);
+
 } // namespace optimas

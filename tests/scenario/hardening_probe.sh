@@ -7,8 +7,11 @@
 #   4  --base-url file:// : HttpPost.OnlyHttpAndHttpsAreSpoken
 #   5  the dashboard and another site's Host: scenario.serve, ServeHost.OnlyThisServersNamesAreAnswered
 #   3  run files as inputs: also RunInputs.* (store/run_inputs.cpp) and ApplyRun.RunFilesThatLeadElsewhereAreRefused
-# Not yet here (issue #52 open): 2 (a sandbox for variants), the rest of 6 and 7, and 8 (the
-# suite under load).
+#   2  a variant's code writing the application folder, $HOME, /tmp, or connecting: scenario.sandbox
+#      (each level the machine allows) and Isolation.*
+#   6  a library's words: Error.PlainMessagesOfLibraries, and the wrong-shape run.json below
+#   7  a reply edit naming a kernel no source defines: Guardrails.AnEditMustNameAKernelTheSourcesDefine
+# Not yet here (issue #52 open): 8 (the suite under load).
 source "$(dirname "$0")/lib.sh"
 APP="$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app"
 cp -r "$APP" "$WORK/app"
@@ -165,4 +168,27 @@ expect_fail 2 '-i nosuch: .* has no such configuration \(it has small, default, 
 expect_fail 2 '"openai" names no model: give openai/MODEL' -- "$OPTIMAS" run --app app -m openai --dry-run
 expect_fail 2 '--runs-dir .*typo: no such folder' -- "$OPTIMAS" runs list --runs-dir "$WORK/typo"
 [ ! -e "$WORK/typo" ] || fail "7: runs list created the folder it was given"
-pass "hardening probe: findings 1, 3 (apply with config_path elsewhere, an absolute source, an edited snapshot; resume with work/ or iterations/ linked out, an edited snapshot), 6 (a folder, a FIFO as optimas.yml; corpus export into a folder; NaN and inf named as given) and 7 (conflicting flags, 0x10, sources: [], a second document, -i nosuch, a model without its name, runs list on a typo)"
+# A run.json of the wrong shape read deep inside (a field of another kind): what is said names
+# no library ("[json.exception...]", "basic_filebuf", "filesystem error").
+rm -rf runs-6 && mkdir runs-6 && cp -r "runs/$id" runs-6/
+python3 - "runs-6/$id/run.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["variants"][0]["key"] = 12
+r["started"] = ["not", "a", "time"]
+json.dump(r, open(sys.argv[1], "w"))
+PY
+for cmd in "runs show $id" "runs list" "corpus export"; do
+  # shellcheck disable=SC2086
+  "$OPTIMAS" $cmd --runs-dir runs-6 > wrong-shape.out 2>&1 || true
+  ! grep -E 'json\.exception|basic_filebuf|filesystem error|internal error' wrong-shape.out ||
+    fail "6: $cmd on a run.json of the wrong shape speaks a library's words: $(cat wrong-shape.out)"
+done
+
+# --- 7: a run dropped from corpus export says so ---------------------------------------------
+rm -rf runs-7 && mkdir runs-7 && cp -r "runs/$id" runs-7/ && cp -r "runs/$id" "runs-7/${id%????}beef"
+rm "runs-7/${id%????}beef/run.json"
+"$OPTIMAS" corpus export --runs-dir runs-7 -o runs-7.jsonl 2> corpus-7.log || fail "7: corpus export: $(cat corpus-7.log)"
+grep -q "${id%????}beef.*left out of the corpus" corpus-7.log ||
+  fail "7: corpus export dropped a run folder without a word: $(cat corpus-7.log)"
+pass "hardening probe: findings 1, 3 (apply with config_path elsewhere, an absolute source, an edited snapshot; resume with work/ or iterations/ linked out, an edited snapshot), 6 (a folder, a FIFO as optimas.yml; corpus export into a folder; NaN and inf named as given) and 7 (conflicting flags, 0x10, sources: [], a second document, -i nosuch, a model without its name, runs list on a typo, a run folder without run.json left out of the corpus with a word); 6: a run.json of the wrong shape in our words"

@@ -158,7 +158,8 @@ pass "6. correct only on visible inputs: validation_failed on the held-out confi
 # --- 7. A variant that never ends -----------------------------------------------------------
 new_app app-hang 's/timeout_s: 20/timeout_s: 5/'
 grep -q 'timeout_s: 5$' "$WORK/app-hang/optimas.yml" || fail "hang: the timeout was not set"
-loop hang "$WORK/app-hang" "$WORK/replies/hang.json" --retries 0 --scope file
+# --sandbox watch: the variant reports its processes in $WORK, which the walls' private /tmp hides.
+loop hang "$WORK/app-hang" "$WORK/replies/hang.json" --retries 0 --scope file --sandbox watch
 expect hang i1a1 validation_failed 'timed out'
 [ "$(wc -l < "$WORK/hang.pids")" -eq 2 ] || fail "hang: expected two processes, got: $(cat "$WORK/hang.pids")"
 # Alive: any process of that group that is not a zombie (a killed orphan waits for init to reap it).

@@ -29,6 +29,8 @@ trap cleanup EXIT
 # sample starts.
 STOP_AT=$((3 + 1 + 6 * 2 + 2 + 4 + 1))
 
+# The build and the run count themselves in files of $WORK, which the sandbox's walls (a private
+# /tmp) would hide: the run is at the watch level (--sandbox watch), and its resume keeps it.
 cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/app"
 sed -i -e "s|command: g++|command: echo built >> $WORK/builds.log \&\& g++|" \
   -e "s|command: ./stream|command: $WORK/wrapper.sh ./stream|" "$WORK/app/optimas.yml"
@@ -79,7 +81,8 @@ exec 3<> "$WORK/stopped"
   exec 3>&-
   "$OPTIMAS" run --app "$WORK/app" --runs-dir "$RUNS" --cache-dir "$WORK/cache" --no-cache \
     -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --import "$D" \
-    --scope file --retries 0 --fresh-seeds 1 --runs 5 --warmup 1 --no-tune > "$WORK/first.out" 2> "$WORK/first.log" &
+    --scope file --retries 0 --fresh-seeds 1 --runs 5 --warmup 1 --no-tune --sandbox watch \
+    > "$WORK/first.out" 2> "$WORK/first.log" &
   echo $! > "$WORK/optimas.pid"
   rc=0
   wait $! || rc=$?

@@ -220,7 +220,7 @@ TEST(BuiltinPinned, TheEditCompilesAndIsJudgedByTheWallTime) {
   EXPECT_TRUE(propose::acts_on_application(proposal));
   // A kernel edit citing a PC item is judged by the kernels' time.
   propose::Proposal kernel_only;
-  kernel_only.application.outcomes.push_back({0, true, "", "main.cu", 5, 5, {}, 1, {"PC1"}, false});
+  kernel_only.application.outcomes.push_back({0, true, "", "main.cu", 5, 5, {}, 1, {"PC1"}, false, "hot"});
   EXPECT_FALSE(propose::acts_on_application(kernel_only));
 
   std::string nvcc = "/usr/local/cuda/bin/nvcc";

@@ -2,6 +2,9 @@
 #include "util/error.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
 
 #include <set>
 #include <string>
@@ -57,4 +60,29 @@ TEST(Error, ExitCodesAreDistinctAndDocumented) {
   EXPECT_EQ(k_exit_usage, 2);
   EXPECT_EQ(k_exit_no_improvement, 3);
   EXPECT_EQ(k_exit_pending, 4);
+}
+
+// A library's error in our words: nlohmann's without its tag, std::filesystem's as PATH: REASON.
+TEST(Error, PlainMessagesOfLibraries) {
+  try {
+    const auto parsed = nlohmann::json::parse("{\"a\": tru}");
+    FAIL() << "parsed " << parsed.dump();
+  } catch (const std::exception& e) {
+    const std::string m = plain_message(e);
+    EXPECT_EQ(m.find("[json.exception"), std::string::npos) << m;
+    EXPECT_EQ(m.rfind("not valid JSON at line 1, column", 0), 0u) << m;
+  }
+  try {
+    (void)nlohmann::json::parse("{\"a\": 3}")["a"].get<std::string>();
+    FAIL() << "converted";
+  } catch (const std::exception& e) {
+    EXPECT_EQ(plain_message(e), "a value of the wrong kind: type must be string, but is number");
+  }
+  try {
+    (void)std::filesystem::file_size("/nonexistent/optimas-error-test");
+    FAIL() << "sized";
+  } catch (const std::exception& e) {
+    EXPECT_EQ(plain_message(e), "/nonexistent/optimas-error-test: No such file or directory");
+  }
+  EXPECT_EQ(plain_message(Error("run r: as we said it")), "run r: as we said it");
 }

@@ -196,3 +196,20 @@ TEST(Guardrails, AnEditOnACauseLineThatCitesItsItemIsAccepted) {
   EXPECT_TRUE(has(run({"PC1"}, "/work/app/k.cu", 4), "scope")) << "the cause is another line";
   EXPECT_TRUE(has(run({"PC1"}, "/work/app/other.cu", 7), "scope")) << "the cause is in another file";
 }
+
+// An edit names the kernel it acts on: one the sources define, as its name or its declaration
+// (issue #52: a name no source has was taken without a word).
+TEST(Guardrails, AnEditMustNameAKernelTheSourcesDefine) {
+  auto e = replace("if (i < n) a[i]", "if (i < n) a[i]");
+  EXPECT_FALSE(has(check(e), "kernel"));
+  for (const char* named : {"void hot(float *, const float *, int)", "hot<256>", "ns::hot"}) {
+    e.kernel = named;
+    EXPECT_FALSE(has(check(e), "kernel")) << named;
+  }
+  e.kernel = "nosuch_kernel";
+  auto v = check(e);
+  ASSERT_TRUE(has(v, "kernel"));
+  for (const auto& x : v)
+    if (x.rule == "kernel")
+      EXPECT_EQ(x.message, "edit 1 names kernel nosuch_kernel, which no source defines (its kernels: cold, hot)");
+}

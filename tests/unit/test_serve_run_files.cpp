@@ -31,8 +31,9 @@ TEST_F(ServeRunFiles, PathsInsideTheRunAreAllowed) {
 TEST_F(ServeRunFiles, DotDotAbsoluteAndEmptyPathsAreRefused) {
   store::RunStore st(m_dir.path().string());
   m_outside.file("secret.txt", "secret");
-  for (const std::string& p : std::vector<std::string>{"../index.sqlite", "snapshot/../../x", "..", "./run.json", "", "/etc/passwd",
-                        (m_outside.path() / "secret.txt").string(), std::string("run.json\0x", 10)})
+  for (const std::string& p :
+       std::vector<std::string>{"../index.sqlite", "snapshot/../../x", "..", "./run.json", "", "/etc/passwd",
+                                (m_outside.path() / "secret.txt").string(), std::string("run.json\0x", 10)})
     EXPECT_FALSE(serve::path_in_run(st, test::k_run_id, p)) << p;
   EXPECT_FALSE(serve::read_run_file(st, test::k_run_id, "../" + std::string(test::k_run_id) + "/run.json"));
 }
@@ -67,7 +68,7 @@ TEST_F(ServeRunFiles, LoadsTheRunAndItsArtifacts) {
   EXPECT_EQ(d.variants[0].reply["edits"].size(), 1u);
   EXPECT_NE(d.variants[0].diff.find("+++ b/main.cu"), std::string::npos);
   EXPECT_TRUE(d.variants[0].after.is_null()); // no re-profile
-  ASSERT_EQ(d.sources.count("main.cu"), 1u); // by name, from the snapshot
+  ASSERT_EQ(d.sources.count("main.cu"), 1u);  // by name, from the snapshot
   EXPECT_TRUE(d.problems.empty());
   EXPECT_THROW(serve::load_run_data(st, "ffff"), Error);
 }
@@ -75,10 +76,11 @@ TEST_F(ServeRunFiles, LoadsTheRunAndItsArtifacts) {
 TEST_F(ServeRunFiles, BrokenArtifactsAreProblemsNotErrors) {
   store::RunStore st(m_dir.path().string());
   m_dir.file(std::string(test::k_run_id) + "/diagnostics.json", "{ broken");
-  m_dir.file(std::string(test::k_run_id) + "/iterations/1/attempt-1/measurements.jsonl", "{\"kernel_ms\": 1}\nnot json\n");
+  m_dir.file(std::string(test::k_run_id) + "/iterations/1/attempt-1/measurements.jsonl",
+             "{\"kernel_ms\": 1}\nnot json\n");
   auto d = serve::load_run_data(st, test::k_run_id);
   ASSERT_EQ(d.problems.size(), 2u);
-  EXPECT_NE(d.problems[0].find("diagnostics.json: not JSON"), std::string::npos);
+  EXPECT_NE(d.problems[0].find("diagnostics.json: not valid JSON"), std::string::npos);
   EXPECT_NE(d.problems[1].find("measurements.jsonl:2"), std::string::npos);
   EXPECT_EQ(d.variants[0].samples.size(), 1u);
 }
