@@ -2,7 +2,8 @@
 # main.cu (by its absolute path), writes into $HOME and /tmp, and connects to a server on this
 # machine. Behind the walls (each level this machine allows: bwrap, unshare) none of it reaches
 # outside and run.json names the level; at the watch level the writes happen (no walls) and the
-# change to the application folder fails the variant, with the reason.
+# change to the application folder fails the variant, with the reason. A baseline whose build
+# needs what the walls take away lowers the run to the watch level, and says why.
 source "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
 
@@ -77,6 +78,22 @@ for level in bwrap unshare; do
   pass "$level: the application folder, \$HOME, /tmp and the network stayed out of reach"
   walled=$((walled + 1))
 done
+
+# A build that needs what the walls take away (it counts itself in $HOME, as a compiler cache
+# would): behind them the baseline's build fails, without them it works, so the run goes on at the
+# watch level and says why.
+if [ "$walled" -gt 0 ]; then
+  new_app app-cache "s|command: g++|command: echo built >> \"\$HOME/builds\" \&\& g++|"
+  grep -q 'builds" && g++' "$WORK/app-cache/optimas.yml" || fail "cache: the build command was not changed"
+  honest_reply cache-honest
+  loop cache "$WORK/app-cache" "$WORK/replies/cache-honest.json" --retries 0 --scope file --runs 2 --warmup 0 --no-tune
+  json_check "$run_json" "d['sandbox']['level'] == 'watch' and any('fails behind the' in w for w in d['warnings'])" \
+    "cache: the run should go on watched, with a warning: $(grep -i 'sandbox\|warning' "$log" | head -5)"
+  grep -q "baseline: warning: the baseline's build fails behind the" "$log" || fail "cache: the progress does not say why"
+  [ -s "$HOME/builds" ] || fail "cache: the build without walls should have written \$HOME/builds"
+  rm -f "$HOME/builds"
+  pass "a baseline that needs \$HOME: lowered to watch, with the reason"
+fi
 
 new_app app-watch
 escape_reply escape-watch "$WORK/app-watch"
