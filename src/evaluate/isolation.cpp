@@ -61,14 +61,17 @@ cd "$cwd"
 exec "$@"
 )sh";
 
-// Whether `level` lets a program write its own folder and nothing under $HOME here.
+// Whether `level` works here: behind its walls a program sees the root file system read-only
+// (a remount the kernel refused would leave walls in name only) and writes its own folder.
 bool works(Isolation level) {
   std::error_code ec;
   std::string dir_template = (fs::temp_directory_path(ec) / "optimas-isolation-XXXXXX").string();
   if (ec || !::mkdtemp(dir_template.data())) return false;
   const fs::path dir = dir_template;
   util::ProcessSpec spec;
-  spec.argv = isolated_argv(level, {dir.string()}, dir.string(), nullptr, {"/bin/sh", "-c", "echo ok > probe"});
+  spec.argv = isolated_argv(
+      level, {dir.string()}, dir.string(), nullptr,
+      {"/bin/sh", "-c", "awk '$5 == \"/\" && $6 !~ /^ro/ { exit 1 }' /proc/self/mountinfo && echo ok > probe"});
   spec.timeout_s = 20;
   const bool ok = util::run_process(spec).ok() && fs::exists(dir / "probe");
   fs::remove_all(dir, ec);
