@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -140,7 +139,7 @@ void heavy_pass(RoundContext& c, nlohmann::json& run, const std::vector<std::str
                              n == 1 ? "" : "es", cost.base_s + n * cost.per_launch_s, std::isinf(left) ? limit : left));
     }
     nlohmann::json round;
-    auto started = std::chrono::steady_clock::now();
+    const double started = profile_clock_s();
     util::ProcessResult r;
     std::string failure;
     try {
@@ -159,7 +158,7 @@ void heavy_pass(RoundContext& c, nlohmann::json& run, const std::vector<std::str
       cut(k, why, fmt::format("round {} of {} launch{}: {}", k, these.size(), these.size() == 1 ? "" : "es", failure));
       return;
     }
-    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    double wall = profile_clock_s() - started;
     round["round_s"] = wall; // ncu and the exports: what the next round's estimate uses
     round["elapsed_s"] = c.elapsed();
     run["rounds"].push_back(round);

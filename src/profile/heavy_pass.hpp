@@ -22,6 +22,13 @@ using Say = std::function<void(const std::string&)>;
 util::ProcessResult run_logged(const std::vector<std::string>& argv, const std::string& cwd,
                                const std::string& log_path, double timeout_s);
 
+// Seconds on the profile's clock, which --budget and the rounds' estimates read: the steady wall
+// clock. A test seam: where $OPTIMAS_PROFILE_CLOCK names a file, the number in it (0 while there
+// is none), which tests/scenario/fake-ncu advances by its replays' seconds instead of sleeping
+// them, so that a budget test's verdict does not depend on how loaded the machine is. Process
+// time limits stay on the wall clock.
+double profile_clock_s();
+
 // The end of a log, for an error message.
 std::string log_tail(const std::string& path, std::size_t max_chars = 2000);
 

@@ -1,7 +1,10 @@
 # The heavy pass in rounds with a stand-in ncu (fake-ncu; its replays take $FAKE_NCU_REPLAY_S
 # per launch and $FAKE_NCU_SLOW more for one invocation): a profile cut by its budget or by
 # --timeout keeps the rounds it finished, says what it holds and what was cut, and analysis uses
-# the launches it holds; only a first round that cannot finish fails the profile.
+# the launches it holds; only a first round that cannot finish fails the profile. The budget
+# cases run on the profile's test clock ($OPTIMAS_PROFILE_CLOCK), which only the fake's replays
+# advance: what fits in a budget does not depend on the machine's load. A slow invocation still
+# sleeps, for the wall-clock limit derived from the budget to end it.
 source "$(dirname "$0")/lib.sh"
 
 NCU="$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu"
@@ -47,15 +50,15 @@ json_check "$WORK/full.json" '[l["id"] for l in d["launches"]] == [0, 1, 2] and 
   "three launches of dloop, numbered across the rounds"
 json_check "$WORK/full.json" '[s["result_id"] for s in d["sources"]] == [0, 1, 2]' "every round's source blocks match its own launches"
 
-# The budget ends during round 2: the estimate from round 1 (0.5 s a launch) lets it start, but
-# profiling invocation 1 takes a minute. Round 1 is kept and the profile succeeds. (Invocation 1
-# is round 2's first pick: on a loaded machine round 1 takes longer, its estimate leaves room for
-# one launch only, and round 2 still meets the slow one. With a budget of 6 s, round 1 alone
-# took it under the full suite's load once, and round 2 never started: 12 s leaves room.)
+# The budget ends during round 2: the estimate from round 1 (2 s a launch on the test clock;
+# 4 s left) lets it start with one launch, but profiling invocation 1 takes a minute of the wall
+# clock, and the 4 s left of the budget end it. Round 1 is kept and the profile succeeds. (The
+# passes before it have 6 s of the wall clock each: under load they take a second at most.)
 : > "$FAKE_NCU_LOG"
+echo 0 > "$WORK/clock"
 rc=0
-FAKE_NCU_REPLAY_S=0.5 FAKE_NCU_SLOW=1:60 "$OPTIMAS" profile "$WORK/app" -o "$WORK/cut" --budget 12 --ncu "$NCU" \
-  > "$WORK/cut.out" 2> "$WORK/cut.txt" || rc=$?
+OPTIMAS_PROFILE_CLOCK="$WORK/clock" FAKE_NCU_REPLAY_S=2 FAKE_NCU_SLOW=1:60 \
+  "$OPTIMAS" profile "$WORK/app" -o "$WORK/cut" --budget 6 --ncu "$NCU" > "$WORK/cut.out" 2> "$WORK/cut.txt" || rc=$?
 [ "$rc" -eq 0 ] || fail "a profile cut in round 2 should succeed, exit $rc: $(cat "$WORK/cut.txt")"
 [ "$(heavy_calls)" -eq 2 ] || fail "round 2 should have started: $(cat "$FAKE_NCU_LOG")"
 grep -q '1 of 3 launches of dloop profiled; budget ended' "$WORK/cut.txt" || fail "progress: $(cat "$WORK/cut.txt")"
@@ -78,25 +81,28 @@ assert a["kernels"][0]["stalls"]["total_samples"] == sum(s["total_samples"] for 
 PY
 
 # Time for one more launch only: round 2 takes one, and round 3 is not started. The planner's
-# estimate of a round scales with the round it measured, and so does a loaded machine's overhead:
-# with 20 s launches the overhead (0.3 s idle, about 3 s under load) stays small beside them,
-# and 57 s leave room for round 2 and not for round 3 either way.
+# estimate of a round scales with the round it measured: 20 s launches on the test clock, and
+# 57 s leave room for round 2 (37 s left, 25 s needed with the margin) and not for round 3.
 : > "$FAKE_NCU_LOG"
-FAKE_NCU_REPLAY_S=20 "$OPTIMAS" profile "$WORK/app" -o "$WORK/adapt" --budget 57 --ncu "$NCU" \
-  > /dev/null 2> "$WORK/adapt.txt" || fail "adaptive cap: $(cat "$WORK/adapt.txt")"
+echo 0 > "$WORK/clock"
+OPTIMAS_PROFILE_CLOCK="$WORK/clock" FAKE_NCU_REPLAY_S=20 "$OPTIMAS" profile "$WORK/app" -o "$WORK/adapt" --budget 57 \
+  --ncu "$NCU" > /dev/null 2> "$WORK/adapt.txt" || fail "adaptive cap: $(cat "$WORK/adapt.txt")"
 [ "$(heavy_calls)" -eq 2 ] || fail "two rounds of one launch each expected: $(cat "$FAKE_NCU_LOG"; cat "$WORK/adapt.txt")"
 grep -q -- '--kernel-id ::regex:^(dloop)$:^(1)$ ' "$FAKE_NCU_LOG" || fail "round 2 takes the next pick: $(cat "$FAKE_NCU_LOG")"
 grep -q '2 of 3 launches of dloop profiled; budget ended (round 3 would take about' "$WORK/adapt.txt" || fail "progress: $(cat "$WORK/adapt.txt")"
 json_check "$WORK/adapt/manifest.json" 'd["runs"][0]["profiled"][0]["launches"] == 2 and len(d["runs"][0]["rounds"]) == 2'
 
-# --timeout cuts a round the same way, and says so.
+# --timeout cuts a round the same way, and says so. (A limit on each process, on the wall clock:
+# the passes before the slow one take a second at most under load.)
 : > "$FAKE_NCU_LOG"
 FAKE_NCU_SLOW=1:60 "$OPTIMAS" profile "$WORK/app" -o "$WORK/timeout" --timeout 4 --ncu "$NCU" \
   > /dev/null 2> "$WORK/timeout.txt" || fail "a profile cut by --timeout in round 2 should succeed: $(cat "$WORK/timeout.txt")"
 grep -q '1 of 3 launches of dloop profiled; timeout' "$WORK/timeout.txt" || fail "progress: $(cat "$WORK/timeout.txt")"
 json_check "$WORK/timeout/manifest.json" 'd["runs"][0]["cut"]["why"] == "timeout"'
 
-# A first round that cannot finish holds nothing: an error that says what to do.
+# A first round that cannot finish holds nothing: an error that says what to do. (The timing
+# pass spends nothing of the budget on the test clock, and takes a second at most of its 3.)
+echo 0 > "$WORK/clock"
 expect_fail 1 'default: profiling failed \(timed out after .*\); the budget ended before one launch of each hot kernel was profiled .*: raise --budget' -- \
-  env FAKE_NCU_SLOW=3:60 "$OPTIMAS" profile "$WORK/app" -o "$WORK/none" --budget 3 --ncu "$NCU"
+  env OPTIMAS_PROFILE_CLOCK="$WORK/clock" FAKE_NCU_SLOW=3:60 "$OPTIMAS" profile "$WORK/app" -o "$WORK/none" --budget 3 --ncu "$NCU"
 pass "a profile cut by its budget keeps its finished rounds"

@@ -140,11 +140,13 @@ json_check "$WORK/fallback.json" 'len(d["timing"]) == 4 and len(d["launches"]) =
 expect_fail 2 'does not exist' -- "$OPTIMAS" profile "$WORK/app" -i default --tracer "$WORK/none.so" --dry-run
 
 # A time budget: a hanging configuration is stopped when the budget is spent, and what was
-# finished before stays in the manifest. The budget leaves the hang a few seconds after small's
-# (1.7 s here idle): with 3 s, small alone spent it under the full suite's load and the hang
-# was never started.
-expect_fail 1 'timed out after' -- \
-  "$OPTIMAS" profile "$WORK/app" -i small -i hang -o "$WORK/prof-budget" --budget 8 --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu"
+# finished before stays in the manifest. On the profile's test clock, which only the fake's
+# replays advance (none here), small spends nothing of the budget whatever the machine's load
+# (on the wall clock, small alone once spent 3 s under the full suite's load); each of its
+# passes has the 4 s of the wall clock that the hang is given.
+echo 0 > "$WORK/clock"
+expect_fail 1 'timed out after' -- env OPTIMAS_PROFILE_CLOCK="$WORK/clock" \
+  "$OPTIMAS" profile "$WORK/app" -i small -i hang -o "$WORK/prof-budget" --budget 4 --ncu "$OPTIMAS_SOURCE_DIR/tests/scenario/fake-ncu"
 json_check "$WORK/prof-budget/manifest.json" '[r["config"] for r in d["runs"]] == ["small"]' "the budget keeps finished runs"
 # The default layout: `optimas profile` in the application's folder writes
 # optimas-profile/<name>/, and analyze and prompt run there with no profile named read it.
