@@ -8,6 +8,15 @@ set -euo pipefail
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/optimas-scenario-XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
+# python3 called by its own path: a launcher in front of it (pyenv's shim takes 0.3 s a call)
+# would cost minutes over the thousands of calls of the tests and of fake-ncu.
+if py=$(python3 -c 'import sys; print(sys.executable)') && [ -x "$py" ]; then
+  mkdir "$WORK/.python"
+  printf '#!/bin/sh\nexec "%s" "$@"\n' "$py" > "$WORK/.python/python3"
+  chmod +x "$WORK/.python/python3"
+  PATH="$WORK/.python:$PATH"
+fi
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 125; }
 pass() { echo "PASS: $*"; }
