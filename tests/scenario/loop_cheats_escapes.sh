@@ -17,6 +17,9 @@ export OPENAI_API_KEY="sk-test-SECRET-$RANDOM$RANDOM$RANDOM"
 # interval of the wall time it does not save narrow enough to show (as loop_cheats_results' faketime).
 QUICK="--runs 2 --warmup 0"
 NARROW="--runs 16"
+# No tuning stage (tune*.sh test it): here it finds only dlcm, whose points g++ builds stale, in
+# 1.5 s a run.
+LOOP_OPTIONS=--no-tune
 source "$(dirname "$0")/loop_lib.sh"
 
 BEFORE_DATA='  std::vector<double> a(n), b(n), c(n), partial(16);'

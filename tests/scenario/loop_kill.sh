@@ -87,8 +87,9 @@ server=$!
 read -r word port < "$WORK/ready"
 [ "$word" = ready ] || fail "the fake server did not start"
 
+# No tuning stage: its builds and runs would be more of the same kinds of stop points.
 run_args=(-m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --import "$D" --scope file
-  --retries 0 --fresh-seeds 0 --runs 2 --warmup 0 --cache-dir "$WORK/cache" --no-cache)
+  --retries 0 --fresh-seeds 0 --runs 2 --warmup 0 --no-tune --cache-dir "$WORK/cache" --no-cache)
 
 # Processes of this test's runs still alive: any whose working folder or command line lies in
 # WORK, other than the fake server.

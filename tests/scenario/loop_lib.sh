@@ -64,7 +64,7 @@ serve() {
 
 # loop NAME APP-DIR REPLY[,REPLY...] [OPTIONS...]: optimas run with those replies; sets rc, id,
 # run_json and log (stderr), and checks that the run folder exists. LOOP_SANDBOX, where set, is
-# the runs' --sandbox.
+# the runs' --sandbox; LOOP_OPTIONS, where set, are options (words) of every run.
 loop() {
   local name=$1 app=$2 replies=$3
   shift 3
@@ -74,7 +74,7 @@ loop() {
   rc=0
   "$OPTIMAS" run --app "$app" --runs-dir "$RUNS" --cache-dir "$WORK/cache" --no-cache \
     -m openai-compatible/test-model --base-url "http://127.0.0.1:$port/v1" --import "$D" \
-    ${LOOP_SANDBOX:+--sandbox "$LOOP_SANDBOX"} "$@" \
+    ${LOOP_SANDBOX:+--sandbox "$LOOP_SANDBOX"} ${LOOP_OPTIONS:-} "$@" \
     > "$WORK/$name.out" 2> "$WORK/$name.log" || rc=$?
   log="$WORK/$name.log"
   id=$(comm -13 <(echo "$before" | sort) <(ls "$RUNS" | sort) | grep -E '^[0-9a-f-]{36}$' || true)

@@ -59,9 +59,9 @@ static std::uint64_t splitmix64(std::uint64_t& x) {
 }
 
 static std::uint64_t fnv1a(const std::vector<double>& v) {
-  std::uint64_t h = 1469598103934665603ull;
-  const unsigned char* p = reinterpret_cast<const unsigned char*>(v.data());
-  for (std::size_t i = 0; i < v.size() * sizeof(double); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  // Over 64-bit words, not bytes: every bit still counts, in an eighth of the time.
+  std::uint64_t h = 1469598103934665603ull, w = 0;
+  for (double d : v) std::memcpy(&w, &d, sizeof w), h = (h ^ w) * 1099511628211ull;
   return h;
 }
 
