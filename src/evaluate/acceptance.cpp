@@ -118,6 +118,14 @@ Decision confirm(const Judgement& fresh, const Judgement& pooled, const std::str
             fmt::format("not confirmed: fresh runs on {} show {:.3f}x, below measure.min_speedup {:.3g} "
                         "({})",
                         primary, f.speedup, rule.min_speedup, describe(f))};
+  // The fresh rounds replicate the screening on their own: one test, its direction known, so
+  // one-sided at the family's significance (half the two-sided p; the estimate above says which
+  // side). Their estimate alone let about half of the chance screenings through.
+  if (!(f.p_value / 2 < rule.significance))
+    return {Stage::rejected,
+            fmt::format("not confirmed: fresh runs on {} are not faster on their own (one-sided p = {:.3g}, needs "
+                        "p < {:.3g}; {})",
+                        primary, f.p_value / 2, rule.significance, describe(f))};
   if (all.verdict != Verdict::faster)
     return {Stage::rejected, fmt::format("not confirmed: all runs on {} together show {} ({})", primary,
                                          verdict_name(all.verdict), describe(all))};

@@ -4,8 +4,9 @@
 //      significance (Bonferroni over configurations x iterations) with its speedup estimate at
 //      least min_speedup; it is slower on no configuration; its printed time is credible;
 //   2. confirmation: a round of fresh interleaved runs of the primary configuration agrees (its
-//      own speedup estimate is at least min_speedup), and all runs together are faster at the
-//      corrected significance with their interval above min_speedup.
+//      own speedup estimate is at least min_speedup, and on their own the fresh runs are faster
+//      at the family's significance, one-sided), and all runs together are
+//      faster at the corrected significance with their interval above min_speedup.
 // bench/bench_acceptance runs the rule on simulated A/A and A/B comparisons and prints its
 // false-accept rate and power.
 #pragma once
