@@ -127,7 +127,7 @@ void Loop::run_baseline(const fs::path& work, const fs::path& record) {
   }
 }
 
-bool Loop::without_walls(const std::string& step, const std::string& failure, const std::function<bool()>& again) {
+bool Loop::without_walls(const std::string& step, std::string failure, const std::function<bool()>& again) {
   const auto walls = m_sandbox.isolation;
   if (walls == evaluate::Isolation::watch) return false;
   m_sandbox.isolation = m_measure_sandbox.isolation = evaluate::Isolation::watch;
@@ -136,7 +136,7 @@ bool Loop::without_walls(const std::string& step, const std::string& failure, co
     return false;
   }
   m_warnings.push_back(fmt::format("the baseline's {} fails behind the {} sandbox's walls ({}) and works without them "
-                                   "(it writes outside its folder, or uses the network): every program of this run "
+                                   "(it writes outside its folder, reads or writes under /tmp, or uses the network): every program of this run "
                                    "runs watched instead (--sandbox watch; docs/sandbox.md)",
                                    step, evaluate::isolation_name(walls), failure));
   say("baseline", "warning: " + m_warnings.back());

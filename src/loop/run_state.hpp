@@ -146,7 +146,8 @@ private:
   void build_baseline(const path& work, const path& record);
   // The baseline failed behind the sandbox's walls (`failure`): true, the run going on at the
   // watch level, where `again` (the same step without walls) works.
-  bool without_walls(const std::string& step, const std::string& failure, const std::function<bool()>& again);
+  // `failure` is a copy: `again` overwrites the result it came from.
+  bool without_walls(const std::string& step, std::string failure, const std::function<bool()>& again);
   // run.json's `sandbox`: the level its programs run at and what that stops.
   void record_isolation();
   void run_baseline(const path& work, const path& record);

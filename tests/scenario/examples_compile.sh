@@ -6,7 +6,9 @@ cp -r "$OPTIMAS_SOURCE_DIR/examples" "$WORK/examples"
 # Every path and every file's content (an empty build folder left behind counts too).
 listing() { (cd "$WORK/examples" && find . | sort && find . -type f -exec sha256sum {} + | sort); }
 before=$(listing)
-bash "$WORK/examples/build-all.sh" --keep "$WORK/built"
+# Built in $WORK/point, the folder of the tuning points below: this build is also their default.
+bash "$WORK/examples/build-all.sh" --keep "$WORK/point"
+mv "$WORK/point" "$WORK/built"
 after=$(listing)
 [ "$before" = "$after" ] || fail "build-all.sh changed the examples' folders:"$'\n'"$(diff <(echo "$before") <(echo "$after"))"
 for yml in "$WORK"/examples/*/optimas.yml; do
@@ -31,7 +33,7 @@ point() { # NAME [NVCC_APPEND_FLAGS]: stream and spmv built in $WORK/point, then
   NVCC_APPEND_FLAGS="${2:-}" bash "$WORK/examples/build-all.sh" --only stream --only spmv --keep "$WORK/point" > /dev/null
   mv "$WORK/point" "$WORK/$1"
 }
-point default
+ln -s built "$WORK/default" # the first build, every example in the point folder without flags
 point tuned "-DTPB=512 -Xptxas -dlcm=cg"
 point again
 for ex in stream/stream spmv/spmv; do
