@@ -11,7 +11,8 @@
 #      (each level the machine allows) and Isolation.*
 #   6  a library's words: Error.PlainMessagesOfLibraries, and the wrong-shape run.json below
 #   7  a reply edit naming a kernel no source defines: Guardrails.AnEditMustNameAKernelTheSourcesDefine
-# Not yet here (issue #52 open): 8 (the suite under load).
+#   8  the suite under load: no case here; scripts/test.sh run beside a CPU-bound job (two nvcc
+#      builds at a time), README "The test suite" says when and what it measured
 source "$(dirname "$0")/lib.sh"
 APP="$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app"
 cp -r "$APP" "$WORK/app"
