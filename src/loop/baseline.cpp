@@ -135,13 +135,93 @@ bool Loop::without_walls(const std::string& step, std::string failure, const std
     m_sandbox.isolation = m_measure_sandbox.isolation = walls;
     return false;
   }
-  m_warnings.push_back(fmt::format("the baseline's {} fails behind the {} sandbox's walls ({}) and works without them "
-                                   "(it writes outside its folder, reads or writes under /tmp, or uses the network): every program of this run "
-                                   "runs watched instead (--sandbox watch; docs/sandbox.md)",
-                                   step, evaluate::isolation_name(walls), failure));
+  m_warnings.push_back(fmt::format(
+      "the baseline's {} fails behind the {} sandbox's walls ({}) and works without them "
+      "(it writes outside its folder, reads or writes under /tmp, or uses the network): every program of this run "
+      "runs watched instead (--sandbox watch; docs/sandbox.md)",
+      step, evaluate::isolation_name(walls), failure));
   say("baseline", "warning: " + m_warnings.back());
   record_isolation();
   return true;
+}
+
+// The kernel tracer behind the sandbox's walls, before any variant is measured by it: one traced
+// run of the quickest configuration. On the H100 (session 32) every traced run behind the unshare
+// walls left no trace while the programs themselves ran, so measurement stopped at the first
+// baseline round; the check catches any such machine. Where the walls stop the trace and
+// `--timing` is auto, the walls stay and runs are timed without the tracer (the program's
+// printed time, or the wall clock); where `--timing trace` was asked for, an automatic sandbox
+// lowers its walls instead (--sandbox watch), an explicit one is an error. A tracer that writes
+// nothing even without walls is dropped (auto) or an error (trace). baseline.json's
+// tracer_check keeps the decision for a resume.
+void Loop::check_tracer(const fs::path& work, const fs::path& record) {
+  if (m_measure_sandbox.tracer.empty()) return;
+  json& rec = m_baseline["tracer_check"];
+  const bool asked = m_app.measure.timing == "trace";
+  auto decide = [&](const std::string& outcome) {
+    if (outcome == "untraced") m_measure_sandbox.tracer.clear();
+    if (outcome == "watch") {
+      m_sandbox.isolation = m_measure_sandbox.isolation = evaluate::Isolation::watch;
+      record_isolation();
+    }
+  };
+  if (rec.is_object() && rec.contains("outcome")) return decide(rec["outcome"].get<std::string>());
+  const config::InputConfig* quickest = nullptr;
+  double best = 0;
+  for (const auto& c : m_app.configs) {
+    const json& b = m_baseline["configs"][c.name];
+    if (!b.contains("wall_s")) continue;
+    if (!quickest || b["wall_s"].get<double>() < best) quickest = &c, best = b["wall_s"].get<double>();
+  }
+  if (!quickest) return;
+  auto traced_run = [&](const evaluate::Sandbox& sandbox, const char* name) {
+    const fs::path out = util::path_in(work / "out", std::string("tracer-") + name + ".out");
+    auto e = execute(work, *quickest, out,
+                     util::path_in(record.parent_path() / "runs", std::string("tracer-") + name + ".log"), &sandbox);
+    evaluate::remove_outputs(e);
+    return e;
+  };
+  say("baseline", fmt::format("checking the kernel tracer on {}", quickest->name), false);
+  auto e = traced_run(m_measure_sandbox, "walls");
+  std::string outcome = "traced", why;
+  if (!e.ok || !e.traced_ms) {
+    why = e.ok ? "its run left no kernel time" : e.failure;
+    const bool walls = m_sandbox.isolation != evaluate::Isolation::watch;
+    evaluate::Sandbox bare = m_measure_sandbox;
+    bare.isolation = evaluate::Isolation::watch;
+    const bool works_bare = walls && [&] {
+      auto again = traced_run(bare, "watch");
+      return again.ok && again.traced_ms.has_value();
+    }();
+    const std::string level = evaluate::isolation_name(m_sandbox.isolation);
+    if (works_bare && !asked) {
+      outcome = "untraced";
+      m_warnings.push_back(fmt::format(
+          "the kernel tracer writes no trace behind the {} sandbox's walls ({}) and does without them: the walls stay, "
+          "and runs are timed without it ({}; --sandbox watch times them by trace; docs/sandbox.md)",
+          level, why, m_app.kernel_time.empty() ? "by the wall clock" : "by the time the program prints"));
+    } else if (works_bare && m_settings.sandbox == "auto") {
+      outcome = "watch";
+      m_warnings.push_back(fmt::format("the kernel tracer writes no trace behind the {} sandbox's walls ({}) and "
+                                       "--timing trace asks for it: every program of this run runs watched instead "
+                                       "(--sandbox watch; docs/sandbox.md)",
+                                       level, why));
+    } else if (asked) {
+      throw UsageError(fmt::format("--timing trace: the kernel tracer writes no trace {}({}); {}",
+                                   works_bare ? "behind the " + level + " sandbox's walls " : "", why,
+                                   works_bare ? "run with --sandbox watch, or --timing auto" : "pass --timing auto"));
+    } else {
+      outcome = "untraced";
+      m_warnings.push_back(fmt::format("the kernel tracer {} writes no trace here ({}): runs are timed without it",
+                                       m_measure_sandbox.tracer, why));
+    }
+    say("baseline", "warning: " + m_warnings.back());
+  }
+  rec = {{"config", quickest->name}, {"outcome", outcome}};
+  if (!why.empty()) rec["why"] = why;
+  decide(outcome);
+  if (outcome == "traced")
+    say("baseline", fmt::format("the kernel tracer works ({})", evaluate::isolation_name(m_sandbox.isolation)));
 }
 
 // A few bytes of output ("PASS") prove little: say so where the user reads the result.
@@ -168,6 +248,7 @@ void Loop::baseline() {
       configs[c.name] = {{"command", m_app.command_for(c, "{output}")}, {"held_out", c.held_out}};
   }
   if (m_execute) run_baseline(work, record);
+  if (m_execute) check_tracer(work, record);
   store::write_json_atomic(record.string(), m_baseline);
   m_run["baseline"] = m_baseline;
   warn_small_outputs();

@@ -151,6 +151,9 @@ private:
   // run.json's `sandbox`: the level its programs run at and what that stops.
   void record_isolation();
   void run_baseline(const path& work, const path& record);
+  // One traced run behind the walls before measurement relies on it; lowers the walls or drops
+  // the tracer where the two do not go together (baseline.json's tracer_check).
+  void check_tracer(const path& work, const path& record);
   void warn_small_outputs();
   void probe_validation();
 
