@@ -16,11 +16,12 @@ namespace {
 
 // The unshare level's walls, built inside the new namespaces by /bin/sh:
 //   $1 the folder to start in; $2 1 for walls (0: only the seen folder); $3 $4 the seen folder's
-//   source and where it is seen ("" for none); $5 N, then N writable folders; then the program.
-// Each writable folder is opened before the walls go up (it may lie under /tmp, which the
-// private /tmp then hides) and bound back at its path from that descriptor (mount
-// --no-canonicalize: the path it names is no longer the folder). /dev (the GPU), /proc and /sys
-// stay as they are.
+//   source and where it is seen ("" for none); $5 N, then N writable folders; then K, then K
+//   paths under /tmp to be seen read-only; then the program.
+// Each writable folder and read-only path is opened before the walls go up (it may lie under
+// /tmp, which the private /tmp then hides) and bound back at its path from that descriptor
+// (mount --no-canonicalize: the path it names is no longer the folder). /dev (the GPU), /proc
+// and /sys stay as they are.
 constexpr const char* k_walls = R"sh(set -e
 cwd=$1 walls=$2 from=$3 as=$4 n=$5
 shift 5
@@ -29,6 +30,14 @@ while [ "$i" -lt "$n" ]; do
   eval "w$i=\$1; exec $((i + 3))<\"\$1\""
   shift
   i=$((i + 1))
+done
+k=$1
+shift
+j=0
+while [ "$j" -lt "$k" ]; do
+  eval "r$j=\$1; exec $((n + j + 3))<\"\$1\""
+  shift
+  j=$((j + 1))
 done
 if [ "$walls" = 1 ]; then
   for m in $(awk '{print $5}' /proc/self/mountinfo); do
@@ -45,9 +54,21 @@ if [ "$walls" = 1 ]; then
     mount -o remount,bind,rw "$w"
     i=$((i + 1))
   done
+  j=0
+  while [ "$j" -lt "$k" ]; do
+    eval "r=\$r$j"
+    fd=$((n + j + 3))
+    if [ ! -e "$r" ]; then
+      mkdir -p "$(dirname "$r")"
+      if [ -d "/proc/self/fd/$fd" ]; then mkdir "$r"; else : > "$r"; fi
+      mount --no-canonicalize --bind "/proc/self/fd/$fd" "$r"
+      mount -o remount,bind,ro "$r"
+    fi
+    j=$((j + 1))
+  done
 fi
 i=0
-while [ "$i" -lt "$n" ]; do
+while [ "$i" -lt $((n + k)) ]; do
   eval "exec $((i + 3))<&-"
   i=$((i + 1))
 done
@@ -70,7 +91,7 @@ bool works(Isolation level) {
   const fs::path dir = dir_template;
   util::ProcessSpec spec;
   spec.argv = isolated_argv(
-      level, {dir.string()}, dir.string(), nullptr,
+      level, {dir.string()}, {}, dir.string(), nullptr,
       {"/bin/sh", "-c", "awk '$5 == \"/\" && $6 !~ /^ro/ { exit 1 }' /proc/self/mountinfo && echo ok > probe"});
   spec.timeout_s = 20;
   const bool ok = util::run_process(spec).ok() && fs::exists(dir / "probe");
@@ -121,11 +142,19 @@ std::string isolation_summary(Isolation level) {
 }
 
 std::vector<std::string> isolated_argv(Isolation level, const std::vector<std::string>& writable,
-                                       const std::string& cwd, const Seen* seen, const std::vector<std::string>& argv) {
+                                       const std::vector<std::string>& readable, const std::string& cwd,
+                                       const Seen* seen, const std::vector<std::string>& argv) {
+  // Elsewhere than under /tmp, the whole file system is seen read-only already.
+  std::vector<std::string> hidden;
+  for (const auto& r : readable) {
+    const fs::path p = fs::path(r).lexically_normal();
+    if (p.is_absolute() && p.string().rfind("/tmp/", 0) == 0) hidden.push_back(p.string());
+  }
   std::vector<std::string> out;
   if (level == Isolation::bwrap) {
     out = {"bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--tmpfs", "/tmp"};
     for (const auto& w : writable) out.insert(out.end(), {"--bind", w, w});
+    for (const auto& r : hidden) out.insert(out.end(), {"--ro-bind-try", r, r});
     if (seen)
       out.insert(out.end(), {"--tmpfs", fs::path(seen->as).parent_path().string(), "--bind", seen->from, seen->as});
     out.insert(out.end(), {"--unshare-net", "--die-with-parent", "--chdir", cwd});
@@ -137,6 +166,8 @@ std::vector<std::string> isolated_argv(Isolation level, const std::vector<std::s
                            seen ? seen->as : ""});
     out.push_back(std::to_string(walls ? writable.size() : 0));
     if (walls) out.insert(out.end(), writable.begin(), writable.end());
+    out.push_back(std::to_string(walls ? hidden.size() : 0));
+    if (walls) out.insert(out.end(), hidden.begin(), hidden.end());
   }
   out.insert(out.end(), argv.begin(), argv.end());
   return out;

@@ -100,7 +100,8 @@ BuildResult build_in(const config::AppConfig& app, const std::string& dir, const
     util::ProcessSpec spec = util::shell(command);
     spec.cwd = dir;
     const Seen seen{dir, seen_as ? seen_as->path : ""};
-    spec.argv = isolated_argv(sandbox.isolation, {dir}, seen_as ? seen.as : dir, seen_as ? &seen : nullptr, spec.argv);
+    spec.argv =
+        isolated_argv(sandbox.isolation, {dir}, {}, seen_as ? seen.as : dir, seen_as ? &seen : nullptr, spec.argv);
     for (const auto& [k, v] : env) spec.env[k] = v;
     spec.timeout_s = sandbox.timeout_s;
     spec.limits = sandbox.limits;
@@ -291,8 +292,14 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
     fs::create_directories(folder);
     if (std::find(writable.begin(), writable.end(), folder) == writable.end()) writable.push_back(folder);
   }
-  if (!sandbox.tracer.empty()) writable.push_back(trace_dir.string());
-  spec.argv = isolated_argv(sandbox.isolation, writable, writable.front(), nullptr, spec.argv);
+  // And the tracer, which CUDA loads from its path: where the private /tmp hides it (optimas kept
+  // under /tmp), CUDA goes on without it, silently, and the run has no trace (session 32's H100).
+  std::vector<std::string> readable;
+  if (!sandbox.tracer.empty()) {
+    writable.push_back(trace_dir.string());
+    readable.push_back(fs::absolute(sandbox.tracer).lexically_normal().string());
+  }
+  spec.argv = isolated_argv(sandbox.isolation, writable, readable, writable.front(), nullptr, spec.argv);
   auto r = util::run_process(spec);
 
   Execution e;

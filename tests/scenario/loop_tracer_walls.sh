@@ -1,8 +1,10 @@
-# The kernel tracer behind the sandbox's walls (Loop::check_tracer): on a GPU machine (session 32,
-# an H100) every traced run behind the unshare walls left no trace while the program ran, and the
-# default run stopped at its first measured round. Here the stand-in writes the trace a traced
-# CUDA program would only where the root file system is writable, i.e. without walls. The run
-# checks the tracer once, after the baseline's runs, and then:
+# The kernel tracer behind the sandbox's walls: on a GPU machine (session 32, an H100) every traced
+# run behind the unshare walls left no trace while the program ran, and the default run stopped
+# at its first measured round. The stand-in writes the trace a traced CUDA program would where it
+# can read the tracer (a file under /tmp here, as optimas was there), and for the rest of the
+# cases only where the root file system is writable, i.e. without walls (a CUPTI that refuses to
+# work behind them). The run checks the tracer once, after the baseline's runs
+# (Loop::check_tracer), and then:
 #   --timing auto (the default; the stand-in says needs_gpu): the walls stay, runs are timed by
 #     the time the program prints, and a warning says why;
 #   --timing trace with --sandbox auto: the run goes on at the watch level, timed by trace;
@@ -15,14 +17,17 @@ D="$OPTIMAS_TEST_DATA/h200/stream"
 : > "$WORK/fake-liboptimas-trace.so"
 
 # app NAME WHERE: the stand-in, whose runs write a trace of 4 launches of triad_kernel (2 ms each)
-# and an untraced helper's launch where WHERE is "bare" (no walls) or "never".
+# and an untraced helper's launch where they can read the tracer (CUDA_INJECTION64_PATH) and
+# WHERE is "loaded" (anywhere), "bare" (only without walls) or "never".
 app() {
   cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/$1"
   cat > "$WORK/$1/run.sh" <<SH
 #!/bin/sh
 walls=no
 awk '\$5 == "/" && \$6 ~ /^ro/ { found = 1 } END { exit !found }' /proc/self/mountinfo && walls=yes
-if [ -n "\$OPTIMAS_TRACE_DIR" ] && [ "$2" = bare ] && [ "\$walls" = no ]; then
+# CUDA loads the tracer from its path, and goes on without it, silently, where it cannot.
+[ -r "\$CUDA_INJECTION64_PATH" ] || walls=hidden
+if [ -n "\$OPTIMAS_TRACE_DIR" ] && [ "\$walls" != hidden ] && { [ "$2" = loaded ] || [ "$2:\$walls" = bare:no ]; }; then
   t="\$OPTIMAS_TRACE_DIR/trace-\$\$.tsv"
   printf '# optimas-trace 1\nP\t%s\t0\nK\t1\t_Z1kv\ttriad_kernel()\nK\t2\t_Z6helperv\thelper()\n' "\$\$" > "\$t" || exit 1
   for i in 1 2 3 4; do
@@ -54,6 +59,25 @@ run() {
 
 app bare bare
 app never never
+app loaded loaded
+
+# The tracer under /tmp (here $WORK), which the walls' private /tmp hides unless the run binds it
+# back (session 32's H100: optimas was kept under /tmp, and no traced run behind the unshare walls
+# had a trace): behind each level this machine allows, the check passes and the runs are traced.
+for level in bwrap unshare; do
+  run "loaded-$level" loaded --timing trace --sandbox "$level"
+  if grep -q "this machine does not allow it" "$log"; then
+    echo "SKIP: --sandbox $level: not allowed here"
+    continue
+  fi
+  [ "$rc" -eq 3 ] || fail "loaded-$level: exit $rc, not 3: $(tail -20 "$log")"
+  json_check "$dir/baseline/baseline.json" 'd["tracer_check"]["outcome"] == "traced"' \
+    "loaded-$level: the tracer under /tmp did not trace behind the walls: $(cat "$dir/baseline/baseline.json")"
+  m=$(ls "$dir"/iterations/1/attempt-*/measurement.json | head -1)
+  json_check "$m" 'all(s["launches"] == 5 for s in d["configs"]["default"]["base"] + d["configs"]["default"]["variant"])' \
+    "loaded-$level: the runs were not timed by their trace: $(cat "$m")"
+  json_check "$dir/run.json" 'd["sandbox"]["level"] == "'"$level"'"' "loaded-$level: the walls were lowered"
+done
 
 # --timing auto, --sandbox auto: where this machine allows no walls, the check passes and there
 # is nothing more to test here.

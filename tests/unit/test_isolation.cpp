@@ -59,7 +59,7 @@ Attempts attempt(Isolation level, const fs::path& own, const fs::path& app, cons
                              "int(sys.argv[1])), 3)' " +
                              std::to_string(port) + " && touch connected; exit 0";
   util::ProcessSpec spec;
-  spec.argv = evaluate::isolated_argv(level, {own.string()}, own.string(), nullptr, {"/bin/sh", "-c", script});
+  spec.argv = evaluate::isolated_argv(level, {own.string()}, {}, own.string(), nullptr, {"/bin/sh", "-c", script});
   spec.cwd = own.string();
   spec.env = {{"APP", app.string()}, {"HOME", home.string()}};
   spec.timeout_s = 30;
@@ -139,7 +139,7 @@ TEST(Isolation, WritableUnderTmpAndSeenElsewhere) {
     fs::create_directories(as.parent_path() / "other");
     const evaluate::Seen seen{lane.string(), as.string()};
     util::ProcessSpec spec;
-    spec.argv = evaluate::isolated_argv(level, {lane.string()}, as.string(), &seen,
+    spec.argv = evaluate::isolated_argv(level, {lane.string()}, {}, as.string(), &seen,
                                         {"/bin/sh", "-c", "pwd > where; ls .. > siblings"});
     spec.timeout_s = 30;
     auto r = util::run_process(spec);
@@ -157,4 +157,44 @@ TEST(Isolation, NamesAndParsing) {
   EXPECT_TRUE(automatic);
   EXPECT_FALSE(evaluate::parse_isolation("chroot", automatic).has_value());
   EXPECT_TRUE(evaluate::allows(Isolation::watch));
+}
+
+namespace {
+
+// Behind `level`, a program reads a file and a folder's file under /tmp passed as readable (the
+// kernel tracer, where optimas lies under /tmp), cannot write them, and still cannot see another
+// file of /tmp. Without `readable`, the private /tmp hides them: CUDA then went on without the
+// tracer, silently (session 32's H100).
+void readable_under_tmp(Isolation level) {
+  if (!evaluate::allows(level)) GTEST_SKIP() << evaluate::isolation_name(level) << " is not allowed on this machine";
+  TempDir own, tools, other; // each under /tmp (TempDir makes its folders there)
+  if (tools.path().string().rfind("/tmp/", 0) != 0) GTEST_SKIP() << "the test folders are not under /tmp (TMPDIR)";
+  util::write_file((tools.path() / "tracer.so").string(), "tracer\n");
+  fs::create_directories(tools.path() / "lib");
+  util::write_file((tools.path() / "lib" / "cupti.so").string(), "cupti\n");
+  util::write_file((other.path() / "secret").string(), "secret\n");
+  const std::string tracer = (tools.path() / "tracer.so").string(), lib = (tools.path() / "lib").string();
+  const std::string script = "cat '" + tracer + "' '" + lib + "/cupti.so' > seen; cat '" +
+                             (other.path() / "secret").string() + "' > other 2>/dev/null; echo x >> '" + tracer +
+                             "' 2>/dev/null; exit 0";
+  util::ProcessSpec spec;
+  spec.argv = evaluate::isolated_argv(level, {own.path().string()}, {tracer, lib, "/usr/bin/env"}, own.path().string(),
+                                      nullptr, {"/bin/sh", "-c", script});
+  spec.cwd = own.path().string();
+  spec.timeout_s = 30;
+  auto r = util::run_process(spec);
+  ASSERT_TRUE(r.ok()) << r.describe() << ": " << r.err;
+  EXPECT_EQ(util::read_file((own.path() / "seen").string()), "tracer\ncupti\n");
+  EXPECT_EQ(util::read_file((own.path() / "other").string()), "") << "another file of /tmp stays hidden";
+  EXPECT_EQ(util::read_file(tracer), "tracer\n") << "the readable file stays read-only";
+}
+
+} // namespace
+
+TEST(Isolation, BwrapShowsReadablePathsUnderTmp) {
+  readable_under_tmp(Isolation::bwrap);
+}
+
+TEST(Isolation, UnshareShowsReadablePathsUnderTmp) {
+  readable_under_tmp(Isolation::unshare);
 }
