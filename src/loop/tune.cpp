@@ -389,12 +389,14 @@ void Loop::tune_stage() {
   const auto started = std::chrono::steady_clock::now();
   {
     // An exhaustive search's points are known: their builds are made ahead while others are
-    // measured (loop/pipeline.hpp).
-    const int lanes = !ts.given && ts.method == tune::Method::exhaustive ? build_lanes(m_settings.build_jobs) : 0;
+    // measured (loop/pipeline.hpp). NLopt picks each point from those measured: the points it is
+    // likely to ask for next are built while one is measured (search_points).
+    const int lanes = !ts.given ? build_lanes(m_settings.build_jobs) : 0;
     AheadScope ahead(*this, lanes);
     if (lanes > 0) {
-      build_points_ahead(ahead.builds(), space, tune::exhaustive_order(space, t.budget), ts.cache, ts.context,
-                         ts.as_it_is);
+      if (ts.method == tune::Method::exhaustive)
+        build_points_ahead(ahead.builds(), space, tune::exhaustive_order(space, t.budget), ts.cache, ts.context,
+                           ts.as_it_is);
       rec["build_lanes"] = lanes;
     }
     search_points(space, ts, rec);
@@ -414,6 +416,14 @@ void Loop::search_points(const tune::Space& space, const TuneSearch& ts, json& r
     if (ts.as_it_is && p == *ts.as_it_is) return 1.0; // the parent's own values: nothing to build
     if (m_settings.budget_minutes && seconds_since(m_started) / 60 >= *m_settings.budget_minutes) throw Spent{};
     ++index;
+    if (m_ahead && ts.method == tune::Method::nlopt) {
+      // The point itself first (a build of it already made ahead is taken), then, while it is
+      // validated and measured, those NLopt is likely to ask for next, where the budget leaves one.
+      std::vector<tune::Point> builds = {p};
+      if (static_cast<std::size_t>(index) < ts.most)
+        for (auto& q : tune::likely_next(space, p)) builds.push_back(std::move(q));
+      build_points_ahead(*m_ahead, space, builds, ts.cache, ts.context, ts.as_it_is);
+    }
     say("tune", fmt::format("[{}/{}] {}", index, ts.most, space.label(p)), false);
     json r = tune_point(space, p, index, ts.cache, ts.context);
     rec["points"].push_back(point_summary(r));

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlopt.h>
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -17,7 +18,7 @@ Method choose(const std::string& search, std::size_t allowed, int budget) {
   if (search == "nlopt") return Method::nlopt;
   if (search != "auto") throw UsageError(fmt::format("tune.search is auto, exhaustive or nlopt, got \"{}\"", search));
   return allowed <= k_exhaustive_max && allowed <= static_cast<std::size_t>(budget) ? Method::exhaustive
-                                                                                      : Method::nlopt;
+                                                                                    : Method::nlopt;
 }
 
 std::string method_name(Method m) {
@@ -49,11 +50,11 @@ struct Walk {
   const Objective& objective;
   const Known& known_bad;
   int budget;
-  std::vector<std::size_t> free;          // the dimensions with more than one value: NLopt's variables
-  Point fixed;                            // the grid point the other dimensions keep
-  std::map<Point, double> seen;           // point -> what NLopt was told (to minimise)
-  std::vector<Point> tried;               // measured, in order
-  std::exception_ptr error;               // an exception of the objective, passed on after NLopt returns
+  std::vector<std::size_t> free; // the dimensions with more than one value: NLopt's variables
+  Point fixed;                   // the grid point the other dimensions keep
+  std::map<Point, double> seen;  // point -> what NLopt was told (to minimise)
+  std::vector<Point> tried;      // measured, in order
+  std::exception_ptr error;      // an exception of the objective, passed on after NLopt returns
 
   Point point_of(const double* x) const {
     Point p = fixed;
@@ -92,6 +93,12 @@ double nlopt_objective(unsigned, const double* x, double*, void* data) {
   return v;
 }
 
+// Sbplx's initial step along an axis of `values` grid points: a quarter of the range, big enough
+// to leave a plateau.
+double initial_step(std::size_t values) {
+  return std::max(1.0, static_cast<double>(values - 1) / 4);
+}
+
 // One local run of Sbplx from `start`, until it converges to a grid point or the budget is spent.
 void local_run(Walk& w, const Point& start) {
   const unsigned n = static_cast<unsigned>(w.free.size());
@@ -99,7 +106,7 @@ void local_run(Walk& w, const Point& start) {
   for (unsigned k = 0; k < n; ++k) {
     hi[k] = static_cast<double>(w.space.values(w.free[k]) - 1);
     x[k] = static_cast<double>(start[w.free[k]]);
-    step[k] = std::max(1.0, hi[k] / 4); // a quarter of the range: big enough to leave a plateau
+    step[k] = initial_step(w.space.values(w.free[k]));
   }
   nlopt_opt opt = nlopt_create(NLOPT_LN_SBPLX, n);
   if (!opt) throw Error("NLopt could not create its Sbplx optimizer");
@@ -128,6 +135,26 @@ void local_run(Walk& w, const Point& start) {
 }
 
 } // namespace
+
+std::vector<Point> likely_next(const Space& space, const Point& p) {
+  std::vector<Point> out;
+  auto add = [&](std::size_t d, long offset) {
+    const long v = static_cast<long>(p[d]) + offset;
+    if (v < 0 || v >= static_cast<long>(space.values(d))) return;
+    Point q = p;
+    q[d] = static_cast<std::size_t>(v);
+    if (space.allowed(q) && std::find(out.begin(), out.end(), q) == out.end()) out.push_back(q);
+  };
+  // Sbplx's first simplex takes the initial step forward along each axis, then back; the moves
+  // that follow come closer, down to one grid step.
+  for (long sign : {1L, -1L})
+    for (std::size_t d = 0; d < space.dimensions(); ++d) add(d, sign * std::lround(initial_step(space.values(d))));
+  for (std::size_t d = 0; d < space.dimensions(); ++d) {
+    add(d, 1);
+    add(d, -1);
+  }
+  return out;
+}
 
 Point start_point(const Space& space) {
   const auto& all = space.allowed_points();

@@ -34,6 +34,11 @@ std::vector<Point> exhaustive_order(const Space& space, int budget);
 // The allowed point nearest the middle of the grid: where NLopt starts.
 Point start_point(const Space& space);
 
+// The allowed points NLopt is likely to ask for after `p`: along each axis, those Sbplx's initial
+// step (a quarter of the axis) away, forward first, then those one grid step away. The tuning stage builds
+// them ahead while `p` is measured (loop/tune.cpp); a guess NLopt does not take costs a build.
+std::vector<Point> likely_next(const Space& space, const Point& p);
+
 // Whether a point is known to fail without being tried (what was measured says so): such a point
 // scores as one that could not be measured, costs no budget, and `objective` is not called on it.
 using Known = std::function<bool(const Point&)>;

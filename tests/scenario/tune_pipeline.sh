@@ -7,7 +7,8 @@
 #     own is byte for byte one in work/building, or the stale check could not see it;
 #   - each point records its steps (build, validate, measure, waited) and lane, run.json's
 #     tune.overlap the sum against the stage's wall time;
-#   - nothing of the builds made ahead is left in the run folder.
+#   - nothing of the builds made ahead is left in the run folder;
+#   - under NLopt, the point it asks for second was built while the first was handled.
 # How much the overlap saves, and how close each point's ratio comes to the serial run's, is
 # bench/pipeline.sh's to say: timing is not checked by ctest (under a concurrent test on the
 # 2-core machine, the ratios of one run against another spread from 0.68 to 1.76).
@@ -79,4 +80,19 @@ if [ "$lanes" -eq 3 ]; then
 else
   echo "unshare cannot make a user and mount namespace here: one lane only"
 fi
+# NLopt names each point from those measured: while one is measured, the points it is likely to
+# ask for next are built (tune::likely_next). Its first two points are the middle of the grid
+# (CHUNK 4, the parent's build) and the initial step along CHUNK (64), whatever was measured: 64
+# was being built before NLopt asked for it.
+rc=0
+"$OPTIMAS" run --app "$WORK/lean" --runs-dir "$RUNS" --tune-only --runs 8 --no-cache --tune-search nlopt \
+  --tune-budget 3 --json > "$WORK/nlopt.json" 2> "$WORK/nlopt.log" || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "nlopt: exit $rc"$'\n'"$(tail -30 "$WORK/nlopt.log")"
+[ "$(points nlopt '[x["point"] for x in t["points"]][:2]')" = "['CHUNK=4 dlcm=none', 'CHUNK=64 dlcm=none']" ] ||
+  fail "nlopt: the first two points are not CHUNK 4 and 64: $(points nlopt '[x["point"] for x in t["points"]]')"
+[ "$(points nlopt 't["build_lanes"] >= 1 and r["CHUNK=64 dlcm=none"]["times"]["waited_s"] < r["CHUNK=64 dlcm=none"]["times"]["build_s"]')" = True ] ||
+  fail "nlopt: CHUNK 64 was not built ahead: $(points nlopt 'r["CHUNK=64 dlcm=none"]["times"]')"
+id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$WORK/nlopt.json")
+left=$(cd "$RUNS/$id" && ls -d ahead lanes work/ahead-* 2>/dev/null || true)
+[ -z "$left" ] || fail "nlopt: the builds made ahead left $left"
 echo "tune_pipeline: $(points ahead 't["overlap"]')"

@@ -72,7 +72,8 @@ TEST(TuneSearch, NloptFindsTheTopWithinTheBudget) {
   EXPECT_LE(static_cast<int>(tried.size()), budget);
   EXPECT_EQ(hill.calls, tried);
   EXPECT_EQ(distinct(hill.calls).size(), hill.calls.size()) << "a point was measured twice";
-  EXPECT_TRUE(distinct(tried).count({11, 4})) << "the top (11, 4) was not among the " << tried.size() << " points tried";
+  EXPECT_TRUE(distinct(tried).count({11, 4}))
+      << "the top (11, 4) was not among the " << tried.size() << " points tried";
   EXPECT_EQ(tried.front(), tune::start_point(s));
 }
 
@@ -148,4 +149,32 @@ TEST(TuneSearch, PointsKnownToFailAreNotMeasuredAndCostNoBudget) {
   ASSERT_EQ(tried.size(), 15u);
   EXPECT_EQ(tried.back(), (tune::Point{3, 2})); // 12 points of X = 0, 1; X = 2 passed over; 3 of X = 3
   for (const auto& p : tried) EXPECT_NE(p[0], 2u);
+}
+
+// What the tuning stage builds ahead while NLopt's point is measured: along each axis Sbplx's
+// initial step (a quarter of the axis) forward, then back, then one grid step; allowed points
+// only, none twice.
+TEST(TuneSearch, LikelyNextAreTheAxisStepsAllowed) {
+  tune::Space s(grid(9, 3, {"X + Y <= 9"}), "optimas.yml");
+  // X: 9 values (initial step 2), Y: 3 values (initial step 1, the same as one step).
+  EXPECT_EQ(tune::likely_next(s, {4, 1}), (std::vector<tune::Point>{{6, 1}, {4, 2}, {2, 1}, {4, 0}, {5, 1}, {3, 1}}));
+  // At an edge and against a constraint: X 10 is off the grid, (8, 2) breaks X + Y <= 9.
+  EXPECT_EQ(tune::likely_next(s, {8, 1}), (std::vector<tune::Point>{{6, 1}, {8, 0}, {7, 1}}));
+}
+
+// The guess is worth its builds: on the hill, most of NLopt's points after its first are among
+// the likely next points of one it measured before.
+TEST(TuneSearch, NloptMostlyAsksForALikelyNextPoint) {
+  tune::Space s(grid(16, 16), "optimas.yml");
+  Hill hill{11, 4, {}};
+  auto tried = tune::search(s, tune::Method::nlopt, 12, std::ref(hill));
+  ASSERT_EQ(tried.size(), 12u);
+  int guessed = 0;
+  for (std::size_t i = 1; i < tried.size(); ++i) {
+    bool hit = false;
+    for (std::size_t j = 0; j < i && !hit; ++j)
+      for (const auto& q : tune::likely_next(s, tried[j])) hit = hit || q == tried[i];
+    guessed += hit;
+  }
+  EXPECT_GE(guessed, 6) << "of " << tried.size() - 1;
 }
