@@ -293,7 +293,7 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
     if (std::find(writable.begin(), writable.end(), folder) == writable.end()) writable.push_back(folder);
   }
   // And the tracer, which CUDA loads from its path: where the private /tmp hides it (optimas kept
-  // under /tmp), CUDA goes on without it, silently, and the run has no trace (session 32's H100).
+  // under /tmp), CUDA goes on without it, silently, and the run has no trace.
   std::vector<std::string> readable;
   if (!sandbox.tracer.empty()) {
     writable.push_back(trace_dir.string());

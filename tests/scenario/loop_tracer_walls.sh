@@ -1,9 +1,9 @@
 # The kernel tracer behind the sandbox's walls: on a GPU machine (session 32, an H100) every traced
 # run behind the unshare walls left no trace while the program ran, and the default run stopped
 # at its first measured round. The stand-in writes the trace a traced CUDA program would where it
-# can read the tracer (a file under /tmp here, as optimas was there), and for the rest of the
-# cases only where the root file system is writable, i.e. without walls (a CUPTI that refuses to
-# work behind them). The run checks the tracer once, after the baseline's runs
+# can read the tracer (a file under /tmp here, which the walls' private /tmp hides), and for the
+# rest of the cases only where the root file system is writable, i.e. without walls (a CUPTI that
+# refuses to work behind them, one cause the H100's could have). The run checks the tracer once, after the baseline's runs
 # (Loop::check_tracer), and then:
 #   --timing auto (the default; the stand-in says needs_gpu): the walls stay, runs are timed by
 #     the time the program prints, and a warning says why;
@@ -62,8 +62,8 @@ app never never
 app loaded loaded
 
 # The tracer under /tmp (here $WORK), which the walls' private /tmp hides unless the run binds it
-# back (session 32's H100: optimas was kept under /tmp, and no traced run behind the unshare walls
-# had a trace): behind each level this machine allows, the check passes and the runs are traced.
+# back (the stand-in tracer of every traced loop test lies there; before, those stand-ins never
+# looked for it): behind each level this machine allows, the check passes and the runs are traced.
 for level in bwrap unshare; do
   run "loaded-$level" loaded --timing trace --sandbox "$level"
   if grep -q "this machine does not allow it" "$log"; then

@@ -163,8 +163,8 @@ namespace {
 
 // Behind `level`, a program reads a file and a folder's file under /tmp passed as readable (the
 // kernel tracer, where optimas lies under /tmp), cannot write them, and still cannot see another
-// file of /tmp. Without `readable`, the private /tmp hides them: CUDA then went on without the
-// tracer, silently (session 32's H100).
+// file of /tmp. Without `readable`, the private /tmp hides them, and CUDA goes on without a
+// tracer it cannot load, silently.
 void readable_under_tmp(Isolation level) {
   if (!evaluate::allows(level)) GTEST_SKIP() << evaluate::isolation_name(level) << " is not allowed on this machine";
   TempDir own, tools, other; // each under /tmp (TempDir makes its folders there)
