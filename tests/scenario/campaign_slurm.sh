@@ -88,8 +88,8 @@ json_check "$C/table.json" 'd["cells"] == {"total": 8, "done": 8, "failed": 0, "
 # Each recorded job is the cell's own in Slurm, and has ended.
 while read -r cell job; do
   line=$(scontrol -o show job "$job" 2>&1) || fail "cell $cell records job $job, which slurmctld does not know: $line"
-  echo "$line" | grep -q " JobName=optimas-$cell " || fail "cell $cell records job $job, which is another's: $line"
-  echo "$line" | grep -qE " JobState=(COMPLETED|FAILED) " || fail "cell $cell's job $job has not ended: $line"
+  grep -q " JobName=optimas-$cell " <<< "$line" || fail "cell $cell records job $job, which is another's: $line"
+  grep -qE " JobState=(COMPLETED|FAILED) " <<< "$line" || fail "cell $cell's job $job has not ended: $line"
 done < <(python3 -c 'import json,sys; [print(c["id"], c["job"]) for c in json.load(open(sys.argv[1]))["cells"]]' "$C/state.json")
 campaign_stable_table "$WORK/slurm/runs" "$CAMPAIGN_ID" >"$WORK/slurm/stable.json" || fail "campaign table (slurm)"
 slurm_stop

@@ -97,20 +97,20 @@ consume() { # consume BUILD-DIR CMAKE-ARGS...: configure and build the consumer 
 consume "$WORK/c1" -DWANT_VERSION="$VERSION" || fail "find_package(optimas $VERSION) failed: $(cat "$WORK/c1.log")"
 cmake --build "$WORK/c1" > "$WORK/c1-build.log" 2>&1 || fail "the consumer's build failed: $(cat "$WORK/c1-build.log")"
 found=$(cat "$WORK/c1/found.txt")
-echo "$found" | grep -qx 'kind=EXECUTABLE' || fail "optimas::optimas is not an executable: $found"
-echo "$found" | grep -qx 'imported=TRUE' || fail "optimas::optimas is not imported: $found"
-echo "$found" | grep -qx "exe=$PREFIX/bin/optimas" || fail "optimas_EXECUTABLE is not the installed one: $found"
-echo "$found" | grep -qx "schemas=$PREFIX/share/optimas/schemas" || fail "optimas_SCHEMA_DIR: $found"
-echo "$found" | grep -qx "version=$VERSION" || fail "optimas_VERSION: $found"
+grep -qx 'kind=EXECUTABLE' <<< "$found" || fail "optimas::optimas is not an executable: $found"
+grep -qx 'imported=TRUE' <<< "$found" || fail "optimas::optimas is not imported: $found"
+grep -qx "exe=$PREFIX/bin/optimas" <<< "$found" || fail "optimas_EXECUTABLE is not the installed one: $found"
+grep -qx "schemas=$PREFIX/share/optimas/schemas" <<< "$found" || fail "optimas_SCHEMA_DIR: $found"
+grep -qx "version=$VERSION" <<< "$found" || fail "optimas_VERSION: $found"
 [ "$(cat "$WORK/c1/version.txt")" = "$VERSION" ] || fail "running optimas::optimas gave: $(cat "$WORK/c1/version.txt")"
 if [ -n "$TRACER" ]; then
-  echo "$found" | grep -qx "tracer=$(find "$PREFIX" -name liboptimas-trace.so)" || fail "optimas_TRACER: $found"
-  echo "$found" | grep -qx 'trace_found=TRUE' || fail "the trace component is not found: $found"
+  grep -qx "tracer=$(find "$PREFIX" -name liboptimas-trace.so)" <<< "$found" || fail "optimas_TRACER: $found"
+  grep -qx 'trace_found=TRUE' <<< "$found" || fail "the trace component is not found: $found"
   consume "$WORK/c2" -DWANT_VERSION="$VERSION" -DWANT_TRACE=ON \
     || fail "find_package(optimas COMPONENTS trace) failed: $(cat "$WORK/c2.log")"
 else
-  echo "$found" | grep -qx 'tracer=' || fail "optimas_TRACER is set without a tracer: $found"
-  echo "$found" | grep -qx 'trace_found=FALSE' || fail "the trace component is found without a tracer: $found"
+  grep -qx 'tracer=' <<< "$found" || fail "optimas_TRACER is set without a tracer: $found"
+  grep -qx 'trace_found=FALSE' <<< "$found" || fail "the trace component is found without a tracer: $found"
   consume "$WORK/c2" -DWANT_VERSION="$VERSION" -DWANT_TRACE=ON \
     && fail "find_package(optimas COMPONENTS trace) succeeded without a tracer"
 fi

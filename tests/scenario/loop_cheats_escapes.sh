@@ -336,7 +336,7 @@ loop proc "$WORK/app-proc" "$WORK/replies/proc.json" --retries 0 --scope file $Q
 expect proc i1a1 rejected '.'
 seen=$(logs_of "$id" '^proc: optimas ')
 [ -n "$seen" ] || fail "proc: the variant found no optimas process above it: $(logs_of "$id" '^proc:')"
-if echo "$seen" | grep -q 'environ key$'; then fail "proc: the key is readable in optimas' /proc environ: $seen"; fi
+if grep -q 'environ key$' <<< "$seen"; then fail "proc: the key is readable in optimas' /proc environ: $seen"; fi
 if grep -rqF -- "$OPENAI_API_KEY" "$RUNS"; then fail "proc: the key reached $(grep -rlF -- "$OPENAI_API_KEY" "$RUNS")"; fi
 pass "22. /proc/<pid>/environ of optimas and its supervisors holds no key ($(echo "$seen" | awk '{print $5, $6}' | sort -u | tr '\n' ' '))"
 

@@ -142,8 +142,8 @@ cp "$WORK/ref/default.out" "$WORK/app-peek/default.out"
 loop peek "$WORK/app-peek" "$WORK/replies/peek.json" --retries 0 --scope file
 expect peek i1a1 validation_failed 'wrong output'
 peeked=$(cat "$RUNS/$id"/iterations/1/attempt-1/runs/check-*.stderr.log)
-echo "$peeked" | grep -q '^peek: ' || fail "peek: the variant did not run: $peeked"
-if echo "$peeked" | grep -q 'baseline/out/.'; then fail "peek: the baseline's output existed while the variant ran: $peeked"; fi
+grep -q '^peek: ' <<< "$peeked" || fail "peek: the variant did not run: $peeked"
+if grep -q 'baseline/out/.' <<< "$peeked"; then fail "peek: the baseline's output existed while the variant ran: $peeked"; fi
 pass "4. copying the baseline's output: validation_failed, no baseline output to copy"
 
 # --- 5. A printed kernel time the wall time does not show -----------------------------------

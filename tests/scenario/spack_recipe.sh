@@ -32,7 +32,7 @@ must_fail() {
   local rc=0 msg
   msg=$(python3 -B "$CHECK" --root "$WORK/tree" --recipe "$WORK/tree/packaging/spack/package.py" 2>&1) || rc=$?
   [ "$rc" -eq 1 ] || fail "the checker passed (exit $rc) a broken copy; expected /$1/:"$'\n'"$msg"
-  echo "$msg" | grep -qE -- "$1" || fail "expected /$1/ from the checker, got:"$'\n'"$msg"
+  grep -qE -- "$1" <<< "$msg" || fail "expected /$1/ from the checker, got:"$'\n'"$msg"
 }
 
 copy
@@ -73,7 +73,7 @@ echo "$out"
 copy
 sed -i 's/CMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit/CMAKE_DISABLE_FIND_PACKAGE_CUDA/' "$WORK/tree/packaging/spack/package.py"
 rc=0; msg=$(python3 -B "$SPACK_DIR/lint_recipe.py" "$WORK/tree/packaging/spack/package.py" 2>&1) || rc=$?
-[ "$rc" -eq 1 ] && echo "$msg" | grep -q 'for ~cuda lacks -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit' \
+[ "$rc" -eq 1 ] && grep -q 'for ~cuda lacks -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit' <<< "$msg" \
   || fail "lint_recipe.py passed a ~cuda build that may find a system CUDA (exit $rc):"$'\n'"$msg"
 
 # A package named only in a message or a comment is not a dependency.
