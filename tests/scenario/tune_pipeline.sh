@@ -2,7 +2,8 @@
 # stand-in (tests/scenario/tune-app, lean as tune.sh makes it): the same search run one build at
 # a time (--build-jobs 0), with builds made ahead (the default), and, where builds can have
 # folders of their own here (unshare), on three lanes. Checked here:
-#   - every point gets the same verdict in each run, and the same best point (CHUNK 256);
+#   - every point gets the same verdict in each run (measured, stale or not valid), and the same
+#     best point (CHUNK 256);
 #   - the points CHUNK 4 builds the parent's own binary in every lane: a build in a lane of its
 #     own is byte for byte one in work/building, or the stale check could not see it;
 #   - each point records its steps (build, validate, measure, waited) and lane, run.json's
@@ -50,10 +51,14 @@ fi
 runs="serial ahead"
 [ "$lanes" -eq 1 ] || runs="$runs lanes"
 
-verdicts=$(points serial 'sorted((k, x["status"]) for k, x in p.items())')
+# Accepted or rejected is the measurement's, which a loaded machine moves for a point near the
+# line (CHUNK 64 without a flag was accepted one build at a time and rejected ahead in one suite
+# run): those compare as measured; what no timing decides (stale, not valid) compares as it is.
+verdict='sorted((k, "measured" if x["status"] in ("accepted", "rejected") else x["status"]) for k, x in p.items())'
+verdicts=$(points serial "$verdict")
 for name in $runs; do
-  [ "$(points "$name" 'sorted((k, x["status"]) for k, x in p.items())')" = "$verdicts" ] ||
-    fail "$name: other verdicts than one build at a time: $(points "$name" 'sorted((k, x["status"]) for k, x in p.items())') against $verdicts"
+  [ "$(points "$name" "$verdict")" = "$verdicts" ] ||
+    fail "$name: other verdicts than one build at a time: $(points "$name" "$verdict") against $verdicts"
   [ "$(points "$name" '[x["values"]["CHUNK"] for x in t["points"] if x["key"] == t["best"]][0]')" = 256 ] ||
     fail "$name: the best point is not CHUNK 256"
   [ "$(points "$name" 'all(x["status"] == "build_stale" for k, x in p.items() if k.startswith("CHUNK=4 "))')" = True ] ||
