@@ -47,5 +47,13 @@ walls walls "$WALLS" --net
 walls walls-with-network "$WALLS"
 walls walls-not-read-only "$NO_RO" --net
 walls walls-machine-tmp "$NO_TMP" --net
+# Did the dynamic loader find the tracer and CUPTI behind the walls? (CUDA skips an injection it
+# cannot load without a word.)
+echo "== loader behind the walls"
+LD_DEBUG=libs LD_DEBUG_OUTPUT=$W/ld walls walls-ld "$WALLS" --net > /dev/null
+grep -h -i -E "cupti|optimas-trace|error|cannot" "$W"/ld.* 2>/dev/null | head -30
+echo "== inside the walls"
+unshare --user --map-root-user --mount --net /bin/sh -c "$WALLS" optimas-sandbox "$W" 1 "" "" 3 "$W" "$W/o" "$W/trace-walls" 0 \
+  /bin/sh -c "id; ls -l $T; ls -ld /tmp /dev/shm; ls /dev | tr '\n' ' '; echo; env | grep -E 'CUDA|LD_|OPTIMAS' | sort" 2>&1 | head -30
 echo "== mounts"
 awk '{print $5, $6, $9}' /proc/self/mountinfo | head -40

@@ -157,7 +157,7 @@ constexpr const char* k_run_overrides[] = {
     "budget_verdicts", "retries", "runs",
     "warmup", "timing", "min_speedup", "confirm", "verdict", "end_after_kernels", "aa", "measure_configs", "validate_configs", "fresh_seeds",
     "tolerance", "import", "ncu", "tracer", "full_profile", "execute", "template", "token_budget", "cache_dir",
-    "no_cache", "keep_work", "build_jobs", "sandbox", "alpha", "tune", "tune_discover", "tune_only", "tune_point", "tune_search", "tune_budget", "work_dir", "campaign",
+    "no_cache", "keep_work", "build_jobs", "gpus", "sandbox", "alpha", "tune", "tune_discover", "tune_only", "tune_point", "tune_search", "tune_budget", "work_dir", "campaign",
     "cell", "seed"};
 // clang-format on
 

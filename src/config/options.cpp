@@ -2,6 +2,7 @@
 
 #include "util/error.hpp"
 #include "util/names.hpp"
+#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -103,6 +104,15 @@ std::string build_jobs(const json& v) {
   return "is auto or a number of builds from 0 (none ahead: one build at a time, before its measurement) to 9999, "
          "got " +
          shown(v);
+}
+std::string gpus(const json& v) {
+  if (v.is_string()) {
+    const std::string t = v.get<std::string>();
+    bool ids = !t.empty();
+    for (auto id : util::split(t, ',')) ids = ids && !util::trim(id).empty();
+    if (ids) return {};
+  }
+  return "is auto, all, a number of GPUs or their ids (\"0,2\"), got " + shown(v);
 }
 
 std::string tolerance(const json& v) {
@@ -259,6 +269,10 @@ std::vector<Option> make_table() {
      "Builds made ahead at once while variants are measured (the tuning stage's points): auto (the cores less one; "
      "one where builds cannot have folders of their own), N, or 0 (none ahead; docs/pipeline.md)", "", Kind::text,
      "auto", "", build_jobs, {}},
+    {"gpus", "--gpus",
+     "The GPUs that measure a tuning stage's points at once, one point at a time on each against its own baseline "
+     "runs: auto or all (CUDA_VISIBLE_DEVICES where set, else the GPUs nvidia-smi lists), N (the first N of those) "
+     "or ids \"0,2\" (docs/pipeline.md)", "", Kind::text, "auto", "", gpus, {}},
     {"sandbox", "--sandbox",
      "The walls around every build and run: auto (bwrap, else unshare, else watch), bwrap or unshare (each program "
      "writes only its scratch folders and a private /tmp, no network), watch (no walls: a variant that changes the "

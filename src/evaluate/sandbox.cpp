@@ -274,6 +274,7 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
   spec.limits = sandbox.limits;
   spec.stdout_path = log_path;
   spec.stderr_path = stderr_log(log_path);
+  for (const auto& [k, v] : sandbox.env) spec.env[k] = v;
   const fs::path trace_dir = fs::absolute(log_path + ".trace").lexically_normal();
   if (!sandbox.tracer.empty()) {
     fs::remove_all(trace_dir);

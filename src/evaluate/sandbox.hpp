@@ -39,6 +39,9 @@ struct Sandbox {
   // A run whose trace is missing or incomplete still counts, without trace figures (validation
   // runs: the trace only informs measurement).
   bool trace_optional = false;
+  // Added to every run's environment: CUDA_VISIBLE_DEVICES for the GPU a run measures on, where
+  // several measure at once (loop/slots.cpp).
+  std::map<std::string, std::string> env;
 };
 
 // Default isolation for an application: its timeout, no core dumps, files up to 16 GiB,

@@ -6,6 +6,7 @@
 #include "launch/launcher.hpp"
 
 #include "util/error.hpp"
+#include "util/gpus.hpp"
 #include "util/process.hpp"
 #include "util/strings.hpp"
 
@@ -30,39 +31,18 @@ namespace {
 std::string not_negative(const std::string& v) {
   return v.front() == '-' ? fmt::format("takes a count of at least 0, got \"{}\"", v) : "";
 }
-const OptionSpec k_jobs = {"jobs", "tasks running at once (0: one per CPU core)", "0", false, util::OptionKind::integer,
-                           not_negative};
+const OptionSpec k_jobs = {
+    "jobs", "tasks running at once (0: one per CPU core)", "0", false, util::OptionKind::integer, not_negative};
 const OptionSpec k_gpus = {"gpus",
                            "GPU ids tasks may use, comma-separated (\"0,1\"), or auto: $CUDA_VISIBLE_DEVICES, else the "
                            "GPUs nvidia-smi lists, else one (0)",
                            "auto"};
 
-// "0,1,3" -> {"0","1","3"}; a count of GPUs found otherwise.
+// "0,1,3" -> {"0","1","3"}; auto: those found (util/gpus.hpp), else one (0).
 std::vector<std::string> visible_gpus(const std::string& option) {
-  std::string list = option;
-  if (list == "auto") {
-    const char* env = std::getenv("CUDA_VISIBLE_DEVICES");
-    if (env && *env) {
-      list = env;
-    } else if (util::find_executable("nvidia-smi")) {
-      util::ProcessSpec spec;
-      spec.argv = {"nvidia-smi", "-L"};
-      spec.timeout_s = 30;
-      auto r = util::run_process(spec);
-      int count = 0;
-      for (auto line : util::split(r.out, '\n')) count += line.rfind("GPU ", 0) == 0;
-      list.clear();
-      for (int i = 0; i < count; ++i) list += (i ? "," : "") + std::to_string(i);
-    }
-    if (list == "auto" || list.empty()) list = "0";
-  }
-  std::vector<std::string> out;
-  for (auto& id : util::split(list, ',')) {
-    std::string t(util::trim(id));
-    if (t.empty()) throw UsageError(fmt::format("launcher local: option gpus=\"{}\" has an empty GPU id", option));
-    out.push_back(t);
-  }
-  return out;
+  if (option != "auto") return util::gpu_ids(option, "launcher local: option gpus");
+  auto found = util::found_gpus();
+  return found.empty() ? std::vector<std::string>{"0"} : found;
 }
 
 class LocalLauncher : public Launcher {

@@ -11,10 +11,13 @@
 #include "llm/backend.hpp"
 #include "propose/prepare.hpp"
 #include "util/hash.hpp"
+#include "util/json_text.hpp"
 #include "util/log.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace optimas::loop {
 
@@ -170,6 +173,32 @@ void Loop::build_candidates_ahead(BuildAhead& ahead) try {
 } catch (const std::exception& e) {
   // Building ahead saves time; it never costs the run: each candidate builds at its turn.
   log::warn("the round's candidates are not built ahead: {}", plain_message(e));
+}
+
+// What building ahead saved: the points' steps (build, validate, measure) summed against the
+// stage's wall time, in run.json's tune.overlap and the progress.
+void Loop::record_overlap(json& rec, double wall_s) {
+  double steps = 0;
+  int built = 0;
+  for (const auto& d : rec["points"]) {
+    const json r =
+        read_json((m_dir / d.value("dir", std::string("tune/") + d.value("key", "")) / "result.json").string());
+    const json& t = util::member(r, "times");
+    if (!t.is_object() || r.value("cached", false)) continue;
+    ++built;
+    for (const char* k : {"build_s", "validate_s", "measure_s"}) steps += t.value(k, 0.0);
+  }
+  if (built == 0) return;
+  const int lanes = rec.value("build_lanes", 0);
+  rec["overlap"] = {{"steps_s", std::round(steps * 1000) / 1000},
+                    {"wall_s", wall_s},
+                    {"saved_s", std::round((steps - wall_s) * 1000) / 1000},
+                    {"lanes", lanes}};
+  say("tune", lanes == 0 ? fmt::format("{} point(s) in {:.1f} s, built one at a time (their steps: {:.1f} s)", built,
+                                       wall_s, steps)
+                         : fmt::format("{} point(s) in {:.1f} s; their steps add up to {:.1f} s: building ahead on "
+                                       "{} lane(s) saved {:.1f} s",
+                                       built, wall_s, steps, lanes, steps - wall_s));
 }
 
 } // namespace optimas::loop

@@ -364,7 +364,7 @@ std::optional<evaluate::Outcome> Loop::build_variant(Variant& v, json& result, c
 // reference output for that input exists anywhere while the variant runs; both outputs are
 // deleted once compared.
 json Loop::validation_check(Variant& v, const evaluate::Check& check, std::size_t index) {
-  const fs::path base_work = m_dir / "work" / "baseline";
+  const fs::path base_work = v.slot ? v.slot->baseline : m_dir / "work" / "baseline";
   const std::string stem = fmt::format("check-{}", index);
   json rec = {{"label", check.label}, {"config", check.config}, {"held_out", check.held_out}};
   std::string tampered;
@@ -382,7 +382,7 @@ json Loop::validation_check(Variant& v, const evaluate::Check& check, std::size_
     rec["detail"] = "the variant failed: " + ve.failure;
   } else {
     auto be = execute(base_work, check.input, base_work / "out" / (stem + ".out"),
-                      v.dir / "runs" / (stem + ".baseline.log"), sandbox);
+                      v.dir / "runs" / (stem + ".baseline.log"), sandbox, v.slot);
     if (!be.ok) throw Error(fmt::format("run {}: the baseline failed on {}: {}", m_id, check.label, be.failure));
     std::string declared = m_baseline["configs"][check.config].value("output_sha256", "");
     if (auto drift = evaluate::baseline_drift(m_id, check.label, check.config, evaluate::outputs_sha256(be), declared))

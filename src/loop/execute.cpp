@@ -21,11 +21,15 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 evaluate::Execution Loop::execute(const fs::path& work, const config::InputConfig& input, const fs::path& output,
-                                  const fs::path& log, const evaluate::Sandbox* sandbox) {
+                                  const fs::path& log, const evaluate::Sandbox* sandbox, const Slot* slot) {
   fs::create_directories(output.parent_path());
   fs::create_directories(log.parent_path());
-  return evaluate::execute_in(m_app, work.string(), input, fs::absolute(output).string(), log.string(),
-                              sandbox ? *sandbox : m_sandbox);
+  if (!slot)
+    return evaluate::execute_in(m_app, work.string(), input, fs::absolute(output).string(), log.string(),
+                                sandbox ? *sandbox : m_sandbox);
+  evaluate::Sandbox on_gpu = sandbox ? *sandbox : m_sandbox;
+  on_gpu.env["CUDA_VISIBLE_DEVICES"] = slot->gpu;
+  return evaluate::execute_in(m_app, work.string(), input, fs::absolute(output).string(), log.string(), on_gpu);
 }
 
 evaluate::Execution Loop::execute_variant(Variant& v, const config::InputConfig& input, const fs::path& output,
@@ -47,11 +51,16 @@ evaluate::Execution Loop::execute_variant(Variant& v, const config::InputConfig&
                                 fmt::format("children.json.tmp.{}", ::getpid())};
   // And the builds made ahead meanwhile (loop/pipeline.hpp), which check themselves.
   ours.merge(ahead_paths());
+  // And, while several GPUs measure at once, the other slots' folders and run.json (only behind
+  // the walls, which keep every variant out of them: loop/slots.cpp).
+  if (m_slots_running) ours.merge(std::set<std::string>{"tune", "work", "run.json"});
   std::set<std::string> outputs = {fs::relative(output, v.work).string()};
   for (std::size_t k = 1; k < m_app.outputs.size(); ++k)
     outputs.insert(fs::relative(output, v.work).string() + "." + std::to_string(k));
   for (const auto& o : m_app.outputs) outputs.insert(fs::path(o).lexically_normal().string());
+  std::unique_lock<std::mutex> run_file(m_run_file_mutex);
   const auto outside_before = evaluate::tree_state(m_dir.string(), ours);
+  run_file.unlock();
   const auto own_before = evaluate::tree_state(v.work.string(), outputs);
   // Without the sandbox's walls, the application folder is watched too (less the run store,
   // watched above, where it lies inside).
@@ -61,8 +70,10 @@ evaluate::Execution Loop::execute_variant(Variant& v, const config::InputConfig&
       !rel.empty() && *rel.begin() != "..")
     store.insert(rel == "." ? m_dir.filename().string() : rel.string());
   const auto app_before = walls ? evaluate::TreeState{} : evaluate::tree_state(m_app.dir, store);
-  auto e = execute(v.work, input, output, log, sandbox);
+  auto e = execute(v.work, input, output, log, sandbox, v.slot);
+  run_file.lock();
   auto outside = evaluate::tree_changes(outside_before, evaluate::tree_state(m_dir.string(), ours));
+  run_file.unlock();
   auto mine = evaluate::tree_changes(own_before, evaluate::tree_state(v.work.string(), outputs));
   const auto app =
       walls ? evaluate::TreeChanges{} : evaluate::tree_changes(app_before, evaluate::tree_state(m_app.dir, store));

@@ -89,7 +89,7 @@ Loop::Rounds::Rounds(Loop& loop, Variant& v)
       kernel_time(!v.by_wall && (traced || loop.m_app.measure.timing == "kernel_time" ||
                                  (loop.m_app.measure.timing == "auto" && !loop.m_app.kernel_time.empty()))),
       rule(acceptance_rule(loop.m_app)), m_loop(loop), m_v(v), m_journal(v.dir / "measurements.jsonl"),
-      m_parent(loop.parent_work()) {
+      m_parent(v.slot ? v.slot->parent : loop.parent_work()) {
   for (auto& j : store::read_journal(m_journal.string())) {
     if (!j["config"].is_string() || !j["role"].is_string()) {
       log::warn("{}: ignoring a sample without config and role", m_journal.string());
@@ -182,7 +182,7 @@ std::optional<std::string> Loop::Rounds::run_one(const config::InputConfig& c, c
   std::string tampered;
   auto own = m_sandboxes.find(c.name);
   const auto* sandbox = own == m_sandboxes.end() ? &m_loop.m_measure_sandbox : &own->second;
-  auto e = role == "baseline" ? m_loop.execute(work, input, out, log, sandbox)
+  auto e = role == "baseline" ? m_loop.execute(work, input, out, log, sandbox, m_v.slot)
                               : m_loop.execute_variant(m_v, input, out, log, tampered, sandbox);
   if (!tampered.empty()) {
     evaluate::remove_outputs(e);

@@ -28,6 +28,7 @@ using nlohmann::json;
 using store::read_json;
 
 void Loop::say(const std::string& step, const std::string& detail, bool done) const {
+  std::lock_guard<std::mutex> lock(m_say_mutex);
   log::debug("{}: {}", step, detail);
   if (m_options.progress) m_options.progress({step, detail, done});
 }
@@ -235,7 +236,10 @@ void Loop::write_run(const std::string& status) {
   // round, shows every variant measured so far.
   if (!m_variants.empty()) m_run["search"] = search_tree();
   m_run["best"] = m_best.empty() ? json(nullptr) : json(m_best);
-  store::write_json_atomic((m_dir / "run.json").string(), m_run);
+  {
+    std::lock_guard<std::mutex> lock(m_run_file_mutex);
+    store::write_json_atomic((m_dir / "run.json").string(), m_run);
+  }
   try {
     m_store->index_run(m_run);
   } catch (const Error& e) {

@@ -10,6 +10,8 @@
 //   execute.cpp    every program run of the run, a variant's watched for tampering
 //   tune.cpp       the tuning stage: the points of tune:, each built, validated and measured as
 //                  a variant is (tune/ holds the space, the search and the cache)
+//   ahead.cpp      builds made ahead while variants are measured (loop/pipeline.hpp)
+//   slots.cpp      several GPUs measuring the tuning stage's points at once (--gpus)
 // What decides a variant's status is evaluate/verdict.hpp's; the files of the run folder are
 // store/journal.hpp's.
 #pragma once
@@ -65,6 +67,16 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::round(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1000) / 1000;
 }
 
+// One GPU of several measuring the tuning stage's points at once (loop/slots.cpp): the id its runs
+// see (CUDA_VISIBLE_DEVICES) and its own copies of the baseline's and the parent's scratch
+// builds, whose runs beside its points give their ratios.
+struct Slot {
+  int index = 0;
+  std::string gpu;
+  std::filesystem::path baseline; // run/work/slot-<index>/baseline
+  std::filesystem::path parent;   // the parent's copy (`baseline` where the parent is the baseline)
+};
+
 // One attempt of one candidate of one round (an "iteration" in the run folder's names).
 struct Variant {
   std::string key; // "i1a2"; "i1c2a1" for the second candidate of round 1
@@ -80,6 +92,8 @@ struct Variant {
   // Its edits act on the application's evidence (an AP item: host code, copies): judged by the
   // process's wall time, which such an edit changes, and not by the kernels' (Loop::measure).
   bool by_wall = false;
+  // The GPU it is measured on where several measure at once; none: the run's own folders and GPUs.
+  const Slot* slot = nullptr;
 };
 
 class Loop {
@@ -93,6 +107,7 @@ private:
   using path = std::filesystem::path;
   using json = nlohmann::json;
 
+  // Called from the slots' threads too (loop/slots.cpp): one line at a time.
   void say(const std::string& step, const std::string& detail, bool done = true) const;
 
   // run_loop.cpp
@@ -195,7 +210,7 @@ private:
   // tune.cpp
   void tune_stage();
   json tune_point(const tune::Space& space, const tune::Point& p, int index, const tune::PointCache* cache,
-                  const json& context);
+                  const json& context, const Slot* slot = nullptr);
   // What the search of one tuning stage works with (tune_stage sets it up).
   struct TuneSearch {
     tune::Method method = tune::Method::exhaustive;
@@ -207,6 +222,18 @@ private:
     int budget = 0;
   };
   void search_points(const tune::Space& space, const TuneSearch& ts, json& rec);
+  // slots.cpp: several GPUs measuring an exhaustive search's points at once (--gpus).
+  // The slots for a stage of `points` points: none where one GPU measures (one is found or
+  // given, the walls are down, or one point is measured).
+  std::vector<Slot> open_slots(std::size_t points, json& rec);
+  void close_slots(const std::vector<Slot>& slots);
+  // The exhaustive search's points, in its order, each on the first slot free; `done` sees each
+  // result in that order (as the serial search's objective would), `known_bad` passes a point
+  // over, `spent` stops the search (true: no further point starts; returned when it did).
+  bool measure_on_slots(const tune::Space& space, const TuneSearch& ts, const std::vector<Slot>& slots, int& index,
+                        const std::function<bool(const tune::Point&)>& known_bad,
+                        const std::function<void(const tune::Point&, const json&, int)>& done,
+                        const std::function<bool()>& spent);
   void announce_tune_best(json& rec, const std::string& parent);
   // The stage's builds made ahead (loop/pipeline.hpp): m_ahead while it lives (none for lanes 0).
   class AheadScope {
@@ -249,8 +276,9 @@ private:
 
   // execute.cpp
   // Executes one configuration of the program built in `work`; the output goes to `output`.
+  // On `slot`'s GPU where one is given.
   evaluate::Execution execute(const path& work, const config::InputConfig& input, const path& output, const path& log,
-                              const evaluate::Sandbox* sandbox = nullptr);
+                              const evaluate::Sandbox* sandbox = nullptr, const Slot* slot = nullptr);
   // The same for the variant, watched: `tampered` says what it changed that it must not (a file
   // of the run outside its scratch copy, or its own build); what it added to its copy is removed.
   evaluate::Execution execute_variant(Variant& v, const config::InputConfig& input, const path& output, const path& log,
@@ -293,6 +321,12 @@ private:
   std::mutex m_building_mutex;                     // work/building: one build (or profile reading it) at a time
   BuildAhead* m_ahead = nullptr;                   // the tuning stage's builds made ahead, while it runs
   std::set<std::string> m_ahead_labels;            // the points submitted to m_ahead
+  // While slots measure at once (loop/slots.cpp): their folders and run.json change under every
+  // variant's watch, which leaves them out and takes its stamps under this lock, which
+  // write_run holds (no half-written run.json is seen).
+  bool m_slots_running = false;
+  mutable std::mutex m_run_file_mutex;
+  mutable std::mutex m_say_mutex;
 };
 
 } // namespace optimas::loop

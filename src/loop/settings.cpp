@@ -50,6 +50,8 @@ Settings settings_from(const config::AppConfig& app, const Overrides& o) {
   config::check_or_throw("build_jobs", given_or_default<std::string>(o, "build_jobs"));
   if (const std::string jobs = given_or_default<std::string>(o, "build_jobs"); jobs != "auto")
     s.build_jobs = std::stoi(jobs);
+  config::check_or_throw("gpus", given_or_default<std::string>(o, "gpus"));
+  s.gpus = given_or_default<std::string>(o, "gpus");
   config::check_or_throw("sandbox", given_or_default<std::string>(o, "sandbox"));
   s.sandbox = given_or_default<std::string>(o, "sandbox");
   s.aa = given_or_default<bool>(o, "aa");

@@ -22,7 +22,7 @@ namespace optimas::loop {
 // (config/options.hpp; the CLI fills it from the table's rows): model, base_url, options
 // (["k=v"]), diagnostics, scope, iterations, retries, runs, warmup, timing, measure_configs,
 // validate_configs, fresh_seeds, tolerance ("rel=1e-12"), import, ncu, tracer, full_profile,
-// execute, template, token_budget, cache_dir, no_cache, keep_work, build_jobs, sandbox, aa, min_speedup, confirm,
+// execute, template, token_budget, cache_dir, no_cache, keep_work, build_jobs, gpus, sandbox, aa, min_speedup, confirm,
 // work_dir, alpha, tune, tune_only, tune_point, tune_search, tune_budget, campaign, cell, seed.
 using Overrides = nlohmann::json;
 
@@ -45,6 +45,7 @@ struct Settings {
   bool no_cache = config::default_of<bool>("no_cache");
   bool keep_work = config::default_of<bool>("keep_work");
   int build_jobs = -1; // builds made ahead at once (loop/pipeline.hpp): -1 auto, 0 none ahead
+  std::string gpus = config::default_of<std::string>("gpus");       // those measuring at once (loop/slots.cpp)
   std::string sandbox = config::default_of<std::string>("sandbox"); // auto, bwrap, unshare, watch
   bool aa = config::default_of<bool>("aa"); // calibration: the variant is a second build of the unchanged parent
   double alpha = config::default_of<double>("alpha"); // hot kernels' share of the time

@@ -69,6 +69,7 @@ json point_summary(const json& r) {
             {"status", r.value("status", "")},
             {"reason", r.value("reason", "")},
             {"cached", r.value("cached", false)}};
+  if (r.contains("gpu")) s["gpu"] = r["gpu"];
   if (r.contains("measurement")) {
     s["speedup"] = r["measurement"]["speedup"];
     s["ci"] = r["measurement"]["ci"];
@@ -166,9 +167,10 @@ void Loop::build_points_ahead(BuildAhead& ahead, const tune::Space& space, const
 // One point: recorded before an interruption, cached by an earlier run, or built, validated and
 // measured now. Returns its result (as tune/<key>/result.json holds it).
 json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index, const tune::PointCache* cache,
-                      const json& context) {
+                      const json& context, const Slot* slot) {
   const std::string label = space.label(p);
   Variant v;
+  v.slot = slot;
   v.key = fmt::format("t{}", index);
   v.dir = m_dir / "tune" / v.key;
   v.work = m_dir / "work" / v.key;
@@ -208,6 +210,7 @@ json Loop::tune_point(const tune::Space& space, const tune::Point& p, int index,
                  {"dir", fs::relative(v.dir, m_dir).string()},
                  {"parent", m_best.empty() ? "baseline" : m_best},
                  {"cached", false}};
+  if (slot) result["gpu"] = slot->gpu; // the GPU that judged it, where several measure at once
   evaluate::write_tree((v.dir / "src").string(), point_files());
   result["built"] = false;
   // Built ahead (loop/pipeline.hpp): waits for that build where it is not done yet.
@@ -407,14 +410,34 @@ void Loop::tune_stage() {
 }
 
 // The search itself: each point the search asks for is measured (tune_point) and scored by its
-// speedup; found knobs' points whose macros crashed the program pass over their like.
+// speedup; found knobs' points whose macros crashed the program pass over their like. Where
+// several GPUs measure (--gpus), an exhaustive search's points are measured on each at once
+// (loop/slots.cpp) and seen here in the same order.
 void Loop::search_points(const tune::Space& space, const TuneSearch& ts, json& rec) {
   int index = 0;
   std::vector<std::pair<tune::Point, std::string>> crashed; // found knobs' points whose runs failed, with keys
   struct Spent {}; // --budget-minutes is spent: the search stops with what it measured
+  auto spent = [&] { return m_settings.budget_minutes && seconds_since(m_started) / 60 >= *m_settings.budget_minutes; };
+  // A point measured: recorded, said, and scored.
+  auto done = [&](const tune::Point& p, const json& r, int at) -> std::optional<double> {
+    rec["points"].push_back(point_summary(r));
+    write_run("running");
+    const json& s = rec["points"].back();
+    say("tune",
+        fmt::format("[{}/{}] {}: {}{}{}", at, ts.most, space.label(p), s["status"].get<std::string>(),
+                    s["speedup"].is_number() ? fmt::format(" {:.3f}x [{:.3f}, {:.3f}]", s["speedup"].get<double>(),
+                                                           s["ci"][0].get<double>(), s["ci"][1].get<double>())
+                                             : "",
+                    s.contains("gpu") ? " on GPU " + s["gpu"].get<std::string>() : ""));
+    if (s["status"] == "build_stale") return 1.0; // the parent's own build: its speed is the parent's
+    if (s["speedup"].is_number()) return s["speedup"].get<double>();
+    if (ts.discover && ts.as_it_is && crashed_run(r) && differs_in_macros(space, p, *ts.as_it_is))
+      crashed.push_back({p, s["key"].get<std::string>()});
+    return std::nullopt;
+  };
   auto objective = [&](const tune::Point& p) -> std::optional<double> {
     if (ts.as_it_is && p == *ts.as_it_is) return 1.0; // the parent's own values: nothing to build
-    if (m_settings.budget_minutes && seconds_since(m_started) / 60 >= *m_settings.budget_minutes) throw Spent{};
+    if (spent()) throw Spent{};
     ++index;
     if (m_ahead && ts.method == tune::Method::nlopt) {
       // The point itself first (a build of it already made ahead is taken), then, while it is
@@ -425,20 +448,7 @@ void Loop::search_points(const tune::Space& space, const TuneSearch& ts, json& r
       build_points_ahead(*m_ahead, space, builds, ts.cache, ts.context, ts.as_it_is);
     }
     say("tune", fmt::format("[{}/{}] {}", index, ts.most, space.label(p)), false);
-    json r = tune_point(space, p, index, ts.cache, ts.context);
-    rec["points"].push_back(point_summary(r));
-    write_run("running");
-    const json& s = rec["points"].back();
-    say("tune",
-        fmt::format("[{}/{}] {}: {}{}", index, ts.most, space.label(p), s["status"].get<std::string>(),
-                    s["speedup"].is_number() ? fmt::format(" {:.3f}x [{:.3f}, {:.3f}]", s["speedup"].get<double>(),
-                                                           s["ci"][0].get<double>(), s["ci"][1].get<double>())
-                                             : ""));
-    if (s["status"] == "build_stale") return 1.0; // the parent's own build: its speed is the parent's
-    if (s["speedup"].is_number()) return s["speedup"].get<double>();
-    if (ts.discover && ts.as_it_is && crashed_run(r) && differs_in_macros(space, p, *ts.as_it_is))
-      crashed.push_back({p, s["key"].get<std::string>()});
-    return std::nullopt;
+    return done(p, tune_point(space, p, index, ts.cache, ts.context), index);
   };
   // Found knobs' flags are -dlcm's cache policies, which do not make a block size that crashed
   // the program work: a point whose macros are those of one that crashed is not built. A crash
@@ -454,12 +464,24 @@ void Loop::search_points(const tune::Space& space, const TuneSearch& ts, json& r
     }
     return false;
   };
+  std::vector<Slot> slots;
+  if (!ts.given && ts.method == tune::Method::exhaustive) slots = open_slots(ts.most, rec);
+  bool stopped = false;
   try {
     if (ts.given)
       objective(*ts.given);
+    else if (!slots.empty())
+      stopped = measure_on_slots(space, ts, slots, index, known_bad, done, spent);
     else
       tune::search(space, ts.method, ts.budget, objective, known_bad);
   } catch (const Spent&) {
+    stopped = true;
+  } catch (...) {
+    close_slots(slots);
+    throw;
+  }
+  close_slots(slots);
+  if (stopped) {
     rec["stopped"] = fmt::format("the budget of {:.1f} min is spent", *m_settings.budget_minutes);
     say("tune", rec["stopped"].get<std::string>() + fmt::format(" after {} point(s)", index));
   }
@@ -481,32 +503,6 @@ void Loop::announce_tune_best(json& rec, const std::string& parent) {
                           m_tune_edits.empty() ? ""
                                                : fmt::format(" and the sources made tunable, in {}",
                                                              (m_dir / "tune" / key / "src").string())));
-}
-
-// What building ahead saved: the points' steps (build, validate, measure) summed against the
-// stage's wall time, in run.json's tune.overlap and the progress.
-void Loop::record_overlap(json& rec, double wall_s) {
-  double steps = 0;
-  int built = 0;
-  for (const auto& d : rec["points"]) {
-    const json r =
-        read_json((m_dir / d.value("dir", std::string("tune/") + d.value("key", "")) / "result.json").string());
-    const json& t = util::member(r, "times");
-    if (!t.is_object() || r.value("cached", false)) continue;
-    ++built;
-    for (const char* k : {"build_s", "validate_s", "measure_s"}) steps += t.value(k, 0.0);
-  }
-  if (built == 0) return;
-  const int lanes = rec.value("build_lanes", 0);
-  rec["overlap"] = {{"steps_s", std::round(steps * 1000) / 1000},
-                    {"wall_s", wall_s},
-                    {"saved_s", std::round((steps - wall_s) * 1000) / 1000},
-                    {"lanes", lanes}};
-  say("tune", lanes == 0 ? fmt::format("{} point(s) in {:.1f} s, built one at a time (their steps: {:.1f} s)", built,
-                                       wall_s, steps)
-                         : fmt::format("{} point(s) in {:.1f} s; their steps add up to {:.1f} s: building ahead on "
-                                       "{} lane(s) saved {:.1f} s",
-                                       built, wall_s, steps, lanes, steps - wall_s));
 }
 
 void Loop::check_tune_point(bool snapshot_taken) const {

@@ -3,11 +3,13 @@
 // (checked by the tasks themselves), cancel, time limit and failures.
 #include "launch/launcher.hpp"
 #include "util/error.hpp"
+#include "util/gpus.hpp"
 
 #include "test_helpers.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <set>
 #include <stdexcept>
 
@@ -232,4 +234,31 @@ TEST(LocalLauncher, ATaskIdIsSubmittedOnceUntilItHasFinished) {
   EXPECT_EQ(wait_all(*l, {"x"}, 5)["x"].state, State::cancelled);
   l->submit({shell_task(dir, "x", "true")}); // a requeue
   EXPECT_EQ(wait_all(*l, {"x"}, 5)["x"].state, State::done);
+}
+
+// --gpus (loop/slots.cpp) and the local launcher's gpus option: the GPUs work is spread over.
+TEST(Gpus, AutoAllCountAndIdsFromCudaVisibleDevices) {
+  const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string saved = before ? before : "";
+  ::setenv("CUDA_VISIBLE_DEVICES", "3, 5,7", 1);
+  EXPECT_EQ(util::visible_gpus("auto", "--gpus"), (std::vector<std::string>{"3", "5", "7"}));
+  EXPECT_EQ(util::visible_gpus("all", "--gpus"), (std::vector<std::string>{"3", "5", "7"}));
+  EXPECT_EQ(util::visible_gpus("2", "--gpus"), (std::vector<std::string>{"3", "5"}));
+  EXPECT_EQ(util::visible_gpus("0,2", "--gpus"), (std::vector<std::string>{"0", "2"}));
+  try {
+    util::visible_gpus("4", "--gpus");
+    ADD_FAILURE() << "4 of 3 GPUs was taken";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--gpus: 4 GPU(s) asked for, 3 found (3,5,7)"), std::string::npos) << e.what();
+  }
+  try {
+    util::visible_gpus("0,,1", "--gpus");
+    ADD_FAILURE() << "an empty id was taken";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--gpus: \"0,,1\" has an empty GPU id"), std::string::npos) << e.what();
+  }
+  if (before)
+    ::setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+  else
+    ::unsetenv("CUDA_VISIBLE_DEVICES");
 }
