@@ -41,6 +41,22 @@ std::string stderr_log(const std::string& log_path) {
   return base + ".stderr.log";
 }
 
+// What the tracer wrote to a run's stderr ("optimas-trace: ..." lines), for a run without a trace.
+// Nothing at all: CUDA did not load it, which CUDA does not say.
+std::string tracer_said(const std::string& stderr_path, const std::string& tracer) {
+  std::error_code ec;
+  std::string said;
+  const std::string text = fs::is_regular_file(stderr_path, ec) ? util::read_file(stderr_path) : std::string();
+  for (auto line : util::split(text, '\n'))
+    if (line.rfind("optimas-trace: ", 0) == 0 && said.size() < 600)
+      said += (said.empty() ? "" : " / ") + std::string(util::trim(line));
+  if (!said.empty()) return "the tracer said: " + said;
+  return fmt::format(
+      "the tracer said nothing: most likely CUDA did not load {} (unreadable there, or a library it needs, "
+      "CUPTI, not found: LD_LIBRARY_PATH), and does not say so",
+      tracer);
+}
+
 std::string last_lines(const std::string& text, std::size_t lines) {
   std::size_t pos = text.size();
   if (pos && text[pos - 1] == '\n') --pos;
@@ -320,7 +336,8 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
       e.output = output_path;
     }
     if (missing && r.ok() && !sandbox.trace_optional) {
-      e.failure = fmt::format("{} (see {})", *missing, stderr_log(log_path));
+      e.failure = fmt::format("{} ({}; see {})", *missing, tracer_said(stderr_log(log_path), sandbox.tracer),
+                              stderr_log(log_path));
       return e;
     }
   }

@@ -45,14 +45,17 @@ json_check "$C/table.json" 'd["cells"] == {"total": 8, "done": 4, "failed": 0, "
 answered=$(campaign_answer "$RUNS")
 [ "$answered" -eq 4 ] || fail "expected 4 manual prompts to answer, got $answered"
 waiting_runs=$(python3 -c 'import json,sys; print(" ".join(sorted(c["run_id"] for c in json.load(open(sys.argv[1]))["cells"] if c["state"] == "waiting")))' "$C/state.json")
-runs_before=$(ls "$RUNS" | sort)
+# The run folders (by their ids: the index's side files, index.sqlite-wal and -shm, come and go).
+run_folders() { ls "$RUNS" | grep -E '^[0-9a-f-]{36}$' | sort; }
+runs_before=$(run_folders)
 
 # --- resume: the manual cells continue their runs ------------------------------------------
 rc=0
 "$OPTIMAS" campaign "$WORK/campaign.yml" --resume > "$WORK/table.md" 2> "$WORK/resume1.log" || rc=$?
 [ "$rc" -eq 0 ] || fail "the resumed campaign exited $rc"$'\n'"$(tail -30 "$WORK/resume1.log")"
 grep -q '8 cell(s), 4 to run' "$WORK/resume1.log" || fail "the resume should run the 4 manual cells"$'\n'"$(cat "$WORK/resume1.log")"
-[ "$(ls "$RUNS" | sort)" = "$runs_before" ] || fail "the manual cells should continue their own runs, not start new ones"
+[ "$(run_folders)" = "$runs_before" ] ||
+  fail "the manual cells should continue their own runs, not start new ones: $(comm -13 <(echo "$runs_before") <(run_folders))"
 json_check "$C/state.json" "' '.join(sorted(c['run_id'] for c in d['cells'] if '-manual-' in c['id'])) == '$waiting_runs'"
 json_check "$C/state.json" 'len(d["cells"]) == 8 and all(c["state"] == "done" for c in d["cells"])' \
   "every cell should be done: $(cat "$C/state.json")"
@@ -123,10 +126,10 @@ json_check "$WORK/none.json" 'd == []'
 [ "$(grep -cE '^  (stream|flaky)-.* done ' "$WORK/status.txt")" -eq 8 ] || fail "status should list 8 done cells"$'\n'"$(cat "$WORK/status.txt")"
 
 # --- resume again: nothing to do -----------------------------------------------------------
-before=$(ls "$RUNS" | sort)
+before=$(run_folders)
 "$OPTIMAS" campaign "$WORK/campaign.yml" --resume > /dev/null 2> "$WORK/resume.log" || fail "the resume failed"$'\n'"$(cat "$WORK/resume.log")"
 grep -q '8 cell(s), 0 to run' "$WORK/resume.log" || fail "the resume should run nothing"$'\n'"$(cat "$WORK/resume.log")"
-[ "$(ls "$RUNS" | sort)" = "$before" ] || fail "the resume made new runs"
+[ "$(run_folders)" = "$before" ] || fail "the resume made new runs: $(comm -13 <(echo "$before") <(run_folders))"
 expect_fail 2 'has started before.*--resume' -- "$OPTIMAS" campaign "$WORK/campaign.yml"
 expect_fail 2 'no campaign nothing' -- "$OPTIMAS" campaign table nothing --runs-dir "$RUNS"
 pass "campaign: 8 cells, one requeued, manual cells resumed, table complete, resume ran nothing"

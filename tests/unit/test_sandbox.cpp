@@ -560,6 +560,13 @@ TEST(Sandbox, AnOptionalTraceFailsNoRun) {
   auto e = run_once(app, out, s);
   EXPECT_FALSE(e.ok);
   EXPECT_NE(e.failure.find("the run left no kernel trace"), std::string::npos) << e.failure;
+  EXPECT_NE(e.failure.find("the tracer said nothing: most likely CUDA did not load"), std::string::npos) << e.failure;
+  // What the tracer said, where it said something (it could not write its trace, say).
+  auto said =
+      host_app(dir, "  command: 'echo data; echo \"optimas-trace: cannot write /x: Read-only file system\" >&2'\n");
+  e = run_once(said, out, s);
+  EXPECT_NE(e.failure.find("the tracer said: optimas-trace: cannot write /x: Read-only file system"), std::string::npos)
+      << e.failure;
   s.trace_optional = true;
   e = run_once(app, out, s);
   ASSERT_TRUE(e.ok) << e.failure;
