@@ -194,11 +194,14 @@ void Loop::record_overlap(json& rec, double wall_s) {
                     {"wall_s", wall_s},
                     {"saved_s", std::round((steps - wall_s) * 1000) / 1000},
                     {"lanes", lanes}};
-  say("tune", lanes == 0 ? fmt::format("{} point(s) in {:.1f} s, built one at a time (their steps: {:.1f} s)", built,
-                                       wall_s, steps)
+  // Several GPUs measuring at once (loop/slots.cpp) save time too.
+  const std::string gpus =
+      rec.contains("gpus") ? fmt::format(" and measuring on {} GPUs at once", rec["gpus"].size()) : "";
+  say("tune", lanes == 0 ? fmt::format("{} point(s) in {:.1f} s, built one at a time{} (their steps: {:.1f} s)", built,
+                                       wall_s, gpus, steps)
                          : fmt::format("{} point(s) in {:.1f} s; their steps add up to {:.1f} s: building ahead on "
-                                       "{} lane(s) saved {:.1f} s",
-                                       built, wall_s, steps, lanes, steps - wall_s));
+                                       "{} lane(s){} saved {:.1f} s",
+                                       built, wall_s, steps, lanes, gpus, steps - wall_s));
 }
 
 } // namespace optimas::loop

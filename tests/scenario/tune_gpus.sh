@@ -29,6 +29,9 @@ SH
 sed -i 's|  command: ./tuned |  command: sh on-gpu.sh ./tuned |' "$WORK/lean/optimas.yml"
 grep -q 'sh on-gpu.sh ./tuned' "$WORK/lean/optimas.yml" || fail "the stand-in's run command was not wrapped"
 
+# The serial search's points, in its order: the dry run's plan.
+"$OPTIMAS" run --app "$WORK/lean" --runs-dir "$RUNS" --tune-only --dry-run --json > "$WORK/plan.json" ||
+  fail "the dry run failed"
 rc=0
 "$OPTIMAS" run --app "$WORK/lean" --runs-dir "$RUNS" --tune-only --runs 8 --no-cache --gpus 0,1 --json \
   > "$WORK/gpus.json" 2> "$WORK/gpus.log" || rc=$?
@@ -37,7 +40,7 @@ if ! grep -q "2 GPUs measure at once (0,1)" "$WORK/gpus.log"; then
   grep -q "at the watch level" "$WORK/gpus.log" && skip "no walls here (neither bwrap nor unshare): one GPU measures"
   fail "the run did not measure on two GPUs"$'\n'"$(grep tune "$WORK/gpus.log" | head -5)"
 fi
-python3 - "$WORK/gpus.json" "$RUNS" <<'PY' || fail "the slots' runs (above)"
+python3 - "$WORK/gpus.json" "$RUNS" "$WORK/plan.json" <<'PY' || fail "the slots' runs (above)"
 import glob, json, os, re, sys
 d = json.load(open(sys.argv[1]))
 run = os.path.join(sys.argv[2], d["id"])
@@ -88,6 +91,21 @@ for p in t["points"]:
 keys = [p["key"] for p in t["points"]]
 if keys != [f"t{i}" for i in range(1, len(keys) + 1)]:
     bad.append(f"the points are recorded as {keys}")
+def plan_points(x):
+    if isinstance(x, dict):
+        if isinstance(x.get("points"), list) and x.get("method") == "exhaustive":
+            return [q.split("  [")[0] for q in x["points"]]
+        for v in x.values():
+            if (r := plan_points(v)) is not None:
+                return r
+    if isinstance(x, list):
+        for v in x:
+            if (r := plan_points(v)) is not None:
+                return r
+    return None
+serial = plan_points(json.load(open(sys.argv[3])))
+if serial is None or [p["point"] for p in t["points"]] != serial:
+    bad.append(f"the points {[p['point'] for p in t['points']]} are not the serial search's {serial}")
 if t.get("gpus") != ["0", "1"]:
     bad.append(f"tune.gpus is {t.get('gpus')}")
 best = [p for p in t["points"] if p["key"] == t["best"]]
@@ -100,6 +118,8 @@ print("\n".join(bad))
 print(f"{len(runs)} runs on GPUs {gpus}; points {[(p['key'], p.get('gpu'), p['status']) for p in t['points']]}")
 sys.exit(1 if bad else 0)
 PY
+grep -q "and measuring on 2 GPUs at once saved" "$WORK/gpus.log" ||
+  fail "the stage's closing line does not say two GPUs measured"$'\n'"$(grep 'point(s) in' "$WORK/gpus.log")"
 
 # The watch level cannot keep one GPU's variant out of another's folders: one GPU measures.
 rc=0
