@@ -83,13 +83,13 @@ reply visible triad_kernel PC1,RF1 '    a[i] = t;' '    if (n != 262144 && n != 
 reply hang triad_kernel PC1,RF1 '#include <cstring>' '#include <cstring>
 #include <unistd.h>' \
   triad_kernel PC1,RF1 "$TRIAD_LOOP" 'for (int r = 0; r < 8; r += (n < 0)) {' \
-  triad_kernel PC1,RF1 '  auto t0 = std::chrono::steady_clock::now();' "  fork();
+  triad_kernel PC1,RF1 '  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);' "  fork();
   {
     FILE* p = std::fopen(\"$WORK/hang.pids\", \"a\");
     std::fprintf(p, \"%d %d\\n\", static_cast<int>(getpid()), static_cast<int>(getpgrp()));
     std::fclose(p);
   }
-  auto t0 = std::chrono::steady_clock::now();"
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);"
 reply crash copy_kernel PC8,RF3 "$COPY_LOOP" "  *reinterpret_cast<volatile double*>(static_cast<std::uintptr_t>(n < 0)) = a[0];
 $COPY_LOOP"
 # A harmless kernel that reports what it sees of our secrets (their values, if it sees any).
