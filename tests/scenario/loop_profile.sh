@@ -57,7 +57,9 @@ R=$(ls -d runs/*/)
 # Profiled with the stand-in ncu: two passes per visible configuration, none for the held-out one.
 json_check "$R/profile/manifest.json" '[r["config"] for r in d["runs"]] == ["small", "default"] and d["mode"] == "two-pass"'
 grep -q -- "--n 786432" "$FAKE_NCU_LOG" && fail "the held-out configuration was profiled"
-json_check run.json 'd["outcome"] == "improved" and d["best"] == "i1a1"' "i1a1 is the best variant"
+# Iteration 2's edit (a one-trip loop made a block) may compile to slightly faster code: timed by
+# CPU time, it was once accepted at 1.068x [1.045, 1.100], confirmed; either variant may be best.
+json_check run.json 'd["outcome"] == "improved" and d["best"] in ("i1a1", "i2a1")' "i1a1 or i2a1 is the best variant: $(python3 -c 'import json; d=json.load(open("run.json")); print(d["outcome"], d["best"], [(v["key"], v["status"], v.get("reason", "")[:200]) for v in d["variants"]])')"
 json_check run.json '[v["key"] for v in d["variants"]] == ["i1a1", "i2a1"]' "two iterations"
 json_check run.json 'd["variants"][0]["status"] == "accepted" and d["variants"][0]["measurement"]["verdict"] == "faster"'
 json_check run.json 'd["variants"][1]["parent"] == "i1a1" and d["variants"][1]["applied"] == 1' "iteration 2 edits the first variant"
