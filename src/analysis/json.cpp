@@ -64,6 +64,7 @@ json roofline_json(const Roofline& r) {
             {"limiter", r.occupancy_limiter},
             {"registers_per_thread", num(r.registers_per_thread)},
             {"block_size", r.block_size},
+            {"waves", num(r.waves)},
             {"blocks_per_sm_limits", limits}}},
           {"issue", {{"per_cycle", num(r.issue_per_cycle)}, {"eligible_warps_per_cycle", num(r.eligible_warps)}}},
           {"access", access_json(r.access)}};

@@ -252,6 +252,7 @@ Roofline compute_roofline(const std::string& kernel, const std::vector<const pro
   r.eligible_warps = mean(ls, "smsp__warps_eligible.avg.per_cycle_active");
   r.issue_per_cycle = mean(ls, "smsp__issue_active.avg.per_cycle_active");
   r.registers_per_thread = mean(ls, "launch__registers_per_thread");
+  r.waves = mean(ls, "launch__waves_per_multiprocessor");
   for (const auto* l : ls)
     r.block_size = std::max<int>(r.block_size, static_cast<int>(l->block[0] * l->block[1] * l->block[2]));
   double lowest = k_nan;

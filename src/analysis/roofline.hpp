@@ -94,6 +94,9 @@ struct Roofline {
   std::vector<std::pair<std::string, double>> occupancy_limits; // blocks per SM each resource allows
   double registers_per_thread = profile::k_nan;
   int block_size = 0; // threads per block of the profiled launches (the largest, if they differ)
+  // The grid's blocks over the blocks the SMs hold at once (launch__waves_per_multiprocessor):
+  // below 1, part of the GPU has nothing to run.
+  double waves = profile::k_nan;
   MemoryAccess access;
 };
 

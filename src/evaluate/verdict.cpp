@@ -77,14 +77,13 @@ std::string tampering(const TreeChanges& outside, const TreeChanges& own) {
   return "it changed its own build in its scratch copy: " + changed.describe();
 }
 
-std::optional<std::string> baseline_drift(const std::string& run_id, const std::string& label,
-                                          const std::string& config, const std::string& output_sha256,
-                                          const std::string& recorded_sha256) {
+std::optional<std::string> baseline_drift(const std::string& label, const std::string& config,
+                                          const std::string& output_sha256, const std::string& recorded_sha256) {
   if (label != config || output_sha256 == recorded_sha256) return std::nullopt;
-  return fmt::format("run {}: the baseline's output for {} changed between two runs: it is not deterministic, so "
+  return fmt::format("the baseline's output for {} changed between two runs: it is not deterministic, so "
                      "byte-for-byte validation cannot work (set validate.tolerance, or validate.ignore for the lines "
                      "that vary)",
-                     run_id, config);
+                     config);
 }
 
 std::string validation_failure(const std::string& label, bool held_out, bool tampered, const std::string& detail) {

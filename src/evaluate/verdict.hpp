@@ -66,10 +66,9 @@ std::string tampering(const TreeChanges& outside, const TreeChanges& own);
 
 // A check on a configuration's own input (label == config) must give the output the baseline gave
 // when the run started: otherwise the baseline is not deterministic and byte-for-byte validation
-// cannot work. The error to stop the run with, or nothing.
-std::optional<std::string> baseline_drift(const std::string& run_id, const std::string& label,
-                                          const std::string& config, const std::string& output_sha256,
-                                          const std::string& recorded_sha256);
+// cannot work. The error to stop the run with (the loop names the run), or nothing.
+std::optional<std::string> baseline_drift(const std::string& label, const std::string& config,
+                                          const std::string& output_sha256, const std::string& recorded_sha256);
 
 // The reason of a variant that failed validation on check `label`.
 std::string validation_failure(const std::string& label, bool held_out, bool tampered, const std::string& detail);

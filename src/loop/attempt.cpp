@@ -383,9 +383,9 @@ json Loop::validation_check(Variant& v, const evaluate::Check& check, std::size_
   } else {
     auto be = execute(base_work, check.input, base_work / "out" / (stem + ".out"),
                       v.dir / "runs" / (stem + ".baseline.log"), sandbox, v.slot);
-    if (!be.ok) throw Error(fmt::format("run {}: the baseline failed on {}: {}", m_id, check.label, be.failure));
+    if (!be.ok) throw Error(fmt::format("the baseline failed on {}: {}", check.label, be.failure));
     std::string declared = m_baseline["configs"][check.config].value("output_sha256", "");
-    if (auto drift = evaluate::baseline_drift(m_id, check.label, check.config, evaluate::outputs_sha256(be), declared))
+    if (auto drift = evaluate::baseline_drift(check.label, check.config, evaluate::outputs_sha256(be), declared))
       throw Error(*drift);
     drop_echoes(v, be);
     drop_echoes(v, ve);

@@ -5,6 +5,7 @@
 #include "cuda/macros.hpp"
 #include "cuda/source.hpp"
 #include "profile/stalls.hpp"
+#include "tune/grid_stride.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -310,6 +311,82 @@ void cache_knob(const std::vector<Hot>& hot, Discovery& out) {
   }
 }
 
+// How many blocks short of one wave a kernel's grid is, in the evidence: its waves below 0.5, or,
+// where the profile has no waves, achieved occupancy below half the theoretical. NAN: not short.
+double waves_short(const analysis::Roofline& r) {
+  if (std::isfinite(r.waves)) return r.waves > 0 && r.waves < 0.5 ? r.waves : NAN;
+  if (std::isfinite(r.achieved_occupancy) && std::isfinite(r.theoretical_occupancy) &&
+      r.achieved_occupancy < 0.5 * r.theoretical_occupancy)
+    return 0.25; // tries up to 8 times the grid
+  return NAN;
+}
+
+// OPTIMAS_GRID_SCALE: the literal grids (`k<<<128, b>>>`, or an integer macro) of hot kernels
+// that fill less than half a wave, times 1, 2, 4 ... up to the first that makes every one two
+// waves (at most 32). Only kernels whose results cannot depend on the grid (grid_stride.hpp).
+void grid_knob(const std::map<std::string, std::string>& sources, const std::vector<Hot>& hot, Discovery& out) {
+  const std::string knob = "OPTIMAS_GRID_SCALE";
+  std::vector<cuda::SourceFile> files;
+  for (const auto& [file, text] : sources) files.push_back(cuda::parse_source(file, text));
+  std::set<std::string> integers; // integer macros: a grid may be one
+  for (const auto& [file, text] : sources)
+    for (const auto& m : integer_macros(file, text)) integers.insert(m.name);
+  double fewest = 1;
+  std::vector<std::string> scaled;
+  for (const auto& f : files)
+    for (const auto& l : cuda::find_launches(f.text)) {
+      auto h = std::find_if(hot.begin(), hot.end(), [&](const Hot& x) { return x.name == l.kernel; });
+      if (h == hot.end() || l.config.size() < 2 || !h->k->roofline) continue;
+      const std::string& grid = l.config[0];
+      // One block is usually an algorithm written for one (a last reduction step): left alone.
+      if (grid.empty() || grid == "1" || !(std::all_of(grid.begin(), grid.end(), ::isdigit) || integers.count(grid)))
+        continue;
+      const double waves = waves_short(*h->k->roofline);
+      if (!std::isfinite(waves)) continue;
+      const cuda::Function* fn = nullptr;
+      const cuda::SourceFile* home = nullptr;
+      for (const auto& g : files)
+        if ((fn = g.kernel(l.kernel))) {
+          home = &g;
+          break;
+        }
+      std::string why = fn ? grid_dependence(*home, *fn, files) : "its definition is not in the sources";
+      const std::string where = fmt::format("{}:{}", f.path, l.line);
+      if (!why.empty()) {
+        out.passed.push_back(
+            fmt::format("{}: {}'s grid ({} blocks, {:.2g} waves) not scaled: {}", where, l.kernel, grid, waves, why));
+        continue;
+      }
+      // The launch up to its grid, found again in the text other knobs may have edited.
+      const std::size_t line_begin = f.text.rfind('\n', l.config_offsets[0].first) + 1;
+      const std::string before = f.text.substr(line_begin, l.config_offsets[0].second - line_begin);
+      std::string& t = out.edited.try_emplace(f.path, f.text).first->second;
+      const std::size_t at = t.find(before);
+      if (at == std::string::npos || t.find(before, at + 1) != std::string::npos) {
+        out.passed.push_back(fmt::format("{}: {}'s launch could not be edited", where, l.kernel));
+        continue;
+      }
+      t.replace(at + before.size() - grid.size(), grid.size(), fmt::format("({} * {})", grid, knob));
+      if (t.find("#ifndef " + knob + "\n") == std::string::npos)
+        t.insert(0, fmt::format("#ifndef {0}\n#define {0} 1\n#endif\n", knob));
+      fewest = std::min(fewest, waves);
+      scaled.push_back(
+          fmt::format("{} ({}, {} blocks; {}: {:.2g} waves)", l.kernel, where, grid, h->k->roofline->id, waves));
+    }
+  if (scaled.empty()) return;
+  config::TuneParam p;
+  p.name = knob;
+  for (int x = 1; x <= 32; x *= 2) {
+    p.values.push_back(std::to_string(x));
+    if (x * fewest >= 2) break;
+  }
+  out.settings.params.push_back(p);
+  out.defaults[knob] = "1";
+  out.knobs.push_back(fmt::format("{} ({}): the grid of {} times N; each walks a grid-stride loop, so any grid "
+                                  "computes the same elements the same way",
+                                  knob, fmt::join(p.values, " "), fmt::join(scaled, ", ")));
+}
+
 } // namespace
 
 Discovery discover(const std::map<std::string, std::string>& sources, const analysis::Diagnostics& d, int budget) {
@@ -319,6 +396,7 @@ Discovery discover(const std::map<std::string, std::string>& sources, const anal
   std::map<std::string, std::string> block_macro_of; // kernel -> its threads per block, in its macro
   block_knobs(sources, hot, out, block_macro_of);
   bounds_knobs(sources, hot, out, block_macro_of);
+  grid_knob(sources, hot, out);
   cache_knob(hot, out);
   std::set<std::string> macros; // the block-size macros made knobs (the bounds' are new names)
   for (const auto& p : out.settings.params)
