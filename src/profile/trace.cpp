@@ -294,12 +294,25 @@ std::vector<std::vector<double>> launch_durations_ms(const Trace& trace, const s
 
 void adopt_profiled_names(std::vector<Launch>& traced, const std::vector<Launch>& profiled) {
   std::map<std::string, const Launch*> by_key;
-  for (const auto& l : profiled) by_key.emplace(kernel_signature_key(l.demangled), &l);
+  // By name and template arguments alone: ncu writes a template's parameters as its own
+  // placeholders ("void reduce7<int, 256, 1>(const T1 *, T1 *, unsigned int)"), so only the
+  // name matches; taken where that name has one profiled signature.
+  std::map<std::string, std::vector<const Launch*>> by_name;
+  for (const auto& l : profiled) {
+    by_key.emplace(kernel_signature_key(l.demangled), &l);
+    auto& same = by_name[kernel_name_key(l.demangled)];
+    if (std::none_of(same.begin(), same.end(), [&](const Launch* x) { return x->demangled == l.demangled; }))
+      same.push_back(&l);
+  }
   std::unordered_map<std::string, const Launch*> cache;
   for (auto& l : traced) {
     auto [it, inserted] = cache.emplace(l.demangled, nullptr);
-    if (inserted)
-      if (auto m = by_key.find(kernel_signature_key(l.demangled)); m != by_key.end()) it->second = m->second;
+    if (inserted) {
+      if (auto m = by_key.find(kernel_signature_key(l.demangled)); m != by_key.end())
+        it->second = m->second;
+      else if (auto n = by_name.find(kernel_name_key(l.demangled)); n != by_name.end() && n->second.size() == 1)
+        it->second = n->second.front();
+    }
     if (it->second) {
       l.kernel = it->second->kernel;
       l.demangled = it->second->demangled;

@@ -78,7 +78,9 @@ std::vector<std::vector<double>> launch_durations_ms(const Trace& trace, const s
 
 // Gives traced launches the names Nsight Compute uses for the same kernels (matched by
 // kernel_signature_key: the tracer's demangler spells "K<64>(int const*)" where ncu spells
-// "void K<(int)64>(const int *)"), so that later stages match launches of both by name.
+// "void K<(int)64>(const int *)"), or, where ncu names a template's parameters by its
+// placeholders ("(const T1 *)"), by name and template arguments when those have one profiled
+// signature), so that later stages match launches of both by name.
 void adopt_profiled_names(std::vector<Launch>& traced, const std::vector<Launch>& profiled);
 
 // The launches of each hot kernel to profile in the heavy pass: at most `cap` per kernel,

@@ -286,6 +286,31 @@ TEST(Trace, TracedLaunchesTakeNcusNames) {
   EXPECT_EQ(t.launches[1].kernel, "triad"); // not profiled: keeps the tracer's name
 }
 
+// cuda-samples' reduction on the H100 (session 34): the tracer's demangler spells the hot kernel
+// "reduce7<int, 256u, true>(int const*, int*, unsigned int)", ncu "void reduce7<int, 256, 1>(const
+// T1 *, T1 *, unsigned int)"; unmatched, the kernel had no roofline and no PC samples.
+TEST(Trace, TemplateParametersNamedByPlaceholdersMatchByNameAndArguments) {
+  auto launch = [](const std::string& kernel, const std::string& demangled) {
+    Launch l;
+    l.kernel = kernel;
+    l.demangled = demangled;
+    return l;
+  };
+  std::vector<Launch> traced = {launch("reduce7", "reduce7<int, 256u, true>(int const*, int*, unsigned int)"),
+                                launch("reduce7", "reduce7<int, 32u, true>(int const*, int*, unsigned int)"),
+                                launch("pair", "pair<float>(float*)"), launch("pair", "pair<float>(float*, int)")};
+  std::vector<Launch> profiled = {launch("reduce7", "void reduce7<int, 256, 1>(const T1 *, T1 *, unsigned int)"),
+                                  launch("reduce7", "void reduce7<int, 256, 1>(const T1 *, T1 *, unsigned int)"),
+                                  launch("pair", "void pair<float>(T1 *)"),
+                                  launch("pair", "void pair<float>(T1 *, int)")};
+  adopt_profiled_names(traced, profiled);
+  EXPECT_EQ(traced[0].demangled, profiled[0].demangled);
+  EXPECT_EQ(traced[1].demangled, "reduce7<int, 32u, true>(int const*, int*, unsigned int)"); // other arguments
+  // Two signatures under one name and arguments (overloads): neither is guessed.
+  EXPECT_EQ(traced[2].demangled, "pair<float>(float*)");
+  EXPECT_EQ(traced[3].demangled, "pair<float>(float*, int)");
+}
+
 TEST(Trace, LaunchPicksAreSpreadAndCountedPerFunctionName) {
   // 10 launches of k<1> interleaved with 10 of k<2> (one function name), then 4 of other.
   std::vector<Launch> traced;
