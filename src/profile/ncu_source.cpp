@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -207,6 +208,7 @@ public:
 private:
   void finish_block() {
     if (!m_have_block) return;
+    if (m_files_in_block.size() > 1 && !m_k.instructions.empty()) count_inlined_once();
     m_k.page_bytes = m_r.bytes_consumed() - m_block_start;
     m_on_block(std::move(m_k));
     m_k = KernelSource();
@@ -224,6 +226,22 @@ private:
     m_addresses_seen.clear();
     m_have_header = false;
     m_line_number = 0;
+  }
+
+  // A kernel whose code spans several files (functions inlined from headers: cooperative_groups.h
+  // in cuda-samples' mergeSort) lists an inlined instruction under a line of each file it passes
+  // through, the call site's and the header's, and each line row sums its instructions: the same
+  // samples counted two to four times. Each instruction counts once, on the line it was first
+  // listed under (the kernel's own file comes first); a line keeps what its instructions give.
+  void count_inlined_once() {
+    std::map<std::pair<std::string_view, int>, Samples> by_line;
+    for (const auto& ins : m_k.instructions)
+      if (ins.line > 0) by_line[{ins.file, ins.line}].add(ins.samples);
+    for (auto& l : m_k.lines) {
+      auto it = by_line.find({l.file, l.line});
+      l.samples = it == by_line.end() ? Samples() : it->second;
+      if (it != by_line.end()) it->second = Samples(); // a line listed twice counts once
+    }
   }
 
   // A record that is no row of the table (a file, a kernel, a header) is taken in; false for a row.

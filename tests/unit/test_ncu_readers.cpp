@@ -130,6 +130,44 @@ TEST(NcuSource, CudaSassPerLineStalls) {
   EXPECT_EQ(blocks[0].instructions.size(), 32u);
 }
 
+// cuda-samples' mergeSort on the H100 (session 34): a kernel calling cg::sync(cta) is listed once
+// per file its code passes through, and the inlined barrier under a line of each (the call site,
+// cooperative_groups.h, sm_30_intrinsics.hpp), each line row summing it again: the header lines
+// took the first four PC items and the kernel's line total was 1.7x its samples. Each instruction
+// now counts once, on the line it is first listed under.
+TEST(NcuSource, AnInlinedInstructionCountsOnceOnItsFirstLine) {
+  TempDir dir;
+  const std::string header = "\"Line No\",\"Source\",\"Address\",\"Source\",\"Warp Stall Sampling (All Samples)\","
+                             "\"Warp Stall Sampling (Not-issued Samples)\",\"stall_barrier\",\"stall_long_sb\"\n";
+  auto block = [&](const std::string& file) {
+    return "\"File Path\",\"" + file + "\"\n\"Function Name\",\"void merge(int *)\"\n" + header;
+  };
+  std::string page = block("/w/mergeSort.cu") +
+                     "\"10\",\"s[t] = d[t];\",\"-\",\"-\",\"40\",\"40\",\"0\",\"40\"\n"
+                     "\"\",\"\",\"0x100\",\"LDG.E R2, desc[UR4][R2.64]\",\"40\",\"40\",\"0\",\"40\"\n"
+                     "\"11\",\"cg::sync(cta);\",\"-\",\"-\",\"60\",\"60\",\"60\",\"0\"\n"
+                     "\"\",\"\",\"0x110\",\"BAR.SYNC.DEFER_BLOCKING 0x0\",\"60\",\"60\",\"60\",\"0\"\n" +
+                     block("/cuda/include/cooperative_groups.h") +
+                     "\"489\",\"details::cta::sync();\",\"-\",\"-\",\"60\",\"60\",\"60\",\"0\"\n"
+                     "\"\",\"\",\"0x110\",\"BAR.SYNC.DEFER_BLOCKING 0x0\",\"60\",\"60\",\"60\",\"0\"\n" +
+                     block("/cuda/include/sm_30_intrinsics.hpp") +
+                     "\"98\",\"return __nvvm_barrier_sync(id);\",\"-\",\"-\",\"60\",\"60\",\"60\",\"0\"\n"
+                     "\"\",\"\",\"0x110\",\"BAR.SYNC.DEFER_BLOCKING 0x0\",\"60\",\"60\",\"60\",\"0\"\n";
+  auto blocks = read_source_page(dir.file("source.csv", page), 1);
+  ASSERT_EQ(blocks.size(), 1u);
+  ASSERT_EQ(blocks[0].instructions.size(), 2u);
+  EXPECT_EQ(blocks[0].total_samples(), 100u);
+  std::uint64_t lines = 0;
+  for (const auto& l : blocks[0].lines) lines += l.samples.all;
+  EXPECT_EQ(lines, 100u);
+  ASSERT_NE(find_line(blocks[0], 11), nullptr);
+  EXPECT_EQ(find_line(blocks[0], 11)->samples.all, 60u);
+  EXPECT_EQ(find_line(blocks[0], 11)->samples.stalls[static_cast<std::size_t>(Stall::barrier)], 60u);
+  ASSERT_NE(find_line(blocks[0], 489), nullptr);
+  EXPECT_EQ(find_line(blocks[0], 489)->samples.all, 0u);
+  EXPECT_EQ(find_line(blocks[0], 98)->samples.all, 0u);
+}
+
 TEST(NcuSource, SassViewUndoesDoubledBlocks) {
   auto both = read_source_page(data_path("ncu-samples/src_both.csv"), 4);
   // Without knowing the result count, identical pairs reveal the doubling.
@@ -442,7 +480,14 @@ TEST(NcuSource, UndoubledQuotesInSourceTextOfARecordedPage) {
     EXPECT_NE(ldg->code.find(R"(asm volatile ("ld.global.nc.f32 %0, [%1];"  : "=f"(ret) : __LDG_PTR (ptr));)"),
               std::string::npos)
         << ldg->code;
-    EXPECT_GT(ldg->samples.all, 0u);
+    // Its load is listed under main.cu:41 first, the line calling __ldg, and counts there once.
+    EXPECT_EQ(ldg->samples.all, 0u);
+    const optimas::profile::SourceLine* call = find_line(b, 41);
+    ASSERT_NE(call, nullptr);
+    EXPECT_GT(call->samples.all, 45000u);
+    std::uint64_t lines = 0;
+    for (const auto& l : b.lines) lines += l.samples.all;
+    EXPECT_EQ(lines, b.total_samples());
   }
   EXPECT_EQ(blocks[0].lines.front().file.find("sm_32"), std::string::npos); // main.cu's lines come first
 }
