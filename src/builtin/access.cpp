@@ -177,11 +177,21 @@ std::set<std::string> uniform_names(const cuda::SourceFile& f, const cuda::Funct
 
 bool pure_call(std::string_view name) {
   static const std::set<std::string_view> k_pure = {
-      "sqrtf",  "sqrt",   "rsqrtf", "rsqrt", "expf",   "exp",       "exp2f",     "exp2",      "logf",  "log",
-      "log2f",  "log2",   "sinf",   "sin",   "cosf",   "cos",       "tanhf",     "tanh",      "fabsf", "fabs",
-      "fminf",  "fmin",   "fmaxf",  "fmax",  "fmaf",   "fma",       "min",       "max",       "umin",  "umax",
-      "abs",    "floorf", "floor",  "ceilf", "ceil",   "powf",      "pow",       "erff",      "erf",   "truncf",
-      "roundf", "__popc", "__clz",  "__ffs", "__brev", "__fmul_rn", "__fadd_rn", "__fmaf_rn", "__ldg"};
+      "sqrtf", "sqrt", "rsqrtf", "rsqrt", "expf", "exp", "exp2f", "exp2", "logf", "log", "log2f", "log2", "sinf", "sin",
+      "cosf", "cos", "tanhf", "tanh", "fabsf", "fabs", "fminf", "fmin", "fmaxf", "fmax", "fmaf", "fma", "min", "max",
+      "umin", "umax", "abs", "floorf", "floor", "ceilf", "ceil", "powf", "pow", "erff", "erf", "truncf", "roundf",
+      "__popc", "__clz", "__ffs", "__brev", "__fmul_rn", "__fadd_rn", "__fmaf_rn", "__ldg",
+      // Intrinsics that compute a value from their arguments and touch no memory (cuda_fp16.h's
+      // half arithmetic and conversions among them: fp16ScalarProduct's loop calls __hfma2).
+      "__expf", "__logf", "__sinf", "__cosf", "__powf", "__fdividef", "__saturatef", "__frsqrt_rn", "__fsqrt_rn",
+      "__fdiv_rn", "__fsub_rn", "__fma_rn", "__dadd_rn", "__dmul_rn", "__umul24", "__mul24", "__umulhi", "__mulhi",
+      "__int_as_float", "__float_as_int", "__uint_as_float", "__float_as_uint", "__float2int_rn", "__float2int_rz",
+      "rintf", "cbrtf", "hypotf", "atan2f", "atanf", "asinf", "acosf", "copysignf", "fmodf", "log10f", "log1pf",
+      "expm1f", "exp10f", "__hfma2", "__hmul2", "__hadd2", "__hsub2", "__hfma", "__hmul", "__hadd", "__hsub", "__hneg2",
+      "__hmax", "__hmin", "__hmax2", "__hmin2", "__float2half", "__float2half_rn", "__half2float", "__float2half2_rn",
+      "__floats2half2_rn", "__halves2half2", "__half22float2", "__low2float", "__high2float", "__low2half",
+      "__high2half", "__lows2half2", "__highs2half2", "__hfma2_sat", "__hmul2_sat", "__hadd2_sat", "make_float2",
+      "make_float3", "make_float4", "make_int2", "make_int4", "make_double2"};
   return k_pure.count(name) > 0;
 }
 

@@ -268,13 +268,19 @@ TEST(BuiltinInFlight, FiresWhereALoopsUseWaitsOnItsOwnLoad) {
 }
 
 // A function-like macro that expands to an expression without side effects is no call that
-// could write memory (Rodinia's IN_RANGE); one that assigns is.
+// could write memory (Rodinia's IN_RANGE), nor is a value intrinsic; a macro that assigns is.
 TEST(BuiltinInFlight, PureMacrosAreNoCalls) {
   std::string with_macro =
       replaced(replaced(k_topk, "#define BLOCK 64", "#define BLOCK 64\n#define ABOVE(v, t) ((v) > (t))"),
                "if (v > target ||", "if (ABOVE(v, target) ||");
   json k = kernel("topk", json::array({waiting("PC1", "topk.cu", 12, 11)}));
   EXPECT_EQ(by_rule(ask(k, "topk.cu", with_macro), "loads_in_flight").size(), 1u);
+  // CUDA's value intrinsics are no calls that write memory either (fp16ScalarProduct's __hfma2).
+  EXPECT_EQ(
+      by_rule(ask(topk_kernel(), "topk.cu", replaced(k_topk, "if (v > target ||", "if (__saturatef(v) > target ||")),
+              "loads_in_flight")
+          .size(),
+      1u);
   std::string assigning = replaced(replaced(k_topk, "#define BLOCK 64", "#define BLOCK 64\n#define BUMP(x) x = x + 1"),
                                    "above++;", "BUMP(above);");
   auto w = withheld_of(ask(k, "topk.cu", assigning), "loads_in_flight");
