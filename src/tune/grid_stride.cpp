@@ -66,8 +66,15 @@ std::vector<Loop> for_loops(const Tokens& t) {
     if (semicolons.size() != 2) continue;
     Loop l;
     l.init = {i + 2, semicolons[0]};
+    // The variable the init sets (the name before its `=`) is the one the step advances.
+    std::string_view set;
+    for (std::size_t j = l.init.begin; j + 1 < l.init.end; ++j)
+      if (t[j + 1].text == "=" && t[j].kind == cuda::TokenKind::identifier) {
+        set = t[j].text;
+        break;
+      }
     const std::size_t k = semicolons[1] + 1;
-    if (commas.empty() && k + 3 < close && t[k].kind == cuda::TokenKind::identifier && t[k + 1].text == "+" &&
+    if (commas.empty() && k + 3 < close && t[k].text == set && !set.empty() && t[k + 1].text == "+" &&
         t[k + 2].text == "=")
       l.stride = {k + 3, close};
     out.push_back(l);

@@ -119,6 +119,10 @@ TEST(GridStride, AnyOtherReadOfTheGridIsSaidWithItsLine) {
   EXPECT_FALSE(dependence("__global__ void k(float* o, int n) {\n"
                           "  for (int i = blockIdx.x; i < n; i = i + gridDim.x) o[i] = 0;\n}\n")
                    .empty());
+  // The step must advance the variable the init set.
+  EXPECT_FALSE(dependence("__global__ void k(float* o, int n) {\n  int j = 0;\n"
+                          "  for (int i = blockIdx.x; i < n; j += gridDim.x) o[i] = j;\n}\n")
+                   .empty());
   // A comparison with the start is a use of it, not a member access.
   EXPECT_FALSE(dependence("__global__ void k(float* o, int n) {\n"
                           "  int t = blockIdx.x;\n  for (int i = t; i < n; i += gridDim.x) o[i] = i > t;\n}\n")
