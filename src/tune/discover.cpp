@@ -366,7 +366,12 @@ void grid_knob(const std::map<std::string, std::string>& sources, const std::vec
         out.passed.push_back(fmt::format("{}: {}'s launch could not be edited", where, l.kernel));
         continue;
       }
-      t.replace(at + before.size() - grid.size(), grid.size(), fmt::format("({} * {})", grid, knob));
+      // The argument's range may hold the spaces around it (`<<< 128 , b>>>`): they stay.
+      const auto [grid_begin, grid_end] = l.config_offsets[0];
+      const std::string arg = f.text.substr(grid_begin, grid_end - grid_begin);
+      const std::size_t lead = arg.find_first_not_of(" \t\n"), trail = arg.find_last_not_of(" \t\n") + 1;
+      t.replace(at + (grid_begin - line_begin) + lead, trail - lead,
+                fmt::format("({} * {})", arg.substr(lead, trail - lead), knob));
       if (t.find("#ifndef " + knob + "\n") == std::string::npos)
         t.insert(0, fmt::format("#ifndef {0}\n#define {0} 1\n#endif\n", knob));
       fewest = std::min(fewest, waves);

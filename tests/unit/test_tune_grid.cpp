@@ -156,6 +156,12 @@ TEST(GridKnob, ScalesTheLiteralGridsOfGridStrideKernelsShortOfAWave) {
   auto sum = std::find_if(found.passed.begin(), found.passed.end(), [](auto& p) { return has(p, "not scaled"); });
   ASSERT_NE(sum, found.passed.end());
   EXPECT_TRUE(has(*sum, "main.cu:16: sum's grid (128 blocks, 0.06 waves) not scaled: line 11")) << *sum;
+  // Spaces around the grid are the launch's own.
+  std::string spaced = k_app;
+  spaced.replace(spaced.find("gen<<<128, 128>>>"), 17, "gen<<< 128 , 128>>>");
+  EXPECT_TRUE(has(discover(spaced, {hot("gen", "RF1", 0.06)}).edited.at("main.cu"),
+                  "gen<<< (128 * OPTIMAS_GRID_SCALE) , 128>>>"))
+      << discover(spaced, {hot("gen", "RF1", 0.06)}).edited.at("main.cu");
   // A grid of 0.19 waves stops at 16 (3.0 waves); half a wave or more gets no knob.
   EXPECT_EQ(discover(k_app, {hot("gen", "RF1", 0.19)}).settings.params.at(0).values.back(), "16");
   EXPECT_TRUE(discover(k_app, {hot("gen", "RF1", 0.5)}).empty());
