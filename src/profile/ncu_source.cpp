@@ -20,7 +20,7 @@
 #include <charconv>
 #include <map>
 #include <set>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace optimas::profile {
 
@@ -208,7 +208,7 @@ public:
 private:
   void finish_block() {
     if (!m_have_block) return;
-    if (m_files_in_block.size() > 1 && !m_k.instructions.empty()) count_inlined_once();
+    if (m_listed_under_two_lines) count_inlined_once();
     m_k.page_bytes = m_r.bytes_consumed() - m_block_start;
     m_on_block(std::move(m_k));
     m_k = KernelSource();
@@ -224,15 +224,16 @@ private:
     m_k.kernel = kernel_base_name(m_k.demangled);
     m_files_in_block.clear();
     m_addresses_seen.clear();
+    m_listed_under_two_lines = false;
     m_have_header = false;
     m_line_number = 0;
   }
 
-  // A kernel whose code spans several files (functions inlined from headers: cooperative_groups.h
-  // in cuda-samples' mergeSort) lists an inlined instruction under a line of each file it passes
-  // through, the call site's and the header's, and each line row sums its instructions: the same
-  // samples counted two to four times. Each instruction counts once, on the line it was first
-  // listed under (the kernel's own file comes first); a line keeps what its instructions give.
+  // An inlined function's instruction is listed under each line it passes through: the call site
+  // and the callee's line, in the same file (a __device__ helper) or in a header listed after the
+  // kernel's own file (cooperative_groups.h in cuda-samples' mergeSort), and each line row sums
+  // its instructions: the same samples counted two to four times. Each instruction counts once,
+  // on the line it was first listed under; a line keeps what its instructions give.
   void count_inlined_once() {
     std::map<std::pair<std::string_view, int>, Samples> by_line;
     for (const auto& ins : m_k.instructions)
@@ -306,7 +307,12 @@ private:
     if (!parse_address(addr_field, address))
       m_r.fail(fmt::format("\"Address\" is \"{}\", not a hex address", addr_field));
     // The cuda,sass view lists an instruction again after a "..." row: keep the first.
-    if (!m_addresses_seen.insert(address).second) return;
+    if (auto [seen, fresh] = m_addresses_seen.emplace(address, m_k.instructions.size()); !fresh) {
+      const SassInstruction& first = m_k.instructions[seen->second];
+      if (m_line_number > 0 && (first.line != m_line_number || first.file != m_line_file))
+        m_listed_under_two_lines = true;
+      return;
+    }
     SassInstruction& ins = m_k.instructions.emplace_back();
     ins.address = address;
     if (m_cols.sass >= 0) ins.sass = std::string(util::trim(m_r[static_cast<std::size_t>(m_cols.sass)]));
@@ -323,7 +329,8 @@ private:
   std::set<std::string> m_unknown_stalls;
   std::string m_file;                     // current "File Path"
   std::set<std::string> m_files_in_block; // files seen in the current result (cuda,sass layout)
-  std::unordered_set<std::uint64_t> m_addresses_seen;
+  std::unordered_map<std::uint64_t, std::size_t> m_addresses_seen; // address -> its instruction
+  bool m_listed_under_two_lines = false; // an instruction inlined: listed under its call site and its callee's line
   SourceColumns m_cols;
   bool m_have_header = false;
   bool m_have_block = false;

@@ -166,6 +166,17 @@ TEST(NcuSource, AnInlinedInstructionCountsOnceOnItsFirstLine) {
   ASSERT_NE(find_line(blocks[0], 489), nullptr);
   EXPECT_EQ(find_line(blocks[0], 489)->samples.all, 0u);
   EXPECT_EQ(find_line(blocks[0], 98)->samples.all, 0u);
+  // A __device__ helper of the same file, inlined: its line and the call site list the load.
+  std::string one_file = block("/w/k.cu") +
+                         "\"5\",\"return d[i];\",\"-\",\"-\",\"30\",\"30\",\"0\",\"30\"\n"
+                         "\"\",\"\",\"0x200\",\"LDG.E R2, desc[UR4][R2.64]\",\"30\",\"30\",\"0\",\"30\"\n"
+                         "\"20\",\"s += get(d, i);\",\"-\",\"-\",\"30\",\"30\",\"0\",\"30\"\n"
+                         "\"\",\"\",\"0x200\",\"LDG.E R2, desc[UR4][R2.64]\",\"30\",\"30\",\"0\",\"30\"\n";
+  auto one = read_source_page(dir.file("one.csv", one_file), 1);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(find_line(one[0], 5)->samples.all, 30u);
+  EXPECT_EQ(find_line(one[0], 20)->samples.all, 0u);
+  EXPECT_EQ(one[0].total_samples(), 30u);
 }
 
 TEST(NcuSource, SassViewUndoesDoubledBlocks) {
