@@ -94,7 +94,7 @@ std::string roofline_text(const Roofline& r) {
     s += fmt::format(" occupancy {:.0f}% achieved of {:.0f}% theoretical{};", r.achieved_occupancy,
                      r.theoretical_occupancy,
                      r.occupancy_limiter.empty() ? "" : " (limited by " + r.occupancy_limiter + ")");
-  if (std::isfinite(r.waves) && r.waves > 0 && r.waves < 0.5)
+  if (r.short_grid())
     s += fmt::format(" the grid is {:.2g} waves: the SMs could hold {:.1f}x its blocks at once;", r.waves, 1 / r.waves);
   if (std::isfinite(r.issue_per_cycle) && r.issue_per_cycle > 0)
     s += fmt::format(" one instruction issued every {:.1f} cycles, {:.2f} eligible warps per cycle.",

@@ -97,6 +97,9 @@ struct Roofline {
   // The grid's blocks over the blocks the SMs hold at once (launch__waves_per_multiprocessor):
   // below 1, part of the GPU has nothing to run.
   double waves = profile::k_nan;
+  // The grid fills less than half a wave: the diagnostics say so, and the tuning stage's grid
+  // knob (tune/discover.cpp) acts on it.
+  bool short_grid() const { return waves > 0 && waves < 0.5; }
   MemoryAccess access;
 };
 

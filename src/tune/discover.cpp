@@ -311,10 +311,11 @@ void cache_knob(const std::vector<Hot>& hot, Discovery& out) {
   }
 }
 
-// How many blocks short of one wave a kernel's grid is, in the evidence: its waves below 0.5, or,
-// where the profile has no waves, achieved occupancy below half the theoretical. NAN: not short.
+// The waves of a kernel's grid where the evidence says it fills less than half a wave
+// (Roofline::short_grid), or, where the profile has no waves, 0.25 when its achieved occupancy is
+// below half the theoretical; NAN otherwise.
 double waves_short(const analysis::Roofline& r) {
-  if (std::isfinite(r.waves)) return r.waves > 0 && r.waves < 0.5 ? r.waves : NAN;
+  if (std::isfinite(r.waves)) return r.short_grid() ? r.waves : NAN;
   if (std::isfinite(r.achieved_occupancy) && std::isfinite(r.theoretical_occupancy) &&
       r.achieved_occupancy < 0.5 * r.theoretical_occupancy)
     return 0.25; // tries up to 8 times the grid
