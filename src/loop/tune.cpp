@@ -526,13 +526,15 @@ void Loop::check_tune_point(bool snapshot_taken) const {
       continue;
     const std::string param = w.substr(0, eq);
     params.push_back(param);
-    if (param != "dlcm" && param.rfind("OPTIMAS_MIN_BLOCKS_", 0) != 0 && !defined.count(param))
+    if (param != "dlcm" && param != tune::k_grid_knob && !param.starts_with(tune::k_min_blocks_prefix) &&
+        !defined.count(param))
       unknown.push_back(param);
   }
   if (params.empty() || !unknown.empty())
     throw UsageError(fmt::format(
         "--tune-point \"{}\": {} (without a tune: block, a point names knobs found in the sources: macros they "
-        "#define, OPTIMAS_MIN_BLOCKS_<kernel> and dlcm, as in \"BLOCK_SIZE=128 dlcm=-Xptxas -dlcm=ca\"; the "
+        "#define, OPTIMAS_MIN_BLOCKS_<kernel>, OPTIMAS_GRID_SCALE and dlcm, as in \"BLOCK_SIZE=128 dlcm=-Xptxas "
+        "-dlcm=ca\"; the "
         "progress lines and tune.points[].point of an earlier run name them)",
         name, params.empty() ? "names no parameter" : "no macro of the sources is named " + util::join(unknown, ", ")));
 }

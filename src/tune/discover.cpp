@@ -256,7 +256,7 @@ void bounds_knobs(const std::map<std::string, std::string>& sources, const std::
       for (int x : {current + 1, 2 * current})
         if (x <= most) v.insert(x);
       if (v.size() == 1) break;
-      std::string name = "OPTIMAS_MIN_BLOCKS_" + h.name, bounds = "OPTIMAS_BOUNDS_" + h.name;
+      std::string name = std::string(k_min_blocks_prefix) + h.name, bounds = "OPTIMAS_BOUNDS_" + h.name;
       config::TuneParam p;
       p.name = name;
       for (int x : v) p.values.push_back(std::to_string(x));
@@ -326,7 +326,7 @@ double waves_short(const analysis::Roofline& r) {
 // that fill less than half a wave, times 1, 2, 4 ... up to the first that makes every one two
 // waves (at most 32). Only kernels whose results cannot depend on the grid (grid_stride.hpp).
 void grid_knob(const std::map<std::string, std::string>& sources, const std::vector<Hot>& hot, Discovery& out) {
-  const std::string knob = "OPTIMAS_GRID_SCALE";
+  const std::string knob(k_grid_knob);
   std::vector<cuda::SourceFile> files;
   for (const auto& [file, text] : sources) files.push_back(cuda::parse_source(file, text));
   std::set<std::string> integers; // integer macros: a grid may be one

@@ -30,6 +30,11 @@ namespace optimas::tune {
 // so its cost stays bounded.
 inline constexpr int k_discovered_budget = 8;
 
+// The names of the knobs discovery makes (beside the sources' own macros and dlcm): a point of an
+// earlier run (--tune-point) may name them before discovery has run.
+inline constexpr std::string_view k_min_blocks_prefix = "OPTIMAS_MIN_BLOCKS_"; // + the kernel's name
+inline constexpr std::string_view k_grid_knob = "OPTIMAS_GRID_SCALE";
+
 struct Discovery {
   config::TuneSettings settings;               // the knobs as a tune: block would declare them
   std::map<std::string, std::string> edited;   // source (as the sources list names it) -> its tunable text

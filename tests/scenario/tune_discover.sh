@@ -89,6 +89,12 @@ json_check "$run_json" 'd["outcome"] == "failed" and "baseline_s" not in d.get("
 loop farpoint "$WORK/found" "$WORK/replies/none.json" --runs 8 --execute yes --tune-point "CHUNK=48 dlcm=none"
 [ "$rc" -eq 2 ] && grep -q -- '--tune-point "CHUNK=48 dlcm=none" is not a point of the tuning space' "$log" ||
   fail "farpoint: exit $rc, refused by the tuning stage expected:"$'\n'"$(tail -5 "$log")"
+# The knobs discovery makes are names a point may give before discovery has run (a confirmation
+# of a grid-scaled best point was once refused as naming no macro): here the grid knob goes on to
+# the tuning stage, which finds no such knob for this kernel.
+loop gridpoint "$WORK/found" "$WORK/replies/none.json" --runs 8 --execute yes --tune-point "OPTIMAS_GRID_SCALE=2 dlcm=none"
+[ "$rc" -eq 2 ] && grep -q -- '--tune-point "OPTIMAS_GRID_SCALE=2 dlcm=none" is not a point of the tuning space' "$log" ||
+  fail "gridpoint: exit $rc, refused by the tuning stage expected:"$'\n'"$(tail -5 "$log")"
 
 # The block size in a header the source includes: the header is read, made tunable and given to
 # every point (over the snapshot's copy).
