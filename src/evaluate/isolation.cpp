@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -144,11 +145,16 @@ std::string isolation_summary(Isolation level) {
 std::vector<std::string> isolated_argv(Isolation level, const std::vector<std::string>& writable,
                                        const std::vector<std::string>& readable, const std::string& cwd,
                                        const Seen* seen, const std::vector<std::string>& argv) {
-  // Elsewhere than under /tmp, the whole file system is seen read-only already.
+  // Elsewhere than under /tmp, the whole file system is seen read-only already. A folder holding
+  // a writable one is left out: bound read-only after it, it would cover it.
   std::vector<std::string> hidden;
   for (const auto& r : readable) {
     const fs::path p = fs::path(r).lexically_normal();
-    if (p.is_absolute() && p.string().rfind("/tmp/", 0) == 0) hidden.push_back(p.string());
+    const bool holds_writable = std::any_of(writable.begin(), writable.end(), [&](const std::string& w) {
+      const auto rel = fs::path(w).lexically_normal().lexically_relative(p);
+      return !rel.empty() && *rel.begin() != "..";
+    });
+    if (p.is_absolute() && p.string().rfind("/tmp/", 0) == 0 && !holds_writable) hidden.push_back(p.string());
   }
   std::vector<std::string> out;
   if (level == Isolation::bwrap) {

@@ -96,12 +96,34 @@ void shield_self() {
   }
 }
 
+std::vector<std::string> tmp_paths_named(const std::vector<std::string>& commands) {
+  std::set<std::string> found;
+  for (const auto& text : commands)
+    for (auto at = text.find("/tmp/"); at != std::string::npos; at = text.find("/tmp/", at + 1)) {
+      const char before = at > 0 ? text[at - 1] : ' ';
+      const bool flag = at >= 2 && text[at - 2] == '-' && (before == 'I' || before == 'L');
+      if (!flag && (std::isalnum(static_cast<unsigned char>(before)) ||
+                    std::string_view("_./-~").find(before) != std::string_view::npos))
+        continue; // inside a longer path or word
+      const auto end = text.find_first_of(" \t\n'\";:,&|()<>`$", at);
+      fs::path p =
+          fs::path(text.substr(at, end == std::string::npos ? std::string::npos : end - at)).lexically_normal();
+      if (!p.has_filename()) p = p.parent_path();
+      std::error_code ec;
+      if (p != "/tmp" && fs::exists(p, ec)) found.insert(p.string());
+    }
+  return {found.begin(), found.end()};
+}
+
 Sandbox sandbox_for(const config::AppConfig& app) {
   Sandbox s;
   s.timeout_s = app.timeout_s;
   s.limits.core_dumps = false;
   s.limits.file_bytes = 16 * k_gib;
   if (!app.needs_gpu) s.limits.address_space = 64 * k_gib;
+  std::vector<std::string> commands = {app.build_command, app.clean_command};
+  for (const auto& c : app.configs) commands.push_back(app.command_for(c, "out"));
+  s.readable = tmp_paths_named(commands);
   return s;
 }
 
@@ -116,8 +138,8 @@ BuildResult build_in(const config::AppConfig& app, const std::string& dir, const
     util::ProcessSpec spec = util::shell(command);
     spec.cwd = dir;
     const Seen seen{dir, seen_as ? seen_as->path : ""};
-    spec.argv =
-        isolated_argv(sandbox.isolation, {dir}, {}, seen_as ? seen.as : dir, seen_as ? &seen : nullptr, spec.argv);
+    spec.argv = isolated_argv(sandbox.isolation, {dir}, sandbox.readable, seen_as ? seen.as : dir,
+                              seen_as ? &seen : nullptr, spec.argv);
     for (const auto& [k, v] : env) spec.env[k] = v;
     spec.timeout_s = sandbox.timeout_s;
     spec.limits = sandbox.limits;
@@ -311,7 +333,7 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
   }
   // And the tracer, which CUDA loads from its path: where the private /tmp hides it (optimas kept
   // under /tmp), CUDA goes on without it, silently, and the run has no trace.
-  std::vector<std::string> readable;
+  std::vector<std::string> readable = sandbox.readable;
   if (!sandbox.tracer.empty()) {
     writable.push_back(trace_dir.string());
     readable.push_back(fs::absolute(sandbox.tracer).lexically_normal().string());

@@ -42,12 +42,20 @@ struct Sandbox {
   // Added to every run's environment: CUDA_VISIBLE_DEVICES for the GPU a run measures on, where
   // several measure at once (loop/slots.cpp).
   std::map<std::string, std::string> env;
+  // Paths under /tmp that the application's commands name (`-I/tmp/suite/Common`): behind the
+  // walls' private /tmp they would be gone, so builds and runs see them, read-only.
+  std::vector<std::string> readable;
 };
 
 // Default isolation for an application: its timeout, no core dumps, files up to 16 GiB,
-// a 64 GiB address space for host programs (CUDA programs reserve more, so none for them).
+// a 64 GiB address space for host programs (CUDA programs reserve more, so none for them), and
+// the paths under /tmp its commands name (tmp_paths_named).
 // The key variables (util/secrets.hpp) are kept from every child by util::run_process itself.
 Sandbox sandbox_for(const config::AppConfig& app);
+
+// The absolute paths under /tmp that exist and that `commands` name: a word, a value after `=`
+// or `:`, or what follows -I or -L. Each once, without a trailing '/'.
+std::vector<std::string> tmp_paths_named(const std::vector<std::string>& commands);
 
 // Shields this process from the programs it runs, which run as our user: it becomes
 // non-dumpable, so /proc/<pid>/{environ,mem,fd} of optimas and its supervisors belong to root

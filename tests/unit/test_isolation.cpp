@@ -3,9 +3,11 @@
 // reaches no server; at the watch level it does all of that (the loop catches the changes), which
 // the same checks show. A level this machine does not allow is skipped, with the reason.
 #include "evaluate/isolation.hpp"
+#include "evaluate/sandbox.hpp"
 #include "util/process.hpp"
 #include "util/strings.hpp"
 
+#include "sandbox_fixture.hpp"
 #include "test_helpers.hpp"
 
 #include <gtest/gtest.h>
@@ -197,4 +199,68 @@ TEST(Isolation, BwrapShowsReadablePathsUnderTmp) {
 
 TEST(Isolation, UnshareShowsReadablePathsUnderTmp) {
   readable_under_tmp(Isolation::unshare);
+}
+
+// The paths under /tmp an application's commands name: words, values after `=` or `:`, what
+// follows -I or -L; not a /tmp inside a longer path, not a path that does not exist.
+TEST(Isolation, TmpPathsNamedByCommands) {
+  TempDir suite;
+  if (suite.path().string().rfind("/tmp/", 0) != 0) GTEST_SKIP() << "the test folders are not under /tmp (TMPDIR)";
+  fs::create_directories(suite.path() / "Common");
+  fs::create_directories(suite.path() / "lib");
+  const std::string data = suite.file("in.txt", "1\n"), root = suite.path().string();
+  const auto found = evaluate::tmp_paths_named(
+      {"cmake -S . -B build -DCMAKE_CUDA_FLAGS='-I" + root + "/Common/ --threads 0' && cmake --build build",
+       "nvcc -L" + root + "/lib x.cu -o x; ./x --input=" + data + " " + root + "/missing",
+       "PATH=" + root + "/lib:$PATH ./x ../tmp/" + root.substr(5) + " data" + root + " /tmp"});
+  EXPECT_EQ(found, (std::vector<std::string>{root + "/Common", data, root + "/lib"}));
+}
+
+namespace {
+
+// A build whose command names a file under /tmp (as `optimas init` writes `-I/tmp/...` for a copy
+// of a suite's program): behind `level`'s private /tmp it reads it, with sandbox_for's readable
+// paths, and not without them; another file of /tmp stays hidden.
+void build_reads_named_tmp_paths(Isolation level) {
+  if (!evaluate::allows(level)) GTEST_SKIP() << evaluate::isolation_name(level) << " is not allowed on this machine";
+  TempDir app_dir, suite, other;
+  if (suite.path().string().rfind("/tmp/", 0) != 0) GTEST_SKIP() << "the test folders are not under /tmp (TMPDIR)";
+  suite.file("inc/h.h", "#define H 1\n");
+  // The other file by a pattern, so that the command names no path of it.
+  const std::string secret = "secret-" + other.path().filename().string();
+  other.file(secret, "secret\n");
+  const std::string pattern = (other.path().parent_path() / "*" / secret).string();
+  util::ProcessSpec probe = util::shell("cat " + pattern);
+  probe.stdout_path = (app_dir.path() / "all").string();
+  ASSERT_TRUE(util::run_process(probe).ok());
+  ASSERT_EQ(util::read_file(probe.stdout_path), "secret\n") << "the pattern finds the other file outside the walls";
+  const std::string build = "  command: 'cat " + suite.path().string() + "/inc/h.h > got; cat " + pattern +
+                            " > other 2>/dev/null; touch prog'\n  binary: prog\n";
+  auto app = test::host_app(app_dir, "  command: ./prog\n", build);
+  auto sandbox = evaluate::sandbox_for(app);
+  sandbox.isolation = level;
+  ASSERT_EQ(sandbox.readable, std::vector<std::string>{(suite.path() / "inc" / "h.h").string()});
+  auto b = evaluate::build_in(app, app.dir, (app_dir.path() / "build.log").string(), sandbox);
+  ASSERT_TRUE(b.ok) << b.result;
+  EXPECT_EQ(util::read_file((app_dir.path() / "got").string()), "#define H 1\n");
+  EXPECT_EQ(util::read_file((app_dir.path() / "other").string()), "") << "another file of /tmp stays hidden";
+  // A readable folder that holds the writable one is left out: bound read-only, it would cover it.
+  sandbox.readable.push_back(app_dir.path().string());
+  fs::remove(app_dir.path() / "got");
+  b = evaluate::build_in(app, app.dir, (app_dir.path() / "build.log").string(), sandbox);
+  ASSERT_TRUE(b.ok) << b.result;
+  EXPECT_EQ(util::read_file((app_dir.path() / "got").string()), "#define H 1\n");
+  sandbox.readable.clear();
+  b = evaluate::build_in(app, app.dir, (app_dir.path() / "build.log").string(), sandbox);
+  EXPECT_EQ(util::read_file((app_dir.path() / "got").string()), "") << "without it the private /tmp hides the header";
+}
+
+} // namespace
+
+TEST(Isolation, BwrapBuildReadsTmpPathsItsCommandNames) {
+  build_reads_named_tmp_paths(Isolation::bwrap);
+}
+
+TEST(Isolation, UnshareBuildReadsTmpPathsItsCommandNames) {
+  build_reads_named_tmp_paths(Isolation::unshare);
 }
