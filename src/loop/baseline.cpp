@@ -141,7 +141,11 @@ bool Loop::without_walls(const std::string& step, std::string failure, const std
       "runs watched instead (--sandbox watch; docs/sandbox.md)",
       step, evaluate::isolation_name(walls), failure));
   say("baseline", "warning: " + m_warnings.back());
+  // At once: a run killed before its next record would resume behind the walls, where its
+  // baseline, already built, may still run while every variant's build fails.
   record_isolation();
+  m_run["warnings"] = m_warnings;
+  write_run("running");
   return true;
 }
 

@@ -533,9 +533,8 @@ void Loop::check_tune_point(bool snapshot_taken) const {
   if (params.empty() || !unknown.empty())
     throw UsageError(fmt::format(
         "--tune-point \"{}\": {} (without a tune: block, a point names knobs found in the sources: macros they "
-        "#define, OPTIMAS_MIN_BLOCKS_<kernel>, OPTIMAS_GRID_SCALE and dlcm, as in \"BLOCK_SIZE=128 dlcm=-Xptxas "
-        "-dlcm=ca\"; the "
-        "progress lines and tune.points[].point of an earlier run name them)",
+        "#define, OPTIMAS_MIN_BLOCKS_<kernel>, OPTIMAS_GRID_SCALE and dlcm, as in \"BLOCK_SIZE=128 "
+        "dlcm=-Xptxas -dlcm=ca\"; the progress lines and tune.points[].point of an earlier run name them)",
         name, params.empty() ? "names no parameter" : "no macro of the sources is named " + util::join(unknown, ", ")));
 }
 
