@@ -121,6 +121,22 @@ TEST(TuneDiscover, AGuardedMacroIsLeftAsItIsAndBoundsAreNotAddedTwice) {
   EXPECT_TRUE(said);
 }
 
+// The instances of a template are hot kernels of one name: each reason is said once (alignedTypes'
+// six testKernel<...> instances gave six lines "testKernel is a template").
+TEST(TuneDiscover, EachReasonOnceForATemplatesInstances) {
+  std::string tmpl = k_app;
+  tmpl.replace(tmpl.find("__global__ void scale(const float* x"), 36,
+               "template <int K> __global__ void scale(const float* x");
+  auto found =
+      tune::discover({{"main.cu", tmpl}},
+                     diagnostics({hot("void scale<1>(const float *, float *, int)", "registers", "compute-bound"),
+                                  hot("void scale<2>(const float *, float *, int)", "registers", "compute-bound")}),
+                     4);
+  int said = 0;
+  for (const auto& p : found.passed) said += p.find("scale is a template") != std::string::npos;
+  EXPECT_EQ(said, 1) << util::join(found.passed, "\n");
+}
+
 // The guard need not be the directive right before the define (cuda::object_macros follows the
 // conditionals), nor written without spaces.
 TEST(TuneDiscover, AMacroGuardedAboveOtherDirectivesIsLeftAsItIs) {
