@@ -16,7 +16,8 @@
 # With several GPUs the programs are spread over them, one at a time per GPU.
 #   PROGRAMS: paths under .scratch/pub (default: the list below), RUN_SECONDS (limit per program,
 #   default 300), TOTAL_SECONDS (default 570), RUN_ARGS (more arguments for optimas run), RUNS_TGZ
-#   (no: leave out runs.tgz, the run folders less reports and scratch builds).
+#   (no: leave out runs.tgz, the run folders less reports and scratch builds), CONFIRM (no: no
+#   confirmation runs, as for scripts/pipeline-compare.py).
 set -uo pipefail
 OUT=${OUT:-/tmp/optimas-public-out}
 DEADLINE=$(( $(date +%s) + ${TOTAL_SECONDS:-570} ))
@@ -109,7 +110,7 @@ on_gpu() {
 print(next((p.get("point", "") for p in t.get("points", []) if b.startswith("t") and p.get("key") == b), ""))' \
         "$R/$name.json" 2>/dev/null)
       [ -n "$point" ] && tune=(--tune-point "$point")
-      if [ "$rc" -eq 0 ] && [ -d "$run_dir/profile" ] && [ "$left" -gt 60 ]; then
+      if [ "$rc" -eq 0 ] && [ "${CONFIRM:-yes}" != no ] && [ -d "$run_dir/profile" ] && [ "$left" -gt 60 ]; then
         # shellcheck disable=SC2086
         (cd "$dest" && timeout "$left" optimas run --app . --runs-dir "$W/runs-$gpu" --import "$run_dir/profile" \
           --verdict fixed --no-cache "${tune[@]}" --json) > "$R/$name.confirm.json" 2> "$R/$name.confirm.log"
