@@ -335,8 +335,12 @@ void read_sources(const Reader& rd, const YAML::Node& root, AppConfig& app) {
     if (s.size() == 0) rd.fail(s, "\"sources\" is empty: name the files the edits may change (main.cu, ...)");
     for (const auto& f : s) {
       std::string file = rd.inside(f, rd.scalar<std::string>(f, "sources"), app.dir, "source");
-      if (!fs::exists(fs::path(app.dir) / file))
-        rd.fail(f, fmt::format("source \"{}\" does not exist in {}", file, app.dir));
+      // The overload without an error code throws where the name cannot be looked up at all (a
+      // name longer than the system allows): fuzz_app_config's crash-7405ba0b.
+      std::error_code ec;
+      if (!fs::exists(fs::path(app.dir) / file, ec))
+        rd.fail(f, ec ? fmt::format("source \"{}\" cannot be looked up in {}: {}", file, app.dir, ec.message())
+                      : fmt::format("source \"{}\" does not exist in {}", file, app.dir));
       app.sources.push_back(file);
     }
   }

@@ -93,6 +93,23 @@ TEST(AppConfig, MissingSourceAndFile) {
   EXPECT_THROW(load_app_config((dir.path() / "none.yml").string()), optimas::Error);
 }
 
+// A source name longer than the system looks up: an error on its line, not a crash
+// (fuzz_app_config's crash-7405ba0b: the throwing std::filesystem::exists ended the process).
+TEST(AppConfig, ASourceNameTooLongToLookUpIsAnError) {
+  TempDir dir;
+  dir.file("main.cu", "");
+  std::string yml = k_valid;
+  yml.replace(yml.find("[main.cu]"), 9, "[" + std::string(5000, 'L') + "]");
+  const auto path = dir.file("optimas.yml", yml);
+  try {
+    load_app_config(path);
+    FAIL() << "a source name of 5,000 letters was taken";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 3u);
+    EXPECT_NE(e.reason().find("cannot be looked up in"), std::string::npos) << e.reason();
+  }
+}
+
 namespace {
 
 // k_valid with `extra` appended (its lines start at 16) and `run_extra` added to the run section
