@@ -21,6 +21,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace optimas::loop {
 
 namespace fs = std::filesystem;
@@ -223,8 +225,14 @@ void Loop::open_run() {
   else if (m_settings.seed)
     m_run["seed"] = seed;
   if (m_settings.aa) m_run["aa"] = true;
-  m_run["warnings"] = m_warnings;
   for (const auto& w : m_warnings) say("run", "warning: " + w);
+  // A resumed run keeps what its earlier processes warned of (a sandbox lowered to watch), first.
+  if (const json& earlier = m_run.value("warnings", json::array()); earlier.is_array())
+    for (auto it = earlier.rbegin(); it != earlier.rend(); ++it)
+      if (it->is_string() &&
+          std::find(m_warnings.begin(), m_warnings.end(), it->get<std::string>()) == m_warnings.end())
+        m_warnings.insert(m_warnings.begin(), it->get<std::string>());
+  m_run["warnings"] = m_warnings;
   if (!m_execute) m_run["not_executed_because"] = m_no_execute_reason;
   write_run("running");
 }

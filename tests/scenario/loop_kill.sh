@@ -129,6 +129,10 @@ for phase in baseline validation measurement; do
 done
 echo "a whole run: $(wc -l < "$WORK/events.log") builds and program runs (baseline: ${phase_events[baseline]}; validation: ${phase_events[validation]}; measurement: ${phase_events[measurement]})"
 [ -z "$(leftovers)" ] || fail "a run without a kill left processes behind:"$'\n'"$(leftovers)"
+# Where the walls stop the build (its scripts write $WORK), the whole run goes on watched and says
+# why; every resumed run must say it too, whichever process found it.
+sandbox_said=$(python3 -c 'import json,glob,sys; d=json.load(open(glob.glob(sys.argv[1] + "/*-*-*-*-*/run.json")[0]))
+print("%s %s" % (d["sandbox"]["level"], any("fails behind the" in w for w in d.get("warnings", []))))' "$WORK/runs-whole")
 rm -rf "$WORK/runs-whole"
 
 declare -A killed_in
@@ -186,6 +190,8 @@ for ((i = 1; i <= POINTS; i++)); do
     [ "$(head -n "$lines" "$dir/$journal")" = "$(cat "$WORK/before/$journal")" ] ||
       fail "$context: $journal lost or changed lines:"$'\n'"$(cat "$WORK/before/$journal")"$'\n---\n'"$(cat "$dir/$journal")"
   done < <(cd "$WORK/before" && find . -name '*.jsonl')
+  json_check "$dir/run.json" "'%s %s' % (d['sandbox']['level'], any('fails behind the' in w for w in d.get('warnings', []))) == '$sandbox_said'" \
+    "$context: the sandbox level and its warning, '$sandbox_said' in a whole run: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["sandbox"], d.get("warnings"))' "$dir/run.json")"
   [ ! -e "$dir/children.json" ] || fail "$context: children.json is left after the run: $(cat "$dir/children.json")"
   [ ! -e "$dir/work" ] || fail "$context: the scratch copies are left after the run"
   left=$(leftovers)
