@@ -227,11 +227,12 @@ void Loop::open_run() {
   if (m_settings.aa) m_run["aa"] = true;
   for (const auto& w : m_warnings) say("run", "warning: " + w);
   // A resumed run keeps what its earlier processes warned of (a sandbox lowered to watch), first.
-  if (const json& earlier = m_run.value("warnings", json::array()); earlier.is_array())
-    for (auto it = earlier.rbegin(); it != earlier.rend(); ++it)
-      if (it->is_string() &&
-          std::find(m_warnings.begin(), m_warnings.end(), it->get<std::string>()) == m_warnings.end())
-        m_warnings.insert(m_warnings.begin(), it->get<std::string>());
+  std::vector<std::string> warnings;
+  for (const auto& w : m_run.value("warnings", json::array()))
+    if (w.is_string()) warnings.push_back(w.get<std::string>());
+  for (auto& w : m_warnings)
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(std::move(w));
+  m_warnings = std::move(warnings);
   m_run["warnings"] = m_warnings;
   if (!m_execute) m_run["not_executed_because"] = m_no_execute_reason;
   write_run("running");
