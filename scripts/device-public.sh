@@ -96,10 +96,18 @@ on_gpu() {
         > "$R/$name.json" 2> "$R/$name.log"
       rc=$?
       echo "$name run $rc" >> "$R/exits.txt"
+      # A run stopped by its limit leaves no summary: its folder's, as far as it got, goes into
+      # NAME.partial.json (the time columns of scripts/public-count.py; never counted as a run).
+      # The newest folder is this run's only if the program's name is its application's.
+      run_dir=$(ls -td "$W/runs-$gpu"/*-*-*-*-*/ 2>/dev/null | head -1)
+      if [ "$rc" -ne 0 ] && [ -n "$run_dir" ]; then
+        optimas runs show "$(basename "$run_dir")" --runs-dir "$W/runs-$gpu" --json > "$R/$name.partial.json" 2>/dev/null
+        python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("app") != sys.argv[2])' \
+          "$R/$name.partial.json" "$name" 2>/dev/null || rm -f "$R/$name.partial.json"
+      fi
       # An accepted variant, confirmed by fresh runs: the same builtin edits (deterministic, on
       # the run's own profile, imported) measured again from new builds by the fixed rule, whose
       # screening runs are followed by as many fresh confirming ones.
-      run_dir=$(ls -td "$W/runs-$gpu"/*-*-*-*-*/ 2>/dev/null | head -1)
       left=$(( DEADLINE - $(date +%s) - 15 ))
       # Where the best is a tuned point (tN), that point alone is measured again under the fixed
       # rule (--tune-point), with --no-cache: the tuning stage's point cache would otherwise hand

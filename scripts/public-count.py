@@ -14,7 +14,9 @@ tuned points carry the first run's figures to the last digit came from the point
 no confirmation. The geomean is over the confirmed figures (the fixed rule's, all kernels), and
 again without the largest (issue #50's goal). Where the first variant recorded where the time is
 (its `coverage`, from session 27 on), the table gives its time_addressed and the largest item it
-left, with why.
+left, with why. A run stopped by its limit leaves NAME.partial.json (`optimas runs show --json`):
+it never counts as a run, but where the run counted recorded no coverage, a later stopped run's
+first variant (the same deterministic edits) gives the time columns, marked "(stopped run)".
 """
 import json
 import math
@@ -64,7 +66,7 @@ def coverage(run):
 
 
 def main(folders):
-    runs, aa = {}, {}
+    runs, aa, partial = {}, {}, {}
     # In the order of their names, whatever order the shell's glob gave (a day's second session's
     # DATE-s25 sorts before DATE/ there, as '-' comes before '/').
     for folder in sorted(folders, key=os.path.normpath):
@@ -72,12 +74,14 @@ def main(folders):
             if not name.endswith(".json") or name.count(".") > 2:
                 continue
             program, _, kind = name[:-5].partition(".")
-            if kind not in ("", "aa"):  # a confirmation is read with its run, below
+            if kind not in ("", "aa", "partial"):  # a confirmation is read with its run, below
                 continue
             data = load(os.path.join(folder, name))
             if data is None:
                 continue
-            if kind == "":
+            if kind == "partial":
+                partial[program] = data
+            elif kind == "":
                 runs[program] = (folder, data, load(os.path.join(folder, program + ".confirm.json")))
             elif kind == "aa":
                 aa[program] = data
@@ -100,6 +104,9 @@ def main(folders):
         a = aa.get(program)
         a_text = "-" if a is None else ("FALSE ACCEPT" if a.get("outcome") == "improved" else "not accepted")
         addressed, top = coverage(run)
+        if addressed == "-" and program in partial and coverage(partial[program])[0] != "-":
+            addressed, top = coverage(partial[program])
+            addressed += " (stopped run)"
         rows.append(f"| {program} | {verdict} | {check} | {a_text} | {addressed} | {top} | {folder} |")
     print("| program | verdict | confirmation | A/A | time addressed | top unaddressed | results |")
     print("|---|---|---|---|---|---|---|")
