@@ -82,6 +82,10 @@ inline constexpr double k_grace_s = 2.0;
 // ourselves (it only overruns when a process ignores SIGKILL, e.g. stuck in a driver).
 inline constexpr double k_supervisor_slack_s = 10.0;
 
+// A file of /proc (a process's stat or environ), whole; empty when it cannot be read, as when its
+// process exits while it is read (read(2) fails with ESRCH).
+std::string read_proc_file(const std::string& path);
+
 // The start time of process `pid` in clock ticks after boot; nullopt when there is none.
 std::optional<std::uint64_t> process_start_time(int pid);
 

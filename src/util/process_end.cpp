@@ -3,6 +3,7 @@
 // its run's mark (util/process.hpp).
 #include "util/process.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -11,7 +12,6 @@
 
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <set>
 #include <sstream>
@@ -34,8 +34,7 @@ int pidfd_open(pid_t pid) {
 // The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses):
 // [0] is the 3rd field, the state. Empty when the process is gone.
 std::vector<std::string> stat_fields(const std::string& pid) {
-  std::ifstream in("/proc/" + pid + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::string text = read_proc_file("/proc/" + pid + "/stat");
   auto paren = text.rfind(')');
   if (paren == std::string::npos) return {};
   std::istringstream words(text.substr(paren + 1));
@@ -93,8 +92,7 @@ bool may_show_environment(const std::string& pid) {
 
 // Process `pid`'s environment as /proc shows it: NUL-terminated entries; a zombie's is empty.
 std::string environment_of(const std::string& pid) {
-  std::ifstream in("/proc/" + pid + "/environ", std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
+  return read_proc_file("/proc/" + pid + "/environ");
 }
 
 bool holds_entry(const std::string& env, const std::string& entry) {
@@ -102,6 +100,29 @@ bool holds_entry(const std::string& env, const std::string& entry) {
 }
 
 } // namespace
+
+// Read with read(2): std::ifstream turns a failed read into an exception ("basic_filebuf::
+// underflow error reading the file: No such process"), which ended a run whose sweep for marked
+// processes met one exiting (scenario.loop_cheats_escapes, under load).
+std::string read_proc_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      text.append(buf, static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      text.clear(); // half a file of a process that went away says nothing
+      break;
+    }
+  }
+  ::close(fd);
+  return text;
+}
 
 std::optional<std::uint64_t> process_start_time(int pid) {
   if (pid <= 0) return std::nullopt;

@@ -100,6 +100,17 @@ public:
 
 } // namespace
 
+// A read that fails after the open reads as empty and throws nothing: a process that exits
+// while its environ is read fails it with ESRCH (a run's sweep for marked processes met one
+// under load and ended with "internal error: basic_filebuf::underflow error reading the file");
+// a folder fails it the same way, with EISDIR, which std::ifstream turned into that exception.
+TEST(Process, ReadProcFileIsEmptyWhereTheReadFails) {
+  EXPECT_EQ(read_proc_file("/proc/self"), "");
+  EXPECT_EQ(read_proc_file("/proc/0/environ"), "");
+  const std::string stat = read_proc_file("/proc/self/stat");
+  EXPECT_EQ(stat.rfind(std::to_string(::getpid()) + " (", 0), 0u) << stat;
+}
+
 TEST(Process, ExitCodeAndCapture) {
   auto r = run_process(shell("echo out; echo err >&2; exit 3"));
   EXPECT_EQ(r.exit_code, 3);
