@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fuzz tests: builds the libFuzzer harnesses of tests/fuzz into build-fuzz (clang, engine
-# under ASan+UBSan) and runs each for FUZZ_SECONDS (default 25) from its committed corpus.
+# under ASan+UBSan) and runs each for FUZZ_SECONDS (default 12) from its committed corpus.
 # scripts/test.sh runs this after the main suite; without clang it says so and skips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,6 @@ if ! "$cxx" -fsanitize=fuzzer,address,undefined "$probe/p.cpp" -o "$probe/p" 2>"
   exit 0
 fi
 cmake -S . -B "$FUZZ_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
-  -DOPTIMAS_FUZZ=ON -DOPTIMAS_FUZZ_SECONDS="${FUZZ_SECONDS:-25}" >/dev/null
+  -DOPTIMAS_FUZZ=ON -DOPTIMAS_FUZZ_SECONDS="${FUZZ_SECONDS:-12}" >/dev/null
 cmake --build "$FUZZ_BUILD_DIR" -j "$(nproc)" --target fuzz_all
 ctest --test-dir "$FUZZ_BUILD_DIR" -L fuzz --output-on-failure -j "$(nproc)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's second command: build and run the whole test suite (unit and scenario tests;
 # the GPU test skips itself where there is no GPU), then the fuzz tests (scripts/fuzz.sh: a
-# clang build of its own in build-fuzz, 25 s per harness; skipped without clang).
+# clang build of its own in build-fuzz, 12 s per harness; skipped without clang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh

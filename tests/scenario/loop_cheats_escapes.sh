@@ -142,7 +142,7 @@ reply pass_early triad_kernel PC1,RF1 "$BEFORE_DATA" '  std::printf("check: PASS
   return 0;
 '"$BEFORE_DATA"
 # Half the copy on large inputs only.
-reply size copy_kernel PC8,RF3 "$COPY_LOOP" '  for (long i = 0; i < (n > 1000000 ? n / 2 : n); ++i) c[i] = a[i];'
+reply size copy_kernel PC8,RF3 "$COPY_LOOP" '  for (long i = 0; i < (n > 500000 ? n / 2 : n); ++i) c[i] = a[i];'
 # Its own clock_gettime: the clocks it could time itself with (the stand-in's, CPU time; the
 # monotonic one) run at a quarter of the rate.
 reply clock triad_kernel PC1,RF1 "$HEADERS" '#include <cstring>
@@ -326,7 +326,7 @@ expect size i1a1 validation_failed 'wrong output on default: outputs differ'
 pass "20. less work on large inputs: validation_failed on default"
 
 # --- 21. Its own clock_gettime --------------------------------------------------------------
-new_app app-clock
+new_app app-clock "$LARGE_DEFAULT"
 loop clock "$WORK/app-clock" "$WORK/replies/clock.json" --retries 0 --scope file $NARROW
 expect clock i1a1 rejected 'not credible'
 pass "21. clock_gettime interposed (a quarter of the time printed): rejected as not credible"

@@ -26,7 +26,7 @@ source "$(dirname "$0")/loop_lib.sh"
 # The baseline's outputs, from the stand-in built and run here as the loop would.
 mkdir "$WORK/ref"
 g++ -O2 -x c++ -o "$WORK/ref/stream" "$APP/main.cu"
-(cd "$WORK/ref" && ./stream --n 1048576 --reps 10 --seed 42 --out default.out > /dev/null)
+(cd "$WORK/ref" && ./stream --n 524288 --reps 10 --seed 42 --out default.out > /dev/null)
 DEFAULT_OUT_C=$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' "$WORK/ref/default.out")
 
 # --- The replies ---------------------------------------------------------------------------
@@ -37,7 +37,7 @@ BEFORE_DATA='  std::vector<double> a(n), b(n), c(n), partial(16);'
 honest_reply honest
 reply broken triad_kernel PC1,RF1 '      t = b[i] + scalar * c[i];' '      t = b[i] + scalar * c_undeclared[i];'
 # The default input's answer, hard-coded; everything else computed.
-reply constant triad_kernel PC1,RF1 "$BEFORE_DATA" "  if (n == 1048576) {
+reply constant triad_kernel PC1,RF1 "$BEFORE_DATA" "  if (n == 524288) {
     FILE* k = std::fopen(out.c_str(), \"w\");
     std::fputs($DEFAULT_OUT_C, k);
     std::fclose(k);
@@ -77,7 +77,7 @@ reply peek triad_kernel PC1,RF1 '#include <cstring>' '#include <cstring>
 reply faketime triad_kernel PC1,RF1 '  std::printf("kernel_time_ms: %.4f\n", ms);' \
   '  std::printf("kernel_time_ms: %.4f\n", ms < 0 ? ms : 0.5);'
 # Right on the inputs it has seen (the n of small and default), wrong on any other.
-reply visible triad_kernel PC1,RF1 '    a[i] = t;' '    if (n != 262144 && n != 1048576) t += 1e-9;
+reply visible triad_kernel PC1,RF1 '    a[i] = t;' '    if (n != 131072 && n != 524288) t += 1e-9;
     a[i] = t;'
 # Spins in triad_kernel, in two processes of its group; both write their pid and group.
 reply hang triad_kernel PC1,RF1 '#include <cstring>' '#include <cstring>
@@ -147,7 +147,7 @@ if grep -q 'baseline/out/.' <<< "$peeked"; then fail "peek: the baseline's outpu
 pass "4. copying the baseline's output: validation_failed, no baseline output to copy"
 
 # --- 5. A printed kernel time the wall time does not show -----------------------------------
-new_app app-faketime
+new_app app-faketime "$LARGE_DEFAULT"
 loop faketime "$WORK/app-faketime" "$WORK/replies/faketime.json" --retries 0 --scope file $NARROW
 expect faketime i1a1 rejected 'not credible'
 pass "5. fake kernel time: rejected as not credible"

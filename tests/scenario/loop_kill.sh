@@ -35,8 +35,8 @@ mkdir -p "$WORK/compiled"
 cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/app"
 sed -i -e "s|command: g++ -O2 -x c++ -o stream main.cu|command: $WORK/build.sh|" \
   -e "s|command: ./stream|command: $WORK/wrapper.sh ./stream|" \
-  -e "s|n: 262144,  reps: 10|n: 16384, reps: 2|" -e "s|n: 1048576, reps: 10|n: 65536, reps: 2|" \
-  -e "s|n: 786432,  reps: 10|n: 49152, reps: 2|" "$WORK/app/optimas.yml"
+  -e "s|n: 131072,  reps: 10|n: 16384, reps: 2|" -e "s|n: 524288,  reps: 10|n: 65536, reps: 2|" \
+  -e "s|n: 393216,  reps: 10|n: 49152, reps: 2|" "$WORK/app/optimas.yml"
 grep -q "command: $WORK/build.sh" "$WORK/app/optimas.yml" || fail "the build command was not wrapped"
 grep -q "wrapper.sh ./stream" "$WORK/app/optimas.yml" || fail "the run command was not wrapped"
 [ "$(grep -c 'reps: 2,' "$WORK/app/optimas.yml")" -eq 3 ] || fail "the configurations were not made small"

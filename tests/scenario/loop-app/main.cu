@@ -68,7 +68,7 @@ static std::uint64_t fnv1a(const std::vector<double>& v) {
 }
 
 int main(int argc, char** argv) {
-  long n = 1 << 20;
+  long n = 1 << 19;
   int reps = 10;
   std::uint64_t seed = 42;
   std::string out;
