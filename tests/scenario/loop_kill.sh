@@ -4,14 +4,14 @@
 # them; the one chosen as the stop point tells the test through a FIFO and blocks until it is
 # killed, so the kill always lands while a program or a build runs (baseline, validation or
 # measurement, taken in turn) and nothing here waits on a timer.
-#   OPTIMAS_KILL_POINTS=N  kill at N points (default 30, ten a phase, about 1.9 s each; each CI run
+#   OPTIMAS_KILL_POINTS=N  kill at N points (default 18, six a phase, about 2.9 s each; each CI run
 #                          draws new points, so the runs together cover many more)
 #   OPTIMAS_KILL_SEED=S    choose the same points as an earlier run (it prints its seed)
 source "$(dirname "$0")/lib.sh"
 : "${FAKE_LLM_SERVER:?ctest sets FAKE_LLM_SERVER}"
 command -v g++ >/dev/null || skip "the stand-in is built with g++"
 
-POINTS=${OPTIMAS_KILL_POINTS:-30}
+POINTS=${OPTIMAS_KILL_POINTS:-18}
 SEED=${OPTIMAS_KILL_SEED:-$$}
 RANDOM=$SEED
 echo "killing optimas at $POINTS points (OPTIMAS_KILL_SEED=$SEED chooses them again)"
