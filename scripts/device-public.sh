@@ -100,7 +100,7 @@ on_gpu() {
       # NAME.partial.json (the time columns of scripts/public-count.py; never counted as a run).
       # The newest folder is this run's only if the program's name is its application's.
       run_dir=$(ls -td "$W/runs-$gpu"/*-*-*-*-*/ 2>/dev/null | head -1)
-      if [ "$rc" -ne 0 ] && [ -n "$run_dir" ]; then
+      if [ ! -s "$R/$name.json" ] && [ -n "$run_dir" ]; then
         optimas runs show "$(basename "$run_dir")" --runs-dir "$W/runs-$gpu" --json > "$R/$name.partial.json" 2>/dev/null
         python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("app") != sys.argv[2])' \
           "$R/$name.partial.json" "$name" 2>/dev/null || rm -f "$R/$name.partial.json"
