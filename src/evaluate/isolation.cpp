@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <stdlib.h>
 
-#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <system_error>
 
 namespace optimas::evaluate {
@@ -21,8 +21,9 @@ namespace {
 //   paths under /tmp to be seen read-only; then the program.
 // Each writable folder and read-only path is opened before the walls go up (it may lie under
 // /tmp, which the private /tmp then hides) and bound back at its path from that descriptor
-// (mount --no-canonicalize: the path it names is no longer the folder). /dev (the GPU), /proc
-// and /sys stay as they are.
+// (mount --no-canonicalize: the path it names is no longer the folder), the read-only ones first:
+// a writable folder inside one is bound on top of it. /dev (the GPU), /proc and /sys stay as they
+// are.
 constexpr const char* k_walls = R"sh(set -e
 cwd=$1 walls=$2 from=$3 as=$4 n=$5
 shift 5
@@ -47,14 +48,6 @@ if [ "$walls" = 1 ]; then
     mount -o remount,bind,ro "$m" 2>/dev/null || true
   done
   mount -t tmpfs optimas-tmp /tmp
-  i=0
-  while [ "$i" -lt "$n" ]; do
-    eval "w=\$w$i"
-    mkdir -p "$w"
-    mount --no-canonicalize --bind "/proc/self/fd/$((i + 3))" "$w"
-    mount -o remount,bind,rw "$w"
-    i=$((i + 1))
-  done
   j=0
   while [ "$j" -lt "$k" ]; do
     eval "r=\$r$j"
@@ -66,6 +59,14 @@ if [ "$walls" = 1 ]; then
       mount -o remount,bind,ro "$r"
     fi
     j=$((j + 1))
+  done
+  i=0
+  while [ "$i" -lt "$n" ]; do
+    eval "w=\$w$i"
+    mkdir -p "$w"
+    mount --no-canonicalize --bind "/proc/self/fd/$((i + 3))" "$w"
+    mount -o remount,bind,rw "$w"
+    i=$((i + 1))
   done
 fi
 i=0
@@ -145,22 +146,23 @@ std::string isolation_summary(Isolation level) {
 std::vector<std::string> isolated_argv(Isolation level, const std::vector<std::string>& writable,
                                        const std::vector<std::string>& readable, const std::string& cwd,
                                        const Seen* seen, const std::vector<std::string>& argv) {
-  // Elsewhere than under /tmp, the whole file system is seen read-only already. A folder holding
-  // a writable one is left out: bound read-only after it, it would cover it.
-  std::vector<std::string> hidden;
+  // Elsewhere than under /tmp, the whole file system is seen read-only already. A path under /tmp
+  // is seen by its folder right below /tmp (/tmp/suite for /tmp/suite/prog/Makefile), so that
+  // what a command reaches from it by `..` is seen too (Rodinia's `make -I /tmp/suite/cuda/bfs`,
+  // whose Makefile includes ../../common/make.config). These go up first: the writable folders,
+  // some of which may lie inside them, are bound on top.
+  std::set<std::string> hidden;
   for (const auto& r : readable) {
     const fs::path p = fs::path(r).lexically_normal();
-    const bool holds_writable = std::any_of(writable.begin(), writable.end(), [&](const std::string& w) {
-      const auto rel = fs::path(w).lexically_normal().lexically_relative(p);
-      return !rel.empty() && *rel.begin() != "..";
-    });
-    if (p.is_absolute() && p.string().rfind("/tmp/", 0) == 0 && !holds_writable) hidden.push_back(p.string());
+    auto part = p.begin();
+    if (!p.is_absolute() || ++part == p.end() || *part != "tmp" || ++part == p.end()) continue;
+    hidden.insert((fs::path("/tmp") / *part).string());
   }
   std::vector<std::string> out;
   if (level == Isolation::bwrap) {
     out = {"bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--tmpfs", "/tmp"};
-    for (const auto& w : writable) out.insert(out.end(), {"--bind", w, w});
     for (const auto& r : hidden) out.insert(out.end(), {"--ro-bind-try", r, r});
+    for (const auto& w : writable) out.insert(out.end(), {"--bind", w, w});
     if (seen)
       out.insert(out.end(), {"--tmpfs", fs::path(seen->as).parent_path().string(), "--bind", seen->from, seen->as});
     out.insert(out.end(), {"--unshare-net", "--die-with-parent", "--chdir", cwd});

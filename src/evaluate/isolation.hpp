@@ -42,7 +42,8 @@ struct Seen {
 
 // `argv` as it runs at `level` in `cwd`, where only `writable` (absolute folders) and a private
 // /tmp may be written; `readable` (absolute files or folders, the kernel tracer) are seen
-// read-only where the private /tmp would hide them; with `seen`, `seen.from` appears at `seen.as`
+// read-only where the private /tmp would hide them, each with its whole folder right below /tmp
+// (what `..` reaches from it); with `seen`, `seen.from` appears at `seen.as`
 // (also at the watch level, which needs a mount namespace for that alone). At the watch level
 // without `seen`, `argv` as is.
 std::vector<std::string> isolated_argv(Isolation level, const std::vector<std::string>& writable,

@@ -43,7 +43,8 @@ struct Sandbox {
   // several measure at once (loop/slots.cpp).
   std::map<std::string, std::string> env;
   // Paths under /tmp that the application's commands name (`-I/tmp/suite/Common`): behind the
-  // walls' private /tmp they would be gone, so builds and runs see them, read-only.
+  // walls' private /tmp they would be gone, so builds and runs see them, read-only, with their
+  // folders right below /tmp (isolated_argv).
   std::vector<std::string> readable;
 };
 

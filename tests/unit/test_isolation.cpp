@@ -191,7 +191,43 @@ void readable_under_tmp(Isolation level) {
   EXPECT_EQ(util::read_file(tracer), "tracer\n") << "the readable file stays read-only";
 }
 
+// A path under /tmp is seen with its whole folder right below /tmp: what a command reaches from
+// it by `..` (Rodinia's Makefiles include ../../common/make.config, found through `make -I
+// /tmp/suite/cuda/bfs`) is there, read-only, and a writable folder inside that folder (a run store
+// beside the suite) stays writable; another folder of /tmp stays hidden.
+void dotdot_from_readable(Isolation level) {
+  if (!evaluate::allows(level)) GTEST_SKIP() << evaluate::isolation_name(level) << " is not allowed on this machine";
+  TempDir top, other;
+  if (top.path().string().rfind("/tmp/", 0) != 0) GTEST_SKIP() << "the test folders are not under /tmp (TMPDIR)";
+  top.file("suite/common/make.config", "CC = nvcc\n");
+  top.file("suite/cuda/bfs/Makefile", "include ../../common/make.config\n");
+  fs::create_directories(top.path() / "runs" / "work");
+  other.file("secret", "secret\n");
+  const std::string bfs = (top.path() / "suite" / "cuda" / "bfs").string(),
+                    own = (top.path() / "runs" / "work").string();
+  const std::string script = "cat '" + bfs + "/../../common/make.config' > seen; cat '" +
+                             (other.path() / "secret").string() + "' > other 2>/dev/null; echo x >> '" + bfs +
+                             "/Makefile' 2>/dev/null; exit 0";
+  util::ProcessSpec spec;
+  spec.argv = evaluate::isolated_argv(level, {own}, {bfs}, own, nullptr, {"/bin/sh", "-c", script});
+  spec.cwd = own;
+  spec.timeout_s = 30;
+  auto r = util::run_process(spec);
+  ASSERT_TRUE(r.ok()) << r.describe() << ": " << r.err;
+  EXPECT_EQ(util::read_file(own + "/seen"), "CC = nvcc\n") << "the folder `..` reaches is seen";
+  EXPECT_EQ(util::read_file(own + "/other"), "") << "another folder of /tmp stays hidden";
+  EXPECT_EQ(util::read_file(bfs + "/Makefile"), "include ../../common/make.config\n") << "and read-only";
+}
+
 } // namespace
+
+TEST(Isolation, BwrapShowsWhatDotDotReachesFromAReadablePath) {
+  dotdot_from_readable(Isolation::bwrap);
+}
+
+TEST(Isolation, UnshareShowsWhatDotDotReachesFromAReadablePath) {
+  dotdot_from_readable(Isolation::unshare);
+}
 
 TEST(Isolation, BwrapShowsReadablePathsUnderTmp) {
   readable_under_tmp(Isolation::bwrap);
@@ -244,7 +280,7 @@ void build_reads_named_tmp_paths(Isolation level) {
   ASSERT_TRUE(b.ok) << b.result;
   EXPECT_EQ(util::read_file((app_dir.path() / "got").string()), "#define H 1\n");
   EXPECT_EQ(util::read_file((app_dir.path() / "other").string()), "") << "another file of /tmp stays hidden";
-  // A readable folder that holds the writable one is left out: bound read-only, it would cover it.
+  // A readable folder that holds the writable one goes up first, the writable one on top of it.
   sandbox.readable.push_back(app_dir.path().string());
   fs::remove(app_dir.path() / "got");
   b = evaluate::build_in(app, app.dir, (app_dir.path() / "build.log").string(), sandbox);
