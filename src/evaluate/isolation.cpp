@@ -151,17 +151,17 @@ std::vector<std::string> isolated_argv(Isolation level, const std::vector<std::s
   // what a command reaches from it by `..` is seen too (Rodinia's `make -I /tmp/suite/cuda/bfs`,
   // whose Makefile includes ../../common/make.config). These go up first: the writable folders,
   // some of which may lie inside them, are bound on top.
-  std::set<std::string> hidden;
+  std::set<std::string> tops;
   for (const auto& r : readable) {
     const fs::path p = fs::path(r).lexically_normal();
     auto part = p.begin();
     if (!p.is_absolute() || ++part == p.end() || *part != "tmp" || ++part == p.end()) continue;
-    hidden.insert((fs::path("/tmp") / *part).string());
+    tops.insert((fs::path("/tmp") / *part).string());
   }
   std::vector<std::string> out;
   if (level == Isolation::bwrap) {
     out = {"bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--tmpfs", "/tmp"};
-    for (const auto& r : hidden) out.insert(out.end(), {"--ro-bind-try", r, r});
+    for (const auto& r : tops) out.insert(out.end(), {"--ro-bind-try", r, r});
     for (const auto& w : writable) out.insert(out.end(), {"--bind", w, w});
     if (seen)
       out.insert(out.end(), {"--tmpfs", fs::path(seen->as).parent_path().string(), "--bind", seen->from, seen->as});
@@ -174,8 +174,8 @@ std::vector<std::string> isolated_argv(Isolation level, const std::vector<std::s
                            seen ? seen->as : ""});
     out.push_back(std::to_string(walls ? writable.size() : 0));
     if (walls) out.insert(out.end(), writable.begin(), writable.end());
-    out.push_back(std::to_string(walls ? hidden.size() : 0));
-    if (walls) out.insert(out.end(), hidden.begin(), hidden.end());
+    out.push_back(std::to_string(walls ? tops.size() : 0));
+    if (walls) out.insert(out.end(), tops.begin(), tops.end());
   }
   out.insert(out.end(), argv.begin(), argv.end());
   return out;

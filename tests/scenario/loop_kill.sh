@@ -33,8 +33,7 @@ trap cleanup EXIT
 # which the sandbox's walls leave as it is: behind them WORK (under /tmp) is seen read-only at
 # best, and a wrapper that could not count its event would never reach the stop point. So the
 # kills land behind the walls this machine allows (the default level), not only where they fall.
-STATE=$(mktemp -d /dev/shm/optimas-loop-kill-XXXXXX 2>/dev/null) || STATE=$WORK/state
-mkdir -p "$STATE"
+STATE=$(mktemp -d /dev/shm/optimas-loop-kill-XXXXXX 2>/dev/null) || { STATE=$WORK/state && mkdir "$STATE"; }
 
 # Small inputs (a run of the program takes milliseconds) and a build that compiles each distinct
 # source once: the test is about kills, not about g++.
