@@ -3,7 +3,7 @@
 #
 #   campaign_apps DIR                  the host stand-ins in DIR/apps: stream (tests/scenario/loop-app)
 #                                      and flaky (the same, whose build fails the first time any
-#                                      of its cells builds, leaving DIR/flaky-failed-once)
+#                                      of its cells builds, leaving the folder DIR/flaky-failed-once)
 #   campaign_file FILE RUNS LAUNCHER [OPTIONS]
 #                                      the scenario's campaign: 2 applications x 2 subsets (pc+roofline,
 #                                      code-only) x 2 backends (builtin, manual) = 8 cells into the run
@@ -31,7 +31,9 @@ path, mark = sys.argv[1], sys.argv[2]
 text = open(path).read()
 old = "  command: g++ -O2 -x c++ -o stream main.cu\n"
 assert old in text, "the stand-in's build command changed"
-new = "  command: 'test -e %s || { touch %s; echo failing once on purpose >&2; exit 1; }; g++ -O2 -x c++ -o stream main.cu'\n" % (mark, mark)
+# mkdir, not test-then-touch: two flaky cells build at once under {jobs: 2}, and only one
+# mkdir of the mark can succeed, so exactly one build fails (both did once in CI).
+new = "  command: 'mkdir %s 2>/dev/null && { echo failing once on purpose >&2; exit 1; }; g++ -O2 -x c++ -o stream main.cu'\n" % mark
 open(path, "w").write(text.replace(old, new))
 PY
 }
