@@ -88,9 +88,14 @@ Decision screen(const std::vector<ConfigJudgement>& configs, const std::string& 
     for (const auto& s : suspicious) all += (all.empty() ? "" : "; ") + s;
     return {Stage::rejected, "the reported time is not credible (" + all + ")"};
   }
-  if (pc.verdict != Verdict::faster)
+  if (pc.verdict != Verdict::faster) {
+    // Significant but not faster: the interval reaches across 1 (a rank test and a bootstrap
+    // interval can disagree on a few noisy runs); say which of the two conditions failed.
+    bool significant = pc.p_value < rule.corrected_significance();
+    std::string needs = significant && pc.verdict == Verdict::no_change ? "the whole interval above 1" : level;
     return {Stage::rejected,
-            fmt::format("{} on {} ({}; faster needs {})", verdict_name(pc.verdict), primary, describe(pc), level)};
+            fmt::format("{} on {} ({}; faster needs {})", verdict_name(pc.verdict), primary, describe(pc), needs)};
+  }
   if (!slower.empty()) {
     std::string all;
     for (const auto& s : slower) all += (all.empty() ? "" : ", ") + s;

@@ -88,6 +88,23 @@ TEST(Acceptance, SignificanceIsCorrectedForSeveralComparisons) {
   EXPECT_NE(d.reason.find("p < 0.0125"), std::string::npos) << d.reason;
 }
 
+// Seven runs clearly faster, three no faster (a loaded machine): the ranks separate (p < 0.05)
+// but the interval of the medians' ratio reaches below 1. The reason names the interval, not a
+// p-value the run already has (it said "p = 0.0355; faster needs p < 0.05" once).
+TEST(Acceptance, SignificantWithAnIntervalAcrossOneSaysTheIntervalFailed) {
+  AcceptanceRule rule;
+  const std::vector<double> base = {100, 101, 102, 103, 104, 105, 106, 107, 108, 109};
+  const std::vector<double> variant = {85, 86, 87, 88, 89, 90, 91, 105, 107, 111};
+  auto j = judge(walls(base), walls(variant), false, rule);
+  ASSERT_LT(j.comparison.p_value, rule.significance);
+  ASSERT_LT(j.comparison.ci_low, 1.0);
+  ASSERT_EQ(j.comparison.verdict, Verdict::no_change);
+  auto d = screen({{"default", j}}, "default", rule);
+  EXPECT_EQ(d.stage, Stage::rejected);
+  EXPECT_NE(d.reason.find("faster needs the whole interval above 1"), std::string::npos) << d.reason;
+  EXPECT_EQ(d.reason.find("faster needs p <"), std::string::npos) << d.reason;
+}
+
 TEST(Acceptance, FreshRunsThatDoNotAgreeRejectTheVariant) {
   AcceptanceRule rule;
   auto fresh = judge(walls(k_base), walls(scaled(k_base, 1.0)), false, rule); // no speedup this time
