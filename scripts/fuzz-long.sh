@@ -17,7 +17,7 @@ FUZZ_BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
 RUNS=${RUNS:-10000000}
 SCRATCH=${SCRATCH:-$FUZZ_BUILD_DIR/long}
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_csv fuzz_ncu_pages fuzz_manifest fuzz_reply fuzz_app_config)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_csv fuzz_ncu_pages fuzz_manifest fuzz_reply fuzz_app_config fuzz_trace)
 status=0
 for h in "${harnesses[@]}"; do
   bin=$FUZZ_BUILD_DIR/tests/fuzz/$h
