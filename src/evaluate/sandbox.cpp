@@ -343,6 +343,7 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
 
   Execution e;
   e.wall_s = r.wall_s;
+  e.left_running = r.left_running;
   e.output = output_path;
   std::string out = fs::exists(log_path) ? util::read_file(log_path) : std::string();
   // The trace first: a run the tracer ended early counts whatever its exit status (a shell
@@ -355,6 +356,7 @@ Execution execute_in(const config::AppConfig& app, const std::string& dir, const
       if (r.ok() && !sandbox.trace_optional) throw;
       e = Execution{};
       e.wall_s = r.wall_s;
+      e.left_running = r.left_running;
       e.output = output_path;
     }
     if (missing && r.ok() && !sandbox.trace_optional) {

@@ -94,6 +94,7 @@ struct Execution {
   bool ok = false;
   std::string failure; // empty when ok: "exit code 1: check: FAIL (...)", "timed out after 5.0 s", ...
   double wall_s = 0;
+  int left_running = 0;            // processes it started still running when it exited (then ended)
   std::optional<double> kernel_ms; // from run.kernel_time: the run's kernel time in milliseconds
   std::optional<double> traced_ms; // with Sandbox::tracer: the traced GPU time of its kernels
   std::uint64_t traced_launches = 0;

@@ -384,6 +384,7 @@ json Loop::validation_check(Variant& v, const evaluate::Check& check, std::size_
     auto be = execute(base_work, check.input, base_work / "out" / (stem + ".out"),
                       v.dir / "runs" / (stem + ".baseline.log"), sandbox, v.slot);
     if (!be.ok) throw Error(fmt::format("the baseline failed on {}: {}", check.label, be.failure));
+    note_baseline_run(be);
     std::string declared = m_baseline["configs"][check.config].value("output_sha256", "");
     if (auto drift = evaluate::baseline_drift(check.label, check.config, evaluate::outputs_sha256(be), declared))
       throw Error(*drift);

@@ -106,6 +106,8 @@ void Loop::build_baseline(const fs::path& work, const fs::path& record) {
 void Loop::run_baseline(const fs::path& work, const fs::path& record) {
   json& configs = m_baseline["configs"];
   const auto used = used_configs();
+  for (const auto& c : m_app.configs)
+    if (configs.contains(c.name) && configs[c.name].value("left_running", 0) > 0) m_baseline_left_running = true;
   for (const auto& c : m_app.configs) {
     json& rec = configs[c.name];
     if (rec.contains("output_sha256") || !used.count(c.name)) continue;
@@ -116,6 +118,8 @@ void Loop::run_baseline(const fs::path& work, const fs::path& record) {
     if (!e.ok)
       without_walls("run on config \"" + c.name + "\"", e.failure, [&] { return (e = execute(work, c, out, log)).ok; });
     if (!e.ok) throw Error(fmt::format("the baseline fails on config \"{}\": {}", c.name, e.failure));
+    note_baseline_run(e);
+    if (e.left_running > 0) rec["left_running"] = e.left_running;
     rec["output_sha256"] = evaluate::outputs_sha256(e);
     rec["output_bytes"] = evaluate::outputs_bytes(e);
     rec["wall_s"] = e.wall_s;

@@ -199,6 +199,7 @@ std::optional<std::string> Loop::Rounds::run_one(const config::InputConfig& c, c
                             parent, c.name, m_v.key, e.failure, m_v.key, m_v.key, m_loop.resume_command()));
   }
   if (!e.ok) return fmt::format("the {} failed while being measured on {}: {}", role, c.name, e.failure);
+  if (role == "baseline") m_loop.note_baseline_run(e);
   m_loop.drop_echoes(m_v, e);
   // A run that ended after its kernels wrote no outputs: its validation runs checked them.
   std::string sha = e.ended_early ? std::string() : evaluate::outputs_sha256(e);

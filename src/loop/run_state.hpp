@@ -41,6 +41,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -283,6 +284,9 @@ private:
   // of the run outside its scratch copy, or its own build); what it added to its copy is removed.
   evaluate::Execution execute_variant(Variant& v, const config::InputConfig& input, const path& output, const path& log,
                                       std::string& tampered, const evaluate::Sandbox* sandbox = nullptr);
+  // A baseline run: whether it left processes running when it exited is remembered, so that a
+  // variant is faulted for doing so only where the baseline does not (m_baseline_left_running).
+  void note_baseline_run(const evaluate::Execution& e);
   void restore_after(const Variant& v, const evaluate::TreeChanges& outside);
   void rebuild_work(const std::string& key, const std::string& why = "after a variant changed it");
   // The parent's scratch build, built again from its sources where it is gone (a resumed run:
@@ -325,6 +329,7 @@ private:
   // variant's watch, which leaves them out and takes its stamps under this lock, which
   // write_run holds (no half-written run.json is seen).
   bool m_slots_running = false;
+  std::atomic<bool> m_baseline_left_running{false}; // also baseline.json's configs' left_running, on resume
   mutable std::mutex m_run_file_mutex;
   mutable std::mutex m_say_mutex;
 };

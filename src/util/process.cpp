@@ -211,8 +211,9 @@ int collect(const ProcessSpec& spec, detail::Pipes& p, pid_t supervisor, pid_t p
       if (!reaped && wait.back().revents) {
         // The supervisor's last act is writing the program's status (without it, it was
         // killed): it has exited or is about to, so this wait is short.
-        int program_status = 0;
+        int program_status = 0, left = 0;
         bool reported = read_value(p.report[0], program_status);
+        if (reported && read_value(p.report[0], left)) result.left_running = left;
         while (::waitpid(supervisor, &status, 0) < 0 && errno == EINTR) {
         }
         if (reported) status = program_status;

@@ -45,6 +45,9 @@ struct ProcessResult {
   int signal = 0;     // non-zero when killed by a signal
   bool timed_out = false;
   bool spawn_failed = false;
+  // Processes it started that it left when it exited: still running (the supervisor ended
+  // them), or ended but never waited for. One may have gone on writing what the program left.
+  int left_running = 0;
   double wall_s = 0;
   std::string out; // captured stdout (tail kept when huge)
   std::string err; // captured stderr (tail kept when huge)

@@ -104,17 +104,24 @@ bool program_exited(pid_t program) {
 // Kills the program's group and every descendant, and returns the program's wait status. A
 // descendant's parent is alive (and below us) or we adopted it, so killing our children round
 // after round, as their children come to us, reaches every one; it ends when we have none.
-int end_tree(pid_t program) {
+// `left` counts the processes reaped here besides the program: those still running (or just
+// ended, unreaped) when the program exited. Orphans that ended earlier were reaped while it ran.
+int end_tree(pid_t program, int& left) {
   ::kill(-program, SIGKILL);
   int status = 0;
+  left = 0;
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
   for (;;) {
     int st = 0;
     pid_t w;
-    while ((w = ::waitpid(-1, &st, WNOHANG)) > 0)
-      if (w == program) status = st;
+    while ((w = ::waitpid(-1, &st, WNOHANG)) > 0) {
+      if (w == program)
+        status = st;
+      else
+        ++left;
+    }
     if (w < 0 && errno != EINTR) break; // ECHILD: nothing of ours is left
     signal_children(SIGKILL);
     timespec step{0, 20'000'000};
@@ -183,8 +190,10 @@ sigset_t become_supervisor(pid_t parent) {
       ::kill(-program, SIGTERM);
     }
   }
-  int status = end_tree(program);
+  int left = 0;
+  int status = end_tree(program, left);
   write_all(report_fd, &status, sizeof status);
+  write_all(report_fd, &left, sizeof left);
   ::_exit(0);
 }
 

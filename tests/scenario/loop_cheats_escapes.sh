@@ -310,9 +310,11 @@ pass "17. an edit of the run's snapshot: validation_failed, the snapshot restore
 # --- 18. The compared output rewritten after the run by a process left behind ---------------
 new_app app-bg
 loop bg_edit "$WORK/app-bg" "$WORK/replies/bg_edit.json" --retries 0 --scope file $QUICK
-expect bg_edit i1a1 validation_failed 'wrong output on small: outputs differ'
+# Faulted for the process it left, not for the output: whether the output was rewritten before
+# optimas ended that process is a race (on a loaded machine it won on small once).
+expect bg_edit i1a1 validation_failed 'caught on small: it left [0-9]+ process\(es\) running when it exited'
 [ ! -e "$WORK/bgedit.done" ] || fail "bg_edit: a background process outlived the run and wrote: $(cat "$WORK/bgedit.done")"
-pass "18. a background process to fix the output later: ended with the program, validation_failed"
+pass "18. a background process to fix the output later: ended with the program, validation_failed for it"
 
 # --- 19, 20. PASS at once; less work on large inputs ----------------------------------------
 new_app app-pass
@@ -344,18 +346,30 @@ pass "22. /proc/<pid>/environ of optimas and its supervisors holds no key ($(ech
 # --- 23, 24. Processes left behind ----------------------------------------------------------
 new_app app-daemon
 loop daemon "$WORK/app-daemon" "$WORK/replies/daemon.json" --retries 0 --scope file $QUICK
-expect daemon i1a1 rejected '.'
-[ -n "$(logs_of "$id" '^daemon: gone')" ] || fail "daemon: no later run looked for the daemon"
+expect daemon i1a1 validation_failed 'caught on small: it left [0-9]+ process\(es\) running when it exited'
+[ -s "$WORK/daemon.pids" ] || fail "daemon: the variant started no daemon"
 [ -z "$(logs_of "$id" '^daemon: alive')" ] || fail "daemon: a run found the daemon of an earlier one: $(logs_of "$id" '^daemon: alive')"
 [ -z "$(alive "$WORK/daemon.pids")" ] || fail "daemon: still running: $(alive "$WORK/daemon.pids")"
-pass "23. a daemon for later runs: ended with each run, never found by the next; rejected"
+pass "23. a daemon for later runs: ended with its run, the variant faulted for it at its first run"
 
 new_app app-linger
 loop linger "$WORK/app-linger" "$WORK/replies/linger.json" --retries 0 --scope file $QUICK
-expect linger i1a1 rejected '.'
+expect linger i1a1 validation_failed 'caught on small: it left [0-9]+ process\(es\) running when it exited'
 [ -s "$WORK/linger.pids" ] || fail "linger: the variant started no burner"
 [ -z "$(alive "$WORK/linger.pids")" ] || fail "linger: still burning: $(alive "$WORK/linger.pids")"
-pass "24. a process left burning a core to slow the next run: ended with each run; rejected"
+pass "24. a process left burning a core to slow the next run: ended with its run, the variant faulted for it"
+
+# The same where the baseline leaves a process itself (its command backgrounds one): a variant
+# that does so too is not faulted for it, and the process is ended with each run.
+new_app app-leaver 's|^  command: ./stream|  command: sleep 1209 \& ./stream|'
+honest_reply leaver
+loop leaver "$WORK/app-leaver" "$WORK/replies/leaver.json" --retries 0 --scope file $QUICK
+expect leaver i1a1 rejected 'no significant change|cannot reach'
+json_check "$RUNS/$id/baseline/baseline.json" 'all(c.get("left_running") == 1 for c in d["configs"].values() if "output_sha256" in c)' \
+  "leaver: the baseline's runs should each record the process they left: $(cat "$RUNS/$id/baseline/baseline.json")"
+grep -q 'warning: the baseline left 1 process(es) running' "$log" || fail "leaver: no warning that the baseline leaves a process"
+[ -z "$(pgrep -f 'sleep 1209' || true)" ] || fail "leaver: the baseline's sleep outlived its runs"
+pass "24b. a baseline that leaves a process: the variant that does too is validated and measured, not faulted"
 
 # --- 25. A replay in its binary's place -----------------------------------------------------
 new_app app-rewrite

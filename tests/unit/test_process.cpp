@@ -285,6 +285,30 @@ TEST(Process, SetsidEscapeeDiesWhenTheProgramExits) {
   EXPECT_TRUE(gone(escapee)) << "pid " << escapee << " (setsid sleep) outlived its program";
 }
 
+// What was still running when the program exited is counted (a variant that leaves a process to
+// rewrite its output is faulted for it, loop/execute.cpp): an escapee, a child in the program's
+// group; an orphan that ended while the program ran, and a child it waited for, are not.
+TEST(Process, CountsWhatWasLeftRunningWhenTheProgramExited) {
+  optimas::test::TempDir dir;
+  auto left = [&](const std::string& command) {
+    ProcessSpec spec = shell(command);
+    spec.stdout_path = (dir.path() / "out.log").string();
+    spec.stderr_to_stdout = true;
+    spec.timeout_s = 60;
+    auto r = run_process(spec);
+    EXPECT_TRUE(r.ok()) << command << ": " << r.describe();
+    return r.left_running;
+  };
+  std::string fifo = make_fifo(dir, "started");
+  EXPECT_EQ(left("(setsid sh -c 'echo $$ > " + fifo + "; exec sleep 1207' &); read p < " + fifo), 1);
+  std::string fifo2 = make_fifo(dir, "started2");
+  EXPECT_EQ(left("sh -c 'echo $$ > " + fifo2 + "; exec sleep 1208' & read p < " + fifo2), 1);
+  EXPECT_EQ(left("sleep 0.01 & wait"), 0);
+  // The orphan's end is awaited by the program itself, through a fifo it holds open until exit.
+  std::string done = make_fifo(dir, "done");
+  EXPECT_EQ(left("(sh -c 'exec 3> " + done + "; exit 0' &); cat " + done + " > /dev/null; sleep 0.2"), 0);
+}
+
 // optimas killed with SIGKILL: the supervisor notices its parent is gone and ends the program
 // and what it started, setsid or not, with no time limit left to do it.
 TEST(Process, AChildWhoseParentDiesIsKilled) {
