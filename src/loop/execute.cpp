@@ -91,8 +91,9 @@ evaluate::Execution Loop::execute_variant(Variant& v, const config::InputConfig&
   }
   // A process it started that outlives it can write its output after the timed run has ended
   // (scenario loop_cheats_escapes' bg_edit won that race on a loaded machine): faulted, unless
-  // the baseline leaves processes running too.
-  if (e.left_running > 0 && !m_baseline_left_running) {
+  // the baseline leaves processes running too. A run that failed (a timeout, a crash) fails for
+  // that, whatever it left.
+  if (e.ok && e.left_running > 0 && !m_baseline_left_running) {
     std::string left = fmt::format("it left {} process(es) running when it exited (optimas ended them): what "
                                    "outlives a run can change its output after it was timed",
                                    e.left_running);
@@ -103,7 +104,7 @@ evaluate::Execution Loop::execute_variant(Variant& v, const config::InputConfig&
 }
 
 void Loop::note_baseline_run(const evaluate::Execution& e) {
-  if (e.left_running <= 0 || m_baseline_left_running.exchange(true)) return;
+  if (!e.ok || e.left_running <= 0 || m_baseline_left_running.exchange(true)) return;
   say("baseline", fmt::format("warning: the baseline left {} process(es) running when it exited (ended by optimas); "
                               "a variant that does so too is not faulted for it",
                               e.left_running));
