@@ -106,8 +106,8 @@ void Loop::build_baseline(const fs::path& work, const fs::path& record) {
 void Loop::run_baseline(const fs::path& work, const fs::path& record) {
   json& configs = m_baseline["configs"];
   const auto used = used_configs();
-  for (const auto& c : m_app.configs)
-    if (configs.contains(c.name) && configs[c.name].value("left_running", 0) > 0) m_baseline_left_running = true;
+  for (const auto& [name, rec] : configs.items()) // a resumed run's records
+    if (rec.value("left_running", 0) > 0) m_baseline_left_running = true;
   for (const auto& c : m_app.configs) {
     json& rec = configs[c.name];
     if (rec.contains("output_sha256") || !used.count(c.name)) continue;
