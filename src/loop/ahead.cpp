@@ -86,36 +86,48 @@ void Loop::submit_ahead(BuildAhead& ahead, const std::string& key, const std::ma
   });
 }
 
+// A build made ahead under `label` moved to `work` (its log to `log`): false, with nothing moved,
+// where it changed after it was built or was built from other sources (`who` builds again, now).
+bool Loop::move_ahead_build(const std::string& label, const json& built, const fs::path& work, const fs::path& log,
+                            const std::string& who) {
+  const fs::path dir = ahead_dir(m_dir, label), made = ahead_work(m_dir, label);
+  std::error_code ec;
+  std::string distrust = built.value("untrusted", "");
+  if (distrust.empty() && (!fs::exists(made) || tree_digest(made) != built.value("tree", "")))
+    distrust = "its folder changed after it was built";
+  if (!distrust.empty()) {
+    say(who + " build", fmt::format("the build made ahead is not used ({}); building again", distrust));
+    fs::remove_all(made, ec);
+    fs::remove_all(dir, ec);
+    return false;
+  }
+  fs::remove_all(work);
+  fs::create_directories(work.parent_path());
+  fs::rename(made, work);
+  fs::create_directories(log.parent_path());
+  fs::copy_file(dir / "build.log", log, fs::copy_options::overwrite_existing, ec);
+  fs::remove_all(dir, ec);
+  say(who + " build",
+      fmt::format("{} in {:.1f} s, made ahead in lane {} (waited {:.1f} s)", built.value("ok", false) ? "ok" : "FAILED",
+                  built.value("build_s", 0.0), built.value("lane", 0), built.value("waited_s", 0.0)));
+  return true;
+}
+
 // The variant's build, made ahead, becomes its own: the scratch build moves to v.work and the
 // record to build.json, where build_variant finds it (a failed build included: it is not built
 // again). `times` gets the build's seconds, those the stage waited for it, and its lane.
 void Loop::adopt_ahead_build(Variant& v, const std::string& label, const json& built, json& times) {
-  const fs::path dir = ahead_dir(m_dir, label), work = ahead_work(m_dir, label);
   std::error_code ec;
-  // Changed since it was built, or built from other sources: built again, now, as any point is.
-  std::string distrust = built.value("untrusted", "");
-  if (distrust.empty() && (!fs::exists(work) || tree_digest(work) != built.value("tree", "")))
-    distrust = "its folder changed after it was built";
-  if (!distrust.empty()) {
-    say(v.key + " build", fmt::format("the build made ahead is not used ({}); building again", distrust));
-    fs::remove_all(work, ec);
-    fs::remove_all(dir, ec);
+  if (!move_ahead_build(label, built, v.work, v.dir / "build.log", v.key)) {
     fs::remove(v.dir / "build.json", ec);
     return;
   }
-  fs::remove_all(v.work);
-  fs::rename(work, v.work);
-  fs::copy_file(dir / "build.log", v.dir / "build.log", fs::copy_options::overwrite_existing, ec);
-  fs::remove_all(dir, ec);
   json record = built;
   for (const char* k : {"build_s", "waited_s", "lane", "tree", "untrusted"}) record.erase(k);
   store::write_json_atomic((v.dir / "build.json").string(), record);
   times["build_s"] = built.value("build_s", 0.0);
   times["waited_s"] = built.value("waited_s", 0.0);
   times["lane"] = built.value("lane", 0);
-  say(v.key + " build",
-      fmt::format("{} in {:.1f} s, made ahead in lane {} (waited {:.1f} s)", built.value("ok", false) ? "ok" : "FAILED",
-                  built.value("build_s", 0.0), built.value("lane", 0), built.value("waited_s", 0.0)));
 }
 
 // The builds made ahead during a stage: m_ahead while it lasts; at its end the builds still
@@ -144,6 +156,27 @@ std::string Loop::content_key(const std::map<std::string, std::string>& files,
   for (const auto& [path, text] : files) all += path + '\0' + util::sha256_hex(text) + '\n';
   for (const auto& [k, v] : env) all += k + '=' + v + '\n';
   return "sources-" + util::sha256_hex(all).substr(0, 16);
+}
+
+// Whether a round's candidates are known before they are asked (the builtin's), and so built
+// ahead while the first ones are measured.
+bool Loop::round_built_ahead() const {
+  return m_backend.provider == "builtin" && m_app.optimize.candidates > 1 && !m_settings.aa &&
+         !m_settings.budget_verdicts && !m_settings.budget_minutes;
+}
+
+// The first round's builds start before the probe: the probe's own first, then the candidates',
+// so that these build while the probe runs (baseline.cpp) and the first candidate's turn finds
+// its build made. The round takes the scope over (iteration).
+void Loop::open_first_round() {
+  if (m_app.tune.only || !round_built_ahead()) return;
+  const int lanes = build_lanes(m_settings.build_jobs);
+  if (lanes <= 0) return;
+  m_first_round = std::make_unique<AheadScope>(*this, lanes);
+  if (probe_pending())
+    if (auto probe = probe_sources(); !probe.kernels.empty())
+      submit_ahead(m_first_round->builds(), k_probe_key, probe.sources, {});
+  build_candidates_ahead(m_first_round->builds());
 }
 
 // A round's candidates under the builtin, whose answers are known before they are asked: each

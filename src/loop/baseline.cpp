@@ -264,6 +264,20 @@ void Loop::baseline() {
   write_run("running");
 }
 
+// The probe's sources: the snapshot's with the hot kernels emptied (every kernel when no profile
+// named them); `kernels` is empty where the sources define none of them.
+evaluate::EmptiedKernels Loop::probe_sources() const {
+  std::map<std::string, std::string> sources;
+  for (const auto& s : m_app.sources) sources[s] = util::read_file((m_dir / "snapshot" / s).string());
+  return evaluate::empty_kernels(sources, hot_kernel_names(m_diagnostics));
+}
+
+// Whether the probe has yet to be built and run: it is built ahead then (open_first_round).
+bool Loop::probe_pending() const {
+  const json* rec = m_baseline.contains("probe") ? &m_baseline["probe"] : nullptr;
+  return m_execute && !(rec && rec->is_object()) && !evaluate::validation_checks(m_app, "").empty();
+}
+
 // Validation that cannot fail proves nothing (evaluate/probe.hpp): the hot kernels (every kernel
 // of the sources when no profile named them) emptied in a copy, built, and run on the first
 // validation check's input. When the compared output is the baseline's, the run stops before any
@@ -276,9 +290,7 @@ void Loop::probe_validation() {
   const fs::path dir = m_dir / "baseline" / "probe";
   json& rec = m_baseline["probe"];
   if (!rec.is_object()) {
-    std::map<std::string, std::string> sources;
-    for (const auto& s : m_app.sources) sources[s] = util::read_file((m_dir / "snapshot" / s).string());
-    auto emptied = evaluate::empty_kernels(sources, hot_kernel_names(m_diagnostics));
+    const auto emptied = probe_sources();
     rec = {{"config", check.config}, {"kernels", emptied.kernels}};
     if (emptied.kernels.empty()) {
       rec["result"] = "skipped: no hot kernel is defined in the sources";
@@ -287,8 +299,16 @@ void Loop::probe_validation() {
       fs::create_directories(dir);
       const fs::path src = m_dir / "work" / "probe-src", work = m_dir / "work" / "probe";
       fs::remove_all(src);
-      evaluate::write_tree(src.string(), emptied.sources);
-      auto b = build_copy(src, work, dir / "build.log");
+      // Built ahead with the first round's candidates (open_first_round), or now.
+      evaluate::BuildResult b;
+      std::optional<json> made = m_ahead ? m_ahead->take(k_probe_key) : std::nullopt;
+      if (made && move_ahead_build(k_probe_key, *made, work, dir / "build.log", "probe")) {
+        b.ok = made->value("ok", false);
+        b.result = made->value("result", "");
+      } else {
+        evaluate::write_tree(src.string(), emptied.sources);
+        b = build_copy(src, work, dir / "build.log");
+      }
       const auto stale = b.ok ? evaluate::stale_build(evaluate::build_fingerprint(m_app, work.string(), m_snapshot),
                                                       m_baseline.value("fingerprint", ""), m_app.binary, false)
                               : std::nullopt;

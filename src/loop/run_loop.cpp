@@ -357,10 +357,12 @@ bool Loop::iteration(int it) {
   double best_speedup = 0;
   // The builtin's candidates are known before they are asked: built ahead while the first ones
   // are measured (loop/pipeline.hpp).
-  const bool ahead_known = m_backend.provider == "builtin" && m_app.optimize.candidates > 1 && !m_settings.aa &&
-                           !m_settings.budget_verdicts && !m_settings.budget_minutes;
-  AheadScope ahead(*this, ahead_known ? build_lanes(m_settings.build_jobs) : 0);
-  if (m_ahead) build_candidates_ahead(ahead.builds());
+  // The first round's were started before the probe (open_first_round).
+  std::unique_ptr<AheadScope> ahead = std::move(m_first_round);
+  if (!ahead) {
+    ahead = std::make_unique<AheadScope>(*this, round_built_ahead() ? build_lanes(m_settings.build_jobs) : 0);
+    if (m_ahead) build_candidates_ahead(ahead->builds());
+  }
   for (int c = 1; c <= m_app.optimize.candidates; ++c) {
     if (std::string spent = budget_spent(); !spent.empty()) {
       say(fmt::format("round {}", it), fmt::format("no further candidate: {}", spent));
@@ -471,16 +473,18 @@ RunResult Loop::run() {
       step("profile_s", [&] { obtain_profile(); });
       step("analysis_s", [&] { analyze(); });
     }
+    if (!m_app.tune.only) free_candidates();
+    open_first_round();
     step("probe_s", [&] { probe_validation(); });
-    if (!m_app.tune.only) {
-      free_candidates();
-      step("iterations_s", [&] { iterate(); });
-    }
+    if (!m_app.tune.only) step("iterations_s", [&] { iterate(); });
+    m_first_round.reset(); // a run of no round
     step("tune_s", [&] { tune_stage(); });
   } catch (const PendingError& e) {
+    m_first_round.reset();
     write_run("waiting");
     throw PendingError(fmt::format("{}\nRun {} waits for it: continue with `{}`", e.what(), m_id, resume_command()));
   } catch (const std::exception& e) {
+    m_first_round.reset(); // builds running finish; those queued never start
     // Whatever stopped the run, run.json says so and keeps everything recorded before it. The
     // scratch copies go first: a full disk (the usual reason) gets its space back, and a
     // resumed run rebuilds what it needs.

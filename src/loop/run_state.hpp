@@ -19,6 +19,7 @@
 #include "analysis/diagnostics.hpp"
 #include "config/app_config.hpp"
 #include "evaluate/child_record.hpp"
+#include "evaluate/probe.hpp"
 #include "evaluate/sandbox.hpp"
 #include "evaluate/snapshot.hpp"
 #include "evaluate/tree_guard.hpp"
@@ -46,6 +47,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -172,6 +174,8 @@ private:
   void check_tracer(const path& work, const path& record);
   void warn_small_outputs();
   void probe_validation();
+  evaluate::EmptiedKernels probe_sources() const;
+  bool probe_pending() const;
 
   // profiling.cpp
   UsageError cannot_profile() const; // neither --import nor a profiler to run
@@ -254,7 +258,12 @@ private:
   // ahead.cpp: builds made ahead (loop/pipeline.hpp)
   void submit_ahead(BuildAhead& ahead, const std::string& key, const std::map<std::string, std::string>& files,
                     const std::map<std::string, std::string>& env);
+  bool move_ahead_build(const std::string& label, const json& built, const path& work, const path& log,
+                        const std::string& who);
   void adopt_ahead_build(Variant& v, const std::string& key, const json& built, json& times);
+  bool round_built_ahead() const;
+  void open_first_round();
+  static constexpr const char* k_probe_key = "probe"; // the probe's build made ahead
   static std::string content_key(const std::map<std::string, std::string>& files,
                                  const std::map<std::string, std::string>& env);
   void build_candidates_ahead(BuildAhead& ahead);
@@ -332,6 +341,9 @@ private:
   std::atomic<bool> m_baseline_left_running{false}; // also baseline.json's configs' left_running, on resume
   mutable std::mutex m_run_file_mutex;
   mutable std::mutex m_say_mutex;
+  // The first round's builds, opened before the probe (open_first_round) and taken over by the
+  // round. Last: it ends first, while what its builds use still exists.
+  std::unique_ptr<AheadScope> m_first_round;
 };
 
 } // namespace optimas::loop

@@ -35,6 +35,17 @@ json_check "$run_json" "len(d['variants']) >= 1" "seen: the run should go on to 
 grep -q "probe: validation sees the hot kernels' results" "$log" || fail "seen: no probe line"$'\n'"$(cat "$log")"
 [ ! -e "$RUNS/$id/work/probe" ] || fail "seen: the probe's copy was left behind"
 
+# With a round's candidates built ahead (the builtin's, two of them, on one lane), the probe's
+# build is made ahead first, the candidates' after it while the probe runs; its verdict is the same.
+cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/ahead"
+probe_run ahead --candidates 2 --build-jobs 1
+json_check "$run_json" "d['baseline']['probe']['result'] == 'seen: the compared output changed'" \
+  "ahead: the probe should change the output"$'\n'"$(tail -20 "$log")"
+grep -q 'probe build: ok in [0-9.]* s, made ahead in lane 0' "$log" ||
+  fail "ahead: the probe's build was not made ahead"$'\n'"$(cat "$log")"
+left=$(cd "$RUNS/$id" && ls -d ahead lanes work/ahead-* work/probe 2>/dev/null || true)
+[ -z "$left" ] || fail "ahead: the builds made ahead left $left"
+
 # Blind: the results go to /dev/null.
 cp -r "$OPTIMAS_SOURCE_DIR/tests/scenario/loop-app" "$WORK/blind"
 sed -i -e 's|--out {output}|--out /dev/null|' "$WORK/blind/optimas.yml"
@@ -55,4 +66,13 @@ rc=0
 [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] || fail "resume: exit $rc, expected an error"$'\n'"$(tail -20 "$WORK/resume.log")"
 grep -q 'validation cannot tell a wrong result' "$WORK/resume.log" || fail "resume: no probe error"$'\n'"$(tail -20 "$WORK/resume.log")"
 [ ! -e "$RUNS/$id/baseline/probe/build.log" ] || fail "resume: the probe was built again"
+# Blind with builds ahead: the same error; the candidates' builds end with the run.
+cp -r "$WORK/blind" "$WORK/blind-ahead"
+probe_run blind-ahead --candidates 2 --build-jobs 1
+[ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] || fail "blind-ahead: exit $rc, expected an error"$'\n'"$(tail -20 "$log")"
+grep -q 'validation cannot tell a wrong result from a right one' "$log" ||
+  fail "blind-ahead: no probe error"$'\n'"$(tail -20 "$log")"
+left=$(cd "$RUNS/$id" && ls -d ahead lanes work/ahead-* 2>/dev/null || true)
+[ -z "$left" ] || fail "blind-ahead: the builds made ahead left $left"
+
 pass "the probe lets a run whose output shows the kernels' results go on and stops a blind one"
