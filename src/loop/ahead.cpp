@@ -209,8 +209,9 @@ void Loop::build_candidates_ahead(BuildAhead& ahead) try {
 }
 
 // What building ahead saved: the points' steps (build, validate, measure) summed against the
-// stage's wall time, in run.json's tune.overlap and the progress.
-void Loop::record_overlap(json& rec, double wall_s) {
+// stage's wall time, in run.json's tune.overlap and the progress. `ear_s`: a candidate's
+// re-profile taken in the stage while its points built (Loop::ear_after_round), not in wall_s.
+void Loop::record_overlap(json& rec, double wall_s, double ear_s) {
   double steps = 0;
   int built = 0;
   for (const auto& d : rec["points"]) {
@@ -227,14 +228,18 @@ void Loop::record_overlap(json& rec, double wall_s) {
                     {"wall_s", wall_s},
                     {"saved_s", std::round((steps - wall_s) * 1000) / 1000},
                     {"lanes", lanes}};
+  if (ear_s > 0) rec["overlap"]["ear_s"] = std::round(ear_s * 1000) / 1000;
   // Several GPUs measuring at once (loop/slots.cpp) save time too.
   const std::string gpus =
       rec.contains("gpus") ? fmt::format(" and measuring on {} GPUs at once", rec["gpus"].size()) : "";
-  say("tune", lanes == 0 ? fmt::format("{} point(s) in {:.1f} s, built one at a time{} (their steps: {:.1f} s)", built,
-                                       wall_s, gpus, steps)
-                         : fmt::format("{} point(s) in {:.1f} s; their steps add up to {:.1f} s: building ahead on "
-                                       "{} lane(s){} saved {:.1f} s",
-                                       built, wall_s, steps, lanes, gpus, steps - wall_s));
+  say("tune", lanes == 0
+                  ? fmt::format("{} point(s) in {:.1f} s, built one at a time{} (their steps: {:.1f} s)", built, wall_s,
+                                gpus, steps)
+                  : fmt::format("{} point(s) in {:.1f} s; their steps add up to {:.1f} s: building ahead on "
+                                "{} lane(s){} saved {:.1f} s",
+                                built, wall_s, steps, lanes, gpus, steps - wall_s) +
+                        (ear_s > 0 ? fmt::format(" (after a candidate's {:.1f} s re-profile, while they built)", ear_s)
+                                   : std::string()));
 }
 
 } // namespace optimas::loop

@@ -77,6 +77,14 @@ std::optional<bool> Loop::recorded_attempt(Variant& v, std::string& next_feedbac
   v.result = r;
   next_feedback = r.value("feedback", "");
   say(v.key, fmt::format("{} (recorded before the interruption)", r.value("status", "")));
+  if (r.value("ear_pending", false) && fs::exists(v.dir / "replies.json")) {
+    // Measured, its re-profile not yet taken: its proposal again from the recorded replies.
+    std::vector<std::string> replies;
+    const json recorded = read_json((v.dir / "replies.json").string());
+    for (const auto& f : recorded["files"]) replies.push_back(util::read_file((v.dir / f.get<std::string>()).string()));
+    json scratch = r;
+    m_pending_ear.push_back({v, propose(v, replies, current_sources(), scratch)});
+  }
   return !r.value("retry", false);
 }
 
@@ -267,14 +275,44 @@ bool Loop::run_attempt(Variant& v, const std::string& feedback, std::string& nex
     result["times"][name] = seconds_since(start);
     return ok;
   };
+  bool ear_later = false;
   if (timed("validate_s", [&] { return validate(v, result); }) &&
-      timed("measure_s", [&] { return measure(v, result); }) && proposal)
-    timed("ear_s", [&] {
-      record_ear(v, *proposal, result);
-      return true;
-    });
+      timed("measure_s", [&] { return measure(v, result); }) && proposal) {
+    if ((ear_later = ear_after_round(v)))
+      result["ear_pending"] = true;
+    else
+      timed("ear_s", [&] {
+        record_ear(v, *proposal, result);
+        return true;
+      });
+  }
   finish_variant(v, result);
+  if (ear_later) m_pending_ear.push_back({v, std::move(*proposal)});
   return true;
+}
+
+// Only where the tuning stage may build points ahead and follows this candidate, the last of the
+// last round, with nothing else to measure between them.
+bool Loop::ear_after_round(const Variant& v) const {
+  return m_can_profile && m_app.tune.enabled && !m_settings.aa && v.iteration == m_app.optimize.rounds &&
+         v.candidate == m_app.optimize.candidates && build_lanes(m_settings.build_jobs) > 0;
+}
+
+// The re-profiles ear_after_round left for later, each variant's result completed with its EAR.
+// Returns the seconds they took.
+double Loop::record_pending_ear() {
+  const auto began = std::chrono::steady_clock::now();
+  std::vector<PendingEar> pending;
+  pending.swap(m_pending_ear);
+  for (auto& [v, proposal] : pending) {
+    json result = v.result;
+    result.erase("ear_pending");
+    const auto start = std::chrono::steady_clock::now();
+    record_ear(v, proposal, result);
+    result["times"]["ear_s"] = seconds_since(start);
+    finish_variant(v, result);
+  }
+  return pending.empty() ? 0.0 : seconds_since(began);
 }
 
 // How close each hot kernel ran to its roofline before the variant (the profile the loop

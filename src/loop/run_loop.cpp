@@ -412,6 +412,7 @@ void Loop::iterate() {
       say("round " + std::to_string(it + 1), "not started: the best variant cannot be profiled here");
       break;
     }
+    record_pending_ear();
     if (improved) next_iteration(it);
   }
 }
@@ -479,6 +480,7 @@ RunResult Loop::run() {
     if (!m_app.tune.only) step("iterations_s", [&] { iterate(); });
     m_first_round.reset(); // a run of no round
     step("tune_s", [&] { tune_stage(); });
+    record_pending_ear(); // where the tuning stage had no point to build
   } catch (const PendingError& e) {
     m_first_round.reset();
     write_run("waiting");

@@ -199,6 +199,11 @@ private:
   void drop_echoes(const Variant& v, const evaluate::Execution& e) const;
   std::optional<evaluate::Sandbox> validation_sandbox() const;
   void record_ear(Variant& v, const Proposal& proposal, json& result);
+  // The round's last candidate's re-profile waits for the tuning stage's builds to be submitted
+  // (record_pending_ear), so that they build while it runs: the stage's parent is known once the
+  // candidate is measured.
+  bool ear_after_round(const Variant& v) const;
+  double record_pending_ear();
   json speed_of_light_record(const profile::Profile& after) const;
   json gain_estimate(const json& result) const;
   void finish_variant(Variant& v, json result);
@@ -267,7 +272,7 @@ private:
   static std::string content_key(const std::map<std::string, std::string>& files,
                                  const std::map<std::string, std::string>& env);
   void build_candidates_ahead(BuildAhead& ahead);
-  void record_overlap(json& rec, double wall_s);
+  void record_overlap(json& rec, double wall_s, double ear_s = 0);
   std::set<std::string> ahead_paths() const;
   // Without a tune: block, the knobs found in the parent's sources (tune/discover.hpp); recorded
   // in run.json's tune.discovered. Empty settings when there are none.
@@ -330,6 +335,11 @@ private:
   std::vector<std::string> m_tune_echoes;          // the found knobs' printed lines (tune/config_echo.hpp)
   mutable std::optional<std::map<std::string, std::string>> m_host_sources; // host_sources(), once read
   std::vector<json> m_variants;
+  struct PendingEar {
+    Variant v;
+    Proposal proposal;
+  };
+  std::vector<PendingEar> m_pending_ear;           // measured, re-profile to come (ear_after_round)
   std::optional<evaluate::ChildRecord> m_children; // children.json: what a resume must end if we are killed
   std::mutex m_building_mutex;                     // work/building: one build (or profile reading it) at a time
   BuildAhead* m_ahead = nullptr;                   // the tuning stage's builds made ahead, while it runs
