@@ -93,6 +93,7 @@ void print_summary(const nlohmann::json& run) {
                                e.value("implemented", 0), e.value("withheld", 0), e.value("hallucinations", 0));
     }
   }
+  print_builds_ahead(run);
   print_tune(run);
   for (const auto& w : run.value("warnings", nlohmann::json::array()))
     std::cout << "  warning: " << w.get<std::string>() << "\n";

@@ -153,6 +153,7 @@ void show_run(const std::string& root, const std::string& id, bool as_json) {
     print_speed_of_light(util::member(v, "speed_of_light"));
   }
   print_search(run);
+  print_builds_ahead(run);
   print_tune(run);
   std::cout << fmt::format("  folder {}\n", st.run_dir(full));
 }

@@ -47,6 +47,24 @@ bool cached(const BackendChoice& b, const llm::BackendConfig& c) {
   return !b.no_cache && llm::caches_answers(c);
 }
 
+// The variants whose builds were made ahead (a round's builtin candidates, docs/pipeline.md): how
+// long they built and how long the run waited for them.
+void print_builds_ahead(const nlohmann::json& run) {
+  int made = 0;
+  double built = 0, waited = 0;
+  for (const auto& v : run.value("variants", nlohmann::json::array())) {
+    const auto& t = v.value("times", nlohmann::json::object());
+    if (!t.contains("waited_s") || !t.contains("lane")) continue; // built at its turn
+    ++made;
+    built += t.value("build_s", 0.0);
+    waited += t.value("waited_s", 0.0);
+  }
+  if (made > 0)
+    std::cout << fmt::format("  builds made ahead: {} variant(s), {:.1f} s of building; the run waited {:.1f} s for "
+                             "them: {:.1f} s saved\n",
+                             made, built, waited, built - waited);
+}
+
 // The tuning stage's points, one line each, and the best one.
 void print_tune(const nlohmann::json& run) {
   if (!run.contains("tune")) return;
@@ -86,6 +104,9 @@ void print_tune(const nlohmann::json& run) {
                       : fmt::format("    {:.1f} s for the points' {:.1f} s of steps: building ahead on {} "
                                     "lane(s) saved {:.1f} s\n",
                                     o.value("wall_s", 0.0), o.value("steps_s", 0.0), lanes, o.value("saved_s", 0.0)));
+    if (o.contains("ear_s"))
+      std::cout << fmt::format("    (after {:.1f} s of a candidate's re-profile, while the points built)\n",
+                               o.value("ear_s", 0.0));
   }
 }
 

@@ -41,6 +41,8 @@ void add_model_options(CLI::App* cmd, BackendChoice& choice);
 void add_backend_options(CLI::App* cmd, BackendChoice& choice);
 llm::BackendConfig backend_config(const BackendChoice& choice);
 
+// The variants of run.json whose builds were made ahead, summed (`optimas run` and `runs show`).
+void print_builds_ahead(const nlohmann::json& run);
 // The tuning stage of run.json (`optimas run` and `runs show`): the knobs found, the points, one
 // line each, and the best one.
 void print_tune(const nlohmann::json& run);

@@ -26,6 +26,12 @@ for c in attempt-1 candidate-2/attempt-1 candidate-3/attempt-1; do
   cmp -s "$s/iterations/1/$c/diff.patch" "$a/iterations/1/$c/diff.patch" || fail "$c: other edits than one at a time"
 done
 grep -q 'made ahead in lane' "$WORK/ahead.log" || fail "ahead: the progress does not say the builds were made ahead"
+# runs show sums them (and the serial run has none to sum).
+"$OPTIMAS" runs show "$(basename "$a")" --runs-dir "$WORK/ahead" > "$WORK/ahead.show"
+grep -qE '^  builds made ahead: 3 variant\(s\), [0-9.]+ s of building; the run waited [0-9.]+ s for them: -?[0-9.]+ s saved$' \
+  "$WORK/ahead.show" || fail "ahead: runs show does not sum the builds made ahead"$'\n'"$(cat "$WORK/ahead.show")"
+"$OPTIMAS" runs show "$(basename "$s")" --runs-dir "$WORK/serial" | grep -q 'builds made ahead' &&
+  fail "serial: runs show says builds were made ahead"
 left=$(cd "$a" && ls -d ahead lanes work/ahead-* 2>/dev/null || true)
 [ -z "$left" ] || fail "ahead: the builds made ahead left $left"
 echo "pipeline_candidates: $(grep -c 'made ahead in lane' "$WORK/ahead.log") candidate builds made ahead"
