@@ -159,9 +159,9 @@ std::string Loop::content_key(const std::map<std::string, std::string>& files,
 }
 
 // Whether a round's candidates are known before they are asked (the builtin's), and so built
-// ahead while the first ones are measured.
-bool Loop::round_built_ahead() const {
-  return m_backend.provider == "builtin" && m_app.optimize.candidates > 1 && !m_settings.aa &&
+// ahead while the first ones are measured; the first round's, even one alone, while the probe runs.
+bool Loop::round_built_ahead(bool first) const {
+  return m_backend.provider == "builtin" && (first || m_app.optimize.candidates > 1) && !m_settings.aa &&
          !m_settings.budget_verdicts && !m_settings.budget_minutes;
 }
 
@@ -169,7 +169,7 @@ bool Loop::round_built_ahead() const {
 // so that these build while the probe runs (baseline.cpp) and the first candidate's turn finds
 // its build made. The round takes the scope over (iteration).
 void Loop::open_first_round() {
-  if (m_app.tune.only || !round_built_ahead()) return;
+  if (m_app.tune.only || !round_built_ahead(true)) return;
   const int lanes = build_lanes(m_settings.build_jobs);
   if (lanes <= 0) return;
   m_first_round = std::make_unique<AheadScope>(*this, lanes);

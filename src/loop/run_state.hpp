@@ -266,7 +266,7 @@ private:
   bool move_ahead_build(const std::string& label, const json& built, const path& work, const path& log,
                         const std::string& who);
   void adopt_ahead_build(Variant& v, const std::string& key, const json& built, json& times);
-  bool round_built_ahead() const;
+  bool round_built_ahead(bool first = false) const;
   void open_first_round();
   static constexpr const char* k_probe_key = "probe"; // the probe's build made ahead
   static std::string content_key(const std::map<std::string, std::string>& files,
