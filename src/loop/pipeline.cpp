@@ -44,6 +44,14 @@ void BuildAhead::submit(const std::string& key, Build build) {
   m_changed.notify_all();
 }
 
+void BuildAhead::hold_lane0(bool held) {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_lane0_held = held;
+  }
+  m_changed.notify_all();
+}
+
 bool BuildAhead::submitted(const std::string& key) const {
   std::lock_guard<std::mutex> lock(m_mutex);
   return m_tasks.count(key) > 0;
@@ -52,7 +60,7 @@ bool BuildAhead::submitted(const std::string& key) const {
 void BuildAhead::work(int lane) {
   std::unique_lock<std::mutex> lock(m_mutex);
   for (;;) {
-    m_changed.wait(lock, [&] { return m_stopping || !m_queue.empty(); });
+    m_changed.wait(lock, [&] { return m_stopping || (!m_queue.empty() && !(lane == 0 && m_lane0_held)); });
     if (m_stopping) return;
     const std::string key = m_queue.front();
     m_queue.pop_front();

@@ -51,6 +51,11 @@ public:
   int jobs() const { return static_cast<int>(m_workers.size()); }
   // The builds still queued never start (a search that ends early); those running finish.
   void stop();
+  // While held, lane 0's worker starts no build: its folder, work/building, is where a
+  // re-profile reads the sources of the build it profiles (Loop::reprofile), and the other lanes
+  // go on. A build is held only where lane 0 has a worker to spare: where it is the only lane,
+  // its build and the re-profile wait for each other either way.
+  void hold_lane0(bool held);
 
 private:
   struct Task {
@@ -66,6 +71,7 @@ private:
   std::deque<std::string> m_queue;
   std::map<std::string, Task> m_tasks;
   bool m_stopping = false;
+  bool m_lane0_held = false;
   std::vector<std::thread> m_workers;
 };
 

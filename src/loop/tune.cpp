@@ -397,6 +397,10 @@ void Loop::tune_stage() {
     // likely to ask for next are built while one is measured (search_points).
     const int lanes = !ts.given ? build_lanes(m_settings.build_jobs) : 0;
     AheadScope ahead(*this, lanes);
+    // A candidate's re-profile still to come reads sources through work/building, lane 0's folder:
+    // lane 0 builds no point until it is done (the other lanes do).
+    const bool hold = lanes > 1 && !m_pending_ear.empty();
+    if (hold) ahead.builds().hold_lane0(true);
     if (lanes > 0) {
       if (ts.method == tune::Method::exhaustive)
         build_points_ahead(ahead.builds(), space, tune::exhaustive_order(space, t.budget), ts.cache, ts.context,
@@ -404,6 +408,7 @@ void Loop::tune_stage() {
       rec["build_lanes"] = lanes;
     }
     ear_s = record_pending_ear(); // on the GPU while the points build
+    if (hold) ahead.builds().hold_lane0(false);
     search_points(space, ts, rec);
   }
   record_overlap(rec, seconds_since(started) - ear_s, ear_s);

@@ -114,6 +114,41 @@ TEST(BuildAhead, BuildsStillQueuedAtTheEndNeverStart) {
   EXPECT_EQ(ran.load(), 1);
 }
 
+// While lane 0 is held (a re-profile reads work/building), the other lanes build everything
+// submitted; released, lane 0 builds again.
+TEST(BuildAhead, AHeldLaneZeroStartsNoBuildUntilReleased) {
+  BuildAhead ahead(2);
+  ahead.hold_lane0(true);
+  std::atomic<int> done{0};
+  std::promise<void> all_done;
+  for (int i = 0; i < 3; ++i)
+    ahead.submit("held" + std::to_string(i), [&](int lane) {
+      if (++done == 3) all_done.set_value();
+      return json{{"lane_seen", lane}};
+    });
+  all_done.get_future().wait(); // every one built before any is taken (take would build in lane 0)
+  for (int i = 0; i < 3; ++i) EXPECT_EQ((*ahead.take("held" + std::to_string(i)))["lane"], 1);
+
+  ahead.hold_lane0(false);
+  // Released: with one lane kept busy, the next build runs on the other, so both lanes build.
+  std::promise<void> a_started, b_done, release;
+  std::shared_future<void> gate = release.get_future().share();
+  ahead.submit("a", [&](int lane) {
+    a_started.set_value();
+    gate.wait();
+    return json{{"lane_seen", lane}};
+  });
+  a_started.get_future().wait();
+  ahead.submit("b", [&](int lane) {
+    b_done.set_value();
+    return json{{"lane_seen", lane}};
+  });
+  b_done.get_future().wait();
+  release.set_value();
+  std::set<int> lanes = {(*ahead.take("a"))["lane"].get<int>(), (*ahead.take("b"))["lane"].get<int>()};
+  EXPECT_EQ(lanes, (std::set<int>{0, 1}));
+}
+
 TEST(BuildAhead, LanesFollowTheSetting) {
   EXPECT_EQ(build_lanes(0), 0);
   EXPECT_GE(build_lanes(-1), 1);
