@@ -336,10 +336,13 @@ void Loop::probe_validation() {
       }
       fs::remove_all(work);
       fs::remove_all(src);
-      // work/building leads to the baseline's build again, as after the baseline was built.
+      // work/building leads to the baseline's build again, as after the baseline was built. Under
+      // the building lock: lane 0 may be building a candidate there meanwhile (open_first_round).
+      std::lock_guard<std::mutex> lock(m_building_mutex);
+      const fs::path building = m_dir / "work" / "building";
       std::error_code ec;
-      fs::remove(m_dir / "work" / "building", ec);
-      fs::create_directory_symlink("baseline", m_dir / "work" / "building", ec);
+      if (fs::is_symlink(building)) fs::remove(building, ec);
+      fs::create_directory_symlink("baseline", building, ec);
     }
     store::write_json_atomic((m_dir / "baseline" / "baseline.json").string(), m_baseline);
     m_run["baseline"] = m_baseline;
